@@ -1,0 +1,73 @@
+/* tomolab-cli info: devices, the chosen one, features and limits. */
+#include "tl-cli.h"
+#include <stdio.h>
+
+static void print_size(const char *what, guint64 bytes) {
+  printf("  %-34s %" G_GUINT64_FORMAT " (%.1f MiB)\n", what, bytes, bytes / 1048576.0);
+}
+
+static void print_device(const TlDeviceInfo *d, gboolean validation, const char *cache) {
+  printf("Chosen device %u: %s\n", d->index, d->name);
+  printf("  %-34s %s\n", "type", tl_device_type_name(d->type));
+  printf("  %-34s %s (%s)\n", "driver", d->driver_name, d->driver_info);
+  printf("  %-34s %u.%u.%u\n", "Vulkan API", VK_API_VERSION_MAJOR(d->api_version),
+         VK_API_VERSION_MINOR(d->api_version), VK_API_VERSION_PATCH(d->api_version));
+  printf("Features:\n");
+  printf("  %-34s %s\n", "float32 atomic add",
+         d->float32_atomic_add ? "yes" : "no (compare-and-swap fallback)");
+  printf("  %-34s %s\n", "buffer device address", d->buffer_device_address ? "yes" : "no");
+  printf("  %-34s %s, period %.3f ns, %u valid bits\n", "timestamps",
+         d->timestamps ? "yes" : "no", d->timestamp_period_ns, d->timestamp_valid_bits);
+  printf("  %-34s %s / %s\n", "shaderInt64 / shaderFloat64", d->shader_int64 ? "yes" : "no",
+         d->shader_float64 ? "yes" : "no");
+  printf("  %-34s %s\n", "validation layer", validation ? "on" : "off");
+  printf("Limits:\n");
+  printf("  %-34s %u\n", "subgroup size", d->subgroup_size);
+  print_size("maxStorageBufferRange", d->max_storage_buffer_range);
+  printf("  %-34s %u x %u x %u\n", "maxComputeWorkGroupCount", d->max_compute_work_group_count[0],
+         d->max_compute_work_group_count[1], d->max_compute_work_group_count[2]);
+  printf("  %-34s %u\n", "maxComputeWorkGroupInvocations", d->max_compute_work_group_invocations);
+  printf("  %-34s %u\n", "maxComputeSharedMemorySize", d->max_compute_shared_memory);
+  printf("  %-34s %u\n", "maxPushConstantsSize", d->max_push_constants_size);
+  print_size("maxMemoryAllocationSize", d->max_memory_allocation_size);
+  if (d->max_buffer_size) print_size("maxBufferSize", d->max_buffer_size);
+  printf("Memory heaps:\n");
+  for (guint i = 0; i < d->n_heaps; i++)
+    printf("  heap %u: %.1f GiB%s\n", i, d->heaps[i].size / 1073741824.0,
+           d->heaps[i].device_local ? " (device local)" : "");
+  printf("Pipeline cache: %s\n", cache);
+}
+
+int tl_cli_info(int argc, char **argv) {
+  const char *device = NULL;
+  GOptionEntry entries[] = {
+      {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
+       "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
+      {NULL}};
+  g_autoptr(GOptionContext) oc = g_option_context_new("- show Vulkan devices and limits");
+  g_option_context_add_main_entries(oc, entries, NULL);
+  g_autoptr(GError) error = NULL;
+  if (!g_option_context_parse(oc, &argc, &argv, &error)) {
+    fprintf(stderr, "tomolab-cli info: %s\n", error->message);
+    return 2;
+  }
+  g_autoptr(GArray) devs = tl_enumerate_devices(&error);
+  if (!devs) {
+    fprintf(stderr, "tomolab-cli info: %s\n", error->message);
+    return 1;
+  }
+  printf("Vulkan devices:\n");
+  for (guint i = 0; i < devs->len; i++) {
+    const TlDeviceInfo *d = &g_array_index(devs, TlDeviceInfo, i);
+    printf("  %u: %-40s %-15s %s\n", d->index, d->name, tl_device_type_name(d->type),
+           d->usable ? "usable" : d->unusable_reason);
+  }
+  g_autoptr(TlContext) ctx = tl_context_new(device, &error);
+  if (!ctx) {
+    fprintf(stderr, "tomolab-cli info: %s\n", error->message);
+    return 1;
+  }
+  print_device(tl_context_info(ctx), tl_context_validation_enabled(ctx),
+               tl_context_pipeline_cache_path(ctx));
+  return 0;
+}

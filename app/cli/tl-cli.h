@@ -1,0 +1,11 @@
+/* tomolab-cli verbs: each takes argc/argv after the verb name and returns an exit status. */
+#pragma once
+#include "tomolab-compute.h"
+
+typedef struct {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+} TlCliVerb;
+
+int tl_cli_info(int argc, char **argv);

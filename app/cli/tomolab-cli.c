@@ -1,0 +1,39 @@
+/* tomolab-cli: the headless front end of the compute core. */
+#include "tl-cli.h"
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+static const TlCliVerb verbs[] = {
+    {"info", "list Vulkan devices, the chosen one, its features and limits", tl_cli_info},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "Usage: tomolab-cli VERB [OPTIONS]\n\nVerbs:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
+    fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(f, "\n'tomolab-cli VERB --help' describes each verb.\n"
+             "Environment: TOMOLAB_DEVICE=<index|name substring> picks the device;\n"
+             "TOMOLAB_VALIDATE=1 turns the Vulkan validation layer on.\n");
+}
+
+int main(int argc, char **argv) {
+  setlocale(LC_ALL, "");
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("tomolab-cli 0.1.0\n");
+    return 0;
+  }
+  for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
+    if (strcmp(argv[1], verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "tomolab-cli: unknown verb '%s'\n\n", argv[1]);
+  usage(stderr);
+  return 2;
+}

@@ -1,0 +1,30 @@
+/* TlProfile: GPU time per dispatch label, from timestamp queries written around
+ * each labelled dispatch. Entries keep the order in which labels first appeared. */
+#pragma once
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+  char *label;
+  guint calls;
+  double gpu_ms;
+} TlProfileEntry;
+
+typedef struct _TlProfile TlProfile;
+
+TlProfile *tl_profile_new(void);
+void tl_profile_free(TlProfile *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProfile, tl_profile_free)
+
+void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms);
+void tl_profile_merge(TlProfile *into, const TlProfile *from);
+void tl_profile_clear(TlProfile *p);
+guint tl_profile_n_entries(const TlProfile *p);
+const TlProfileEntry *tl_profile_entry(const TlProfile *p, guint i);
+const TlProfileEntry *tl_profile_lookup(const TlProfile *p, const char *label);
+double tl_profile_total_ms(const TlProfile *p);
+/* Table "label calls ms share" for CLI --profile; caller frees. */
+char *tl_profile_format(const TlProfile *p);
+
+G_END_DECLS

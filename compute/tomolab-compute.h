@@ -1,0 +1,9 @@
+/* Umbrella header of the tomolab-compute library (no GTK). */
+#pragma once
+#include "tl-error.h"
+#include "tl-context.h"
+#include "tl-array.h"
+#include "tl-pipeline.h"
+#include "tl-profiler.h"
+#include "tl-stream.h"
+#include "expr/tl-expr.h"

@@ -1,0 +1,33 @@
+#include "tl-test-common.h"
+
+TlContext *tl_test_context(void) {
+  GError *error = NULL;
+  TlContext *ctx = tl_context_new(NULL, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(ctx);
+  /* the suite must run with the validation layer (meson sets TOMOLAB_VALIDATE=1) */
+  g_assert_true(tl_context_validation_enabled(ctx));
+  return ctx;
+}
+
+void tl_test_context_done(TlContext *ctx) {
+  g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
+  tl_context_free(ctx);
+}
+
+void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const char *label) {
+  struct {
+    TlPush1D h;
+    guint64 a;
+    float value;
+    guint32 pad;
+  } push = {.a = tl_array_address(a), .value = value};
+  GError *error = NULL;
+  g_autoptr(TlPipeline) p = tl_pipeline_new_builtin(ctx, "fill_f32", sizeof push, NULL, 0, &error);
+  g_assert_no_error(error);
+  g_assert_true(tl_stream_dispatch_1d(s, p, label, tl_array_length(a), &push, &error));
+  g_assert_no_error(error);
+  /* the pipeline may be freed once recorded work has run */
+  g_assert_true(tl_stream_finish(s, &error));
+  g_assert_no_error(error);
+}

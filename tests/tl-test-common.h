@@ -1,0 +1,10 @@
+/* Shared by the tests: a context that must exist (no device is a failure, never a skip)
+ * and a teardown that fails on any validation message. */
+#pragma once
+#include "tomolab-compute.h"
+
+TlContext *tl_test_context(void);
+/* Asserts the validation layer is on and reported nothing, then frees. */
+void tl_test_context_done(TlContext *ctx);
+/* Fills a 1-D float array on the device with `value` using the fill_f32 kernel. */
+void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const char *label);
