@@ -94,7 +94,7 @@ static void test_host_array(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
+  tl_test_init(&argc, &argv);
   ctx = tl_test_context();
   static const guint64 sizes[] = {1, 63, 64, 1000007};
   for (gsize i = 0; i < G_N_ELEMENTS(sizes); i++) {

@@ -151,7 +151,7 @@ static void test_bad_pipeline(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
+  tl_test_init(&argc, &argv);
   g_test_add_func("/device/default-choice", test_default_choice);
   g_test_add_func("/device/rank-order", test_rank_order);
   g_test_add_func("/device/env-selects", test_env_selects);

@@ -156,7 +156,7 @@ static void test_copy(void) {
 }
 
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
+  tl_test_init(&argc, &argv);
   ctx = tl_test_context();
   g_test_add_func("/stream/sizes", test_sizes);
   g_test_add_func("/stream/many-workgroups", test_many_groups);

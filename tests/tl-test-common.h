@@ -3,6 +3,8 @@
 #pragma once
 #include "tomolab-compute.h"
 
+/* g_test_init plus what every device test needs before its first Vulkan instance. */
+void tl_test_init(int *argc, char ***argv);
 TlContext *tl_test_context(void);
 /* Asserts the validation layer is on and reported nothing, then frees. */
 void tl_test_context_done(TlContext *ctx);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs, with apt-get, only the Debian 12 packages Tomolab needs that are missing.
+set -euo pipefail
+
+packages=(
+  gcc g++ pkg-config meson ninja-build          # build
+  glslang-tools glslang-dev spirv-tools         # GLSL -> SPIR-V, at build time and at run time
+  libvulkan-dev mesa-vulkan-drivers             # Vulkan loader + lavapipe (CPU fallback)
+  vulkan-validationlayers                       # tests run with validation on
+  libglib2.0-dev libcglm-dev                    # compute core
+  libgtk-4-dev libadwaita-1-dev                 # the window
+  xvfb xauth                                    # GUI tests on a virtual display
+  desktop-file-utils appstream                  # desktop-file and metainfo validation
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present" >&2
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
