@@ -1,0 +1,39 @@
+/* List-mode PET data: 12-byte events (crystal pair + TOF bin); positions come from the
+ * scanner's crystal table. File format in docs/formats.md (text header + binary events). */
+#pragma once
+#include "tl-scanner.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  guint32 a, b;    /* crystal ids */
+  gint32 tof_bin;  /* 0 = centre; sign and offset defined in docs/formats.md; 0 without TOF */
+} TlEvent;
+G_STATIC_ASSERT(sizeof(TlEvent) == 12);
+
+typedef struct {
+  TlScanner *scanner;     /* owned */
+  guint64 n_events;
+  TlEvent *events;        /* owned */
+  gboolean has_tof;
+  char *description;      /* free text (phantom, seed...) */
+} TlListmode;
+
+TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);
+void tl_listmode_free(TlListmode *lm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlListmode, tl_listmode_free)
+
+/* Reading validates the header, sizes, counts and crystal-id ranges; the GError names
+ * the file, the field, the value found and what was expected. */
+TlListmode *tl_listmode_load(const char *path, GError **error);
+gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error);
+
+/* Binned data: counts per crystal pair (a < b), histogrammed from list mode. */
+typedef struct {
+  guint32 a, b;
+  float count;
+} TlBin;
+
+GArray *tl_listmode_histogram(const TlListmode *lm); /* of TlBin, sorted by (a, b) */
+
+G_END_DECLS
