@@ -1,0 +1,159 @@
+/* TlApplication: options, app actions and the --screenshot run. */
+#include "tl-application.h"
+#include "tl-screenshot.h"
+#include "tl-window.h"
+
+#ifndef TL_VERSION
+#define TL_VERSION "0.0.0"
+#endif
+
+/* A screenshot run that never settles (a hung driver) must still end. */
+#define TL_SCREENSHOT_TIMEOUT_S 120
+#define TL_SCREENSHOT_WIDTH 1000
+#define TL_SCREENSHOT_HEIGHT 1000
+
+struct _TlApplication {
+  AdwApplication parent_instance;
+  char *device;       /* --device SELECTOR */
+  char *screenshot;   /* --screenshot FILE.png */
+  int exit_status;
+  guint settled_frames;
+};
+
+G_DEFINE_FINAL_TYPE(TlApplication, tl_application, ADW_TYPE_APPLICATION)
+
+static const GOptionEntry kOptions[] = {
+  {"device", 'd', 0, G_OPTION_ARG_STRING, NULL,
+   "Vulkan device to use: index or name substring (default: $TOMOLAB_DEVICE, else the best)", "SELECTOR"},
+  {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+   "Save the window as a PNG once the device is shown, then quit", "FILE.png"},
+  {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
+  {NULL},
+};
+
+int tl_application_get_exit_status(TlApplication *self) {
+  return self->exit_status;
+}
+
+static void finish_screenshot(TlApplication *self, TlWindow *win) {
+  g_autoptr(GError) error = NULL;
+  /* The error page is saved too, but a script making screenshots must see the failure. */
+  if (tl_window_get_state(win) == TL_WINDOW_FAILED) {
+    g_printerr("tomolab: %s\n", tl_window_get_error(win)->message);
+    self->exit_status = 1;
+  }
+  if (tl_widget_save_png(GTK_WIDGET(win), self->screenshot, &error)) {
+    g_print("Saved %s\n", self->screenshot);
+  } else {
+    g_printerr("tomolab: %s\n", error->message);
+    self->exit_status = 1;
+  }
+  g_application_quit(G_APPLICATION(self));
+}
+
+/* Called each frame: waits for the loading to end and the page transition to finish,
+ * then two more frames so the final layout has been drawn once. */
+static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer user_data) {
+  TlApplication *self = user_data;
+  if (!tl_window_is_settled(TL_WINDOW(widget)))
+    return G_SOURCE_CONTINUE;
+  if (++self->settled_frames < 3)
+    return G_SOURCE_CONTINUE;
+  finish_screenshot(self, TL_WINDOW(widget));
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean screenshot_timeout(gpointer user_data) {
+  TlApplication *self = user_data;
+  g_printerr("tomolab: the window did not settle within %d s; no screenshot\n", TL_SCREENSHOT_TIMEOUT_S);
+  self->exit_status = 1;
+  g_application_quit(G_APPLICATION(self));
+  return G_SOURCE_REMOVE;
+}
+
+static void tl_application_activate(GApplication *app) {
+  TlApplication *self = TL_APPLICATION(app);
+  GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
+  if (!win) {
+    win = GTK_WINDOW(tl_window_new(GTK_APPLICATION(app), self->device));
+    if (self->screenshot) {
+      /* Tall enough that the documentation screenshot shows every group unscrolled. */
+      gtk_window_set_default_size(win, TL_SCREENSHOT_WIDTH, TL_SCREENSHOT_HEIGHT);
+      gtk_widget_add_tick_callback(GTK_WIDGET(win), screenshot_tick, self, NULL);
+      g_timeout_add_seconds(TL_SCREENSHOT_TIMEOUT_S, screenshot_timeout, self);
+    }
+  }
+  gtk_window_present(win);
+}
+
+static gint tl_application_handle_local_options(GApplication *app, GVariantDict *options) {
+  TlApplication *self = TL_APPLICATION(app);
+  if (g_variant_dict_contains(options, "version")) {
+    g_print("tomolab %s\n", TL_VERSION);
+    return 0;
+  }
+  g_variant_dict_lookup(options, "device", "s", &self->device);
+  g_variant_dict_lookup(options, "screenshot", "^ay", &self->screenshot);
+  /* These runs want their own process and window, not a forward to a running one. */
+  if (self->device || self->screenshot)
+    g_application_set_flags(app, g_application_get_flags(app) | G_APPLICATION_NON_UNIQUE);
+  return -1;
+}
+
+static void about_activated(GSimpleAction *action, GVariant *param, gpointer user_data) {
+  GtkApplication *app = user_data;
+  static const char *developers[] = {"The Tomolab developers", NULL};
+  GtkWidget *about = adw_about_window_new();
+  g_object_set(about,
+               "transient-for", gtk_application_get_active_window(app),
+               "application-name", "Tomolab",
+               "application-icon", TL_APPLICATION_ID,
+               "developer-name", "The Tomolab developers",
+               "developers", developers,
+               "version", TL_VERSION,
+               "website", "https://tomolab.org",
+               "comments", "A workbench for tomographic reconstruction on Vulkan compute",
+               "license-type", GTK_LICENSE_GPL_3_0,
+               NULL);
+  gtk_window_present(GTK_WINDOW(about));
+}
+
+static void quit_activated(GSimpleAction *action, GVariant *param, gpointer user_data) {
+  g_application_quit(G_APPLICATION(user_data));
+}
+
+static void tl_application_startup(GApplication *app) {
+  G_APPLICATION_CLASS(tl_application_parent_class)->startup(app);
+  static const GActionEntry actions[] = {
+    {"about", about_activated, NULL, NULL, NULL, {0}},
+    {"quit", quit_activated, NULL, NULL, NULL, {0}},
+  };
+  g_action_map_add_action_entries(G_ACTION_MAP(app), actions, G_N_ELEMENTS(actions), app);
+  gtk_application_set_accels_for_action(GTK_APPLICATION(app), "app.quit", (const char *[]){"<Ctrl>q", NULL});
+  gtk_application_set_accels_for_action(GTK_APPLICATION(app), "window.close", (const char *[]){"<Ctrl>w", NULL});
+}
+
+static void tl_application_finalize(GObject *object) {
+  TlApplication *self = TL_APPLICATION(object);
+  g_free(self->device);
+  g_free(self->screenshot);
+  G_OBJECT_CLASS(tl_application_parent_class)->finalize(object);
+}
+
+static void tl_application_class_init(TlApplicationClass *klass) {
+  G_OBJECT_CLASS(klass)->finalize = tl_application_finalize;
+  G_APPLICATION_CLASS(klass)->startup = tl_application_startup;
+  G_APPLICATION_CLASS(klass)->activate = tl_application_activate;
+  G_APPLICATION_CLASS(klass)->handle_local_options = tl_application_handle_local_options;
+}
+
+static void tl_application_init(TlApplication *self) {
+  g_application_add_main_option_entries(G_APPLICATION(self), kOptions);
+  g_application_set_option_context_summary(G_APPLICATION(self),
+      "Tomographic reconstruction workbench (Vulkan compute).");
+}
+
+TlApplication *tl_application_new(void) {
+  return g_object_new(TL_TYPE_APPLICATION, "application-id", TL_APPLICATION_ID,
+                      "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+}
