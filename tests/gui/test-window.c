@@ -1,7 +1,7 @@
 /* GUI smoke test: the window opens a device on its worker thread and shows what
  * tl_context_info() says; a missing device ends on the error page, not in a crash. */
 #include <dlfcn.h>
-#include <glib/gstdio.h>
+#include <string.h>
 #include <adwaita.h>
 #include "tl-window.h"
 
