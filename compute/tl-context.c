@@ -152,7 +152,7 @@ static char *describe_devices(GArray *devs) {
 }
 
 /* Index into devs of the device to use, or -1 with *error set. */
-static int choose_device(GArray *devs, const char *selector, GError **error) {
+static int choose_device(GArray *devs, const char *selector, gboolean from_env, GError **error) {
   if (devs->len == 0) {
     g_set_error(error, TL_ERROR, TL_ERROR_NO_DEVICE,
                 "no Vulkan device found; for a CPU fallback install mesa-vulkan-drivers "
@@ -162,12 +162,14 @@ static int choose_device(GArray *devs, const char *selector, GError **error) {
   g_autofree char *list = describe_devices(devs);
   int pick = -1;
   if (selector && *selector) {
+    g_autofree char *what = from_env ? g_strdup_printf("TOMOLAB_DEVICE=%s", selector)
+                                     : g_strdup_printf("device selector '%s'", selector);
     char *end = NULL;
     guint64 idx = g_ascii_strtoull(selector, &end, 10);
     if (end && *end == '\0' && end != selector) {
       if (idx >= devs->len) {
         g_set_error(error, TL_ERROR, TL_ERROR_NO_DEVICE,
-                    "TOMOLAB_DEVICE=%s: no device with that index (devices: %s)", selector, list);
+                    "%s: no device with that index (devices: %s)", what, list);
         return -1;
       }
       pick = (int)idx;
@@ -179,7 +181,7 @@ static int choose_device(GArray *devs, const char *selector, GError **error) {
       }
       if (pick < 0) {
         g_set_error(error, TL_ERROR, TL_ERROR_NO_DEVICE,
-                    "TOMOLAB_DEVICE=%s matches no device name (devices: %s)", selector, list);
+                    "%s matches no device name (devices: %s)", what, list);
         return -1;
       }
     }
@@ -310,8 +312,9 @@ TlContext *tl_context_new(const char *selector, GError **error) {
   g_autoptr(GPtrArray) handles = g_ptr_array_new();
   g_autoptr(GArray) devs = list_devices(ctx->instance, handles, error);
   if (!devs) return NULL;
-  if (!selector) selector = g_getenv("TOMOLAB_DEVICE");
-  int pick = choose_device(devs, selector, error);
+  gboolean from_env = selector == NULL;
+  if (from_env) selector = g_getenv("TOMOLAB_DEVICE");
+  int pick = choose_device(devs, selector, from_env, error);
   if (pick < 0) return NULL;
   ctx->pd = g_ptr_array_index(handles, pick);
   ctx->info = g_array_index(devs, TlDeviceInfo, pick);

@@ -6,7 +6,8 @@
  * suppression can name. Keeping them mapped lets tests/lsan.supp name them. */
 static void pin_vulkan_modules(void) {
   static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
-                               "libvulkan_radeon.so", "libvulkan_intel.so"};
+                               "libvulkan_radeon.so", "libvulkan_intel.so",
+                               "libvulkan_intel_hasvk.so", "libVkLayer_MESA_device_select.so"};
   for (gsize i = 0; i < G_N_ELEMENTS(libs); i++) dlopen(libs[i], RTLD_NOW | RTLD_NODELETE);
 }
 
