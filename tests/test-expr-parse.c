@@ -183,10 +183,15 @@ static void test_fuzz(void) {
   g_rand_free(rand);
 }
 
-static TlExprKernel *gen(const char *text, TlParseMode mode, const TlVarKind *kinds, GError **error) {
+static TlExprKernel *gen_w(const char *text, TlParseMode mode, const TlVarKind *kinds, guint width,
+                           GError **error) {
   g_autoptr(TlExprParsed) p = tl_expr_parse(text, mode, error);
   g_assert_nonnull(p);
-  return tl_expr_codegen(p, kinds, error);
+  return tl_expr_codegen(p, kinds, width, error);
+}
+
+static TlExprKernel *gen(const char *text, TlParseMode mode, const TlVarKind *kinds, GError **error) {
+  return gen_w(text, mode, kinds, 1, error);
 }
 
 static void test_codegen_layout(void) {
@@ -204,15 +209,23 @@ static void test_codegen_layout(void) {
   g_assert_cmpuint(k->off_n, ==, 24);
   g_assert_cmpuint(k->off_scalars, ==, 28);
   g_assert_cmpuint(k->push_size, ==, 36);
-  g_assert_nonnull(strstr(k->glsl, "pc.a0.v[i] = e0;"));
-  g_assert_nonnull(strstr(k->glsl, "float e0 = ((pc.s0 * v1) + (v0 * pc.s1));"));
+  g_assert_nonnull(strstr(k->glsl, "TL_T e0 = ((TL_T(s0) * v1) + (v0 * TL_T(s1)));"));
+  g_assert_nonnull(strstr(k->glsl, "void tl_elem(uint i) { a0.v[i] = tl_expr(a0.v[i], a1.v[i]); }"));
+  g_assert_null(strstr(k->glsl, "uint64_t"));
+  /* width 2: the same tree on vec2, 64-bit accesses, a scalar path for the odd tail */
+  g_autoptr(TlExprKernel) k2w = gen_w("y = a*x + y*b", TL_PARSE_ASSIGN, k1, 2, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(k2w->width, ==, 2);
+  g_assert_nonnull(strstr(k2w->glsl, "#define TL_T vec2"));
+  g_assert_nonnull(strstr(k2w->glsl, "void tl_elem(uint i) { tl_st(q0, i, tl_expr(tl_ld(q0, i), tl_ld(q1, i))); }"));
+  g_assert_nonnull(strstr(k2w->glsl, "void tl_tail_store(uint i) { a0.v[i] = tl_tail(i).x; }"));
 
   /* The target is not loaded when the right side does not read it. */
   const TlVarKind k2[] = { TL_VAR_ARRAY, TL_VAR_ARRAY };
   g_autoptr(TlExprKernel) k3 = gen("y = 2*x", TL_PARSE_ASSIGN, k2, &error);
   g_assert_no_error(error);
-  g_assert_null(strstr(k3->glsl, "float v0 ="));
-  g_assert_nonnull(strstr(k3->glsl, "float v1 = pc.a1.v[i];"));
+  g_assert_nonnull(strstr(k3->glsl, "TL_T tl_expr(TL_T v1) {"));
+  g_assert_nonnull(strstr(k3->glsl, "{ a0.v[i] = tl_expr(a1.v[i]); }"));
 
   g_autoptr(TlExprKernel) r = gen("dot(x, y)", TL_PARSE_REDUCE, k2, &error);
   g_assert_no_error(error);
@@ -258,9 +271,9 @@ static void test_codegen_errors(void) {
   }
 }
 
-static void assert_compiles(const char *text, TlParseMode mode, const TlVarKind *kinds) {
+static void assert_compiles_w(const char *text, TlParseMode mode, const TlVarKind *kinds, guint width) {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TlExprKernel) k = gen(text, mode, kinds, &error);
+  g_autoptr(TlExprKernel) k = gen_w(text, mode, kinds, width, &error);
   g_assert_no_error(error);
   g_autofree guint32 *spirv = NULL;
   gsize size = 0;
@@ -272,7 +285,13 @@ static void assert_compiles(const char *text, TlParseMode mode, const TlVarKind 
   g_assert_cmphex(spirv[1], ==, 0x00010500);  /* version 1.5 */
 }
 
-/* Every operator and every reduction generates GLSL that glslang accepts. */
+static void assert_compiles(const char *text, TlParseMode mode, const TlVarKind *kinds) {
+  assert_compiles_w(text, mode, kinds, 1);
+  assert_compiles_w(text, mode, kinds, 2);
+}
+
+/* Every operator and every reduction generates GLSL that glslang accepts, for
+ * both access widths. */
 static void test_glslang(void) {
   const TlVarKind aaa[] = { TL_VAR_ARRAY, TL_VAR_ARRAY, TL_VAR_ARRAY, TL_VAR_ARRAY };
   const TlVarKind asa[] = { TL_VAR_ARRAY, TL_VAR_SCALAR, TL_VAR_ARRAY, TL_VAR_ARRAY };

@@ -468,6 +468,29 @@ static void test_threads(void) {
   for (int i = 0; i < 3; i++) data_free(d[i]);
 }
 
+/* Devices without shaderInt64 (or unaligned arrays) take one float per access:
+ * the same checks on a context forced to that path. */
+static void test_width1(void) {
+  TlContext *saved = ctx;
+  g_setenv("TOMOLAB_EXPR_WIDTH", "1", TRUE);
+  ctx = tl_test_context();
+  tl_expr_cache_stats(ctx, NULL, NULL); /* the cache reads its settings now */
+  g_unsetenv("TOMOLAB_EXPR_WIDTH");
+  static const gsize sizes[] = { 1, 64, 1000007 };
+  for (gsize s = 0; s < G_N_ELEMENTS(sizes); s++) {
+    Data *d = data_new(sizes[s]);
+    double worst = 0.0;
+    for (gsize k = 0; k < G_N_ELEMENTS(tl_ops); k++) run_op(d, &tl_ops[k], &worst);
+    for (gsize k = 0; k < G_N_ELEMENTS(tl_composites); k++) run_op(d, &tl_composites[k], &worst);
+    run_in_place(d);
+    for (gsize k = 0; k < G_N_ELEMENTS(tl_reds); k++) run_red(d, &tl_reds[k], &worst);
+    g_test_message("width 1, n=%zu: max relative error %.3g", d->n, worst);
+    data_free(d);
+  }
+  tl_test_context_done(ctx);
+  ctx = saved;
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
@@ -478,6 +501,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/expr/errors", test_errors);
   g_test_add_func("/expr/stream", test_stream);
   g_test_add_func("/expr/threads", test_threads);
+  g_test_add_func("/expr/width1", test_width1);
   int rc = g_test_run();
   tl_test_context_done(ctx);
   return rc;

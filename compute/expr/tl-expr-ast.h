@@ -69,6 +69,7 @@ typedef enum { TL_VAR_ARRAY, TL_VAR_SCALAR } TlVarKind;
 
 typedef struct {
   char *glsl;          /* complete compute shader source */
+  guint width;         /* elements per memory access: 1 (float) or 2 (64-bit pairs) */
   guint n_arrays, n_scalars;
   guint *slot;         /* per variable: index among the arrays or among the scalars */
   guint push_size;
@@ -79,9 +80,12 @@ typedef struct {
   guint off_scalars;   /* scalar slot k at off_scalars + 4k */
 } TlExprKernel;
 
-/* `kinds` has one entry per parsed variable. Fails (TL_ERROR_INVALID_ARG) when
- * the target is a scalar, a reduction has no array, or the block would be too big. */
-TlExprKernel *tl_expr_codegen(const TlExprParsed *p, const TlVarKind *kinds, GError **error);
+/* `kinds` has one entry per parsed variable. `width` 2 moves two elements per
+ * 64-bit access (needs shaderInt64 and 8-byte aligned arrays), 1 one float.
+ * Fails (TL_ERROR_INVALID_ARG) when the target is a scalar, a reduction has no
+ * array, or the push block would be too big. */
+TlExprKernel *tl_expr_codegen(const TlExprParsed *p, const TlVarKind *kinds, guint width,
+                              GError **error);
 void tl_expr_kernel_free(TlExprKernel *k);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlExprKernel, tl_expr_kernel_free)
 

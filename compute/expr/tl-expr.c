@@ -79,7 +79,8 @@ typedef struct {
   GHashTable *pipelines; /* generated GLSL -> TlPipeline* */
   guint compiles, hits;
   guint32 local_size;    /* workgroup size (power of two) */
-  guint32 items;         /* elements per invocation in assignments */
+  guint32 items;         /* units (elements or pairs) per invocation in assignments */
+  guint width;           /* 2: two elements per 64-bit access where possible */
   guint32 max_groups;    /* workgroups of a reduction */
   guint32 min_block;     /* fewest elements a reduction workgroup gets */
   GPtrArray *partials;   /* free host arrays of 2*max_groups floats */
@@ -124,11 +125,16 @@ static TlExprCache *cache_get(TlContext *ctx) {
     c->items = env_u32("TOMOLAB_EXPR_ITEMS", cpu ? 64 : 4);
     c->max_groups = env_u32("TOMOLAB_EXPR_GROUPS", cpu ? 64 : 2048);
     c->min_block = cpu ? 16384 : 4096;
+    c->width = info->shader_int64 ? 2 : 1;
+    if (env_u32("TOMOLAB_EXPR_WIDTH", 0) == 1) c->width = 1;
     /* power of two (the reduction tree halves), within the device limit */
     guint32 lim = MIN(info->max_compute_work_group_invocations, 1024u);
     while (c->local_size > lim) c->local_size /= 2;
     while (c->local_size & (c->local_size - 1)) c->local_size &= c->local_size - 1;
     c->max_groups = MIN(c->max_groups, MIN(info->max_compute_work_group_count[0], 65535u));
+    g_debug("expressions on %s: workgroups of %u, %u units per invocation, %u element%s per "
+            "access, reductions over up to %u workgroups", info->name, c->local_size, c->items,
+            c->width, c->width > 1 ? "s" : "", c->max_groups);
     tl_context_set_data(ctx, TL_EXPR_CACHE_KEY, c, cache_free);
   }
   g_mutex_unlock(&create_lock);
@@ -165,8 +171,8 @@ static TlPipeline *cache_pipeline(TlExprCache *c, const TlExprParsed *p, const T
                          .spec = &c->items, .n_spec = assign ? 1 : 0 };
     pipe = tl_pipeline_new(c->ctx, &d, error);
     if (pipe) {
-      /* Budgets count elements; an assignment invocation handles `items` of them. */
-      if (assign) tl_pipeline_set_item_cost(pipe, c->items);
+      /* Budgets count elements; an assignment invocation handles items*width. */
+      if (assign) tl_pipeline_set_item_cost(pipe, c->items * k->width);
       g_hash_table_insert(c->pipelines, g_strdup(k->glsl), pipe);
     }
   }
@@ -238,7 +244,11 @@ static gboolean call_prepare(TlExprCache *c, TlExprCall *call, const char *text,
                 "handle", text, call->n, TL_EXPR_MAX_ELEMS);
     return FALSE;
   }
-  call->kernel = tl_expr_codegen(p, kinds, error);
+  /* Pairs need every array 8-byte aligned (buffers practically always are). */
+  guint width = c->width;
+  for (guint v = 0; v < n_vars; v++)
+    if (kinds[v] == TL_VAR_ARRAY && tl_array_address(b[v]->array) % 8 != 0) width = 1;
+  call->kernel = tl_expr_codegen(p, kinds, width, error);
   if (!call->kernel) return FALSE;
   call->pipeline = cache_pipeline(c, p, call->kernel, error);
   if (!call->pipeline) return FALSE;
@@ -269,9 +279,11 @@ gboolean tl_expr_assign(TlContext *ctx, TlStream *stream, const char *expr, cons
   g_auto(TlExprCall) call = { 0 };
   if (!call_prepare(c, &call, expr, TL_PARSE_ASSIGN, args, error)) return FALSE;
   if (call.n == 0) return TRUE;
-  /* Whole tiles of local_size*items elements, local_size invocations each. */
+  /* Whole tiles of local_size*items units, local_size invocations each; at least
+   * one, for the odd last element when there are no pairs. */
+  guint64 units = call.n / call.kernel->width;
   guint64 tile = (guint64)c->local_size * c->items;
-  guint64 invocations = (call.n + tile - 1) / tile * c->local_size;
+  guint64 invocations = MAX((units + tile - 1) / tile, 1) * c->local_size;
 
   if (stream)
     return tl_stream_dispatch_1d(stream, call.pipeline, call_label(args, expr), invocations,
@@ -304,10 +316,12 @@ static gboolean reduce_run(TlExprCache *c, TlStream *s, TlExprCall *call, const 
                            TlArray *partials, double *out, GError **error) {
   const TlExprKernel *k = call->kernel;
   guint64 ls = c->local_size;
-  /* Enough workgroups to fill the device, each a contiguous block of whole strides. */
-  guint64 groups = MIN((guint64)c->max_groups, MAX(call->n / c->min_block, 1));
-  guint64 block = ((call->n + groups - 1) / groups + ls - 1) / ls * ls;
-  groups = (call->n + block - 1) / block;
+  /* Enough workgroups to fill the device, each a contiguous block of whole strides
+   * of units (elements or pairs). */
+  guint64 units = MAX(call->n / k->width, 1);
+  guint64 groups = MIN((guint64)c->max_groups, MAX(units / c->min_block, 1));
+  guint64 block = ((units + groups - 1) / groups + ls - 1) / ls * ls;
+  groups = (units + block - 1) / block;
   guint64 addr = tl_array_address(partials);
   guint32 block32 = (guint32)block;
   memcpy(call->push + k->off_partials, &addr, 8);
