@@ -1,0 +1,21 @@
+/* Joseph's projector: bilinear interpolation on the planes through the voxel centres across the
+ * ray's dominant axis (shaders/pet_joseph.glsl). */
+#include "tl-projector-ray.h"
+
+/* Four voxels on each plane of the longest axis. */
+static guint32 joseph_cost(const TlImageGrid *g) {
+  return 4 * MAX(g->dims[0], MAX(g->dims[1], g->dims[2]));
+}
+
+static const TlRayTracer joseph_tracer = {.tracer = 1, .ray_cost = joseph_cost};
+
+static gboolean joseph_init(TlProjector *p, GError **error) {
+  return tl_ray_projector_init(p, &joseph_tracer, error);
+}
+
+const TlProjectorClass tl_joseph_class = {
+    .name = "joseph",
+    .summary = "Joseph: bilinear interpolation on planes across the dominant axis",
+    .init = joseph_init,
+    TL_RAY_PROJECTOR_OPS,
+};

@@ -1,0 +1,188 @@
+/* The projector registry and the checks every implementation relies on. */
+#include "tl-projector.h"
+#include <math.h>
+#include <string.h>
+
+extern const TlProjectorClass tl_siddon_class;
+extern const TlProjectorClass tl_joseph_class;
+
+static const TlProjectorClass *const classes[] = {&tl_siddon_class, &tl_joseph_class};
+
+const char *const *tl_projector_names(void) {
+  static const char *names[G_N_ELEMENTS(classes) + 1];
+  for (gsize i = 0; i < G_N_ELEMENTS(classes); i++) names[i] = classes[i]->name;
+  return names;
+}
+
+TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
+                              GError **error) {
+  const TlProjectorClass *klass = NULL;
+  for (gsize i = 0; i < G_N_ELEMENTS(classes); i++)
+    if (name && strcmp(name, classes[i]->name) == 0) klass = classes[i];
+  if (!klass) {
+    g_autofree char *known = g_strjoinv(", ", (char **)tl_projector_names());
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown projector '%s' (known: %s)",
+                name ? name : "(null)", known);
+    return NULL;
+  }
+  for (int k = 0; k < 3; k++) {
+    if (grid->dims[k] == 0 || !(grid->voxel_mm[k] > 0.0f) || !isfinite(grid->origin_mm[k])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "image grid %u x %u x %u, voxel %g x %g x %g mm: every dimension must be "
+                  "at least 1 voxel and every voxel size positive",
+                  grid->dims[0], grid->dims[1], grid->dims[2], grid->voxel_mm[0],
+                  grid->voxel_mm[1], grid->voxel_mm[2]);
+      return NULL;
+    }
+  }
+  guint64 nvox = (guint64)grid->dims[0] * grid->dims[1] * grid->dims[2];
+  if (nvox > G_MAXUINT32) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "image grid of %" G_GUINT64_FORMAT " voxels: kernels index at most 2^32", nvox);
+    return NULL;
+  }
+  TlProjector *p = g_new0(TlProjector, 1);
+  p->klass = klass;
+  p->ctx = ctx;
+  p->grid = *grid;
+  p->scatter = TL_SCATTER_AUTO;
+  if (klass->init && !klass->init(p, error)) {
+    tl_projector_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+void tl_projector_free(TlProjector *p) {
+  if (!p) return;
+  if (p->klass->finalize) p->klass->finalize(p);
+  g_free(p);
+}
+
+const char *tl_projector_name(const TlProjector *p) { return p->klass->name; }
+const TlImageGrid *tl_projector_grid(const TlProjector *p) { return &p->grid; }
+void tl_projector_set_scatter(TlProjector *p, TlScatter scatter) { p->scatter = scatter; }
+
+static gboolean check_image(const TlProjector *p, const TlArray *image, const char *what,
+                            GError **error) {
+  guint64 n = (guint64)p->grid.dims[0] * p->grid.dims[1] * p->grid.dims[2];
+  if (!image || tl_array_elem_size(image) != sizeof(float) || tl_array_length(image) != n) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s: expected a float array of %" G_GUINT64_FORMAT " voxels (%u x %u x %u), "
+                "got %" G_GUINT64_FORMAT " elements of %zu bytes",
+                what, n, p->grid.dims[0], p->grid.dims[1], p->grid.dims[2],
+                image ? tl_array_length(image) : 0, image ? tl_array_elem_size(image) : (gsize)0);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean check_lors(const TlLors *l, GError **error) {
+  gsize want = l->kind == TL_LORS_END_POINTS ? 6 * sizeof(float) : 12;
+  if (!l->records || tl_array_elem_size(l->records) != want) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "LOR records: expected elements of %zu bytes, got %zu", want,
+                l->records ? tl_array_elem_size(l->records) : (gsize)0);
+    return FALSE;
+  }
+  guint64 n = tl_array_length(l->records);
+  if (l->first > n || l->count > n - l->first || l->first + l->count > G_MAXUINT32 / 6) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "LOR range [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT ") is outside the %"
+                G_GUINT64_FORMAT " records (or beyond the 2^32/6 a kernel indexes)",
+                l->first, l->count, n);
+    return FALSE;
+  }
+  if (l->kind != TL_LORS_END_POINTS &&
+      (!l->crystals || tl_array_elem_size(l->crystals) != 32)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "crystal-pair LORs need the scanner's crystal table (32-byte TlCrystal elements)");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static gboolean check_floats(const TlArray *a, guint64 n, const char *what, GError **error) {
+  if (!a || tl_array_elem_size(a) != sizeof(float) || tl_array_length(a) < n) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s: expected at least %" G_GUINT64_FORMAT " floats, got %" G_GUINT64_FORMAT, what,
+                n, a ? tl_array_length(a) : 0);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
+                              const TlArray *image, TlArray *out, GError **error) {
+  if (!check_lors(lors, error) || !check_image(p, image, "forward projection image", error) ||
+      !check_floats(out, lors->count, "forward projection output", error))
+    return FALSE;
+  return p->klass->forward(p, s, lors, image, out, error);
+}
+
+gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
+                           const TlArray *weights, TlArray *image, GError **error) {
+  if (!check_lors(lors, error) || !check_image(p, image, "back projection image", error) ||
+      (weights && !check_floats(weights, lors->count, "back projection weights", error)))
+    return FALSE;
+  return p->klass->back(p, s, lors, weights, image, error);
+}
+
+gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                         TlArray *corr, GError **error) {
+  if (!check_lors(lors, error) || !check_image(p, image, "EM image", error) ||
+      !check_image(p, corr, "EM correction image", error))
+    return FALSE;
+  return p->klass->em(p, s, lors, image, corr, error);
+}
+
+gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+                             const TlArray *image, double *sum, GError **error) {
+  if (!check_lors(lors, error) || !check_image(p, image, "log-likelihood image", error))
+    return FALSE;
+  return p->klass->loglik(p, s, lors, image, sum, error);
+}
+
+gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                  const TlArray *crystals, guint stride, guint offset,
+                                  TlArray *image, GError **error) {
+  if (!check_image(p, image, "sensitivity image", error)) return FALSE;
+  if (!scanner || scanner->n_crystals < 2 || !crystals ||
+      tl_array_length(crystals) != scanner->n_crystals || tl_array_elem_size(crystals) != 32) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sensitivity: the crystal table must hold the scanner's %u crystals (32 bytes each)",
+                scanner ? scanner->n_crystals : 0);
+    return FALSE;
+  }
+  if (stride == 0 || offset >= stride) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sensitivity: subset %u of %u does not exist", offset, stride);
+    return FALSE;
+  }
+  if (tl_pair_count(scanner->n_crystals) > G_MAXUINT32 - stride) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sensitivity: %u crystals make %" G_GUINT64_FORMAT
+                " pairs, more than the 2^32 the kernel numbers",
+                scanner->n_crystals, tl_pair_count(scanner->n_crystals));
+    return FALSE;
+  }
+  return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, image, error);
+}
+
+guint64 tl_pair_count(guint n) { return (guint64)n * (n - (n > 0)) / 2; }
+
+guint64 tl_pair_index(guint n, guint a, guint b) {
+  guint d = (b + n - a) % n; /* b = a + d (mod n) */
+  if (2 * d > n || (2 * d == n && a > b)) {
+    guint t = a;
+    a = b;
+    b = t;
+    d = n - d;
+  }
+  return a + (guint64)n * (d - 1);
+}
+
+void tl_pair_decode(guint n, guint64 p, guint *a, guint *b) {
+  *a = (guint)(p % n);
+  *b = (guint)((*a + p / n + 1) % n);
+}

@@ -1,0 +1,111 @@
+/* TlProjector: the PET system matrix A on the device, a_jn = contribution of voxel n to line
+ * of response (LOR) j in mm (intersection length for Siddon, interpolation weight x step for
+ * Joseph). Every reconstruction algorithm reaches projections through this interface only:
+ * forward (y = A x), back (x += A^T w, the exact adjoint: same traversal code), the fused EM
+ * step of seed 000 Listing 1, the log-likelihood sum and the sensitivity image.
+ *
+ * A projector is created by name ("siddon", "joseph"). Each name is a TlProjectorClass in its
+ * own file (tl-siddon.c, tl-joseph.c); the ray-tracing classes share the kernels of
+ * tl-projector-ray.c and differ in one specialization constant, so a new projector is a new
+ * file (+ a GLSL include for a ray tracer) and one line in tl-projector.c's table.
+ *
+ * LORs come from list-mode events or bins (crystal pairs resolved through the scanner's crystal
+ * table on the device) or from explicit end points. Calls record work on a TlStream and return
+ * before it runs (except loglik, which finishes the stream); arrays must outlive that work.
+ * Back projection accumulates with float atomic add where the device has it, else with a
+ * compare-and-swap loop (TlScatter). */
+#pragma once
+#include "tl-stream.h"
+#include "tl-image.h"
+#include "tl-scanner.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TL_LORS_EVENTS,     /* TlEvent records (12 bytes): crystal pair, measured count 1 */
+  TL_LORS_BINS,       /* TlBin records (12 bytes): crystal pair + measured count */
+  TL_LORS_END_POINTS, /* 6 floats per LOR: x0 y0 z0 x1 y1 z1 in mm (24 bytes) */
+} TlLorKind;
+
+typedef struct {
+  TlLorKind kind;
+  TlArray *records;         /* the records (elem size 12 or 24 bytes) */
+  const TlArray *crystals;  /* events/bins: the scanner's crystal table (tl_scanner_upload) */
+  guint64 first, count;     /* records [first, first + count) */
+} TlLors;
+
+typedef enum {
+  TL_SCATTER_AUTO,         /* float atomic add if the device has it, else CAS */
+  TL_SCATTER_FLOAT_ATOMIC, /* float atomic add (fails on devices without it) */
+  TL_SCATTER_CAS,          /* compare-and-swap loop, chosen by specialization constant */
+  TL_SCATTER_CAS_PORTABLE, /* CAS in the kernel built without the float-atomic capability
+                            * (what devices lacking it run; selectable to test it anywhere) */
+} TlScatter;
+
+typedef struct _TlProjector TlProjector;
+
+/* One projector implementation. The projector's own state lives behind `priv`. */
+typedef struct {
+  const char *name;
+  const char *summary;
+  gboolean (*init)(TlProjector *p, GError **error);
+  void (*finalize)(TlProjector *p);
+  gboolean (*forward)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                      TlArray *out, GError **error);
+  gboolean (*back)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *weights,
+                   TlArray *image, GError **error);
+  gboolean (*em)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                 TlArray *corr, GError **error);
+  gboolean (*loglik)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                     double *sum, GError **error);
+  gboolean (*sensitivity)(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                          const TlArray *crystals, guint stride, guint offset, TlArray *image,
+                          GError **error);
+} TlProjectorClass;
+
+struct _TlProjector {
+  const TlProjectorClass *klass;
+  TlContext *ctx;
+  TlImageGrid grid;
+  TlScatter scatter;
+  gpointer priv;
+};
+
+/* Names known to tl_projector_new, NULL-terminated. */
+const char *const *tl_projector_names(void);
+TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
+                              GError **error);
+void tl_projector_free(TlProjector *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProjector, tl_projector_free)
+
+const char *tl_projector_name(const TlProjector *p);
+const TlImageGrid *tl_projector_grid(const TlProjector *p);
+void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
+
+/* out[i] = (A image)_{first + i} for i < lors->count (out: floats, >= count elements). */
+gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
+                              const TlArray *image, TlArray *out, GError **error);
+/* image += A^T w over the LORs; weights[i] belongs to record first + i (NULL = all 1),
+ * like out[i] of forward. */
+gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
+                           const TlArray *weights, TlArray *image, GError **error);
+/* The fused EM step: corr_n += sum_j a_jn m_j / (A image)_j over LORs with (A image)_j > 0
+ * (m_j: 1 per event, the count of a bin). */
+gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                         TlArray *corr, GError **error);
+/* *sum = sum_j m_j log (A image)_j over LORs with (A image)_j > 0. Finishes the stream. */
+gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+                             const TlArray *image, double *sum, GError **error);
+/* image += back projection of every allowed crystal pair p (tl_scanner_pair_allowed) with
+ * p % stride == offset in the pair order of tl_pair_index(); stride 1, offset 0 = all. */
+gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                  const TlArray *crystals, guint stride, guint offset,
+                                  TlArray *image, GError **error);
+
+/* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
+ * p < n (n - 1) / 2 (shaders/pet_common.glsl). */
+guint64 tl_pair_count(guint n_crystals);
+guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
+void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);
+
+G_END_DECLS

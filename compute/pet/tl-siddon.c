@@ -1,0 +1,18 @@
+/* Siddon's projector: exact intersection lengths (shaders/pet_siddon.glsl). */
+#include "tl-projector-ray.h"
+
+/* A ray crosses at most one plane per voxel boundary: nx + ny + nz voxels. */
+static guint32 siddon_cost(const TlImageGrid *g) { return g->dims[0] + g->dims[1] + g->dims[2]; }
+
+static const TlRayTracer siddon_tracer = {.tracer = 0, .ray_cost = siddon_cost};
+
+static gboolean siddon_init(TlProjector *p, GError **error) {
+  return tl_ray_projector_init(p, &siddon_tracer, error);
+}
+
+const TlProjectorClass tl_siddon_class = {
+    .name = "siddon",
+    .summary = "Siddon: exact intersection length of the line with each voxel",
+    .init = siddon_init,
+    TL_RAY_PROJECTOR_OPS,
+};

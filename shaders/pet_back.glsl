@@ -1,0 +1,14 @@
+// Back projection, one invocation per LOR: x_n += sum_j a_jn w_j, the exact adjoint of
+// pet_forward (same tracer loop). w_j = aux[j] when flags bit 0 is set, else 1. With
+// PET_LORS = all pairs this is the sensitivity image, s_n = sum over detectable pairs of a_jn
+// (seed 002's precomputed "Denom"): pairs are decoded from their index here, on the device.
+#include "pet_trace.glsl"
+
+void main() {
+  uint i = tl_local_item();
+  if (i >= pc.tl_count) return;
+  PetLor l;
+  if (!pet_lor(pc.tl_base + i, l)) return;
+  float w = (pc.flags & 1u) != 0u ? pc.aux.v[pc.tl_base + i] : 1.0;
+  if (w != 0.0) pet_trace(l, PET_BACK, w, pc.dst);
+}

@@ -1,0 +1,5 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// pet_back without the float-atomic capability, for devices that lack shaderBufferFloat32AtomicAdd.
+#define PET_NO_FLOAT_ATOMIC
+#include "pet_back.glsl"

@@ -1,0 +1,120 @@
+// Shared by the PET ray kernels (pet_forward, pet_back, pet_em): the push block, where a
+// line of response (LOR) comes from, and the scatter-add into an image.
+//
+// Variants are specialization constants (values in compute/pet/tl-projector-ray.c):
+//   1 PET_TRACER  0 Siddon (pet_siddon.glsl), 1 Joseph (pet_joseph.glsl)
+//   2 PET_LORS    0 list-mode events, 1 bins (crystal pair + count), 2 explicit end points,
+//                 3 every allowed crystal pair (the sensitivity image)
+//   3 PET_ATOMIC  1 float atomicAdd, 0 compare-and-swap loop on the bits
+// A kernel built with PET_NO_FLOAT_ATOMIC defined never declares the float-atomic capability,
+// so it also runs on devices without shaderBufferFloat32AtomicAdd.
+#ifndef PET_NO_FLOAT_ATOMIC
+#extension GL_EXT_shader_atomic_float : require
+#endif
+#include "tl_common.glsl"
+
+layout(constant_id = 1) const uint PET_TRACER = 0;
+layout(constant_id = 2) const uint PET_LORS = 0;
+layout(constant_id = 3) const uint PET_ATOMIC = 1;
+
+const uint PET_LORS_EVENTS = 0u;
+const uint PET_LORS_BINS = 1u;
+const uint PET_LORS_END_POINTS = 2u;
+const uint PET_LORS_ALL_PAIRS = 3u;
+
+// Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 108 bytes).
+layout(push_constant, scalar) uniform Push {
+  TL_PUSH_1D;
+  TlUints lors;        // events/bins: 3 words each; end points: 6 floats each
+  TlFloats crystals;   // TlCrystal table: 8 words each (centre xyz, group, normal xyz, ring)
+  TlFloats image;      // image read by forward projection
+  TlFloats dst;        // forward: one value per LOR; back: image accumulated; em: correction
+  TlFloats aux;        // back: per-LOR weights (flags bit 0); forward log-likelihood: partials
+  uvec3 dims;          // image voxels
+  uint first;          // first record of the range; all pairs: subset offset
+  vec3 lo;             // outer corner of voxel (0,0,0), mm
+  uint flags;          // bit 0: aux holds back-projection weights
+  vec3 vox;            // voxel size, mm
+  uint n_crystals;
+  uint stride;         // all pairs: pair p = item * stride + first (subsets of seed 004 eq. 4)
+  uint max_ring_diff;
+  uint n_pairs;        // all pairs: n (n - 1) / 2
+} pc;
+
+struct PetLor {
+  vec3 p0, p1;  // end points, mm
+  float m;      // measured count of the LOR (1 for a list-mode event)
+};
+
+vec3 pet_crystal(uint c) {
+  uint k = 8u * c;
+  return vec3(pc.crystals.v[k], pc.crystals.v[k + 1u], pc.crystals.v[k + 2u]);
+}
+
+// The pair rule of compute/pet/tl-scanner.h: different groups (polygon side / head) and
+// at most max_ring_diff rings apart.
+bool pet_pair_allowed(uint a, uint b) {
+  TlUints c = TlUints(pc.crystals);
+  uint ga = c.v[8u * a + 3u], gb = c.v[8u * b + 3u];
+  int ra = int(c.v[8u * a + 7u]), rb = int(c.v[8u * b + 7u]);
+  return ga != gb && uint(abs(ra - rb)) <= pc.max_ring_diff;
+}
+
+// LOR of item i (0-based within the dispatch range); false = nothing to trace.
+bool pet_lor(uint i, out PetLor l) {
+  l.m = 1.0;
+  if (PET_LORS == PET_LORS_END_POINTS) {
+    TlFloats e = TlFloats(pc.lors);
+    uint k = 6u * (pc.first + i);
+    l.p0 = vec3(e.v[k], e.v[k + 1u], e.v[k + 2u]);
+    l.p1 = vec3(e.v[k + 3u], e.v[k + 4u], e.v[k + 5u]);
+    return true;
+  }
+  uint a, b;
+  if (PET_LORS == PET_LORS_ALL_PAIRS) {
+    // Pair index p <-> unordered pair without a square root: a = p mod n, b = a + d (mod n)
+    // with d = p / n + 1 in 1..n/2; for even n the last row (d = n/2) holds only a < n/2,
+    // so every pair appears exactly once for p < n (n - 1) / 2.
+    uint p = i * pc.stride + pc.first;
+    if (p >= pc.n_pairs) return false;
+    uint n = pc.n_crystals;
+    a = p % n;
+    b = (a + p / n + 1u) % n;
+    if (!pet_pair_allowed(a, b)) return false;
+  } else {
+    uint k = 3u * (pc.first + i);
+    a = pc.lors.v[k];
+    b = pc.lors.v[k + 1u];
+    if (a >= pc.n_crystals || b >= pc.n_crystals) return false;  // validated on load; never trust
+    if (PET_LORS == PET_LORS_BINS) l.m = uintBitsToFloat(pc.lors.v[k + 2u]);
+  }
+  l.p0 = pet_crystal(a);
+  l.p1 = pet_crystal(b);
+  return true;
+}
+
+// img[i] += v from many invocations at once.
+void pet_scatter(TlFloats img, uint i, float v) {
+#ifndef PET_NO_FLOAT_ATOMIC
+  if (PET_ATOMIC == 1u) {
+    atomicAdd(img.v[i], v);
+    return;
+  }
+#endif
+  TlUints bits = TlUints(img);
+  uint seen = bits.v[i];
+  for (;;) {
+    uint old = seen;
+    seen = atomicCompSwap(bits.v[i], old, floatBitsToUint(uintBitsToFloat(old) + v));
+    if (seen == old) break;
+  }
+}
+
+// Image index of voxel (x, y, z), x fastest (compute/pet/tl-image.h).
+uint pet_voxel(ivec3 v) {
+  return uint(v.x) + pc.dims.x * (uint(v.y) + pc.dims.y * uint(v.z));
+}
+
+// What a tracer does at each voxel it visits: forward sums weight * img; back adds w * weight.
+const uint PET_FORWARD = 0u;
+const uint PET_BACK = 1u;

@@ -1,0 +1,3 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#include "pet_em.glsl"
