@@ -121,9 +121,9 @@ static TlExprCache *cache_get(TlContext *ctx) {
      * one task on one core, so it wants few, long workgroups; a GPU wants many
      * short ones to fill its cores and hide latency. */
     gboolean cpu = info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    c->local_size = env_u32("TOMOLAB_EXPR_LOCAL_SIZE", cpu ? 64 : 256);
-    c->items = env_u32("TOMOLAB_EXPR_ITEMS", cpu ? 64 : 4);
-    c->max_groups = env_u32("TOMOLAB_EXPR_GROUPS", cpu ? 64 : 2048);
+    c->local_size = env_u32("TOMOLAB_EXPR_LOCAL_SIZE", cpu ? 512 : 256);
+    c->items = env_u32("TOMOLAB_EXPR_ITEMS", cpu ? 32 : 4);
+    c->max_groups = env_u32("TOMOLAB_EXPR_GROUPS", cpu ? 128 : 2048);
     c->min_block = cpu ? 16384 : 4096;
     c->width = info->shader_int64 ? 2 : 1;
     if (env_u32("TOMOLAB_EXPR_WIDTH", 0) == 1) c->width = 1;
