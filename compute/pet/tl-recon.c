@@ -1,0 +1,350 @@
+/* List-mode and binned MLEM/OSEM (see tl-recon.h for the equations). */
+#include "tl-recon.h"
+#include <math.h>
+#include <string.h>
+#include "expr/tl-expr.h"
+#include "tl-sensitivity.h"
+
+struct _TlRecon {
+  TlContext *ctx;
+  TlReconOptions opt;
+  char *projector_name;
+  TlProjector *proj;
+  TlStream *stream;
+  TlProfile *profile;
+  GCancellable *cancellable;
+  TlArray *crystals;
+  TlArray *records;  /* grouped by subset: subset k is [sub_first[k], sub_first[k + 1]) */
+  TlLorKind kind;
+  guint64 *sub_first;
+  TlArray *sens;     /* all pairs */
+  TlArray **sens_sub; /* binned OSEM: the subsets' own sensitivity images; else NULL */
+  gboolean cached;
+  TlArray *f, *c;    /* image and correction (swapped after each update) */
+  TlArray *truth;
+  double truth_sum, total_counts;
+  guint done;
+  TlReconCallback cb;
+  gpointer cb_data;
+};
+
+void tl_recon_options_init(TlReconOptions *o) {
+  *o = (TlReconOptions){.algo = TL_RECON_MLEM, .subsets = 1, .iterations = 10,
+                        .projector = "siddon", .loglik = TL_LOGLIK_ITERATION,
+                        .use_cache = TRUE, .scatter = TL_SCATTER_AUTO};
+}
+
+void tl_recon_free(TlRecon *r) {
+  if (!r) return;
+  tl_stream_free(r->stream); /* waits for in-flight work before the arrays go */
+  if (r->sens_sub)
+    for (guint k = 0; k < r->opt.subsets; k++) tl_array_free(r->sens_sub[k]);
+  g_free(r->sens_sub);
+  tl_array_free(r->sens);
+  tl_array_free(r->f);
+  tl_array_free(r->c);
+  tl_array_free(r->truth);
+  tl_array_free(r->records);
+  tl_array_free(r->crystals);
+  g_free(r->sub_first);
+  tl_projector_free(r->proj);
+  tl_profile_free(r->profile);
+  g_clear_object(&r->cancellable);
+  g_free(r->projector_name);
+  g_free(r);
+}
+
+static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImageGrid *grid,
+                          const TlReconOptions *opt, GError **error) {
+  TlReconOptions o;
+  if (opt)
+    o = *opt;
+  else
+    tl_recon_options_init(&o);
+  if (o.algo == TL_RECON_MLEM) o.subsets = 1;
+  if (o.subsets == 0 || o.subsets > 1000) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets: expected 1 to 1000",
+                o.subsets);
+    return NULL;
+  }
+  if (!tl_image_grid_validate(grid, error)) return NULL;
+  g_autoptr(TlRecon) r = g_new0(TlRecon, 1);
+  r->ctx = ctx;
+  r->projector_name = g_strdup(o.projector ? o.projector : "siddon");
+  o.projector = r->projector_name;
+  r->opt = o;
+  r->proj = tl_projector_new(ctx, o.projector, grid, error);
+  if (!r->proj) return NULL;
+  tl_projector_set_scatter(r->proj, o.scatter);
+  r->profile = tl_profile_new();
+  r->stream = tl_stream_new(ctx, error);
+  if (!r->stream) return NULL;
+  tl_stream_set_profile(r->stream, r->profile);
+  r->crystals = tl_scanner_upload(scanner, ctx, error);
+  if (!r->crystals) return NULL;
+  r->sub_first = g_new0(guint64, o.subsets + 1);
+  return g_steal_pointer(&r);
+}
+
+/* Sensitivity image(s), the initial image f = total counts / sum(s) where s > 0 (so that the
+ * expected total sum_n s_n f_n matches the data), and the correction buffer. */
+static gboolean recon_prepare(TlRecon *r, const TlScanner *scanner, gboolean per_subset,
+                              GError **error) {
+  guint S = r->opt.subsets;
+  gboolean all_cached = TRUE, hit;
+  guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(r->proj));
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  if (per_subset && S > 1) {
+    r->sens_sub = g_new0(TlArray *, S);
+    r->sens = tl_array_new_float(r->ctx, nv, error);
+    if (!r->sens || !tl_stream_zero(r->stream, r->sens, error)) return FALSE;
+    tl_expr_args_array(args, "s", r->sens);
+    for (guint k = 0; k < S; k++) {
+      r->sens_sub[k] = tl_sensitivity_image(r->proj, r->stream, scanner, r->crystals, S, k,
+                                            r->opt.use_cache, &hit, error);
+      if (!r->sens_sub[k]) return FALSE;
+      all_cached &= hit;
+      tl_expr_args_array(args, "sk", r->sens_sub[k]);
+      if (!tl_expr_assign(r->ctx, r->stream, "s = s + sk", args, error)) return FALSE;
+    }
+  } else {
+    r->sens = tl_sensitivity_image(r->proj, r->stream, scanner, r->crystals, 1, 0,
+                                   r->opt.use_cache, &hit, error);
+    if (!r->sens) return FALSE;
+    all_cached = hit;
+    tl_expr_args_array(args, "s", r->sens);
+  }
+  r->cached = all_cached;
+  r->f = tl_array_new_float(r->ctx, nv, error);
+  r->c = r->f ? tl_array_new_float(r->ctx, nv, error) : NULL;
+  double ssum = 0;
+  if (!r->c || !tl_expr_reduce(r->ctx, r->stream, "sum(s)", args, &ssum, error)) return FALSE;
+  tl_expr_args_array(args, "f", r->f);
+  tl_expr_args_scalar(args, "c0", ssum > 0 ? (float)(r->total_counts / ssum) : 0.0f);
+  tl_expr_args_set_label(args, "init");
+  return tl_expr_assign(r->ctx, r->stream, "f = select(s > 0, c0, 0)", args, error) &&
+         tl_stream_finish(r->stream, error);
+}
+
+/* Interleaved subsets (event j -> subset j mod S) stored one after the other, uploaded in
+ * pieces so the host needs no second copy of the whole list. */
+TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
+                               const TlReconOptions *opt, GError **error) {
+  if (!lm || !tl_listmode_validate(lm, "list-mode data", error)) {
+    if (!lm) g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no list-mode data");
+    return NULL;
+  }
+  if (lm->n_events == 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "the list-mode data hold no events");
+    return NULL;
+  }
+  g_autoptr(TlRecon) r = recon_new(ctx, lm->scanner, grid, opt, error);
+  if (!r) return NULL;
+  guint S = r->opt.subsets;
+  guint64 n = lm->n_events;
+  r->kind = TL_LORS_EVENTS;
+  r->total_counts = (double)n;
+  r->records = tl_array_new(ctx, n, sizeof(TlEvent), error);
+  if (!r->records) return NULL;
+  const guint64 piece = 1 << 20;
+  g_autofree TlEvent *buf = g_new(TlEvent, MIN(piece, n));
+  guint64 at = 0;
+  for (guint k = 0; k < S; k++) {
+    r->sub_first[k] = at;
+    guint64 m = 0;
+    for (guint64 j = k; j < n; j += S) {
+      buf[m++] = lm->events[j];
+      if (m == piece || j + S >= n) {
+        if (!tl_array_upload_range(r->records, at, m, buf, error)) return NULL;
+        at += m;
+        m = 0;
+      }
+    }
+  }
+  r->sub_first[S] = at;
+  if (!recon_prepare(r, lm->scanner, FALSE, error)) return NULL;
+  return g_steal_pointer(&r);
+}
+
+typedef struct {
+  guint64 key; /* subset, then pair index: keeps each subset's bins together */
+  TlBin bin;
+} KeyedBin;
+
+static int cmp_keyed(const void *a, const void *b) {
+  guint64 x = ((const KeyedBin *)a)->key, y = ((const KeyedBin *)b)->key;
+  return (x > y) - (x < y);
+}
+
+TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlBin *bins,
+                             guint64 n_bins, const TlImageGrid *grid, const TlReconOptions *opt,
+                             GError **error) {
+  if (!scanner || !tl_scanner_validate(scanner, error)) {
+    if (!scanner) g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no scanner");
+    return NULL;
+  }
+  guint n = scanner->n_crystals;
+  double total = 0;
+  for (guint64 i = 0; i < n_bins; i++) {
+    const TlBin *b = &bins[i];
+    if (b->a >= n || b->b >= n || !tl_scanner_pair_allowed(scanner, b->a, b->b)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "bin %" G_GUINT64_FORMAT ": crystals %u and %u are not a detectable pair of "
+                  "the %u-crystal scanner",
+                  i, b->a, b->b, n);
+      return NULL;
+    }
+    if (!isfinite(b->count) || b->count < 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "bin %" G_GUINT64_FORMAT ": count %g, expected a finite value >= 0", i,
+                  b->count);
+      return NULL;
+    }
+    total += b->count;
+  }
+  if (n_bins == 0 || total <= 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "the binned data hold no counts");
+    return NULL;
+  }
+  g_autoptr(TlRecon) r = recon_new(ctx, scanner, grid, opt, error);
+  if (!r) return NULL;
+  guint S = r->opt.subsets;
+  r->kind = TL_LORS_BINS;
+  r->total_counts = total;
+  g_autofree KeyedBin *kb = g_new(KeyedBin, n_bins);
+  for (guint64 i = 0; i < n_bins; i++) {
+    guint64 p = tl_pair_index(n, bins[i].a, bins[i].b);
+    kb[i].key = (p % S) * tl_pair_count(n) + p;
+    kb[i].bin = bins[i];
+  }
+  qsort(kb, n_bins, sizeof *kb, cmp_keyed);
+  g_autofree TlBin *sorted = g_new(TlBin, n_bins);
+  for (guint64 i = 0; i < n_bins; i++) {
+    sorted[i] = kb[i].bin;
+    guint k = (guint)(kb[i].key / tl_pair_count(n));
+    r->sub_first[k + 1] = i + 1; /* ends of non-empty subsets; filled forward below */
+  }
+  for (guint k = 1; k <= S; k++) r->sub_first[k] = MAX(r->sub_first[k], r->sub_first[k - 1]);
+  r->records = tl_array_new(ctx, n_bins, sizeof(TlBin), error);
+  if (!r->records || !tl_array_upload(r->records, sorted, error)) return NULL;
+  if (!recon_prepare(r, scanner, TRUE, error)) return NULL;
+  return g_steal_pointer(&r);
+}
+
+gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error) {
+  const TlImageGrid *g = tl_projector_grid(r->proj);
+  if (!tl_image_grid_equal(&truth->grid, g)) {
+    g_autofree char *want = tl_image_grid_key(g), *got = tl_image_grid_key(&truth->grid);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "ground truth on grid %s, but the reconstruction is on %s", got, want);
+    return FALSE;
+  }
+  if (!tl_image_check_nonnegative(truth, "ground truth", error)) return FALSE;
+  g_clear_pointer(&r->truth, tl_array_free);
+  r->truth = tl_array_new_float(r->ctx, tl_image_grid_n_voxels(g), error);
+  if (!r->truth || !tl_array_upload(r->truth, truth->data, error)) {
+    g_clear_pointer(&r->truth, tl_array_free);
+    return FALSE;
+  }
+  r->truth_sum = tl_image_sum(truth);
+  return TRUE;
+}
+
+void tl_recon_set_callback(TlRecon *r, TlReconCallback cb, gpointer user_data) {
+  r->cb = cb;
+  r->cb_data = user_data;
+}
+
+void tl_recon_set_cancellable(TlRecon *r, GCancellable *cancellable) {
+  g_clear_object(&r->cancellable);
+  if (cancellable) r->cancellable = g_object_ref(cancellable);
+  tl_stream_set_cancellable(r->stream, cancellable);
+}
+
+void tl_recon_set_submit_budget(TlRecon *r, guint64 budget) {
+  tl_stream_set_submit_budget(r->stream, budget);
+}
+
+gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error) {
+  TlLors all = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
+                .count = r->sub_first[r->opt.subsets]};
+  double data_term = 0, expected = 0;
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  tl_expr_args_array(args, "s", r->sens);
+  tl_expr_args_array(args, "f", r->f);
+  tl_expr_args_set_label(args, "loglik sum(s f)");
+  if (!tl_projector_loglik(r->proj, r->stream, &all, r->f, &data_term, error) ||
+      !tl_expr_reduce(r->ctx, r->stream, "dot(s, f)", args, &expected, error))
+    return FALSE;
+  *loglik = data_term - expected;
+  return TRUE;
+}
+
+/* RMSE of the image scaled to the truth's total, over all voxels. */
+static gboolean rmse(TlRecon *r, double *out, GError **error) {
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  tl_expr_args_array(args, "f", r->f);
+  tl_expr_args_array(args, "t", r->truth);
+  tl_expr_args_set_label(args, "rmse");
+  double fsum = 0, norm = 0;
+  if (!tl_expr_reduce(r->ctx, r->stream, "sum(f)", args, &fsum, error)) return FALSE;
+  tl_expr_args_scalar(args, "a", fsum > 0 ? (float)(r->truth_sum / fsum) : 0.0f);
+  if (!tl_expr_reduce(r->ctx, r->stream, "l2norm(a*f - t)", args, &norm, error)) return FALSE;
+  *out = norm / sqrt((double)tl_image_grid_n_voxels(tl_projector_grid(r->proj)));
+  return TRUE;
+}
+
+gboolean tl_recon_step(TlRecon *r, GError **error) {
+  if (g_cancellable_set_error_if_cancelled(r->cancellable, error)) return FALSE;
+  gint64 t0 = g_get_monotonic_time();
+  guint S = r->opt.subsets, k = r->done % S;
+  TlLors sub = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
+                .first = r->sub_first[k], .count = r->sub_first[k + 1] - r->sub_first[k]};
+  /* List mode: s^(k) = s / S, so the update multiplies by S / s; binned: 1 / s^(k). */
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  tl_expr_args_array(args, "f", r->f);
+  tl_expr_args_array(args, "c", r->c);
+  tl_expr_args_array(args, "s", r->sens_sub ? r->sens_sub[k] : r->sens);
+  tl_expr_args_scalar(args, "k", r->sens_sub ? 1.0f : (float)S);
+  tl_expr_args_set_label(args, "update");
+  if (!tl_stream_zero(r->stream, r->c, error) ||
+      !tl_projector_em(r->proj, r->stream, &sub, r->f, r->c, error) ||
+      !tl_expr_assign(r->ctx, r->stream, "c = select(s > 0, f * c * k / s, 0)", args, error) ||
+      !tl_stream_finish(r->stream, error))
+    return FALSE; /* f still holds the last complete image */
+  TlArray *t = r->f;
+  r->f = r->c;
+  r->c = t;
+  r->done++;
+
+  TlReconProgress p = {.iteration = (r->done - 1) / S + 1, .subset = k, .n_subsets = S,
+                       .sub_iterations = r->done, .image = r->f, .loglik = NAN, .rmse = NAN,
+                       .profile = r->profile};
+  gboolean want_ll = r->opt.loglik == TL_LOGLIK_SUBITERATION ||
+                     (r->opt.loglik == TL_LOGLIK_ITERATION && k == S - 1);
+  if (want_ll && !tl_recon_loglik(r, &p.loglik, error)) return FALSE;
+  if (r->truth && !rmse(r, &p.rmse, error)) return FALSE;
+  p.seconds = (g_get_monotonic_time() - t0) * 1e-6;
+  if (r->cb) r->cb(&p, r->cb_data);
+  return TRUE;
+}
+
+gboolean tl_recon_run(TlRecon *r, GError **error) {
+  while (r->done < r->opt.iterations * r->opt.subsets)
+    if (!tl_recon_step(r, error)) return FALSE;
+  return TRUE;
+}
+
+guint tl_recon_sub_iterations(const TlRecon *r) { return r->done; }
+const TlImageGrid *tl_recon_grid(const TlRecon *r) { return tl_projector_grid(r->proj); }
+const TlArray *tl_recon_image_array(const TlRecon *r) { return r->f; }
+const TlArray *tl_recon_sensitivity(const TlRecon *r) { return r->sens; }
+gboolean tl_recon_sensitivity_cached(const TlRecon *r) { return r->cached; }
+const TlProfile *tl_recon_profile(const TlRecon *r) { return r->profile; }
+TlProjector *tl_recon_projector(TlRecon *r) { return r->proj; }
+
+TlImage *tl_recon_image(TlRecon *r, GError **error) {
+  g_autoptr(TlImage) im = tl_image_new(tl_projector_grid(r->proj));
+  if (!tl_array_download(r->f, im->data, error)) return NULL;
+  return g_steal_pointer(&im);
+}

@@ -1,0 +1,109 @@
+/* TlRecon: list-mode and binned MLEM / OSEM on the device.
+ *
+ * MLEM (seed 000 eq. 5, seed 002 eq. 2), with a_jn the projector's weights, s_n the
+ * sensitivity image and m_j the measured count of LOR j (1 per list-mode event):
+ *   f_n <- f_n / s_n * sum_j a_jn m_j / sum_n' a_jn' f_n'
+ * OSEM (seed 000 sec. 2.3; seed 004 eq. 3-5) applies the update per subset S_k in turn:
+ *   f_n <- f_n / s_n^(k) * sum_{j in S_k} a_jn m_j / sum_n' a_jn' f_n'
+ * List mode: event j belongs to subset j mod S (interleaved, so each subset is a 1/S sample
+ * of the acquisition) and s^(k) = s / S. Binned: bin (a, b) belongs to subset
+ * tl_pair_index(a, b) mod S and s^(k) is that subset's own sensitivity image, exactly as in
+ * seed 004 eq. 4 (every detectable pair of the subset, counted or not).
+ *
+ * One sub-iteration = the fused EM kernel over the subset (forward, ratio, back: seed 000
+ * Listing 1) + the update as ONE fused array expression
+ *   c = select(s > 0, f * c * k / s, 0)
+ * (zero sensitivity -> voxel 0; LORs with zero forward value are skipped in the kernel).
+ * The new image is written into the correction buffer and the two are swapped only when the
+ * sub-iteration completed, so a cancel between submissions leaves the last complete image.
+ *
+ * Poisson log-likelihood (up to the constant -sum log m_j!):
+ *   L(f) = sum_j m_j log ybar_j - sum_n s_n f_n,   ybar = A f,
+ * over all LORs (every subset) with ybar_j > 0; in list mode m_j = 1, i.e.
+ * sum_j log ybar_j - sum_n s_n f_n. It costs a forward projection of all data, hence
+ * TlLoglikWhen. RMSE against a ground truth compares the image scaled to the truth's total
+ * (reconstructions are in counts per unit sensitivity, phantoms in their own units). */
+#pragma once
+#include <gio/gio.h>
+#include "tl-listmode.h"
+#include "tl-projector.h"
+
+G_BEGIN_DECLS
+
+typedef enum { TL_RECON_MLEM, TL_RECON_OSEM } TlReconAlgo;
+
+typedef enum {
+  TL_LOGLIK_NEVER,
+  TL_LOGLIK_ITERATION,    /* after the last subset of each iteration (default) */
+  TL_LOGLIK_SUBITERATION, /* after every sub-iteration */
+} TlLoglikWhen;
+
+typedef struct {
+  TlReconAlgo algo;
+  guint subsets;         /* OSEM: S >= 1; MLEM uses 1 */
+  guint iterations;      /* full passes over the data that tl_recon_run makes */
+  const char *projector; /* "siddon" or "joseph" */
+  TlLoglikWhen loglik;
+  gboolean use_cache;    /* sensitivity images cached on disk */
+  TlScatter scatter;
+} TlReconOptions;
+
+/* MLEM, 1 subset, 10 iterations, Siddon, log-likelihood after each iteration, cache on. */
+void tl_recon_options_init(TlReconOptions *o);
+
+typedef struct {
+  guint iteration;       /* 1-based iteration this sub-iteration belongs to */
+  guint subset;          /* 0-based */
+  guint n_subsets;
+  guint sub_iterations;  /* sub-iterations done so far (this one included) */
+  const TlArray *image;  /* the new image on the device (download with tl_recon_image) */
+  double loglik;         /* NAN when not computed this time */
+  double rmse;           /* NAN without a truth */
+  double seconds;        /* wall time of this sub-iteration (log-likelihood and RMSE included) */
+  const TlProfile *profile; /* GPU time per kernel since the start */
+} TlReconProgress;
+
+typedef void (*TlReconCallback)(const TlReconProgress *progress, gpointer user_data);
+
+typedef struct _TlRecon TlRecon;
+
+/* The data are copied to the device (events regrouped by subset); lm may be freed after. */
+TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
+                               const TlReconOptions *opt, GError **error);
+/* Counts per crystal pair (tl_listmode_histogram or read); bins with count 0 may be left out. */
+TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlBin *bins,
+                             guint64 n_bins, const TlImageGrid *grid, const TlReconOptions *opt,
+                             GError **error);
+void tl_recon_free(TlRecon *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRecon, tl_recon_free)
+
+/* Ground truth on the recon grid, for the RMSE in the progress reports. */
+gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error);
+void tl_recon_set_callback(TlRecon *r, TlReconCallback cb, gpointer user_data);
+/* Checked before each sub-iteration and between the stream's submissions. */
+void tl_recon_set_cancellable(TlRecon *r, GCancellable *cancellable);
+
+/* Work per queue submission (tl_stream_set_submit_budget): smaller = cancels sooner. */
+void tl_recon_set_submit_budget(TlRecon *r, guint64 budget);
+
+/* One sub-iteration (the next subset). FALSE + G_IO_ERROR_CANCELLED when cancelled: the
+ * image is then the one the last complete sub-iteration made. */
+gboolean tl_recon_step(TlRecon *r, GError **error);
+/* Sub-iterations until options.iterations full iterations are done. */
+gboolean tl_recon_run(TlRecon *r, GError **error);
+/* The Poisson log-likelihood of the current image (a forward projection of all data). */
+gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error);
+
+guint tl_recon_sub_iterations(const TlRecon *r);
+const TlImageGrid *tl_recon_grid(const TlRecon *r);
+const TlArray *tl_recon_image_array(const TlRecon *r);
+/* The sensitivity image of all pairs (the "Denom"). */
+const TlArray *tl_recon_sensitivity(const TlRecon *r);
+/* Whether every sensitivity image came from the disk cache. */
+gboolean tl_recon_sensitivity_cached(const TlRecon *r);
+/* The current image, downloaded. */
+TlImage *tl_recon_image(TlRecon *r, GError **error);
+const TlProfile *tl_recon_profile(const TlRecon *r);
+TlProjector *tl_recon_projector(TlRecon *r);
+
+G_END_DECLS

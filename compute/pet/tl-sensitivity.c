@@ -1,0 +1,74 @@
+/* Sensitivity images: computed on the device, cached on disk (see tl-sensitivity.h).
+ * Cache file: the key text, a NUL byte, then the float32 voxels (x fastest). A file whose key
+ * or size differs is ignored and rewritten. */
+#include "tl-sensitivity.h"
+#include <glib/gstdio.h>
+#include <string.h>
+#include "tl-pet-file.h"
+
+static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
+                       guint subset) {
+  g_autofree char *sk = tl_scanner_key(scanner);
+  g_autofree char *gk = tl_image_grid_key(tl_projector_grid(p));
+  return g_strdup_printf("tomolab-sensitivity 1\nprojector %s\n%s\n%s\nsubset %u of %u\n",
+                         tl_projector_name(p), sk, gk, subset, subsets);
+}
+
+char *tl_sensitivity_cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
+                                guint subset) {
+  g_autofree char *key = cache_key(p, scanner, subsets, subset);
+  g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+  g_autofree char *name = g_strdup_printf("sensitivity-%.32s.f32", sum);
+  return g_build_filename(g_get_user_cache_dir(), "tomolab", name, NULL);
+}
+
+/* The cached voxels, or NULL when there is no usable file. */
+static float *cache_read(const char *path, const char *key, guint64 nv) {
+  g_autofree char *data = NULL;
+  gsize len = 0, klen = strlen(key) + 1;
+  if (!g_file_get_contents(path, &data, &len, NULL)) return NULL;
+  if (len != klen + nv * sizeof(float) || memcmp(data, key, klen) != 0) return NULL;
+  float *v = g_new(float, nv);
+  memcpy(v, data + klen, nv * sizeof(float));
+  return v;
+}
+
+static void cache_write(const char *path, const char *key, const float *v, guint64 nv) {
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_path_get_dirname(path);
+  char *tmp = NULL;
+  FILE *f = g_mkdir_with_parents(dir, 0755) == 0 ? tl_file_begin(path, &tmp, &error) : NULL;
+  if (f && fwrite(key, strlen(key) + 1, 1, f) == 1 && fwrite(v, sizeof(float), nv, f) == nv &&
+      tl_file_commit(f, &tmp, path, &error))
+    return;
+  if (f) tl_file_abort(f, &tmp);
+  g_message("sensitivity cache %s not written: %s", path, error ? error->message : "write failed");
+}
+
+TlArray *tl_sensitivity_image(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                              const TlArray *crystals, guint subsets, guint subset,
+                              gboolean use_cache, gboolean *from_cache, GError **error) {
+  TlContext *ctx = p->ctx;
+  guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(p));
+  if (from_cache) *from_cache = FALSE;
+  g_autofree char *key = cache_key(p, scanner, subsets, subset);
+  g_autofree char *path = tl_sensitivity_cache_path(p, scanner, subsets, subset);
+  g_autoptr(TlArray) img = tl_array_new_float(ctx, nv, error);
+  if (!img) return NULL;
+  g_autofree float *cached = use_cache ? cache_read(path, key, nv) : NULL;
+  if (cached) {
+    if (!tl_array_upload(img, cached, error)) return NULL;
+    if (from_cache) *from_cache = TRUE;
+    return g_steal_pointer(&img);
+  }
+  if (!tl_stream_zero(s, img, error) ||
+      !tl_projector_sensitivity(p, s, scanner, crystals, subsets, subset, img, error) ||
+      !tl_stream_finish(s, error))
+    return NULL;
+  if (use_cache) {
+    g_autofree float *v = g_new(float, nv);
+    if (!tl_array_download(img, v, error)) return NULL;
+    cache_write(path, key, v, nv);
+  }
+  return g_steal_pointer(&img);
+}

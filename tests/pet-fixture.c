@@ -1,0 +1,121 @@
+#include "pet-fixture.h"
+#include <math.h>
+
+TlImageGrid fx_grid(guint nx, guint ny, guint nz, float vx, float vy, float vz) {
+  TlImageGrid g = {.dims = {nx, ny, nz}, .voxel_mm = {vx, vy, vz}};
+  for (int k = 0; k < 3; k++) g.origin_mm[k] = -0.5f * g.dims[k] * g.voxel_mm[k] + 0.5f * g.voxel_mm[k];
+  return g;
+}
+
+guint64 fx_voxels(const TlImageGrid *g) { return (guint64)g->dims[0] * g->dims[1] * g->dims[2]; }
+
+TlScanner *fx_ring_scanner(guint rings, guint sides, guint per_side, float pitch, float radius,
+                           float ring_pitch, guint max_ring_difference) {
+  TlScanner *s = g_new0(TlScanner, 1);
+  s->name = g_strdup("test-ring");
+  s->kind = TL_SCANNER_RING;
+  s->n_rings = rings;
+  s->crystals_per_ring = sides * per_side;
+  s->n_crystals = rings * s->crystals_per_ring;
+  s->max_ring_difference = max_ring_difference;
+  s->crystal_size[0] = pitch;
+  s->crystal_size[1] = ring_pitch;
+  s->crystal_size[2] = 10;
+  s->crystals = g_new0(TlCrystal, s->n_crystals);
+  for (guint r = 0; r < rings; r++)
+    for (guint side = 0; side < sides; side++) {
+      double phi = 2 * G_PI * side / sides;
+      double nx = cos(phi), ny = sin(phi); /* outward; the normal points inward */
+      for (guint c = 0; c < per_side; c++) {
+        double off = (c - 0.5 * (per_side - 1)) * pitch;
+        TlCrystal *x = &s->crystals[r * s->crystals_per_ring + side * per_side + c];
+        x->centre[0] = (float)(radius * nx - off * ny);
+        x->centre[1] = (float)(radius * ny + off * nx);
+        x->centre[2] = (float)((r - 0.5 * (rings - 1)) * ring_pitch);
+        x->normal[0] = (float)-nx;
+        x->normal[1] = (float)-ny;
+        x->group = side;
+        x->ring = r;
+      }
+    }
+  return s;
+}
+
+void fx_scanner_free(TlScanner *s) {
+  if (!s) return;
+  g_free(s->name);
+  g_free(s->crystals);
+  g_free(s);
+}
+
+gboolean fx_pair_allowed(const TlScanner *s, guint a, guint b) {
+  const TlCrystal *x = &s->crystals[a], *y = &s->crystals[b];
+  return x->group != y->group && (guint)ABS((int)x->ring - (int)y->ring) <= s->max_ring_difference;
+}
+
+TlArray *fx_upload(TlContext *ctx, const void *src, guint64 n, gsize elem) {
+  GError *error = NULL;
+  TlArray *a = tl_array_new(ctx, MAX(n, 1), elem, &error);
+  g_assert_no_error(error);
+  if (n) g_assert_true(tl_array_upload_range(a, 0, n, src, &error));
+  g_assert_no_error(error);
+  return a;
+}
+
+TlArray *fx_upload_crystals(TlContext *ctx, const TlScanner *s) {
+  return fx_upload(ctx, s->crystals, s->n_crystals, sizeof(TlCrystal));
+}
+
+float *fx_download(const TlArray *a) {
+  GError *error = NULL;
+  float *out = g_new(float, tl_array_length(a));
+  g_assert_true(tl_array_download(a, out, &error));
+  g_assert_no_error(error);
+  return out;
+}
+
+/* Nearest crystal of ring `ring` to the point (x, y), or -1. */
+static int nearest_crystal(const TlScanner *s, guint ring, double x, double y) {
+  int best = -1;
+  double bd = G_MAXDOUBLE;
+  for (guint i = 0; i < s->crystals_per_ring; i++) {
+    const TlCrystal *c = &s->crystals[ring * s->crystals_per_ring + i];
+    double d = (c->centre[0] - x) * (c->centre[0] - x) + (c->centre[1] - y) * (c->centre[1] - y);
+    if (d < bd) bd = d, best = (int)(ring * s->crystals_per_ring + i);
+  }
+  return best;
+}
+
+TlEvent *fx_line_events(const TlScanner *s, const double *lx, const double *ly, guint n_lines,
+                        double half_z, guint n_events, guint32 seed) {
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  const TlCrystal *c0 = &s->crystals[0];
+  double radius = hypot(c0->centre[0], c0->centre[1]);
+  double z0 = c0->centre[2], pitch = s->n_rings > 1
+      ? s->crystals[s->crystals_per_ring].centre[2] - z0 : 1.0;
+  TlEvent *ev = g_new0(TlEvent, n_events);
+  guint n = 0;
+  while (n < n_events) {
+    guint line = g_rand_int_range(r, 0, n_lines);
+    double px = lx[line], py = ly[line], pz = g_rand_double_range(r, -half_z, half_z);
+    double uz = g_rand_double_range(r, -1, 1), phi = g_rand_double_range(r, 0, 2 * G_PI);
+    double ux = sqrt(1 - uz * uz) * cos(phi), uy = sqrt(1 - uz * uz) * sin(phi);
+    /* |p + t u|_xy = radius: t^2 (ux^2+uy^2) + 2 t (px ux + py uy) + px^2 + py^2 - R^2 = 0 */
+    double qa = ux * ux + uy * uy, qb = px * ux + py * uy, qc = px * px + py * py - radius * radius;
+    if (qa < 1e-12) continue;
+    double disc = sqrt(qb * qb - qa * qc);
+    double t[2] = {(-qb - disc) / qa, (-qb + disc) / qa};
+    int id[2];
+    for (int e = 0; e < 2; e++) {
+      double z = pz + t[e] * uz;
+      double ring = floor((z - z0) / pitch + 0.5);
+      id[e] = ring < 0 || ring >= s->n_rings
+                  ? -1 : nearest_crystal(s, (guint)ring, px + t[e] * ux, py + t[e] * uy);
+    }
+    if (id[0] < 0 || id[1] < 0 || !fx_pair_allowed(s, id[0], id[1])) continue;
+    ev[n].a = (guint32)id[0];
+    ev[n].b = (guint32)id[1];
+    n++;
+  }
+  return ev;
+}

@@ -1,0 +1,31 @@
+/* Small PET geometries built by hand for the projector and reconstruction tests. */
+#pragma once
+#include "tl-test-common.h"
+#include "pet/tl-scanner.h"
+#include "pet/tl-image.h"
+#include "pet/tl-listmode.h"
+
+/* A grid of dims voxels of size vox centred on the origin (corners on exact binary values
+ * when n * vox is). */
+TlImageGrid fx_grid(guint nx, guint ny, guint nz, float vx, float vy, float vz);
+guint64 fx_voxels(const TlImageGrid *g);
+
+/* Rings of a regular polygon: `sides` sides of `per_side` crystals `pitch` mm apart, inner
+ * faces at `radius` mm (apothem); rings `ring_pitch` mm apart centred on z = 0. Groups are
+ * sides, ids ring * crystals_per_ring + i. Free with fx_scanner_free. */
+TlScanner *fx_ring_scanner(guint rings, guint sides, guint per_side, float pitch, float radius,
+                           float ring_pitch, guint max_ring_difference);
+void fx_scanner_free(TlScanner *s);
+gboolean fx_pair_allowed(const TlScanner *s, guint a, guint b);
+/* The crystal table on the device (32 bytes per crystal). */
+TlArray *fx_upload_crystals(TlContext *ctx, const TlScanner *s);
+/* A device array holding `bytes` from src. */
+TlArray *fx_upload(TlContext *ctx, const void *src, guint64 n, gsize elem);
+float *fx_download(const TlArray *a);
+
+/* List-mode events of line sources parallel to z at (x[i], y[i]), |z| <= half_z, equal
+ * strength: annihilations uniform on the lines, back-to-back photons in isotropic directions
+ * meeting the cylinder through the crystal centres, each end assigned to the nearest crystal
+ * of its ring; pairs the scanner does not accept are dropped. Deterministic for a seed. */
+TlEvent *fx_line_events(const TlScanner *s, const double *x, const double *y, guint n_lines,
+                        double half_z, guint n_events, guint32 seed);
