@@ -442,6 +442,32 @@ static void test_stream(void) {
   data_free(d);
 }
 
+/* A small submit budget splits both kinds of dispatch over many submissions. */
+static void test_budget(void) {
+  GError *error = NULL;
+  Data *d = data_new(1000007);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  tl_stream_set_submit_budget(s, 1 << 14);
+  double worst = 0.0;
+  g_assert_true(tl_expr_assign(ctx, s, "r = x*y + y/w + x*w", d->args, &error));
+  g_assert_true(tl_stream_finish(s, &error));
+  g_assert_no_error(error);
+  guint after_assign = tl_stream_n_submissions(s);
+  g_assert_cmpuint(after_assign, >=, 2);
+  worst = MAX(worst, check(d, d->dr, "r = x*y + y/w + x*w", r_thesis_e, FALSE));
+  tl_stream_set_submit_budget(s, 1 << 16);
+  double v = 0;
+  g_assert_true(tl_expr_reduce(ctx, s, "l2norm(a*x + y)", d->args, &v, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_stream_n_submissions(s), >=, after_assign + 2);
+  double want = 0;
+  for (gsize i = 0; i < d->n; i++) want += e_axy2(d, i);
+  want = sqrt(want);
+  g_assert_cmpfloat(fabs(v - want) / want, <=, TL_REL_TOL);
+  g_test_message("%u submissions", tl_stream_n_submissions(s));
+  data_free(d);
+}
+
 /* ---- threads: concurrent calls on one context ---- */
 
 static gpointer thread_main(gpointer data) {
@@ -500,6 +526,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/expr/cache", test_cache);
   g_test_add_func("/expr/errors", test_errors);
   g_test_add_func("/expr/stream", test_stream);
+  g_test_add_func("/expr/budget", test_budget);
   g_test_add_func("/expr/threads", test_threads);
   g_test_add_func("/expr/width1", test_width1);
   int rc = g_test_run();

@@ -149,7 +149,8 @@ static const char tl_glsl_assign_main[] =
  * contiguous units [g*block, (g+1)*block); each invocation strides through them by
  * TL_WG with a Kahan-compensated float sum; the workgroup then adds its (sum, error)
  * pairs in a pairwise tree using exact TwoSum steps, so the partial written per
- * workgroup is a float pair worth ~48 bits, added on the host in double.
+ * workgroup is a float pair worth ~48 bits, added on the host in double. The host
+ * may split the groups over several dispatches: tl_base is the first group.
  * `precise` keeps the compiler from re-associating the compensation away. */
 static const char tl_glsl_sum_main[] =
   "shared float tl_hi[gl_WorkGroupSize.x];\n"
@@ -158,7 +159,7 @@ static const char tl_glsl_sum_main[] =
   "  const uint TL_WG = gl_WorkGroupSize.x;\n"
   "  uint lane = gl_LocalInvocationID.x;\n"
   "  tl_load_push();\n"
-  "  uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n"
+  "  uint g = pc.tl_base + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n"
   "  uint units = tl_n / TL_WIDTH;\n"
   "  uint begin = min(g * pc.block, units);\n"
   "  uint end = min(begin + pc.block, units);\n"
@@ -215,7 +216,7 @@ static const char tl_glsl_minmax_main[] =
   "  const uint TL_WG = gl_WorkGroupSize.x;\n"
   "  uint lane = gl_LocalInvocationID.x;\n"
   "  tl_load_push();\n"
-  "  uint g = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n"
+  "  uint g = pc.tl_base + gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;\n"
   "  uint units = tl_n / TL_WIDTH;\n"
   "  uint begin = min(g * pc.block, units);\n"
   "  uint end = min(begin + pc.block, units);\n"

@@ -326,12 +326,22 @@ static gboolean reduce_run(TlExprCache *c, TlStream *s, TlExprCall *call, const 
   guint32 block32 = (guint32)block;
   memcpy(call->push + k->off_partials, &addr, 8);
   memcpy(call->push + k->off_block, &block32, 4);
-  TlPush1D hdr = { 0, (guint32)(groups * ls) };
-  memcpy(call->push, &hdr, sizeof hdr);
-  if (!tl_stream_dispatch(s, call->pipeline, label, (guint32)groups, 1, 1, call->push, call->n,
-                          error) ||
-      !tl_stream_finish(s, error))
-    return FALSE;
+  /* Groups go out in batches that fit the stream's submit budget (so a huge
+   * reduction neither trips a GPU watchdog nor ignores cancellation); the push
+   * header's base is the first group of the batch. */
+  guint64 per = MAX(tl_stream_submit_budget(s) / (block * k->width), 1);
+  for (guint64 g0 = 0; g0 < groups; g0 += per) {
+    guint64 cnt = MIN(per, groups - g0);
+    TlPush1D hdr = { (guint32)g0, (guint32)(cnt * ls) };
+    memcpy(call->push, &hdr, sizeof hdr);
+    if (!tl_stream_dispatch(s, call->pipeline, label, (guint32)cnt, 1, 1, call->push,
+                            cnt * block * k->width, error)) {
+      g_autoptr(GError) ignored = NULL;
+      tl_stream_finish(s, &ignored); /* batches already submitted still write partials */
+      return FALSE;
+    }
+  }
+  if (!tl_stream_finish(s, error)) return FALSE;
 
   const float *part = tl_array_map(partials);
   TlReduction red = call->parsed->red;
@@ -371,8 +381,8 @@ gboolean tl_expr_reduce(TlContext *ctx, TlStream *stream, const char *expr, cons
          reduce_run(c, c->stream, &call, label, partials, out, error);
     g_mutex_unlock(&c->stream_lock);
   }
-  /* Even after a failure nothing is left running: a finish that fails (cancelled)
-   * has waited for all submitted work. */
+  /* Even after a failure nothing is left running: reduce_run has finished the
+   * stream, and a finish that fails (cancelled) has waited for submitted work. */
   partials_give(c, partials);
   return ok;
 }
