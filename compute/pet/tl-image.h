@@ -23,6 +23,12 @@ guint64 tl_image_grid_n_voxels(const TlImageGrid *g);
 gboolean tl_image_grid_equal(const TlImageGrid *a, const TlImageGrid *b);
 char *tl_image_grid_key(const TlImageGrid *g);
 
+/* Dims >= 1, voxel sizes positive, everything finite, fewer than 2^32 voxels; the GError
+ * names the field and the value found. Every fallible call taking a grid checks it. */
+gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
+/* Centre of voxel (i, j, k) in mm: origin + (i*vx, j*vy, k*vz). */
+void tl_image_grid_voxel_centre(const TlImageGrid *g, double i, double j, double k, double out[3]);
+
 TlImage *tl_image_new(const TlImageGrid *grid); /* zero-filled */
 TlImage *tl_image_copy(const TlImage *im);
 void tl_image_free(TlImage *im);
@@ -32,5 +38,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlImage, tl_image_free)
  * sidecar, see docs/formats.md) as a fallback. Writes are atomic (temp file + rename). */
 TlImage *tl_image_load(const char *path, GError **error);
 gboolean tl_image_save(const TlImage *im, const char *path, GError **error);
+
+/* Activity must be finite and >= 0: the GError names `what`, the voxel and its value. */
+gboolean tl_image_check_nonnegative(const TlImage *im, const char *what, GError **error);
+double tl_image_sum(const TlImage *im);
+
+/* NIfTI-1 and raw float32 (tl-image-nifti.c, tl-image.c); tl_image_load/save pick by
+ * the file name (.nii, .nii.gz, .hdr/.img: NIfTI; .raw: raw). */
+TlImage *tl_image_load_nifti(const char *path, GError **error);
+gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
+TlImage *tl_image_load_raw(const char *path, GError **error);
+gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
 
 G_END_DECLS

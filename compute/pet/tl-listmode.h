@@ -27,6 +27,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlListmode, tl_listmode_free)
  * the file, the field, the value found and what was expected. */
 TlListmode *tl_listmode_load(const char *path, GError **error);
 gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error);
+/* What load checks, for data from elsewhere: ids < n_crystals, allowed pairs, TOF bins in
+ * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without. */
+gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);
+
+/* Events [first, first + count) as a device array of 12-byte elements (TlEvent). */
+TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first, guint64 count,
+                            GError **error);
 
 /* Binned data: counts per crystal pair (a < b), histogrammed from list mode. */
 typedef struct {

@@ -6,6 +6,7 @@
  * runs on the device when the sensitivity image iterates all pairs. */
 #pragma once
 #include <glib.h>
+#include "tl-array.h"
 #include "tl-error.h"
 
 G_BEGIN_DECLS
@@ -14,6 +15,22 @@ typedef enum {
   TL_SCANNER_RING,
   TL_SCANNER_DUAL_HEAD,
 } TlScannerKind;
+
+/* The regular layout a crystal table was built from (NULL for explicit tables).
+ * Ring: n_rings rings, each a regular polygon of n_sides sides with crystals_per_side
+ * crystals crystal_pitch_mm apart, crystal centres on the inner faces at radius_mm from
+ * the axis (the polygon's apothem); ring i at z = ring_pitch_mm*i + module_gap_mm*(i /
+ * module_rings), the set centred on z = 0; side s faces the axis from angle
+ * phase_deg + 360*s/n_sides (x towards y). Dual-head: two planar heads of
+ * head_crystals[0] (along y) x head_crystals[1] (along z) crystals, inner faces at
+ * x = -/+ head_distance_mm/2 (group 0 at -x). docs/formats.md has the details. */
+typedef struct {
+  TlScannerKind kind;
+  guint n_rings, n_sides, crystals_per_side, module_rings;
+  double radius_mm, crystal_pitch_mm, ring_pitch_mm, module_gap_mm, phase_deg;
+  guint head_crystals[2];
+  double head_pitch_mm[2], head_distance_mm;
+} TlScannerLayout;
 
 /* Device layout (scalar, 32 bytes): what kernels read for each crystal. */
 typedef struct {
@@ -36,6 +53,7 @@ typedef struct {
   guint tof_bins;
   float tof_bin_mm;           /* bin width along the LOR */
   float tof_fwhm_ps;          /* timing resolution */
+  TlScannerLayout *layout;    /* owned; NULL when built from an explicit crystal table */
 } TlScanner;
 
 TlScanner *tl_scanner_new_preset(const char *preset, GError **error); /* "dmi", "small-animal", "dual-head" */
@@ -48,5 +66,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlScanner, tl_scanner_free)
 gboolean tl_scanner_pair_allowed(const TlScanner *s, guint a, guint b);
 /* A stable text key of everything that changes projections (for caches). */
 char *tl_scanner_key(const TlScanner *s);
+
+/* Builds the crystal table of a layout (kind, rings, sides...); the other fields (crystal
+ * size, acceptance, TOF) come from `base` when given, else from defaults. */
+TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *layout,
+                                      const TlScanner *base, GError **error);
+/* Checks counts, ids, acceptance and TOF fields; every constructor and loader calls it. */
+gboolean tl_scanner_validate(const TlScanner *s, GError **error);
+/* The text description (docs/formats.md); `source` names the text in error messages
+ * and `first_line` numbers its first line (for descriptions embedded in other files). */
+char *tl_scanner_to_text(const TlScanner *s);
+TlScanner *tl_scanner_from_text(const char *text, const char *source, guint first_line,
+                                GError **error);
+const char *const *tl_scanner_preset_names(void); /* NULL-terminated */
+/* TOF kernel width along the LOR: sigma = (c/2) * FWHM / (2 sqrt(2 ln 2)), in mm. */
+float tl_scanner_tof_sigma_mm(const TlScanner *s);
+/* The crystal table on the device: n_crystals elements of 32 bytes (TlCrystal). */
+TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
 
 G_END_DECLS

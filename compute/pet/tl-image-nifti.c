@@ -1,0 +1,211 @@
+/* NIfTI-1 through nifticlib. Convention (docs/formats.md): scanner coordinates are the
+ * NIfTI world coordinates (RAS-like, mm); voxel (i,j,k) has its centre at
+ * origin + (i*vx, j*vy, k*vz). Both qform (identity rotation, qfac 1) and sform carry that
+ * affine with code SCANNER_ANAT, so any reader lands the volume where it was. */
+#include <nifti1_io.h>
+#include "tl-image.h"
+#include "tl-pet-file.h"
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+static void quiet(void) {
+  /* nifticlib prints its own complaints; ours go into the GError */
+  static gsize once;
+  if (g_once_init_enter(&once)) {
+    nifti_set_debug_level(0);
+    g_once_init_leave(&once, 1);
+  }
+}
+
+gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error) {
+  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
+  quiet();
+  const TlImageGrid *g = &im->grid;
+  int dims[8] = {3, (int)g->dims[0], (int)g->dims[1], (int)g->dims[2], 1, 1, 1, 1};
+  if (g->dims[0] > G_MAXINT16 || g->dims[1] > G_MAXINT16 || g->dims[2] > G_MAXINT16) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "'%s': NIfTI-1 holds at most 32767 voxels per axis, the grid has %u x %u x %u",
+                path, g->dims[0], g->dims[1], g->dims[2]);
+    return FALSE;
+  }
+  nifti_image *nim = nifti_make_new_nim(dims, DT_FLOAT32, 0);
+  if (!nim) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "'%s': nifticlib could not make a header", path);
+    return FALSE;
+  }
+  nim->dx = nim->pixdim[1] = g->voxel_mm[0];
+  nim->dy = nim->pixdim[2] = g->voxel_mm[1];
+  nim->dz = nim->pixdim[3] = g->voxel_mm[2];
+  nim->xyz_units = NIFTI_UNITS_MM;
+  nim->time_units = NIFTI_UNITS_SEC;
+  nim->qform_code = nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+  nim->quatern_b = nim->quatern_c = nim->quatern_d = 0.0f;
+  nim->qfac = 1.0f;
+  nim->qoffset_x = g->origin_mm[0];
+  nim->qoffset_y = g->origin_mm[1];
+  nim->qoffset_z = g->origin_mm[2];
+  nim->qto_xyz = nifti_quatern_to_mat44(0, 0, 0, g->origin_mm[0], g->origin_mm[1], g->origin_mm[2],
+                                        g->voxel_mm[0], g->voxel_mm[1], g->voxel_mm[2], 1.0f);
+  nim->qto_ijk = nifti_mat44_inverse(nim->qto_xyz);
+  memset(&nim->sto_xyz, 0, sizeof nim->sto_xyz);
+  for (int d = 0; d < 3; d++) {
+    nim->sto_xyz.m[d][d] = g->voxel_mm[d];
+    nim->sto_xyz.m[d][3] = g->origin_mm[d];
+  }
+  nim->sto_xyz.m[3][3] = 1.0f;
+  nim->sto_ijk = nifti_mat44_inverse(nim->sto_xyz);
+  g_strlcpy(nim->descrip, "Tomolab", sizeof nim->descrip);
+
+  gboolean gz = g_str_has_suffix(path, ".gz");
+  g_autofree char *tmp = tl_file_temp_name(path, gz ? ".nii.gz" : ".nii");
+  gboolean ok = nifti_set_filenames(nim, tmp, 0, 1) == 0 && nifti_set_type_from_names(nim) == 0;
+  if (ok) {
+    nim->data = im->data; /* borrowed for the write */
+    nifti_image_write(nim);
+    nim->data = NULL;
+  }
+  nifti_image_free(nim);
+  /* nifti_image_write reports nothing: read the header back and check the size */
+  nifti_image *chk = ok ? nifti_image_read(tmp, 0) : NULL;
+  ok = chk && chk->nx == dims[1] && chk->ny == dims[2] && chk->nz == dims[3];
+  GStatBuf st;
+  if (ok && !gz && (g_stat(tmp, &st) != 0 ||
+                    (guint64)st.st_size < (guint64)chk->iname_offset + 4 * chk->nvox))
+    ok = FALSE;
+  if (chk) nifti_image_free(chk);
+  if (ok && g_rename(tmp, path) != 0) ok = FALSE;
+  if (!ok) {
+    g_remove(tmp);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write NIfTI '%s' (nifticlib failed)", path);
+  }
+  return ok;
+}
+
+/* Voxel values of any NIfTI datatype as float, with the scl_slope/scl_inter scaling. */
+static gboolean to_float(const nifti_image *nim, float *out, const char *path, GError **error) {
+  double slope = nim->scl_slope, inter = nim->scl_inter;
+  if (slope == 0 || !isfinite(slope)) slope = 1, inter = 0; /* NIfTI: slope 0 = no scaling */
+  if (!isfinite(inter)) inter = 0;
+  size_t n = nim->nvox;
+#define CONV(T)                                                          \
+  for (size_t i = 0; i < n; i++) out[i] = (float)(((const T *)nim->data)[i] * slope + inter); \
+  break
+  switch (nim->datatype) {
+  case DT_UINT8: CONV(guint8);
+  case DT_INT8: CONV(gint8);
+  case DT_INT16: CONV(gint16);
+  case DT_UINT16: CONV(guint16);
+  case DT_INT32: CONV(gint32);
+  case DT_UINT32: CONV(guint32);
+  case DT_INT64: CONV(gint64);
+  case DT_UINT64: CONV(guint64);
+  case DT_FLOAT32: CONV(float);
+  case DT_FLOAT64: CONV(double);
+  default:
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': datatype %d (%s) is not a real scalar (expected an integer or "
+                "float type)", path, nim->datatype, nifti_datatype_string(nim->datatype));
+    return FALSE;
+  }
+#undef CONV
+  return TRUE;
+}
+
+/* The voxel-to-mm affine must map each voxel axis onto one scanner axis (a signed
+ * permutation with scaling); the data are then reordered so x runs fastest along +x.
+ * perm[d] = the voxel axis along scanner axis d, step[d] = its signed voxel size. */
+static gboolean axis_map(const mat44 *m, const char *path, int perm[3], double step[3],
+                         GError **error) {
+  gboolean used[3] = {FALSE, FALSE, FALSE};
+  for (int j = 0; j < 3; j++) {
+    int r = 0;
+    double len = 0;
+    for (int i = 0; i < 3; i++) len = MAX(len, fabs(m->m[i][j]));
+    for (int i = 0; i < 3; i++)
+      if (fabs(m->m[i][j]) == len) r = i;
+    for (int i = 0; i < 3; i++)
+      if (i != r && fabs(m->m[i][j]) > 1e-4 * len) len = -1;
+    if (len <= 0 || used[r]) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': oblique affine (voxel axis %d maps to (%g, %g, %g) mm); Tomolab "
+                  "images need voxel axes along the scanner axes (reslice it first)",
+                  path, j, m->m[0][j], m->m[1][j], m->m[2][j]);
+      return FALSE;
+    }
+    used[r] = TRUE;
+    perm[r] = j;
+    step[r] = m->m[r][j];
+  }
+  return TRUE;
+}
+
+TlImage *tl_image_load_nifti(const char *path, GError **error) {
+  quiet();
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': no such file", path);
+    return NULL;
+  }
+  nifti_image *nim = nifti_image_read(path, 1);
+  if (!nim || !nim->data) {
+    if (nim) nifti_image_free(nim);
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "NIfTI '%s': not a readable NIfTI-1 file", path);
+    return NULL;
+  }
+  TlImage *im = NULL;
+  float *flat = NULL;
+  int extra = 1; /* voxels per (x, y, z): the product of the dims past the third */
+  for (int d = 4; d <= nim->ndim && d <= 7; d++) extra *= MAX(nim->dim[d], 1);
+  if (nim->ndim < 3 || nim->ndim > 7 || extra != 1) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': %d-D image of %d x %d x %d x %d (expected a 3-D volume, or 4-D with one "
+                "frame)", path, nim->ndim, nim->nx, nim->ny, nim->nz, nim->nt);
+    goto out;
+  }
+  mat44 m;
+  if (nim->sform_code > 0)
+    m = nim->sto_xyz;
+  else if (nim->qform_code > 0)
+    m = nim->qto_xyz;
+  else { /* "method 1" of nifti1.h: voxel sizes only, no origin */
+    memset(&m, 0, sizeof m);
+    m.m[0][0] = nim->dx > 0 ? nim->dx : 1;
+    m.m[1][1] = nim->dy > 0 ? nim->dy : 1;
+    m.m[2][2] = nim->dz > 0 ? nim->dz : 1;
+  }
+  int perm[3];
+  double step[3];
+  if (!axis_map(&m, path, perm, step, error)) goto out;
+  int n_in[3] = {nim->nx, nim->ny, nim->nz};
+  TlImageGrid g;
+  for (int d = 0; d < 3; d++) {
+    int j = perm[d];
+    g.dims[d] = (guint)n_in[j];
+    g.voxel_mm[d] = (float)fabs(step[d]);
+    /* the voxel with the smallest coordinate along d becomes index 0 */
+    g.origin_mm[d] = (float)(m.m[d][3] + (step[d] < 0 ? step[d] * (n_in[j] - 1) : 0));
+  }
+  if (!tl_image_grid_validate(&g, error)) {
+    g_prefix_error(error, "NIfTI '%s': ", path);
+    goto out;
+  }
+  flat = g_new(float, nim->nvox);
+  if (!to_float(nim, flat, path, error)) goto out;
+  im = tl_image_new(&g);
+  guint64 stride_in[3] = {1, (guint64)n_in[0], (guint64)n_in[0] * n_in[1]};
+  for (guint z = 0; z < g.dims[2]; z++)
+    for (guint y = 0; y < g.dims[1]; y++)
+      for (guint x = 0; x < g.dims[0]; x++) {
+        guint a[3] = {x, y, z};
+        guint64 src = 0;
+        for (int d = 0; d < 3; d++) {
+          guint idx = step[d] < 0 ? g.dims[d] - 1 - a[d] : a[d];
+          src += idx * stride_in[perm[d]];
+        }
+        im->data[x + (guint64)g.dims[0] * (y + (guint64)g.dims[1] * z)] = flat[src];
+      }
+out:
+  g_free(flat);
+  nifti_image_free(nim);
+  return im;
+}

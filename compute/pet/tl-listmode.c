@@ -1,0 +1,295 @@
+/* List-mode files (docs/formats.md): a text header that embeds the scanner description,
+ * then n_events little-endian TlEvent records of 12 bytes. */
+#define _POSIX_C_SOURCE 200809L /* getline, ftello */
+#include "tl-listmode.h"
+#include "tl-pet-file.h"
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAGIC "TOMOLAB-LISTMODE 1"
+
+TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events) {
+  TlListmode *lm = g_new0(TlListmode, 1);
+  lm->scanner = scanner_owned;
+  lm->n_events = n_events;
+  lm->events = g_new0(TlEvent, MAX(n_events, 1));
+  lm->description = g_strdup("");
+  return lm;
+}
+
+void tl_listmode_free(TlListmode *lm) {
+  if (!lm) return;
+  tl_scanner_free(lm->scanner);
+  g_free(lm->events);
+  g_free(lm->description);
+  g_free(lm);
+}
+
+gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error) {
+  const TlScanner *s = lm->scanner;
+  const char *src = source ? source : "list mode";
+  if (lm->has_tof && s->tof_bins == 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: events carry TOF bins but scanner '%s' has no TOF (tof_bins = 0)", src, s->name);
+    return FALSE;
+  }
+  gint32 half = lm->has_tof ? (gint32)(s->tof_bins - 1) / 2 : 0;
+  for (guint64 i = 0; i < lm->n_events; i++) {
+    const TlEvent *e = &lm->events[i];
+    if (e->a >= s->n_crystals || e->b >= s->n_crystals) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s: event %" G_GUINT64_FORMAT ": crystal id %u out of range (scanner '%s' has "
+                  "%u crystals: expected < %u)", src, i, e->a >= s->n_crystals ? e->a : e->b,
+                  s->name, s->n_crystals, s->n_crystals);
+      return FALSE;
+    }
+    if (!tl_scanner_pair_allowed(s, e->a, e->b)) {
+      const TlCrystal *ca = &s->crystals[e->a], *cb = &s->crystals[e->b];
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s: event %" G_GUINT64_FORMAT ": crystals %u and %u are not an allowed pair "
+                  "(groups %u/%u must differ, rings %u/%u at most %u apart)", src, i, e->a, e->b,
+                  ca->group, cb->group, ca->ring, cb->ring, s->max_ring_difference);
+      return FALSE;
+    }
+    if (e->tof_bin < -half || e->tof_bin > half) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s: event %" G_GUINT64_FORMAT ": TOF bin %d out of range (expected %d..%d)",
+                  src, i, e->tof_bin, -half, half);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error) {
+  if (!tl_scanner_validate(lm->scanner, error) || !tl_listmode_validate(lm, path, error))
+    return FALSE;
+  g_autofree char *scanner = tl_scanner_to_text(lm->scanner);
+  g_autofree char *desc = g_strdup(lm->description ? lm->description : "");
+  g_strdelimit(desc, "\r\n", ' ');
+  char *tmp = NULL;
+  FILE *f = tl_file_begin(path, &tmp, error);
+  if (!f) return FALSE;
+  fprintf(f, MAGIC "\nevents = %" G_GUINT64_FORMAT "\nevent_bytes = 12\n"
+             "byte_order = little-endian\ntof = %d\ndescription = %s\nbegin_scanner\n%s"
+             "end_scanner\nend_header\n",
+          lm->n_events, lm->has_tof ? 1 : 0, desc, scanner);
+  gboolean ok = TRUE;
+  if (G_BYTE_ORDER == G_LITTLE_ENDIAN) {
+    ok = fwrite(lm->events, sizeof(TlEvent), lm->n_events, f) == lm->n_events;
+  } else {
+    for (guint64 i = 0; ok && i < lm->n_events; i++) {
+      guint32 w[3] = {GUINT32_TO_LE(lm->events[i].a), GUINT32_TO_LE(lm->events[i].b),
+                      GUINT32_TO_LE((guint32)lm->events[i].tof_bin)};
+      ok = fwrite(w, 12, 1, f) == 1;
+    }
+  }
+  if (!ok) {
+    int e = errno;
+    tl_file_abort(f, &tmp);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
+    return FALSE;
+  }
+  return tl_file_commit(f, &tmp, path, error);
+}
+
+typedef struct {
+  guint64 events;
+  gboolean tof;
+  char *description;
+  GString *scanner;
+  guint scanner_line;
+  guint seen;
+} Header;
+
+/* Reads the header lines up to "end_header"; the stream is left at the first event. */
+static gboolean read_header(FILE *f, const char *path, Header *h, GError **error) {
+  char *line = NULL;
+  size_t cap = 0;
+  guint lineno = 0;
+  gboolean in_scanner = FALSE, done = FALSE, ok = FALSE;
+  while (!done) {
+    ssize_t len = getline(&line, &cap, f);
+    lineno++;
+    if (len < 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the header ends before 'end_header' (line %u)",
+                  path, lineno);
+      goto out;
+    }
+    if (lineno == 1) {
+      g_strchomp(line);
+      if (strcmp(line, MAGIC) != 0) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s: not a Tomolab list-mode file (first line '%.40s', expected '" MAGIC "')",
+                    path, line);
+        goto out;
+      }
+      continue;
+    }
+    if (in_scanner) {
+      if (strcmp(g_strchomp(line), "end_scanner") == 0)
+        in_scanner = FALSE;
+      else
+        g_string_append_printf(h->scanner, "%s\n", line);
+      continue;
+    }
+    char *key, *value;
+    gboolean bad;
+    g_strchomp(line);
+    if (strcmp(line, "begin_scanner") == 0) {
+      in_scanner = TRUE;
+      h->scanner_line = lineno + 1;
+      h->seen |= 16;
+      continue;
+    }
+    if (strcmp(line, "end_header") == 0) break;
+    if (!tl_kv_split(line, &key, &value, &bad)) {
+      if (!bad) continue;
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value'", path, lineno);
+      goto out;
+    }
+    guint64 v;
+    if (strcmp(key, "events") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT64 / 12, &h->events, error)) goto out;
+      h->seen |= 1;
+    } else if (strcmp(key, "event_bytes") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT32, &v, error)) goto out;
+      if (v != 12) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s:%u: key 'event_bytes': value '%s' (expected 12)", path, lineno, value);
+        goto out;
+      }
+      h->seen |= 2;
+    } else if (strcmp(key, "byte_order") == 0) {
+      if (strcmp(value, "little-endian") != 0) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s:%u: key 'byte_order': value '%s' (expected 'little-endian')", path, lineno,
+                    value);
+        goto out;
+      }
+      h->seen |= 4;
+    } else if (strcmp(key, "tof") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
+      h->tof = v != 0;
+      h->seen |= 8;
+    } else if (strcmp(key, "description") == 0) {
+      g_free(h->description);
+      h->description = g_strdup(value);
+    } else {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: unknown key '%s'", path, lineno, key);
+      goto out;
+    }
+  }
+  static const char *names[] = {"events", "event_bytes", "byte_order", "tof", "begin_scanner"};
+  for (int i = 0; i < 5; i++)
+    if (!(h->seen & (1u << i))) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the header lacks '%s'", path, names[i]);
+      goto out;
+    }
+  ok = TRUE;
+out:
+  free(line);
+  return ok;
+}
+
+TlListmode *tl_listmode_load(const char *path, GError **error) {
+  FILE *f = g_fopen(path, "rb");
+  if (!f) {
+    int e = errno;
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot open '%s': %s", path, g_strerror(e));
+    return NULL;
+  }
+  Header h = {.scanner = g_string_new(NULL)};
+  TlListmode *lm = NULL;
+  TlScanner *scanner = NULL;
+  char *src = g_strdup_printf("%s (scanner)", path);
+  if (!read_header(f, path, &h, error)) goto out;
+  scanner = tl_scanner_from_text(h.scanner->str, src, h.scanner_line, error);
+  if (!scanner) goto out;
+  struct stat st;
+  off_t start = ftello(f);
+  if (fstat(fileno(f), &st) != 0 || start < 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot stat '%s'", path);
+    goto out;
+  }
+  guint64 have = (guint64)st.st_size - (guint64)start, need = h.events * 12;
+  if (have != need) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: %s: the header announces %" G_GUINT64_FORMAT " events (%" G_GUINT64_FORMAT
+                " bytes) but %" G_GUINT64_FORMAT " bytes of events follow it",
+                path, have < need ? "truncated" : "oversized", h.events, need, have);
+    goto out;
+  }
+  TlEvent *events = g_try_new(TlEvent, MAX(h.events, 1));
+  if (!events) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%s: no memory for %" G_GUINT64_FORMAT
+                " events", path, h.events);
+    goto out;
+  }
+  if (fread(events, 12, h.events, f) != h.events) {
+    g_free(events);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in the events", path);
+    goto out;
+  }
+  if (G_BYTE_ORDER != G_LITTLE_ENDIAN)
+    for (guint64 i = 0; i < h.events; i++) {
+      events[i].a = GUINT32_FROM_LE(events[i].a);
+      events[i].b = GUINT32_FROM_LE(events[i].b);
+      events[i].tof_bin = (gint32)GUINT32_FROM_LE((guint32)events[i].tof_bin);
+    }
+  lm = g_new0(TlListmode, 1);
+  lm->scanner = g_steal_pointer(&scanner);
+  lm->n_events = h.events;
+  lm->events = events;
+  lm->has_tof = h.tof;
+  lm->description = g_strdup(h.description ? h.description : "");
+  if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
+out:
+  fclose(f);
+  g_free(src);
+  tl_scanner_free(scanner);
+  g_string_free(h.scanner, TRUE);
+  g_free(h.description);
+  return lm;
+}
+
+static int cmp_u64(const void *x, const void *y) {
+  guint64 a = *(const guint64 *)x, b = *(const guint64 *)y;
+  return a < b ? -1 : a > b;
+}
+
+GArray *tl_listmode_histogram(const TlListmode *lm) {
+  guint64 *keys = g_new(guint64, MAX(lm->n_events, 1));
+  for (guint64 i = 0; i < lm->n_events; i++) {
+    guint32 a = lm->events[i].a, b = lm->events[i].b;
+    keys[i] = a < b ? (guint64)a << 32 | b : (guint64)b << 32 | a;
+  }
+  qsort(keys, lm->n_events, sizeof *keys, cmp_u64);
+  GArray *bins = g_array_new(FALSE, FALSE, sizeof(TlBin));
+  for (guint64 i = 0; i < lm->n_events;) {
+    guint64 j = i;
+    while (j < lm->n_events && keys[j] == keys[i]) j++;
+    TlBin bin = {(guint32)(keys[i] >> 32), (guint32)keys[i], (float)(j - i)};
+    g_array_append_val(bins, bin);
+    i = j;
+  }
+  g_free(keys);
+  return bins;
+}
+
+TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first, guint64 count,
+                            GError **error) {
+  if (first > lm->n_events || count > lm->n_events - first) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "events %" G_GUINT64_FORMAT "..+%" G_GUINT64_FORMAT " out of range (%"
+                G_GUINT64_FORMAT " events)", first, count, lm->n_events);
+    return NULL;
+  }
+  TlArray *a = tl_array_new(ctx, MAX(count, 1), sizeof(TlEvent), error);
+  if (a && count && !tl_array_upload_range(a, 0, count, lm->events + first, error))
+    g_clear_pointer(&a, tl_array_free);
+  return a;
+}

@@ -1,0 +1,36 @@
+/* Small file helpers shared by the PET data formats (docs/formats.md): atomic binary
+ * writes (temp file in the same folder + rename) and "key = value" text lines whose
+ * parse errors name the source, the line, the key, the value and what was expected. */
+#pragma once
+#include <glib.h>
+#include <stdio.h>
+#include "tl-error.h"
+
+G_BEGIN_DECLS
+
+/* Opens a temp file next to `path`; tl_file_commit flushes, closes and renames it over
+ * `path`; tl_file_abort closes and removes it. Both free *tmp. */
+FILE *tl_file_begin(const char *path, char **tmp, GError **error);
+gboolean tl_file_commit(FILE *f, char **tmp, const char *path, GError **error);
+void tl_file_abort(FILE *f, char **tmp);
+/* A temp name next to `path` that keeps its extension (".nii.gz"...), for writers that
+ * open files themselves. */
+char *tl_file_temp_name(const char *path, const char *ext);
+
+/* Splits "key = value  # comment" in place. Returns FALSE for blank and comment lines;
+ * sets *bad for a line with no '='. */
+gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad);
+
+/* Strict number parsers: the whole value must be consumed. */
+gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *value,
+                    guint64 max, guint64 *out, GError **error);
+gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char *value,
+                       guint n, double *out, GError **error);
+gboolean tl_kv_int(const char *src, guint line, const char *key, const char *value,
+                   gint64 *out, GError **error);
+
+/* Shortest decimal text that reads back to exactly the same double / float. */
+void tl_format_double(char buf[32], double v);
+void tl_format_float(char buf[32], float v);
+
+G_END_DECLS

@@ -1,0 +1,296 @@
+/* TlScanner: presets, crystal tables built from a regular layout, the pair rule, cache keys.
+ * The text description (load/save) is in tl-scanner-text.c. */
+#include "tl-scanner.h"
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* Speed of light in mm/ps; a time difference dt moves the TOF position by c*dt/2. */
+#define TL_C_MM_PER_PS 0.299792458
+
+typedef struct {
+  const char *name;
+  TlScannerLayout layout;
+  float crystal_size[3];
+  guint tof_bins;
+  float tof_bin_mm, tof_fwhm_ps;
+} Preset;
+
+static const Preset presets[] = {
+    /* PET-DMI of reference-cases.md (GE Discovery MI-like, after parallelproj's benchmark):
+     * 36 rings of 34 sides x 16 crystals, 4.03125 mm along a side, inner radius 380.56 mm,
+     * ring i at z = 5.31556 i + 2.8 floor(i/9) mm. The crystal faces tile a side and the
+     * rings of a 9-ring module; the 2.8 mm module gaps are dead. TOF: 29 bins of 25.37 mm
+     * (13 x 13.02 ps), 385 ps FWHM. */
+    {"dmi",
+     {.kind = TL_SCANNER_RING, .n_rings = 36, .n_sides = 34, .crystals_per_side = 16,
+      .module_rings = 9, .radius_mm = 380.56, .crystal_pitch_mm = 4.03125,
+      .ring_pitch_mm = 5.31556, .module_gap_mm = 2.8},
+     {4.03125f, 5.31556f, 25.0f}, 29, 25.37f, 385.0f},
+    /* A small-animal ring (Siemens Inveon-like): 80 rings of 1.59 mm, 16 blocks of 20
+     * crystals of 1.59 mm pitch per ring (320 per ring), 161 mm ring diameter, 127 mm axial
+     * field of view, 10 mm deep crystals, no TOF. */
+    {"small-animal",
+     {.kind = TL_SCANNER_RING, .n_rings = 80, .n_sides = 16, .crystals_per_side = 20,
+      .radius_mm = 80.5, .crystal_pitch_mm = 1.59, .ring_pitch_mm = 1.59},
+     {1.59f, 1.59f, 10.0f}, 0, 0.0f, 0.0f},
+    /* Seed 004 (Chou et al. 2012): "two HRRT detectors ... placed at only ~6 cm apart ...
+     * a 104 x 72 array of 20 x 2.1 x 2.1 mm^3 ... crystals having a crystal thickness and a
+     * pitch equal to 20 mm and 2.4 mm". 104 crystals along y (249.6 mm), 72 along z
+     * (172.8 mm); the 2.4 mm pitch cell is taken as the sensitive face. */
+    {"dual-head",
+     {.kind = TL_SCANNER_DUAL_HEAD, .head_crystals = {104, 72}, .head_pitch_mm = {2.4, 2.4},
+      .head_distance_mm = 60.0},
+     {2.4f, 2.4f, 20.0f}, 0, 0.0f, 0.0f},
+};
+
+static const char *const preset_names[] = {"dmi", "small-animal", "dual-head", NULL};
+
+const char *const *tl_scanner_preset_names(void) { return preset_names; }
+
+static gboolean layout_check(const TlScannerLayout *l, GError **error) {
+  const char *bad = NULL;
+  if (l->kind == TL_SCANNER_RING) {
+    if (l->n_rings < 1 || l->n_sides < 3 || l->crystals_per_side < 1)
+      bad = "rings >= 1, sides >= 3 and crystals_per_side >= 1";
+    else if (!(l->radius_mm > 0 && l->crystal_pitch_mm > 0 && isfinite(l->radius_mm) &&
+               isfinite(l->crystal_pitch_mm)))
+      bad = "a positive finite radius_mm and crystal_pitch_mm";
+    else if (l->n_rings > 1 && !(l->ring_pitch_mm > 0 && isfinite(l->ring_pitch_mm)))
+      bad = "a positive ring_pitch_mm";
+    else if (!(l->module_gap_mm >= 0 && isfinite(l->module_gap_mm) && isfinite(l->phase_deg)))
+      bad = "module_gap_mm >= 0 and a finite phase_deg";
+    else if ((guint64)l->n_rings * l->n_sides * l->crystals_per_side > G_MAXUINT32 / 2)
+      bad = "fewer than 2^31 crystals";
+    if (bad) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "ring layout: expected %s", bad);
+      return FALSE;
+    }
+    /* The crystals of a side must fit on it, or neighbouring sides would overlap. */
+    double side = 2.0 * l->radius_mm * tan(G_PI / l->n_sides);
+    double used = l->crystals_per_side * l->crystal_pitch_mm;
+    if (used > side * (1 + 1e-9)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "ring layout: %u crystals of %g mm need %g mm but a side of a %u-gon of "
+                  "radius %g mm is only %g mm long",
+                  l->crystals_per_side, l->crystal_pitch_mm, used, l->n_sides, l->radius_mm,
+                  side);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  if (l->kind == TL_SCANNER_DUAL_HEAD) {
+    if (l->head_crystals[0] < 1 || l->head_crystals[1] < 1 ||
+        (guint64)l->head_crystals[0] * l->head_crystals[1] > G_MAXUINT32 / 4)
+      bad = "head_crystals of at least 1 x 1 and fewer than 2^30";
+    else if (!(l->head_pitch_mm[0] > 0 && l->head_pitch_mm[1] > 0 &&
+               isfinite(l->head_pitch_mm[0]) && isfinite(l->head_pitch_mm[1])))
+      bad = "positive finite head_pitch_mm";
+    else if (!(l->head_distance_mm > 0 && isfinite(l->head_distance_mm)))
+      bad = "a positive finite head_distance_mm";
+    if (bad) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "dual-head layout: expected %s", bad);
+      return FALSE;
+    }
+    return TRUE;
+  }
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "layout kind %d is unknown", l->kind);
+  return FALSE;
+}
+
+static void build_ring(TlScanner *s, const TlScannerLayout *l) {
+  guint per_ring = l->n_sides * l->crystals_per_side;
+  s->n_rings = l->n_rings;
+  s->crystals_per_ring = per_ring;
+  s->n_crystals = l->n_rings * per_ring;
+  s->crystals = g_new0(TlCrystal, s->n_crystals);
+  double *z = g_new(double, l->n_rings);
+  for (guint i = 0; i < l->n_rings; i++)
+    z[i] = l->ring_pitch_mm * i + (l->module_rings ? l->module_gap_mm * (i / l->module_rings) : 0);
+  double zc = 0.5 * (z[0] + z[l->n_rings - 1]); /* centre the set on z = 0 */
+  for (guint side = 0; side < l->n_sides; side++) {
+    double phi = (l->phase_deg / 180.0 + 2.0 * side / l->n_sides) * G_PI;
+    double c = cos(phi), sn = sin(phi);
+    for (guint j = 0; j < l->crystals_per_side; j++) {
+      /* along the side's tangent (-sin, cos): counter-clockwise order within a ring */
+      double u = (j - 0.5 * (l->crystals_per_side - 1)) * l->crystal_pitch_mm;
+      for (guint r = 0; r < l->n_rings; r++) {
+        TlCrystal *k = &s->crystals[r * per_ring + side * l->crystals_per_side + j];
+        k->centre[0] = (float)(l->radius_mm * c - u * sn);
+        k->centre[1] = (float)(l->radius_mm * sn + u * c);
+        k->centre[2] = (float)(z[r] - zc);
+        k->normal[0] = (float)-c;
+        k->normal[1] = (float)-sn;
+        k->normal[2] = 0.0f;
+        k->group = side;
+        k->ring = r;
+      }
+    }
+  }
+  g_free(z);
+}
+
+static void build_dual_head(TlScanner *s, const TlScannerLayout *l) {
+  guint nu = l->head_crystals[0], nv = l->head_crystals[1];
+  s->n_rings = 1;
+  s->n_crystals = 2 * nu * nv;
+  s->crystals_per_ring = s->n_crystals;
+  s->crystals = g_new0(TlCrystal, s->n_crystals);
+  for (guint h = 0; h < 2; h++)
+    for (guint v = 0; v < nv; v++)
+      for (guint u = 0; u < nu; u++) {
+        TlCrystal *k = &s->crystals[(h * nv + v) * nu + u];
+        double side = h == 0 ? -1.0 : 1.0;
+        k->centre[0] = (float)(side * 0.5 * l->head_distance_mm);
+        k->centre[1] = (float)((u - 0.5 * (nu - 1)) * l->head_pitch_mm[0]);
+        k->centre[2] = (float)((v - 0.5 * (nv - 1)) * l->head_pitch_mm[1]);
+        k->normal[0] = (float)-side;
+        k->group = h;
+        k->ring = 0;
+      }
+}
+
+TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *layout,
+                                      const TlScanner *base, GError **error) {
+  if (!layout_check(layout, error)) return NULL;
+  TlScanner *s = g_new0(TlScanner, 1);
+  s->name = g_strdup(name ? name : "custom");
+  s->kind = layout->kind;
+  s->layout = g_memdup2(layout, sizeof *layout);
+  if (layout->kind == TL_SCANNER_RING)
+    build_ring(s, layout);
+  else
+    build_dual_head(s, layout);
+  if (base) {
+    memcpy(s->crystal_size, base->crystal_size, sizeof s->crystal_size);
+    s->max_ring_difference = MIN(base->max_ring_difference, s->n_rings - 1);
+    s->tof_bins = base->tof_bins;
+    s->tof_bin_mm = base->tof_bin_mm;
+    s->tof_fwhm_ps = base->tof_fwhm_ps;
+  } else {
+    gboolean ring = layout->kind == TL_SCANNER_RING;
+    s->crystal_size[0] = (float)(ring ? layout->crystal_pitch_mm : layout->head_pitch_mm[0]);
+    s->crystal_size[1] = (float)(ring ? (layout->n_rings > 1 ? layout->ring_pitch_mm
+                                                             : layout->crystal_pitch_mm)
+                                      : layout->head_pitch_mm[1]);
+    s->crystal_size[2] = 20.0f;
+    s->max_ring_difference = s->n_rings - 1;
+  }
+  if (!tl_scanner_validate(s, error)) {
+    tl_scanner_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+TlScanner *tl_scanner_new_preset(const char *preset, GError **error) {
+  for (gsize i = 0; i < G_N_ELEMENTS(presets); i++) {
+    if (g_strcmp0(preset, presets[i].name) != 0) continue;
+    const Preset *p = &presets[i];
+    TlScanner base = {.tof_bins = p->tof_bins, .tof_bin_mm = p->tof_bin_mm,
+                      .tof_fwhm_ps = p->tof_fwhm_ps, .max_ring_difference = G_MAXUINT};
+    memcpy(base.crystal_size, p->crystal_size, sizeof base.crystal_size);
+    return tl_scanner_new_from_layout(p->name, &p->layout, &base, error);
+  }
+  g_autofree char *known = g_strjoinv(", ", (char **)preset_names);
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "unknown scanner preset '%s' (expected one of: %s)", preset ? preset : "(null)",
+              known);
+  return NULL;
+}
+
+G_GNUC_PRINTF(3, 4)
+static gboolean fail(GError **error, const TlScanner *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *m = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scanner '%s': %s", s->name, m);
+  return FALSE;
+}
+
+gboolean tl_scanner_validate(const TlScanner *s, GError **error) {
+  if (s->n_crystals < 2 || !s->crystals)
+    return fail(error, s, "%u crystals (expected at least 2)", s->n_crystals);
+  if (s->n_rings < 1) return fail(error, s, "%u rings (expected at least 1)", s->n_rings);
+  if (s->max_ring_difference > s->n_rings - 1)
+    return fail(error, s, "max_ring_difference %u exceeds rings - 1 = %u",
+                s->max_ring_difference, s->n_rings - 1);
+  for (int i = 0; i < 3; i++)
+    if (!(s->crystal_size[i] > 0) || !isfinite(s->crystal_size[i]))
+      return fail(error, s, "crystal size %g mm (expected positive and finite)",
+                  s->crystal_size[i]);
+  if (s->tof_bins % 2 == 0 && s->tof_bins)
+    return fail(error, s, "%u TOF bins (expected an odd number: bin 0 is the LOR midpoint)",
+                s->tof_bins);
+  if (s->tof_bins && (!(s->tof_bin_mm > 0) || !(s->tof_fwhm_ps > 0) ||
+                      !isfinite(s->tof_bin_mm) || !isfinite(s->tof_fwhm_ps)))
+    return fail(error, s, "TOF bin %g mm, FWHM %g ps (expected both positive)", s->tof_bin_mm,
+                s->tof_fwhm_ps);
+  gboolean ring_major = s->crystals_per_ring && s->crystals_per_ring * s->n_rings == s->n_crystals;
+  for (guint i = 0; i < s->n_crystals; i++) {
+    const TlCrystal *k = &s->crystals[i];
+    double nn = 0;
+    for (int d = 0; d < 3; d++) {
+      if (!isfinite(k->centre[d]) || !isfinite(k->normal[d]))
+        return fail(error, s, "crystal %u has a non-finite centre or normal", i);
+      nn += (double)k->normal[d] * k->normal[d];
+    }
+    if (fabs(nn - 1.0) > 1e-3)
+      return fail(error, s, "crystal %u: normal of length %g (expected 1)", i, sqrt(nn));
+    if (k->ring >= s->n_rings)
+      return fail(error, s, "crystal %u: ring %u (expected < %u)", i, k->ring, s->n_rings);
+    if (ring_major && k->ring != i / s->crystals_per_ring)
+      return fail(error, s, "crystal %u: ring %u, but id = ring * %u + i gives ring %u", i,
+                  k->ring, s->crystals_per_ring, i / s->crystals_per_ring);
+  }
+  return TRUE;
+}
+
+TlScanner *tl_scanner_copy(const TlScanner *s) {
+  TlScanner *c = g_memdup2(s, sizeof *s);
+  c->name = g_strdup(s->name);
+  c->crystals = g_memdup2(s->crystals, sizeof(TlCrystal) * s->n_crystals);
+  c->layout = s->layout ? g_memdup2(s->layout, sizeof *s->layout) : NULL;
+  return c;
+}
+
+void tl_scanner_free(TlScanner *s) {
+  if (!s) return;
+  g_free(s->name);
+  g_free(s->crystals);
+  g_free(s->layout);
+  g_free(s);
+}
+
+gboolean tl_scanner_pair_allowed(const TlScanner *s, guint a, guint b) {
+  if (a >= s->n_crystals || b >= s->n_crystals) return FALSE;
+  const TlCrystal *ca = &s->crystals[a], *cb = &s->crystals[b];
+  guint dr = ca->ring > cb->ring ? ca->ring - cb->ring : cb->ring - ca->ring;
+  return ca->group != cb->group && dr <= s->max_ring_difference;
+}
+
+float tl_scanner_tof_sigma_mm(const TlScanner *s) {
+  return (float)(0.5 * TL_C_MM_PER_PS * s->tof_fwhm_ps / (2.0 * sqrt(2.0 * G_LN2)));
+}
+
+/* SHA-256 of the crystal table and of every field that changes a projection. The name
+ * and the layout are left out: the same crystals give the same projections. */
+char *tl_scanner_key(const TlScanner *s) {
+  g_autoptr(GChecksum) h = g_checksum_new(G_CHECKSUM_SHA256);
+  guint32 head[6] = {1 /* key version */, s->kind, s->n_crystals, s->n_rings,
+                     s->max_ring_difference, s->tof_bins};
+  g_checksum_update(h, (const guchar *)head, sizeof head);
+  float f[5] = {s->crystal_size[0], s->crystal_size[1], s->crystal_size[2], s->tof_bin_mm,
+                s->tof_fwhm_ps};
+  g_checksum_update(h, (const guchar *)f, sizeof f);
+  g_checksum_update(h, (const guchar *)s->crystals, sizeof(TlCrystal) * s->n_crystals);
+  return g_strdup_printf("scanner-%u-%s", s->n_crystals, g_checksum_get_string(h));
+}
+
+TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error) {
+  G_STATIC_ASSERT(sizeof(TlCrystal) == 32);
+  TlArray *a = tl_array_new(ctx, s->n_crystals, sizeof(TlCrystal), error);
+  if (a && !tl_array_upload(a, s->crystals, error)) g_clear_pointer(&a, tl_array_free);
+  return a;
+}
