@@ -9,3 +9,4 @@ typedef struct {
 } TlCliVerb;
 
 int tl_cli_info(int argc, char **argv);
+int tl_cli_simulate(int argc, char **argv);

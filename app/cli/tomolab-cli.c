@@ -6,6 +6,7 @@
 
 static const TlCliVerb verbs[] = {
     {"info", "list Vulkan devices, the chosen one, its features and limits", tl_cli_info},
+    {"simulate", "Monte-Carlo PET acquisition of a phantom into a list-mode file", tl_cli_simulate},
 };
 
 static void usage(FILE *f) {
