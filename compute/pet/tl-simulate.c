@@ -11,14 +11,20 @@
 #define STREAM_RANDOMS (G_GUINT64_CONSTANT(1) << 40)
 #define STREAM_SHUFFLE (G_GUINT64_CONSTANT(1) << 41)
 
+/* One alias-table entry: a draw reads one entry, maybe its alias, and takes its centre. */
+typedef struct {
+  float prob;
+  guint32 alias;
+  float centre[3];
+} Source;
+
 typedef struct {
   const TlScanner *scanner;
   TlDetector *det;
   TlImageGrid grid;  /* the activity's */
   guint64 n_src;     /* voxels with activity inside the scanner */
   guint32 *vox;      /* their indices */
-  float *prob;       /* Vose alias table over them */
-  guint32 *alias;
+  Source *src;       /* Vose alias table over them, with their centres */
   TlImage *mu;       /* cropped to its support; NULL = no attenuation */
   double cone_cos;
   gboolean events_mode, tof;
@@ -49,20 +55,26 @@ static void build_alias(Sim *sim, const double *w, double total) {
     p[i] = w[i] * n / total;
     if (p[i] < 1.0) small[ns++] = (guint32)i; else large[nl++] = (guint32)i;
   }
-  sim->prob = g_new(float, n);
-  sim->alias = g_new(guint32, n);
+  Source *src = sim->src = g_new(Source, n);
+  const TlImageGrid *g = &sim->grid;
+  for (guint64 i = 0; i < n; i++) {
+    guint32 v = sim->vox[i];
+    double c[3];
+    tl_image_grid_voxel_centre(g, v % g->dims[0], v / g->dims[0] % g->dims[1], v / g->dims[0] / g->dims[1], c);
+    for (int d = 0; d < 3; d++) src[i].centre[d] = (float)c[d];
+  }
   while (ns && nl) {
     guint32 s = small[--ns], l = large[nl - 1];
-    sim->prob[s] = (float)p[s];
-    sim->alias[s] = l;
+    src[s].prob = (float)p[s];
+    src[s].alias = l;
     p[l] -= 1.0 - p[s];
     if (p[l] < 1.0) {
       nl--;
       small[ns++] = l;
     }
   }
-  while (nl) sim->prob[large[--nl]] = 1.0f, sim->alias[large[nl]] = large[nl];
-  while (ns) sim->prob[small[--ns]] = 1.0f, sim->alias[small[ns]] = small[ns]; /* round-off */
+  while (nl) src[large[--nl]].prob = 1.0f, src[large[nl]].alias = large[nl];
+  while (ns) src[small[--ns]].prob = 1.0f, src[small[ns]].alias = small[ns]; /* round-off */
   g_free(p);
   g_free(small);
   g_free(large);
@@ -140,12 +152,10 @@ static void run_block(gpointer data, gpointer user) {
     /* annihilation: a voxel by its activity, uniform within it */
     double x = tl_rng_uniform(&rng) * sim->n_src;
     guint64 m = (guint64)x;
-    if (x - m >= sim->prob[m]) m = sim->alias[m];
-    guint32 v = sim->vox[m];
+    if (x - m >= sim->src[m].prob) m = sim->src[m].alias;
+    const float *vc = sim->src[m].centre;
     double p[3];
-    tl_image_grid_voxel_centre(g, v % g->dims[0] + tl_rng_uniform(&rng) - 0.5,
-                               v / g->dims[0] % g->dims[1] + tl_rng_uniform(&rng) - 0.5,
-                               v / g->dims[0] / g->dims[1] + tl_rng_uniform(&rng) - 0.5, p);
+    for (int k = 0; k < 3; k++) p[k] = vc[k] + (tl_rng_uniform(&rng) - 0.5) * g->voxel_mm[k];
     /* back-to-back photons along an isotropic direction (within the acceptance cone) */
     double cz = sim->cone_cos * (2.0 * tl_rng_uniform(&rng) - 1.0);
     double phi = 2.0 * G_PI * tl_rng_uniform(&rng), st = sqrt(1.0 - cz * cz);
@@ -155,7 +165,11 @@ static void run_block(gpointer data, gpointer user) {
     gint64 a = tl_detector_cast(sim->det, p, d, ha);
     if (a < 0) continue;
     gint64 c = tl_detector_cast(sim->det, p, nd, hb);
-    if (c < 0 || !tl_scanner_pair_allowed(sim->scanner, (guint)a, (guint)c)) continue;
+    if (c < 0) continue;
+    /* tl_scanner_pair_allowed, inlined: groups differ, rings close enough */
+    guint ra = cr[a].ring, rc = cr[c].ring;
+    if (cr[a].group == cr[c].group || (ra > rc ? ra - rc : rc - ra) > sim->scanner->max_ring_difference)
+      continue;
     b->geometric++;
     /* seed 000 eq. 6: alpha = exp(-sum_n l(A; r_n) mu_n); the pair survives with that
      * probability, i.e. when -ln(u) exceeds the line integral between the two hits */
@@ -375,8 +389,7 @@ out:
   tl_detector_free(sim.det);
   tl_image_free(sim.mu);
   g_free(sim.vox);
-  g_free(sim.prob);
-  g_free(sim.alias);
+  g_free(sim.src);
   g_mutex_clear(&sim.lock);
   g_cond_clear(&sim.cond);
   st.seconds = (g_get_monotonic_time() - t0) / 1e6;
