@@ -217,7 +217,9 @@ static void test_listmode_files(void) {
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 3000;
+  p.description = "cylinder #1: a=b";
   g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, NULL);
+  g_assert_true(g_str_has_prefix(lm->description, "cylinder #1: a=b "));
   g_autofree char *path = save(lm, "io.tlm");
   GError *error = NULL;
   g_autoptr(TlListmode) back = tl_listmode_load(path, &error);

@@ -139,6 +139,11 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     char *key, *value;
     gboolean bad;
     g_strchomp(line);
+    if (g_str_has_prefix(line, "description =")) { /* free text: '#' is no comment here */
+      g_free(h->description);
+      h->description = g_strdup(g_strstrip(line + strlen("description =")));
+      continue;
+    }
     if (strcmp(line, "begin_scanner") == 0) {
       in_scanner = TRUE;
       h->scanner_line = lineno + 1;
@@ -175,9 +180,6 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
       h->tof = v != 0;
       h->seen |= 8;
-    } else if (strcmp(key, "description") == 0) {
-      g_free(h->description);
-      h->description = g_strdup(value);
     } else {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: unknown key '%s'", path, lineno, key);
       goto out;

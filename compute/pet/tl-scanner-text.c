@@ -331,7 +331,9 @@ static void put_f(GString *s, const char *key, const float *v, int n) {
 /* The layout form when the table still is what the layout builds, else the table. */
 char *tl_scanner_to_text(const TlScanner *s) {
   GString *t = g_string_new("# Tomolab scanner description (docs/formats.md)\n");
-  g_string_append_printf(t, "name = %s\n", s->name);
+  g_autofree char *name = g_strdup(s->name);
+  g_strdelimit(name, "#\r\n", '_'); /* one line, no comment */
+  g_string_append_printf(t, "name = %s\n", name);
   g_string_append_printf(t, "kind = %s\n", s->kind == TL_SCANNER_RING ? "ring" : "dual-head");
   g_autoptr(TlScanner) rebuilt =
       s->layout ? tl_scanner_new_from_layout(s->name, s->layout, s, NULL) : NULL;
