@@ -1,0 +1,265 @@
+/* CT projectors: the per-view table, argument checks and the dispatches of
+ * shaders/ct_forward.comp, ct_back.comp and ct_bp_voxel.comp. */
+#include "tl-ct-projector.h"
+#include <math.h>
+#include <string.h>
+
+#define TL_CT_VIEW_FLOATS 32
+
+/* Mirrors CT_PUSH in shaders/ct_common.glsl (scalar layout, 96 bytes). */
+typedef struct {
+  TlPush1D h;
+  guint64 image, proj, views;
+  guint32 dims[3];
+  float corner[3];
+  float voxel[3];
+  guint32 nu, nv;
+  guint32 first, stride, count;
+  float step;
+  guint32 flags;
+} CtPush;
+G_STATIC_ASSERT(sizeof(CtPush) == 96);
+
+enum { CT_CONE = 1, CT_ACCUMULATE = 2 };
+
+struct _TlCtProjector {
+  TlContext *ctx;
+  TlCtGeometry *geom;
+  TlImageGrid grid;
+  TlCtMethod method;
+  float step;
+  TlArray *views;          /* the per-view table */
+  TlPipeline *forward;     /* NULL for voxel */
+  TlPipeline *back;
+  guint32 forward_cost;    /* per pixel */
+  guint32 back_cost;       /* per voxel and view */
+  char *label_forward, *label_back;
+};
+
+static const char *const tl_ct_method_names[] = {"joseph", "siddon", "raycast", "voxel"};
+
+const char *tl_ct_method_name(TlCtMethod m) {
+  return (guint)m < G_N_ELEMENTS(tl_ct_method_names) ? tl_ct_method_names[m] : "?";
+}
+
+gboolean tl_ct_method_from_name(const char *name, TlCtMethod *out, GError **error) {
+  for (guint i = 0; i < G_N_ELEMENTS(tl_ct_method_names); i++)
+    if (g_strcmp0(name, tl_ct_method_names[i]) == 0) {
+      *out = (TlCtMethod)i;
+      return TRUE;
+    }
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "unknown CT projector '%s' (known: joseph, siddon, raycast, voxel)", name);
+  return FALSE;
+}
+
+/* One view of the table (shaders/ct_common.glsl), derived in double; rays start near the
+ * volume's centre. */
+static void view_record(const TlCtGeometry *g, const TlImageGrid *grid, guint k,
+                        float out[TL_CT_VIEW_FLOATS]) {
+  const double *P = tl_ct_geometry_matrix(g, k);
+  double Qa[9], Qd[9], w, ref[3];
+  for (int a = 0; a < 3; a++)
+    ref[a] = grid->origin_mm[a] + 0.5 * (grid->dims[a] - 1.0) * grid->voxel_mm[a];
+  tl_ct_geometry_ray_basis(g, k, ref, Qa, Qd, &w);
+  memset(out, 0, sizeof(float) * TL_CT_VIEW_FLOATS);
+  for (int i = 0; i < 12; i++) out[i] = (float)P[i];
+  for (int i = 0; i < 9; i++) out[12 + i] = (float)Qa[i];
+  for (int i = 0; i < 9; i++) out[21 + i] = (float)Qd[i];
+  out[30] = (float)w;
+}
+
+/* Cone beam: every corner of the volume box, widened by the 1.5 voxels the footprints
+ * reach, must have depth > 0 in every view. */
+static gboolean check_in_front(const TlCtGeometry *g, const TlImageGrid *grid, GError **error) {
+  if (g->beam != TL_CT_CONE) return TRUE;
+  for (guint k = 0; k < g->n_views; k++)
+    for (int c = 0; c < 8; c++) {
+      double x[3], u, v;
+      for (int a = 0; a < 3; a++) {
+        double idx = (c >> a) & 1 ? grid->dims[a] + 1.0 : -2.0;
+        x[a] = grid->origin_mm[a] + idx * grid->voxel_mm[a];
+      }
+      if (!(tl_ct_geometry_project(g, k, x, &u, &v) > 0)) {
+        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                    "CT projector: the volume (%u x %u x %u voxels of %g x %g x %g mm) reaches "
+                    "behind the source of view %u; it must lie in front of every source",
+                    grid->dims[0], grid->dims[1], grid->dims[2], grid->voxel_mm[0],
+                    grid->voxel_mm[1], grid->voxel_mm[2], k);
+        return FALSE;
+      }
+    }
+  return TRUE;
+}
+
+/* Detector pixels inside the footprint of the central voxel's support box in view 0: the
+ * gather's inner loop count, for the submit budget. */
+static double footprint_pixels(const TlCtGeometry *g, const TlImageGrid *grid, double lo,
+                               double hi) {
+  double umin = INFINITY, umax = -INFINITY, vmin = INFINITY, vmax = -INFINITY;
+  for (int c = 0; c < 8; c++) {
+    double x[3], u, v;
+    for (int a = 0; a < 3; a++)
+      x[a] = grid->origin_mm[a] +
+             (0.5 * (grid->dims[a] - 1.0) - 0.5 + ((c >> a) & 1 ? hi : lo)) * grid->voxel_mm[a];
+    tl_ct_geometry_project(g, 0, x, &u, &v);
+    umin = MIN(umin, u), umax = MAX(umax, u), vmin = MIN(vmin, v), vmax = MAX(vmax, v);
+  }
+  return (MIN(umax - umin, g->det_u) + 1) * (MIN(vmax - vmin, g->det_v) + 1);
+}
+
+TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
+                                   const TlImageGrid *grid, TlCtMethod method, GError **error) {
+  if (!tl_image_grid_validate(grid, error)) return NULL;
+  if ((guint)method >= G_N_ELEMENTS(tl_ct_method_names)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown CT projector %d", method);
+    return NULL;
+  }
+  if (!check_in_front(geometry, grid, error)) return NULL;
+  g_autoptr(TlCtProjector) p = g_new0(TlCtProjector, 1);
+  p->ctx = ctx;
+  p->geom = tl_ct_geometry_copy(geometry);
+  p->grid = *grid;
+  p->method = method;
+  p->step = 0.5f * MIN(grid->voxel_mm[0], MIN(grid->voxel_mm[1], grid->voxel_mm[2]));
+
+  guint n = geometry->n_views;
+  g_autofree float *table = g_new(float, (gsize)TL_CT_VIEW_FLOATS * n);
+  for (guint k = 0; k < n; k++) view_record(geometry, grid, k, table + (gsize)TL_CT_VIEW_FLOATS * k);
+  p->views = tl_array_new_float(ctx, (guint64)TL_CT_VIEW_FLOATS * n, error);
+  if (!p->views || !tl_array_upload(p->views, table, error)) return NULL;
+
+  guint32 spec = method;
+  const guint *d = grid->dims;
+  if (method == TL_CT_VOXEL) {
+    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
+    if (!p->back) return NULL;
+    p->back_cost = 4;
+  } else {
+    p->forward = tl_pipeline_new_builtin(ctx, "ct_forward", sizeof(CtPush), &spec, 1, error);
+    p->back = tl_pipeline_new_builtin(ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
+    if (!p->forward || !p->back) return NULL;
+    /* rough voxel reads per ray, and per voxel-view (pixels in the footprint x ~8) */
+    double diag = sqrt((double)d[0] * d[0] + (double)d[1] * d[1] + (double)d[2] * d[2]);
+    double fw = method == TL_CT_JOSEPH ? 4.0 * MAX(d[0], MAX(d[1], d[2]))
+              : method == TL_CT_SIDDON ? (double)d[0] + d[1] + d[2]
+                                       : 8.0 * diag * 2.0;
+    double lo = method == TL_CT_SIDDON ? 0.0 : -0.5, hi = method == TL_CT_SIDDON ? 1.0 : 1.5;
+    p->forward_cost = (guint32)CLAMP(fw, 1.0, 1e6);
+    p->back_cost = (guint32)CLAMP(8.0 * footprint_pixels(geometry, grid, lo, hi), 1.0, 1e6);
+  }
+  p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
+  p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
+  return g_steal_pointer(&p);
+}
+
+void tl_ct_projector_free(TlCtProjector *p) {
+  if (!p) return;
+  tl_pipeline_free(p->forward);
+  tl_pipeline_free(p->back);
+  tl_array_free(p->views);
+  tl_ct_geometry_free(p->geom);
+  g_free(p->label_forward);
+  g_free(p->label_back);
+  g_free(p);
+}
+
+TlContext *tl_ct_projector_context(const TlCtProjector *p) { return p->ctx; }
+const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p) { return p->geom; }
+const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p) { return &p->grid; }
+TlCtMethod tl_ct_projector_method(const TlCtProjector *p) { return p->method; }
+void tl_ct_projector_set_step(TlCtProjector *p, float step_mm) {
+  if (step_mm > 0 && isfinite(step_mm)) p->step = step_mm;
+}
+float tl_ct_projector_step(const TlCtProjector *p) { return p->step; }
+const TlArray *tl_ct_projector_views_table(const TlCtProjector *p) { return p->views; }
+
+TlCtViews tl_ct_views_all(const TlCtGeometry *g) {
+  return (TlCtViews){.first = 0, .stride = 1, .count = g->n_views};
+}
+
+TlCtViews tl_ct_views_subset(const TlCtGeometry *g, guint s, guint n) {
+  n = MAX(n, 1u);
+  guint count = s < g->n_views ? (g->n_views - s + n - 1) / n : 0;
+  return (TlCtViews){.first = s, .stride = n, .count = count};
+}
+
+guint64 tl_ct_views_n_pixels(const TlCtGeometry *g, const TlCtViews *v) {
+  return (guint64)v->count * g->det_u * g->det_v;
+}
+
+static gboolean check_call(TlCtProjector *p, const TlCtViews *v, const TlArray *image,
+                           const TlArray *proj, GError **error) {
+  const TlCtGeometry *g = p->geom;
+  if (v->count == 0 || v->stride == 0 || v->first >= g->n_views ||
+      v->first + (guint64)v->stride * (v->count - 1) >= g->n_views) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: views %u + %u k (k < %u) are not all among the %u views",
+                v->first, v->stride, v->count, g->n_views);
+    return FALSE;
+  }
+  guint64 nvox = tl_image_grid_n_voxels(&p->grid), npix = tl_ct_views_n_pixels(g, v);
+  const TlArray *bad = NULL;
+  guint64 want = 0;
+  if (tl_array_elem_size(image) != 4 || tl_array_length(image) != nvox) bad = image, want = nvox;
+  else if (tl_array_elem_size(proj) != 4 || tl_array_length(proj) < npix) bad = proj, want = npix;
+  if (bad) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: the %s array has %" G_GUINT64_FORMAT " elements of %zu bytes; "
+                "expected %s%" G_GUINT64_FORMAT " floats",
+                bad == image ? "image" : "projection", tl_array_length(bad),
+                tl_array_elem_size(bad), bad == image ? "" : "at least ", want);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void fill_push(TlCtProjector *p, const TlCtViews *v, const TlArray *image,
+                      const TlArray *proj, gboolean accumulate, CtPush *push) {
+  memset(push, 0, sizeof *push);
+  push->image = tl_array_address(image);
+  push->proj = tl_array_address(proj);
+  push->views = tl_array_address(p->views);
+  for (int a = 0; a < 3; a++) {
+    push->dims[a] = p->grid.dims[a];
+    push->voxel[a] = p->grid.voxel_mm[a];
+    /* outer corner of voxel 0: origin_mm is its centre */
+    push->corner[a] = p->grid.origin_mm[a] - 0.5f * p->grid.voxel_mm[a];
+  }
+  push->nu = p->geom->det_u;
+  push->nv = p->geom->det_v;
+  push->first = v->first;
+  push->stride = v->stride;
+  push->count = v->count;
+  push->step = p->step;
+  push->flags = (p->geom->beam == TL_CT_CONE ? CT_CONE : 0) | (accumulate ? CT_ACCUMULATE : 0);
+}
+
+gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                                 const TlArray *image, TlArray *proj, gboolean accumulate,
+                                 GError **error) {
+  if (!p->forward) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "the voxel-driven CT projector has no forward projection (use joseph, siddon "
+                "or raycast)");
+    return FALSE;
+  }
+  if (!check_call(p, views, image, proj, error)) return FALSE;
+  CtPush push;
+  fill_push(p, views, image, proj, accumulate, &push);
+  tl_pipeline_set_item_cost(p->forward, p->forward_cost);
+  return tl_stream_dispatch_1d(s, p->forward, p->label_forward,
+                               tl_ct_views_n_pixels(p->geom, views), &push, error);
+}
+
+gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                              const TlArray *proj, TlArray *image, gboolean accumulate,
+                              GError **error) {
+  if (!check_call(p, views, image, proj, error)) return FALSE;
+  CtPush push;
+  fill_push(p, views, image, proj, accumulate, &push);
+  guint64 cost = (guint64)p->back_cost * views->count;
+  tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
+  return tl_stream_dispatch_1d(s, p->back, p->label_back, tl_image_grid_n_voxels(&p->grid),
+                               &push, error);
+}

@@ -1,0 +1,105 @@
+/* TlCtRecon: iterative CT reconstruction on the device, with the step / callback / cancel
+ * contract of the PET TlRecon (compute/pet/tl-recon.h): a step is one sub-iteration, a
+ * callback follows each with the image, the objective, the RMSE against a ground truth and
+ * the profiler's timings, and a cancel between submissions leaves the last complete image
+ * (every step writes its new image into a second buffer, swapped in only when the step
+ * completed). All vector work is fused array expressions (compute/expr).
+ *
+ * A = the projector's system matrix, y = the measured line integrals (or counts for MLEM),
+ * R = diag(1 / A 1) (inverse row sums), C_s = diag(1 / A_s^T 1) (inverse column sums of
+ * subset s; zero where a sum is zero), lambda = relaxation:
+ *
+ *   SIRT     x <- x + lambda C A^T R (y - A x)                          (one subset)
+ *   SART     the same per ordered subset s of views (A_s, y_s, C_s): OS-SART; with one
+ *            view per subset it is SART of seed 003 ref. 7 (Andersen & Kak); subset s holds
+ *            views s, s + S, s + 2S ... The relaxed update of seed 003 sec. 2.3
+ *   CGLS     conjugate gradients on the normal equations of seed 001 eq. 2.6,
+ *            min 1/2 |A x - y|^2 (Hestenes-Stiefel / Paige-Saunders CGLS); its residual
+ *            norm |y - A x_k| never increases
+ *   MLEM     x <- x / C_s^-1 * A_s^T (y_s / A_s x) for emission data (OSEM with S > 1)
+ *
+ * Objective reported: 1/2 |A x - y|^2 (SIRT, SART, CGLS) or the Poisson log-likelihood
+ * sum (y log A x - A x) over A x > 0 (MLEM), of the NEW image. CGLS has it for free (its
+ * residual is updated recursively); the others pay one forward projection of all views,
+ * so it is computed as options.objective says (SIRT and MLEM with one subset reuse that
+ * projection in their next step). */
+#pragma once
+#include <gio/gio.h>
+#include "tl-ct-projector.h"
+
+G_BEGIN_DECLS
+
+typedef enum { TL_CT_SIRT, TL_CT_SART, TL_CT_CGLS, TL_CT_MLEM } TlCtAlgo;
+
+typedef enum {
+  TL_CT_OBJECTIVE_NEVER,
+  TL_CT_OBJECTIVE_ITERATION,    /* after the last subset of each iteration (default) */
+  TL_CT_OBJECTIVE_SUBITERATION, /* after every sub-iteration */
+} TlCtObjectiveWhen;
+
+typedef struct {
+  TlCtAlgo algo;
+  guint subsets;          /* SART and MLEM: S >= 1 (SIRT and CGLS use 1) */
+  guint iterations;       /* full passes over the data that tl_ct_recon_run makes */
+  TlCtMethod projector;   /* joseph, siddon or raycast (matched pairs) */
+  float relaxation;       /* SIRT / SART lambda, in (0, 2) */
+  gboolean nonnegative;   /* SIRT / SART: clamp the image at 0 after each update */
+  TlCtObjectiveWhen objective;
+} TlCtReconOptions;
+
+/* SIRT, 1 subset, 10 iterations, Joseph, lambda 1, no clamp, objective per iteration. */
+void tl_ct_recon_options_init(TlCtReconOptions *o);
+const char *tl_ct_algo_name(TlCtAlgo a);
+/* "sirt", "sart", "os-sart" (= sart), "cgls", "mlem" */
+gboolean tl_ct_algo_from_name(const char *name, TlCtAlgo *out, GError **error);
+
+typedef struct {
+  guint iteration;          /* 1-based iteration this sub-iteration belongs to */
+  guint subset;             /* 0-based */
+  guint n_subsets;
+  guint sub_iterations;     /* sub-iterations done so far (this one included) */
+  const TlArray *image;     /* the new image on the device */
+  double objective;         /* NAN when not computed this time */
+  double rmse;              /* NAN without a truth */
+  double seconds;           /* wall time of this sub-iteration (objective and RMSE included) */
+  const TlProfile *profile; /* GPU time per kernel since the start */
+} TlCtReconProgress;
+
+typedef void (*TlCtReconCallback)(const TlCtReconProgress *progress, gpointer user_data);
+
+typedef struct _TlCtRecon TlCtRecon;
+
+/* proj: every view of the geometry (line integrals; MLEM: counts), copied (regrouped by
+ * subset) onto the device, so it may be freed after. */
+TlCtRecon *tl_ct_recon_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+                           const TlArray *proj, const TlCtReconOptions *opt, GError **error);
+void tl_ct_recon_free(TlCtRecon *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtRecon, tl_ct_recon_free)
+
+/* Ground truth on the grid, for the RMSE in the progress reports. */
+gboolean tl_ct_recon_set_truth(TlCtRecon *r, const TlImage *truth, GError **error);
+/* Starting image (default 0; MLEM: 1). Resets the iteration counters. */
+gboolean tl_ct_recon_set_image(TlCtRecon *r, const TlImage *image, GError **error);
+void tl_ct_recon_set_callback(TlCtRecon *r, TlCtReconCallback cb, gpointer user_data);
+/* Checked before each sub-iteration and between the stream's submissions. */
+void tl_ct_recon_set_cancellable(TlCtRecon *r, GCancellable *cancellable);
+/* Work per submission (tl_stream_set_submit_budget): smaller = finer cancel points. */
+void tl_ct_recon_set_submit_budget(TlCtRecon *r, guint64 budget);
+
+/* One sub-iteration. FALSE + G_IO_ERROR_CANCELLED when cancelled: the image is then the one
+ * the last complete sub-iteration made (CGLS restarts its directions from it next time). */
+gboolean tl_ct_recon_step(TlCtRecon *r, GError **error);
+/* Sub-iterations until options.iterations full iterations are done. */
+gboolean tl_ct_recon_run(TlCtRecon *r, GError **error);
+/* The objective of the current image (a forward projection of all views; CGLS: free). */
+gboolean tl_ct_recon_objective(TlCtRecon *r, double *objective, GError **error);
+
+guint tl_ct_recon_sub_iterations(const TlCtRecon *r);
+const TlImageGrid *tl_ct_recon_grid(const TlCtRecon *r);
+const TlArray *tl_ct_recon_image_array(const TlCtRecon *r);
+TlImage *tl_ct_recon_image(TlCtRecon *r, GError **error);
+const TlProfile *tl_ct_recon_profile(const TlCtRecon *r);
+TlCtProjector *tl_ct_recon_projector(TlCtRecon *r);
+const TlCtReconOptions *tl_ct_recon_options(const TlCtRecon *r);
+
+G_END_DECLS
