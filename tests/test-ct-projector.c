@@ -1,0 +1,394 @@
+/* CT projectors on the device: adjointness of every matched forward/back pair (cone and
+ * parallel beams, rays along every dominant axis, view subsets), Siddon's exact chords
+ * through a uniform box and a voxelised ball, Joseph and ray casting on a uniform slab, and
+ * the voxel-driven back projector against a plain C implementation of seed 003 eq. 1. */
+#include <math.h>
+#include <string.h>
+#include "ct-ref.h"
+#include "ct/tl-ct-phantom.h"
+#include "ct/tl-ct-projector.h"
+#include "tl-test-common.h"
+
+static TlContext *ctx;
+
+static guint32 rng_state = 0x2545f491u;
+static float rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 17, rng_state ^= rng_state << 5;
+  return (float)(rng_state >> 8) * 0x1p-24f;
+}
+
+/* A pinhole view: source s looking along unit dir, detector sdd away with unit axes e_u,
+ * e_v (perpendicular to dir), pixel pitches du, dv, centred (sdd 0: parallel beam). */
+static void view_matrix(const double s[3], const double dir[3], const double eu[3],
+                        const double ev[3], double sdd, double du, double dv, guint nu, guint nv,
+                        double P[12]) {
+  double cu = 0.5 * (nu - 1.0), cv = 0.5 * (nv - 1.0);
+  for (int i = 0; i < 3; i++) {
+    if (sdd > 0) {
+      P[i] = sdd / du * eu[i] + cu * dir[i];
+      P[4 + i] = sdd / dv * ev[i] + cv * dir[i];
+      P[8 + i] = dir[i];
+    } else {
+      P[i] = eu[i] / du;
+      P[4 + i] = ev[i] / dv;
+      P[8 + i] = 0;
+    }
+  }
+  if (sdd > 0) {
+    for (int r = 0; r < 3; r++) P[4 * r + 3] = -(P[4 * r] * s[0] + P[4 * r + 1] * s[1] + P[4 * r + 2] * s[2]);
+  } else {
+    P[3] = cu, P[7] = cv, P[11] = 1;
+  }
+}
+
+static void normalise(double v[3]) {
+  double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  for (int i = 0; i < 3; i++) v[i] /= n;
+}
+
+/* Orbit views about z plus views looking along z and along an oblique diagonal, so that
+ * Joseph's dominant axis is x, y and z in turn. */
+static TlCtGeometry *make_geometry(TlCtBeam beam, guint nu, guint nv) {
+  enum { N_ORBIT = 7 };
+  double m[12 * (N_ORBIT + 2)];
+  double sid = 60, sdd = beam == TL_CT_CONE ? 100 : 0;
+  double du = beam == TL_CT_CONE ? 1.6 : 1.0, dv = du;
+  for (int k = 0; k < N_ORBIT + 2; k++) {
+    double dir[3], eu[3], ev[3] = {0, 0, 1};
+    if (k < N_ORBIT) {
+      double b = (7 + 360.0 * k / N_ORBIT) * G_PI / 180;
+      dir[0] = -cos(b), dir[1] = -sin(b), dir[2] = 0;
+      eu[0] = -sin(b), eu[1] = cos(b), eu[2] = 0;
+    } else if (k == N_ORBIT) {
+      dir[0] = 0.05, dir[1] = -0.03, dir[2] = -1;
+      normalise(dir);
+      eu[0] = 1, eu[1] = 0, eu[2] = dir[0];  /* made perpendicular below */
+    } else {
+      dir[0] = -1, dir[1] = -0.8, dir[2] = -0.9;
+      normalise(dir);
+      eu[0] = 1, eu[1] = -1, eu[2] = 0;
+    }
+    /* Gram-Schmidt: e_u perpendicular to dir, e_v = dir x e_u */
+    double d = eu[0] * dir[0] + eu[1] * dir[1] + eu[2] * dir[2];
+    for (int i = 0; i < 3; i++) eu[i] -= d * dir[i];
+    normalise(eu);
+    ev[0] = dir[1] * eu[2] - dir[2] * eu[1];
+    ev[1] = dir[2] * eu[0] - dir[0] * eu[2];
+    ev[2] = dir[0] * eu[1] - dir[1] * eu[0];
+    double s[3] = {-sid * dir[0], -sid * dir[1], -sid * dir[2]};
+    view_matrix(s, dir, eu, ev, sdd, du, dv, nu, nv, m + 12 * k);
+  }
+  GError *error = NULL;
+  TlCtGeometry *g = tl_ct_geometry_new_matrices(beam, N_ORBIT + 2, nu, nv, m, &error);
+  g_assert_no_error(error);
+  return g;
+}
+
+/* 20 x 16 x 12 voxels of 1 x 1.25 x 1.5 mm, slightly off centre. */
+static TlImageGrid test_grid(void) {
+  TlImageGrid g = tl_image_grid_centred(20, 16, 12, 1.0f, 1.25f, 1.5f);
+  g.origin_mm[0] += 0.3f, g.origin_mm[1] -= 0.2f, g.origin_mm[2] += 0.1f;
+  return g;
+}
+
+static TlArray *upload(const float *data, guint64 n) {
+  GError *error = NULL;
+  TlArray *a = tl_array_new_float(ctx, n, &error);
+  g_assert_no_error(error);
+  if (data) g_assert_true(tl_array_upload(a, data, &error));
+  g_assert_no_error(error);
+  return a;
+}
+
+static void finish(TlStream *s) {
+  GError *error = NULL;
+  g_assert_true(tl_stream_finish(s, &error));
+  g_assert_no_error(error);
+}
+
+static double dotf(const float *a, const float *b, guint64 n) {
+  double s = 0;
+  for (guint64 i = 0; i < n; i++) s += (double)a[i] * b[i];
+  return s;
+}
+
+static void check_adjoint(TlCtBeam beam, TlCtMethod method, const TlCtViews *sel) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, method, &error);
+  g_assert_no_error(error);
+  TlCtViews v = sel ? *sel : tl_ct_views_all(g);
+  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  g_autofree float *x = g_new(float, nvox), *y = g_new(float, npix);
+  g_autofree float *ax = g_new(float, npix), *aty = g_new(float, nvox);
+  for (guint64 i = 0; i < nvox; i++) x[i] = rnd();
+  for (guint64 i = 0; i < npix; i++) y[i] = rnd();
+  g_autoptr(TlArray) dx = upload(x, nvox), dy = upload(y, npix);
+  g_autoptr(TlArray) dax = upload(NULL, npix), daty = upload(NULL, nvox);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_true(tl_ct_projector_forward(p, s, &v, dx, dax, FALSE, &error));
+  g_assert_true(tl_ct_projector_back(p, s, &v, dy, daty, FALSE, &error));
+  g_assert_no_error(error);
+  finish(s);
+  g_assert_true(tl_array_download(dax, ax, &error));
+  g_assert_true(tl_array_download(daty, aty, &error));
+  double lhs = dotf(ax, y, npix), rhs = dotf(x, aty, nvox);
+  double rel = fabs(lhs - rhs) / fabs(lhs);
+  g_test_message("%s %s views %u+%uk (%u): <Ax,y> = %.9g, <x,A^T y> = %.9g, relative %.2e",
+                 beam == TL_CT_CONE ? "cone" : "parallel", tl_ct_method_name(method), v.first,
+                 v.stride, v.count, lhs, rhs, rel);
+  g_assert_cmpfloat(lhs, >, 0);
+  g_assert_cmpfloat(rel, <=, 1e-5);
+}
+
+static void test_adjoint(gconstpointer data) {
+  TlCtMethod m = GPOINTER_TO_INT(data);
+  TlCtViews sub = {.first = 1, .stride = 3, .count = 3};
+  check_adjoint(TL_CT_CONE, m, NULL);
+  check_adjoint(TL_CT_PARALLEL, m, NULL);
+  check_adjoint(TL_CT_CONE, m, &sub);
+}
+
+/* Siddon of a uniform image = the exact chord through the object, for every pixel's ray. */
+static void check_chords(TlCtBeam beam, const TlImage *im, gboolean voxelised_ref) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &im->grid, TL_CT_SIDDON, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(g);
+  guint64 nvox = tl_image_grid_n_voxels(&im->grid), npix = tl_ct_views_n_pixels(g, &v);
+  g_autoptr(TlArray) dx = upload(im->data, nvox), dy = upload(NULL, npix);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_true(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+  finish(s);
+  g_autofree float *y = g_new(float, npix);
+  g_assert_true(tl_array_download(dy, y, &error));
+  double lo[3], hi[3], max_rel = 0, max_abs = 0, max_len = 0, grazing_rel = 0;
+  guint hits = 0;
+  for (int a = 0; a < 3; a++) {
+    lo[a] = im->grid.origin_mm[a] - 0.5 * im->grid.voxel_mm[a];
+    hi[a] = lo[a] + im->grid.dims[a] * (double)im->grid.voxel_mm[a];
+  }
+  for (guint k = 0; k < g->n_views; k++)
+    for (guint j = 0; j < g->det_v; j++)
+      for (guint i = 0; i < g->det_u; i++) {
+        double o[3], d[3];
+        tl_ct_geometry_ray(g, k, i, j, o, d);
+        double tmin = beam == TL_CT_CONE ? 0 : -INFINITY;
+        double want = voxelised_ref ? ct_ref_line_integral(im, o, d, tmin)
+                                    : ct_ref_chord_box(o, d, tmin, lo, hi);
+        double got = y[(k * g->det_v + j) * g->det_u + i], err = fabs(got - want);
+        max_abs = MAX(max_abs, err);
+        max_len = MAX(max_len, want);
+        if (want >= 2.0) {
+          hits++;
+          max_rel = MAX(max_rel, err / want);
+        } else if (want > 0) {
+          grazing_rel = MAX(grazing_rel, err / want);
+        }
+      }
+  /* Every ray: error <= 1e-5 of the longest chord. Box: also per ray, relative error <= 1e-5
+   * for chords of 2 mm (>= 1.3 voxels) or more. Shorter chords graze an edge, where a float32
+   * ray's ~1e-6 mm position error is amplified by 1 / tan(incidence); a voxelised ball's
+   * staircase surface has such edges inside long chords too, so it gets the first bound. */
+  g_test_message("siddon %s %s: %u rays with chords >= 2 mm, max relative error %.2e; shorter "
+                 "(grazing) chords %.2e; max abs %.2e mm = %.2e of the longest chord",
+                 beam == TL_CT_CONE ? "cone" : "parallel", voxelised_ref ? "ball" : "box", hits,
+                 max_rel, grazing_rel, max_abs, max_abs / max_len);
+  g_assert_cmpuint(hits, >, npix / 4);
+  if (!voxelised_ref) g_assert_cmpfloat(max_rel, <=, 1e-5);
+  g_assert_cmpfloat(max_abs, <=, 1e-5 * max_len);
+}
+
+static void test_siddon_chords(void) {
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlImage) ones = tl_image_new(&grid);
+  for (guint64 i = 0; i < tl_image_grid_n_voxels(&grid); i++) ones->data[i] = 1.0f;
+  check_chords(TL_CT_CONE, ones, FALSE);
+  check_chords(TL_CT_PARALLEL, ones, FALSE);
+}
+
+/* A uniform ball: Siddon equals the exact chord through the voxelised ball (the object a
+ * voxel grid holds) to 1e-5, and the continuous ball's chord to within the voxelisation. */
+static void test_siddon_ball(void) {
+  GError *error = NULL;
+  TlImageGrid grid = tl_image_grid_centred(24, 24, 24, 1, 1, 1);
+  g_autoptr(TlCtPhantom) ball = tl_ct_phantom_new_preset("ball", &error);
+  g_autoptr(TlImage) im = tl_ct_phantom_rasterise(ball, &grid, 1, 1.0, &error);
+  g_assert_no_error(error);
+  check_chords(TL_CT_CONE, im, TRUE);
+  check_chords(TL_CT_PARALLEL, im, TRUE);
+
+  g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_PARALLEL, 36, 28);
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_SIDDON, &error);
+  TlCtViews v = tl_ct_views_all(g);
+  guint64 npix = tl_ct_views_n_pixels(g, &v);
+  g_autoptr(TlArray) dx = upload(im->data, tl_image_grid_n_voxels(&grid)), dy = upload(NULL, npix);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_true(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+  finish(s);
+  g_autofree float *y = g_new(float, npix);
+  g_assert_true(tl_array_download(dy, y, &error));
+  double sum_err = 0, sum_len = 0;
+  for (guint64 i = 0; i < npix; i++) {
+    double o[3], d[3];
+    guint k = i / (g->det_u * g->det_v), j = i / g->det_u % g->det_v, u = i % g->det_u;
+    tl_ct_geometry_ray(g, k, u, j, o, d);
+    double want = tl_ct_phantom_line_integral(ball, &grid, 1.0, o, d, FALSE);
+    sum_err += fabs(y[i] - want);
+    sum_len += want;
+  }
+  /* a voxelised surface moves by up to half a voxel (0.5 mm) where the ray enters and
+   * leaves; on average far less */
+  g_test_message("continuous ball: mean |error| %.3f mm per mm of chord %.4f", sum_err / npix,
+                 sum_err / sum_len);
+  g_assert_cmpfloat(sum_err / npix, <, 0.5);
+}
+
+/* A uniform slab crossed along the dominant axis: Joseph's sum is the chord exactly; ray
+ * casting's trilinear samples reproduce it to the sampling error of the edge ramps. */
+static void test_uniform_slab(void) {
+  GError *error = NULL;
+  TlImageGrid grid = tl_image_grid_centred(16, 12, 10, 1.0f, 1.5f, 1.25f);
+  guint64 nvox = tl_image_grid_n_voxels(&grid);
+  g_autofree float *ones = g_new(float, nvox);
+  for (guint64 i = 0; i < nvox; i++) ones[i] = 1;
+  double dir[3] = {-1, -0.08, 0.05}, eu[3] = {0, 1, 0}, ev[3];
+  normalise(dir);
+  double d = eu[0] * dir[0] + eu[1] * dir[1] + eu[2] * dir[2];
+  for (int i = 0; i < 3; i++) eu[i] -= d * dir[i];
+  normalise(eu);
+  ev[0] = dir[1] * eu[2] - dir[2] * eu[1];
+  ev[1] = dir[2] * eu[0] - dir[0] * eu[2];
+  ev[2] = dir[0] * eu[1] - dir[1] * eu[0];
+  double P[12], s0[3] = {0};
+  view_matrix(s0, dir, eu, ev, 0, 0.7, 0.7, 16, 12, P);
+  g_autoptr(TlCtGeometry) g = tl_ct_geometry_new_matrices(TL_CT_PARALLEL, 1, 16, 12, P, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(g);
+  guint64 npix = tl_ct_views_n_pixels(g, &v);
+  g_autoptr(TlArray) dx = upload(ones, nvox), dy = upload(NULL, npix);
+  g_autofree float *y = g_new(float, npix);
+  for (TlCtMethod m = TL_CT_JOSEPH; m <= TL_CT_RAYCAST; m += 2) {
+    g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, m, &error);
+    g_assert_no_error(error);
+    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+    g_assert_true(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+    finish(s);
+    g_assert_true(tl_array_download(dy, y, &error));
+    double chord = grid.dims[0] * grid.voxel_mm[0] / fabs(dir[0]), max_rel = 0;
+    guint n = 0;
+    for (guint j = 0; j < g->det_v; j++)
+      for (guint i = 0; i < g->det_u; i++) {
+        double o[3], r[3], ok = TRUE;
+        tl_ct_geometry_ray(g, 0, i, j, o, r);
+        /* inside the transverse span of voxel centres on every x plane */
+        for (guint k = 0; k < grid.dims[0] && ok; k++) {
+          double x = grid.origin_mm[0] + k * grid.voxel_mm[0], t = (x - o[0]) / r[0];
+          for (int a = 1; a < 3; a++) {
+            double c = (o[a] + t * r[a] - grid.origin_mm[a]) / grid.voxel_mm[a];
+            ok = ok && c >= 0 && c <= grid.dims[a] - 1;
+          }
+        }
+        if (!ok) continue;
+        n++;
+        max_rel = MAX(max_rel, fabs(y[j * g->det_u + i] - chord) / chord);
+      }
+    g_test_message("%s: %u interior rays, max relative error %.2e", tl_ct_method_name(m), n,
+                   max_rel);
+    g_assert_cmpuint(n, >, 20);
+    g_assert_cmpfloat(max_rel, <=, m == TL_CT_JOSEPH ? 1e-5 : 1e-2);
+  }
+}
+
+/* The device's voxel-driven back projector against ct_ref_bp_voxel (seed 003 eq. 1). */
+static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+  g_assert_no_error(error);
+  TlCtViews v = sel ? *sel : tl_ct_views_all(g);
+  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
+  for (guint64 i = 0; i < npix; i++) y[i] = rnd();
+  g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_true(tl_ct_projector_back(p, s, &v, dy, df, FALSE, &error));
+  finish(s);
+  g_assert_true(tl_array_download(df, f, &error));
+  g_autofree double *ref = g_new(double, nvox);
+  /* the reference takes consecutive views: give it the selected ones in order */
+  g_autoptr(TlCtGeometry) gs = tl_ct_geometry_subset(g, v.first, v.stride, v.count, &error);
+  g_assert_no_error(error);
+  ct_ref_bp_voxel(gs, 0, v.count, &grid, y, ref);
+  double max_ref = 0, max_err = 0;
+  for (guint64 i = 0; i < nvox; i++) {
+    max_ref = MAX(max_ref, fabs(ref[i]));
+    max_err = MAX(max_err, fabs(f[i] - ref[i]));
+  }
+  g_test_message("voxel BP %s: max |ref| %.4g, max error %.2e (relative %.2e)",
+                 beam == TL_CT_CONE ? "cone" : "parallel", max_ref, max_err, max_err / max_ref);
+  g_assert_cmpfloat(max_ref, >, 0);
+  g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
+
+  /* no forward for the voxel-driven projector: a GError, not an abort */
+  g_autoptr(TlArray) dx = upload(NULL, nvox);
+  g_assert_false(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+}
+
+static void test_bp_voxel(void) {
+  TlCtViews sub = {.first = 2, .stride = 2, .count = 4};
+  check_bp_voxel(TL_CT_CONE, NULL);
+  check_bp_voxel(TL_CT_PARALLEL, NULL);
+  check_bp_voxel(TL_CT_CONE, &sub);
+}
+
+/* Bad calls: volume behind the source, wrong array sizes, views out of range. */
+static void test_bad_calls(void) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_CONE, 36, 28);
+  TlImageGrid big = tl_image_grid_centred(100, 100, 10, 1.5f, 1.5f, 1.5f); /* holds the sources */
+  g_assert_null(tl_ct_projector_new(ctx, g, &big, TL_CT_JOSEPH, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_SIDDON, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlArray) small = upload(NULL, 10);
+  g_autoptr(TlArray) img = upload(NULL, tl_image_grid_n_voxels(&grid));
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  TlCtViews v = tl_ct_views_all(g);
+  g_assert_false(tl_ct_projector_forward(p, s, &v, img, small, FALSE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  TlCtViews bad = {.first = 5, .stride = 4, .count = 2};
+  g_assert_false(tl_ct_projector_back(p, s, &bad, small, img, FALSE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  TlCtMethod m;
+  g_assert_false(tl_ct_method_from_name("fan", &m, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  finish(s);
+}
+
+int main(int argc, char **argv) {
+  tl_test_init(&argc, &argv);
+  ctx = tl_test_context();
+  g_test_add_data_func("/ct/projector/adjoint/joseph", GINT_TO_POINTER(TL_CT_JOSEPH), test_adjoint);
+  g_test_add_data_func("/ct/projector/adjoint/siddon", GINT_TO_POINTER(TL_CT_SIDDON), test_adjoint);
+  g_test_add_data_func("/ct/projector/adjoint/raycast", GINT_TO_POINTER(TL_CT_RAYCAST),
+                       test_adjoint);
+  g_test_add_func("/ct/projector/siddon/box-chords", test_siddon_chords);
+  g_test_add_func("/ct/projector/siddon/ball-chords", test_siddon_ball);
+  g_test_add_func("/ct/projector/uniform-slab", test_uniform_slab);
+  g_test_add_func("/ct/projector/voxel-bp-vs-c", test_bp_voxel);
+  g_test_add_func("/ct/projector/bad-calls", test_bad_calls);
+  int rc = g_test_run();
+  tl_test_context_done(ctx);
+  return rc;
+}
