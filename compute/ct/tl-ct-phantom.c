@@ -62,14 +62,17 @@ void tl_ct_phantom_free(TlCtPhantom *ph) {
   g_free(ph);
 }
 
-/* mm -> normalised: the grid's box [-1, 1] per axis. */
+/* mm -> normalised: one scale for all three axes, half the grid's larger transaxial extent,
+ * about the grid's centre. A cubic grid holds the phantom's [-1, 1]^3; a thin grid (a 2-D
+ * slice) cuts the middle of the 3-D phantom rather than squeezing it. */
 typedef struct {
   double centre[3], half[3];
 } Frame;
 
 static void frame_of(const TlImageGrid *g, Frame *f) {
+  double h = 0.5 * MAX(g->dims[0] * g->voxel_mm[0], g->dims[1] * g->voxel_mm[1]);
   for (int a = 0; a < 3; a++) {
-    f->half[a] = 0.5 * g->dims[a] * g->voxel_mm[a];
+    f->half[a] = h;
     f->centre[a] = g->origin_mm[a] + 0.5 * (g->dims[a] - 1.0) * g->voxel_mm[a];
   }
 }

@@ -1,6 +1,6 @@
-/* CT phantoms: sums of uniform ellipsoids in coordinates normalised to the volume's box
- * (each axis of the grid's extent maps to [-1, 1], centred on the grid), so a phantom
- * fills any grid. Presets:
+/* CT phantoms: sums of uniform ellipsoids in normalised coordinates: the grid's centre is 0
+ * and half its larger transaxial (x, y) extent is 1, on all three axes, so the phantom fills
+ * a cubic grid and a one-slice grid holds its central slice. Presets:
  *   "shepp-logan"           3-D Shepp-Logan (Shepp & Logan 1974 contrasts: 2, -0.98, ...)
  *   "modified-shepp-logan"  the higher-contrast variant (Toft: 1, -0.8, -0.2, ..., 0.1)
  *   "ball"                  one ball of radius 0.8, value 1
