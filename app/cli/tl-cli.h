@@ -12,3 +12,4 @@ int tl_cli_info(int argc, char **argv);
 int tl_cli_ct_simulate(int argc, char **argv);
 int tl_cli_ct_recon(int argc, char **argv);
 int tl_cli_simulate(int argc, char **argv);
+int tl_cli_recon(int argc, char **argv);

@@ -8,6 +8,7 @@ static const TlCliVerb verbs[] = {
     {"info", "list Vulkan devices, the chosen one, its features and limits", tl_cli_info},
     {"ct-simulate", "CT projections of a phantom (cone or parallel beam) into a .tlct scan", tl_cli_ct_simulate},
     {"ct-recon", "FDK, SIRT, SART, CGLS or MLEM of a .tlct CT scan into an image", tl_cli_ct_recon},
+    {"recon", "list-mode or binned MLEM/OSEM of a list-mode file into an image", tl_cli_recon},
     {"simulate", "Monte-Carlo PET acquisition of a phantom into a list-mode file", tl_cli_simulate},
 };
 

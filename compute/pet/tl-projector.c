@@ -169,6 +169,24 @@ gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *
   return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, image, error);
 }
 
+void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g) {
+  guint8 *axis = g_new(guint8, n);
+  guint64 count[3] = {0, 0, 0};
+  for (guint64 i = 0; i < n; i++) {
+    const float *a = s->crystals[ev[i].a].centre, *b = s->crystals[ev[i].b].centre;
+    float d[3];
+    for (int k = 0; k < 3; k++) d[k] = fabsf(b[k] - a[k]) / g->voxel_mm[k];
+    axis[i] = (d[0] >= d[1] && d[0] >= d[2]) ? 0 : (d[1] >= d[2] ? 1 : 2);
+    count[axis[i]]++;
+  }
+  guint64 at[3] = {0, count[0], count[0] + count[1]};
+  TlEvent *out = g_new(TlEvent, n);
+  for (guint64 i = 0; i < n; i++) out[at[axis[i]]++] = ev[i];
+  memcpy(ev, out, n * sizeof(TlEvent));
+  g_free(out);
+  g_free(axis);
+}
+
 guint64 tl_pair_count(guint n) { return (guint64)n * (n - (n > 0)) / 2; }
 
 guint64 tl_pair_index(guint n, guint a, guint b) {

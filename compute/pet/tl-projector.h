@@ -17,7 +17,7 @@
 #pragma once
 #include "tl-stream.h"
 #include "tl-image.h"
-#include "tl-scanner.h"
+#include "tl-listmode.h"
 
 G_BEGIN_DECLS
 
@@ -101,6 +101,12 @@ gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
 gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   TlArray *image, GError **error);
+
+/* Reorders events, stably, so that those whose dominant axis (the one along which the LOR
+ * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations
+ * then walk rays of one kind and length range (seed 002 groups events by dominant direction),
+ * while the order within a group (random in time) keeps concurrent scatters apart. */
+void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
 
 /* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
  * p < n (n - 1) / 2 (shaders/pet_common.glsl). */

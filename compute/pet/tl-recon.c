@@ -127,7 +127,9 @@ static gboolean recon_prepare(TlRecon *r, const TlScanner *scanner, gboolean per
 }
 
 /* Interleaved subsets (event j -> subset j mod S) stored one after the other, uploaded in
- * pieces so the host needs no second copy of the whole list. */
+ * pieces so the host needs no second copy of the whole list. Within a piece, events are
+ * grouped by dominant axis (tl_events_group_by_axis): the sums of eq. 5 do not depend on the
+ * order. */
 TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
                                const TlReconOptions *opt, GError **error) {
   if (!lm || !tl_listmode_validate(lm, "list-mode data", error)) {
@@ -146,6 +148,7 @@ TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlIma
   r->total_counts = (double)n;
   r->records = tl_array_new(ctx, n, sizeof(TlEvent), error);
   if (!r->records) return NULL;
+  /* pieces of up to 2^20 events, each grouped by dominant axis */
   const guint64 piece = 1 << 20;
   g_autofree TlEvent *buf = g_new(TlEvent, MIN(piece, n));
   guint64 at = 0;
@@ -155,6 +158,7 @@ TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlIma
     for (guint64 j = k; j < n; j += S) {
       buf[m++] = lm->events[j];
       if (m == piece || j + S >= n) {
+        tl_events_group_by_axis(buf, m, lm->scanner, grid);
         if (!tl_array_upload_range(r->records, at, m, buf, error)) return NULL;
         at += m;
         m = 0;
