@@ -14,37 +14,55 @@ layout(push_constant, scalar) uniform Push { CT_PUSH; } pc;
 // The view table read as vec4 rows: P's three rows are the first three of each record's eight.
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer CtVec4s { vec4 v[]; };
 
+// One invocation back-projects CT_BP_BLOCK voxels consecutive along x: (u w, v w, w) is affine
+// in x, so the view's matrix is read once for all of them and each voxel adds one step.
+#define CT_BP_BLOCK 4
+
+// Eq. 1's bilinear sample p^_n(u, v) with a zero boundary. Taps outside the detector weigh 0;
+// their addresses are clamped so the four loads need no branches.
+float ct_bilinear(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
+  vec2 fl = floor(uv);
+  ivec2 f = ivec2(fl);
+  vec2 e = uv - fl;
+  if (f.x < -1 || f.x >= nu || f.y < -1 || f.y >= nv) return 0.0;
+  ivec2 top = ivec2(nu - 1, nv - 1);
+  ivec2 q0 = clamp(f, ivec2(0), top), q1 = clamp(f + 1, ivec2(0), top);
+  vec2 w0 = vec2(equal(q0, f)) * (1.0 - e), w1 = vec2(equal(q1, f + 1)) * e;
+  uint o0 = base + uint(q0.y) * uint(nu), o1 = base + uint(q1.y) * uint(nu);
+  return w0.y * (w0.x * pr.v[o0 + uint(q0.x)] + w1.x * pr.v[o0 + uint(q1.x)]) +
+         w1.y * (w0.x * pr.v[o1 + uint(q0.x)] + w1.x * pr.v[o1 + uint(q1.x)]);
+}
+
 void main() {
   uint i = tl_local_item();
   if (i >= pc.tl_count) return;
-  uint idx = pc.tl_base + i;
-  uvec3 n = uvec3(idx % pc.dims.x, (idx / pc.dims.x) % pc.dims.y, idx / (pc.dims.x * pc.dims.y));
-  vec3 x = pc.corner + (vec3(n) + 0.5) * pc.voxel;  // voxel centre, mm
+  uint item = pc.tl_base + i;
+  uint bx = (pc.dims.x + CT_BP_BLOCK - 1) / CT_BP_BLOCK;
+  uvec3 n = uvec3((item % bx) * CT_BP_BLOCK, (item / bx) % pc.dims.y, item / (bx * pc.dims.y));
+  vec4 x0 = vec4(pc.corner + (vec3(n) + 0.5) * pc.voxel, 1.0);  // first voxel's centre, mm
   int nu = int(pc.nu), nv = int(pc.nv);
   uint npix = pc.nu * pc.nv;
-  float acc = 0.0;
+  float acc[CT_BP_BLOCK];
+  for (int t = 0; t < CT_BP_BLOCK; t++) acc[t] = 0.0;
+  CtVec4s w4 = CtVec4s(pc.views);
   for (uint k = 0u; k < pc.count; k++) {
-    CtVec4s w4 = CtVec4s(pc.views);
     uint vb = (pc.first + k * pc.stride) * 8u;
-    vec4 xh = vec4(x, 1.0);
-    float depth = dot(w4.v[vb + 2u], xh);  // w_n
-    if (!(depth > 0.0)) continue;          // behind the source
-    vec2 uv = vec2(dot(w4.v[vb], xh), dot(w4.v[vb + 1u], xh)) / depth;  // u_n, v_n
-    vec2 fl = floor(uv);
-    ivec2 f = ivec2(fl);
-    vec2 e = uv - fl;
-    if (f.x < -1 || f.x >= nu || f.y < -1 || f.y >= nv) continue;
-    // taps outside the detector weigh 0 (zero boundary); their addresses are clamped so the
-    // four loads need no branches
-    ivec2 top = ivec2(nu - 1, nv - 1);
-    ivec2 q0 = clamp(f, ivec2(0), top), q1 = clamp(f + 1, ivec2(0), top);
-    vec2 w0 = vec2(equal(q0, f)) * (1.0 - e), w1 = vec2(equal(q1, f + 1)) * e;
-    TlFloats pr = pc.proj;
-    uint o0 = k * npix + uint(q0.y) * pc.nu, o1 = k * npix + uint(q1.y) * pc.nu;
-    float s = w0.y * (w0.x * pr.v[o0 + uint(q0.x)] + w1.x * pr.v[o0 + uint(q1.x)]) +
-              w1.y * (w0.x * pr.v[o1 + uint(q0.x)] + w1.x * pr.v[o1 + uint(q1.x)]);
-    acc += s / (depth * depth);
+    vec4 r0 = w4.v[vb], r1 = w4.v[vb + 1u], r2 = w4.v[vb + 2u];
+    // (u_n w_n, v_n w_n, w_n) at the first voxel and its step along x (eq. 1, a_k = P)
+    vec3 p = vec3(dot(r0, x0), dot(r1, x0), dot(r2, x0));
+    vec3 dp = pc.voxel.x * vec3(r0.x, r1.x, r2.x);
+    for (int t = 0; t < CT_BP_BLOCK; t++) {
+      vec3 q = p + float(t) * dp;
+      if (!(q.z > 0.0)) continue;  // behind the source
+      float r = 1.0 / q.z;
+      acc[t] += ct_bilinear(pc.proj, k * npix, q.xy * r, nu, nv) * (r * r);
+    }
   }
-  if ((pc.flags & CT_ACCUMULATE) != 0u) acc += pc.image.v[idx];
-  pc.image.v[idx] = acc;
+  for (int t = 0; t < CT_BP_BLOCK; t++) {
+    if (n.x + uint(t) >= pc.dims.x) break;
+    uint idx = n.x + uint(t) + pc.dims.x * (n.y + pc.dims.y * n.z);
+    float v = acc[t];
+    if ((pc.flags & CT_ACCUMULATE) != 0u) v += pc.image.v[idx];
+    pc.image.v[idx] = v;
+  }
 }

@@ -70,8 +70,12 @@ typedef struct {
 typedef struct {
   TlPush1D h;
   guint64 src, dst, kernel;
-  guint32 nu, pad;
+  guint32 nu, blocks;
 } FilterPush;
+
+/* Outputs per invocation of ct_fdk_filter (CT_FILTER_BLOCK there); the kernel array carries
+ * that many zeros after its 2 nu - 1 taps. */
+#define TL_CT_FILTER_BLOCK 8
 
 TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
                        TlCtFilter filter, guint batch_views, GError **error) {
@@ -89,12 +93,12 @@ TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIma
   f->batch = MIN(f->batch, n);
 
   g_autofree double *gk = tl_ct_ramp_kernel(filter, nu);
-  g_autofree float *gf = g_new(float, 2 * (gsize)nu - 1);
+  g_autofree float *gf = g_new0(float, 2 * (gsize)nu - 1 + TL_CT_FILTER_BLOCK);
   for (guint i = 0; i < 2 * nu - 1; i++) gf[i] = (float)gk[i];
   g_autofree float *sc = g_new(float, n);
   for (guint k = 0; k < n; k++) sc[k] = (float)tl_ct_fdk_view_scale(geometry, k);
 
-  if (!(f->kernel = tl_array_new_float(ctx, 2 * (guint64)nu - 1, error)) ||
+  if (!(f->kernel = tl_array_new_float(ctx, 2 * (guint64)nu - 1 + TL_CT_FILTER_BLOCK, error)) ||
       !tl_array_upload(f->kernel, gf, error) ||
       !(f->scales = tl_array_new_float(ctx, n, error)) || !tl_array_upload(f->scales, sc, error) ||
       !(f->tmp = tl_array_new_float(ctx, npix * f->batch, error)) ||
@@ -104,7 +108,7 @@ TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIma
   f->filter = tl_pipeline_new_builtin(ctx, "ct_fdk_filter", sizeof(FilterPush), NULL, 0, error);
   if (!f->weight || !f->filter) return NULL;
   tl_pipeline_set_item_cost(f->weight, 4);
-  tl_pipeline_set_item_cost(f->filter, MAX(nu / 2, 1u));
+  tl_pipeline_set_item_cost(f->filter, MAX(nu, 1u));
   return g_steal_pointer(&f);
 }
 
@@ -140,11 +144,13 @@ gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *im
                      .views = tl_array_address(tl_ct_projector_views_table(f->bp)),
                      .nu = g->det_u, .nv = g->det_v, .first = first, .stride = 1,
                      .cone = g->beam == TL_CT_CONE};
+    guint blocks = (g->det_u + TL_CT_FILTER_BLOCK - 1) / TL_CT_FILTER_BLOCK;
     FilterPush fp = {.src = tl_array_address(f->tmp), .dst = tl_array_address(f->filtered),
-                     .kernel = tl_array_address(f->kernel), .nu = g->det_u};
+                     .kernel = tl_array_address(f->kernel), .nu = g->det_u, .blocks = blocks};
     TlCtViews v = {.first = first, .stride = 1, .count = count};
     if (!tl_stream_dispatch_1d(s, f->weight, "fdk weight", npix * count, &wp, error) ||
-        !tl_stream_dispatch_1d(s, f->filter, "fdk filter", npix * count, &fp, error) ||
+        !tl_stream_dispatch_1d(s, f->filter, "fdk filter", (guint64)blocks * g->det_v * count,
+                               &fp, error) ||
         !tl_ct_projector_back(f->bp, s, &v, f->filtered, image, first > 0, error))
       return FALSE;
   }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #define TL_CT_VIEW_FLOATS 32
+#define TL_CT_BP_BLOCK 4 /* CT_BP_BLOCK of ct_bp_voxel.comp = CT_BACK_BLOCK of ct_back.comp */
 
 /* Mirrors CT_PUSH in shaders/ct_common.glsl (scalar layout, 96 bytes). */
 typedef struct {
@@ -134,7 +135,7 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   if (method == TL_CT_VOXEL) {
     p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
     if (!p->back) return NULL;
-    p->back_cost = 4;
+    p->back_cost = 4 * TL_CT_BP_BLOCK;
   } else {
     p->forward = tl_pipeline_new_builtin(ctx, "ct_forward", sizeof(CtPush), &spec, 1, error);
     p->back = tl_pipeline_new_builtin(ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
@@ -146,7 +147,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                        : 8.0 * diag * 2.0;
     double lo = method == TL_CT_SIDDON ? 0.0 : -0.5, hi = method == TL_CT_SIDDON ? 1.0 : 1.5;
     p->forward_cost = (guint32)CLAMP(fw, 1.0, 1e6);
-    p->back_cost = (guint32)CLAMP(8.0 * footprint_pixels(geometry, grid, lo, hi), 1.0, 1e6);
+    p->back_cost = (guint32)CLAMP(8.0 * TL_CT_BP_BLOCK * footprint_pixels(geometry, grid, lo, hi),
+                                  1.0, 1e6);
   }
   p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
@@ -260,6 +262,8 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
   fill_push(p, views, image, proj, accumulate, &push);
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
-  return tl_stream_dispatch_1d(s, p->back, p->label_back, tl_image_grid_n_voxels(&p->grid),
-                               &push, error);
+  /* each item is a block of voxels along x (CT_BP_BLOCK, CT_BACK_BLOCK in the kernels) */
+  guint64 items = (guint64)(p->grid.dims[0] + TL_CT_BP_BLOCK - 1) / TL_CT_BP_BLOCK * p->grid.dims[1] *
+          p->grid.dims[2];
+  return tl_stream_dispatch_1d(s, p->back, p->label_back, items, &push, error);
 }
