@@ -317,11 +317,8 @@ void tl_ct_geometry_ray_basis(const TlCtGeometry *g, guint view, const double re
   *depth_ref = 0;
 }
 
-void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, double origin[3],
-                        double dir[3]) {
-  static const double zero[3] = {0, 0, 0};
-  double Qa[9], Qd[9], w;
-  tl_ct_geometry_ray_basis(g, view, zero, Qa, Qd, &w);
+void tl_ct_ray_from_basis(TlCtBeam beam, const double Qa[9], const double Qd[9], double w,
+                          double u, double v, double origin[3], double dir[3]) {
   for (int i = 0; i < 3; i++) {
     origin[i] = Qa[3 * i] * u + Qa[3 * i + 1] * v + Qa[3 * i + 2];
     dir[i] = Qd[3 * i] * u + Qd[3 * i + 1] * v + Qd[3 * i + 2];
@@ -330,8 +327,16 @@ void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, d
   for (int i = 0; i < 3; i++) {
     dir[i] /= n;
     /* cone: report the source as the ray's origin (t >= 0 is the physical ray) */
-    if (g->beam == TL_CT_CONE) origin[i] -= w * n * dir[i];
+    if (beam == TL_CT_CONE) origin[i] -= w * n * dir[i];
   }
+}
+
+void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, double origin[3],
+                        double dir[3]) {
+  static const double zero[3] = {0, 0, 0};
+  double Qa[9], Qd[9], w;
+  tl_ct_geometry_ray_basis(g, view, zero, Qa, Qd, &w);
+  tl_ct_ray_from_basis(g->beam, Qa, Qd, w, u, v, origin, dir);
 }
 
 double tl_ct_geometry_project(const TlCtGeometry *g, guint view, const double x[3], double *u,

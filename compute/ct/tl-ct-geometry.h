@@ -98,6 +98,10 @@ void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, d
  * t_src = depth(ref) |Qd (u, v, 1)|, returned as *depth_ref; parallel: Qd = [0 0 D], 0. */
 void tl_ct_geometry_ray_basis(const TlCtGeometry *g, guint view, const double ref[3],
                               double Qa[9], double Qd[9], double *depth_ref);
+/* The ray of pixel (u, v) from a view's basis (ref = origin), as tl_ct_geometry_ray gives it:
+ * for loops over many pixels of one view. */
+void tl_ct_ray_from_basis(TlCtBeam beam, const double Qa[9], const double Qd[9], double depth_ref,
+                          double u, double v, double origin[3], double dir[3]);
 /* Projects X: returns w (cone: depth in mm; parallel: 1) and sets *u, *v. */
 double tl_ct_geometry_project(const TlCtGeometry *g, guint view, const double x[3], double *u,
                               double *v);

@@ -31,6 +31,11 @@ TlCtPhantom *tl_ct_phantom_new(const char *name, guint n, const TlCtEllipsoid *e
   ph->name = g_strdup(name);
   ph->n = n;
   ph->e = g_memdup2(e, sizeof *e * n);
+  ph->rot = g_new(double, 2 * (gsize)n);
+  for (guint i = 0; i < n; i++) {
+    ph->rot[2 * i] = cos(e[i].phi_deg * G_PI / 180);
+    ph->rot[2 * i + 1] = sin(e[i].phi_deg * G_PI / 180);
+  }
   return ph;
 }
 
@@ -59,6 +64,7 @@ void tl_ct_phantom_free(TlCtPhantom *ph) {
   if (!ph) return;
   g_free(ph->name);
   g_free(ph->e);
+  g_free(ph->rot);
   g_free(ph);
 }
 
@@ -77,9 +83,11 @@ static void frame_of(const TlImageGrid *g, Frame *f) {
   }
 }
 
-/* Point p (normalised) into ellipsoid e's unit-sphere coordinates. */
-static void to_unit(const TlCtEllipsoid *e, const double p[3], double y[3], gboolean is_dir) {
-  double c = cos(e->phi_deg * G_PI / 180), s = sin(e->phi_deg * G_PI / 180);
+/* Point p (normalised) into ellipsoid i's unit-sphere coordinates. */
+static void to_unit(const TlCtPhantom *ph, guint i, const double p[3], double y[3],
+                    gboolean is_dir) {
+  const TlCtEllipsoid *e = &ph->e[i];
+  double c = ph->rot[2 * i], s = ph->rot[2 * i + 1];
   double q[3];
   for (int a = 0; a < 3; a++) q[a] = p[a] - (is_dir ? 0 : e->centre[a]);
   /* rotate by -phi: the ellipsoid's own axes */
@@ -93,7 +101,7 @@ static double value_at(const TlCtPhantom *ph, const double p[3]) {
   double v = 0;
   for (guint i = 0; i < ph->n; i++) {
     double y[3];
-    to_unit(&ph->e[i], p, y, FALSE);
+    to_unit(ph, i, p, y, FALSE);
     if (y[0] * y[0] + y[1] * y[1] + y[2] * y[2] <= 1.0) v += ph->e[i].value;
   }
   return v;
@@ -138,8 +146,8 @@ double tl_ct_phantom_line_integral(const TlCtPhantom *ph, const TlImageGrid *gri
   double sum = 0;
   for (guint i = 0; i < ph->n; i++) {
     double y0[3], y1[3];
-    to_unit(&ph->e[i], o, y0, FALSE);
-    to_unit(&ph->e[i], d, y1, TRUE);
+    to_unit(ph, i, o, y0, FALSE);
+    to_unit(ph, i, d, y1, TRUE);
     /* |y0 + t y1|^2 = 1: a t^2 + 2 b t + c = 0 */
     double a = y1[0] * y1[0] + y1[1] * y1[1] + y1[2] * y1[2];
     double b = y0[0] * y1[0] + y0[1] * y1[1] + y0[2] * y1[2];

@@ -24,6 +24,7 @@ typedef struct {
   char *name;
   guint n;
   TlCtEllipsoid *e;
+  double *rot;  /* per ellipsoid cos(phi), sin(phi): set by tl_ct_phantom_new */
 } TlCtPhantom;
 
 const char *const *tl_ct_phantom_preset_names(void); /* NULL-terminated */

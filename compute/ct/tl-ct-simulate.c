@@ -106,14 +106,18 @@ TlCtData *tl_ct_simulate_phantom(TlContext *ctx, const TlCtGeometry *geometry,
   if (!check_options(opt, error) || !tl_image_grid_validate(grid, error)) return NULL;
   g_autoptr(TlCtData) d = tl_ct_data_new(tl_ct_geometry_copy(geometry));
   const TlCtGeometry *g = geometry;
-  for (guint k = 0; k < g->n_views; k++)
+  static const double zero[3] = {0, 0, 0};
+  for (guint k = 0; k < g->n_views; k++) {
+    double Qa[9], Qd[9], w;
+    tl_ct_geometry_ray_basis(g, k, zero, Qa, Qd, &w);
     for (guint v = 0; v < g->det_v; v++)
       for (guint u = 0; u < g->det_u; u++) {
         double o[3], dir[3];
-        tl_ct_geometry_ray(g, k, u, v, o, dir);
+        tl_ct_ray_from_basis(g->beam, Qa, Qd, w, u, v, o, dir);
         d->proj[((guint64)k * g->det_v + v) * g->det_u + u] = (float)tl_ct_phantom_line_integral(
             phantom, grid, scale, o, dir, g->beam == TL_CT_CONE);
       }
+  }
   d->has_grid = TRUE;
   d->grid = *grid;
   if (!add_noise(ctx, d, opt, error)) return NULL;
