@@ -1,0 +1,17 @@
+/* The PET projectors of shaders/pet_siddon.glsl and pet_joseph.glsl in plain C + OpenMP, the
+ * CPU baseline bench/pet measures the device against: same algorithms, same float
+ * arithmetic, events in parallel; back projection into per-thread images that are summed at
+ * the end (what a CPU code does instead of atomics). */
+#pragma once
+#include <glib.h>
+#include "pet/tl-image.h"
+#include "pet/tl-listmode.h"
+
+typedef enum { PET_CPU_SIDDON, PET_CPU_JOSEPH } PetCpuKind;
+
+/* out[i] = (A x)_i for the events' LORs (crystal centres). */
+void pet_cpu_forward(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s,
+                     const TlEvent *ev, guint64 n, const float *x, float *out);
+/* img += A^T w (w NULL = all ones). */
+void pet_cpu_back(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s, const TlEvent *ev,
+                  guint64 n, const float *w, float *img);
