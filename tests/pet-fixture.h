@@ -23,9 +23,3 @@ TlArray *fx_upload_crystals(TlContext *ctx, const TlScanner *s);
 TlArray *fx_upload(TlContext *ctx, const void *src, guint64 n, gsize elem);
 float *fx_download(const TlArray *a);
 
-/* List-mode events of line sources parallel to z at (x[i], y[i]), |z| <= half_z, equal
- * strength: annihilations uniform on the lines, back-to-back photons in isotropic directions
- * meeting the cylinder through the crystal centres, each end assigned to the nearest crystal
- * of its ring; pairs the scanner does not accept are dropped. Deterministic for a seed. */
-TlEvent *fx_line_events(const TlScanner *s, const double *x, const double *y, guint n_lines,
-                        double half_z, guint n_events, guint32 seed);

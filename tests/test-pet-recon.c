@@ -1,10 +1,12 @@
-/* List-mode and binned MLEM/OSEM on three line sources in a small ring scanner: where the
+/* List-mode and binned MLEM/OSEM on three simulated line sources in a small ring scanner: where the
  * maxima land, non-negativity, monotone log-likelihood, OSEM vs MLEM convergence, binned vs
  * list mode, the sensitivity cache, cancellation and bad input. */
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
+#include "pet/tl-phantom.h"
 #include "pet/tl-recon.h"
+#include "pet/tl-simulate.h"
 
 static TlContext *ctx;
 
@@ -16,18 +18,36 @@ static const double line_x[] = {-9.0, 8.5, 2.0}, line_y[] = {6.0, -7.0, 13.0};
 
 static TlScanner *scanner(void) {
   TlScanner *fx = fx_ring_scanner(8, 16, 4, 4.97f, 50.0f, 5.0f, 7);
-  TlScanner *s = tl_scanner_copy(fx); /* owned by the list mode, freed by its own code */
+  TlScanner *s = tl_scanner_copy(fx); /* allocated (and freed) by the data model's code */
   fx_scanner_free(fx);
   return s;
 }
 
 static TlImageGrid grid(void) { return fx_grid(24, 24, 8, 2.5f, 2.5f, 5.0f); }
 
+/* Three line sources of equal strength through the whole axial field, simulated by the
+ * Monte-Carlo simulator (no attenuation) with exactly N_EVENTS events. */
 static TlListmode *line_listmode(guint32 seed) {
-  TlScanner *s = scanner();
-  TlListmode *lm = tl_listmode_new(s, N_EVENTS);
-  g_autofree TlEvent *ev = fx_line_events(s, line_x, line_y, N_LINES, 17.0, N_EVENTS, seed);
-  memcpy(lm->events, ev, sizeof(TlEvent) * N_EVENTS);
+  GError *error = NULL;
+  g_autoptr(TlScanner) s = scanner();
+  g_autoptr(TlPhantom) ph = tl_phantom_new("three lines");
+  for (guint l = 0; l < N_LINES; l++) {
+    TlShape line = {.kind = TL_SHAPE_LINE, .centre = {(float)line_x[l], (float)line_y[l], 0},
+                    .half_length = 17.0f, .axis = 2, .activity = 1.0f,
+                    .flags = TL_SHAPE_SETS_ACTIVITY};
+    tl_phantom_add(ph, &line);
+  }
+  TlImageGrid g = grid();
+  g_autoptr(TlImage) act = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, &g, 0, &act, NULL, &error));
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = N_EVENTS;
+  sp.exact_count = TRUE;
+  sp.seed = seed;
+  TlListmode *lm = tl_simulate(s, act, NULL, &sp, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(lm->n_events, ==, N_EVENTS);
   return lm;
 }
 

@@ -86,11 +86,18 @@ static gboolean check_lors(const TlLors *l, GError **error) {
     return FALSE;
   }
   guint64 n = tl_array_length(l->records);
-  if (l->first > n || l->count > n - l->first || l->first + l->count > G_MAXUINT32 / 6) {
+  if (l->first > n || l->count > n - l->first) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "LOR range [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT ") is outside the %"
-                G_GUINT64_FORMAT " records (or beyond the 2^32/6 a kernel indexes)",
-                l->first, l->count, n);
+                "LOR range [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ") is outside the %"
+                G_GUINT64_FORMAT " records", l->first, l->first + l->count, n);
+    return FALSE;
+  }
+  /* kernels index the record words with 32-bit integers */
+  guint64 words = want / 4;
+  if (l->first + l->count > G_MAXUINT32 / words) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "LOR range ends at record %" G_GUINT64_FORMAT ", beyond the %" G_GUINT64_FORMAT
+                " a kernel indexes", l->first + l->count, (guint64)G_MAXUINT32 / words);
     return FALSE;
   }
   if (l->kind != TL_LORS_END_POINTS &&
