@@ -521,18 +521,25 @@ static void test_width1(void) {
   ctx = saved;
 }
 
+/* Every test ends with no validation message on the shared context. */
+static void run_checked(gconstpointer test) {
+  ((void (*)(void))test)();
+  g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
+}
+#define ADD(path, fn) g_test_add_data_func(path, (gconstpointer)(fn), run_checked)
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
-  g_test_add_func("/expr/ops", test_ops_small);
-  g_test_add_func("/expr/reduce", test_reduce);
-  g_test_add_func("/expr/large", test_large);
-  g_test_add_func("/expr/cache", test_cache);
-  g_test_add_func("/expr/errors", test_errors);
-  g_test_add_func("/expr/stream", test_stream);
-  g_test_add_func("/expr/budget", test_budget);
-  g_test_add_func("/expr/threads", test_threads);
-  g_test_add_func("/expr/width1", test_width1);
+  ADD("/expr/ops", test_ops_small);
+  ADD("/expr/reduce", test_reduce);
+  ADD("/expr/large", test_large);
+  ADD("/expr/cache", test_cache);
+  ADD("/expr/errors", test_errors);
+  ADD("/expr/stream", test_stream);
+  ADD("/expr/budget", test_budget);
+  ADD("/expr/threads", test_threads);
+  ADD("/expr/width1", test_width1);
   int rc = g_test_run();
   tl_test_context_done(ctx);
   return rc;
