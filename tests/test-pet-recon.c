@@ -275,6 +275,12 @@ static void test_cancel_mid_step(void) {
   g_autoptr(TlImage) now = tl_recon_image(r, &error);
   g_assert_cmpmem(first->data, 4 * tl_image_grid_n_voxels(&now->grid), now->data,
                   4 * tl_image_grid_n_voxels(&now->grid));
+  /* and it resumes once the cancellable is reset */
+  g_cancellable_reset(cancel);
+  tl_recon_set_submit_budget(r, 1 << 26);
+  g_assert_true(tl_recon_step(r, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_recon_sub_iterations(r), ==, 2);
 }
 
 /* The RMSE against the voxelised line sources falls over the first iterations. */

@@ -298,6 +298,14 @@ static gboolean rmse(TlRecon *r, double *out, GError **error) {
   return TRUE;
 }
 
+/* After a failure (a cancel, mostly) part of the recording may be unsubmitted or in flight:
+ * wait for it and reset the stream, so a later step (after g_cancellable_reset) starts clean.
+ * What ran wrote only the correction buffer or partial sums, never the image. */
+static gboolean drain(TlRecon *r) {
+  tl_stream_finish(r->stream, NULL);
+  return FALSE;
+}
+
 gboolean tl_recon_step(TlRecon *r, GError **error) {
   if (g_cancellable_set_error_if_cancelled(r->cancellable, error)) return FALSE;
   gint64 t0 = g_get_monotonic_time();
@@ -315,7 +323,7 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
       !tl_projector_em(r->proj, r->stream, &sub, r->f, r->c, error) ||
       !tl_expr_assign(r->ctx, r->stream, "c = select(s > 0, f * c * k / s, 0)", args, error) ||
       !tl_stream_finish(r->stream, error))
-    return FALSE; /* f still holds the last complete image */
+    return drain(r); /* f still holds the last complete image */
   TlArray *t = r->f;
   r->f = r->c;
   r->c = t;
@@ -326,8 +334,9 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
                        .profile = r->profile};
   gboolean want_ll = r->opt.loglik == TL_LOGLIK_SUBITERATION ||
                      (r->opt.loglik == TL_LOGLIK_ITERATION && k == S - 1);
-  if (want_ll && !tl_recon_loglik(r, &p.loglik, error)) return FALSE;
-  if (r->truth && !rmse(r, &p.rmse, error)) return FALSE;
+  if ((want_ll && !tl_recon_loglik(r, &p.loglik, error)) ||
+      (r->truth && !rmse(r, &p.rmse, error)))
+    return drain(r);
   p.seconds = (g_get_monotonic_time() - t0) * 1e-6;
   if (r->cb) r->cb(&p, r->cb_data);
   return TRUE;
