@@ -1,0 +1,286 @@
+/* bench/ct: the CT-cone reference case (../shared/reference-cases.md; seeds 001 and 003),
+ * CPU size: circular cone beam, 496 views over 360 deg, flat detector 624 x 480, source-
+ * isocentre 750 mm, source-detector 1200 mm, 256^3 voxels covering the field of view,
+ * 3-D Shepp-Logan.
+ *
+ *   bench/ct [--views 16] [--cgls-views 31] [--repeat 2] [--no-fdk] [--size 256]
+ *
+ * Figures: seconds and GUPS (voxels x views / second) of back projection (the voxel-driven
+ * one of seed 003 eq. 1, and the gather adjoints of Joseph and Siddon) and forward projection
+ * (Joseph, Siddon, ray casting) on the Vulkan device, against a plain C + OpenMP voxel-driven
+ * back projector (the same eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run;
+ * seconds per CGLS iteration; FDK image quality (RMSE, PSNR against the phantom).
+ *
+ * lavapipe on two cores cannot do all 496 views of every projector in reasonable time, so the
+ * projectors run on --views evenly spread views and the 496-view seconds are scaled from them
+ * (work is linear in the views); CGLS runs on --cgls-views and is scaled the same way. FDK
+ * runs on all 496 views. Device and C runs alternate and the best of --repeat is kept (the
+ * machine is shared); core-seconds (getrusage: lavapipe's and OpenMP's threads) are printed
+ * beside wall time. The detector pitch (0.64 mm, a 400 x 307 mm panel) and the voxel size
+ * (0.96 mm: the volume spans the field of view's 246 mm diameter) are this bench's choices;
+ * the reference case leaves them open. */
+#define _DEFAULT_SOURCE /* getloadavg */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "ct/tl-ct-fdk.h"
+#include "ct/tl-ct-recon.h"
+#include "ct/tl-ct-simulate.h"
+#include "tomolab-compute.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define N_VIEWS 496
+
+static double now(void) { return g_get_monotonic_time() * 1e-6; }
+
+static double cpu_now(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+static void die(GError *error) {
+  fprintf(stderr, "bench/ct: %s\n", error->message);
+  exit(1);
+}
+#define CHECK(x) \
+  do {           \
+    if (!(x)) die(error); \
+  } while (0)
+
+typedef struct {
+  double wall, cpu;
+} Time;
+
+static void keep_best(Time *best, double wall, double cpu) {
+  if (best->wall == 0 || wall < best->wall) best->wall = wall, best->cpu = cpu;
+}
+
+/* Seed 003 eq. 1 in plain C + OpenMP: for every voxel, sum over the views of the bilinear
+ * sample at its projection divided by w^2; rows of voxels along x innermost. */
+static void cpu_bp(const TlCtGeometry *g, const TlImageGrid *grid, const float *proj,
+                   float *out) {
+  const int nx = grid->dims[0], ny = grid->dims[1], nz = grid->dims[2];
+  const int nu = g->det_u, nv = g->det_v;
+  const size_t npix = (size_t)nu * nv;
+  float *P = g_new(float, 12 * g->n_views);
+  for (guint k = 0; k < 12 * g->n_views; k++) P[k] = (float)g->matrices[k];
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = 0; z < nz; z++)
+    for (int y = 0; y < ny; y++) {
+      float *row = out + ((size_t)z * ny + y) * nx;
+      for (int x = 0; x < nx; x++) row[x] = 0;
+      const float wy = grid->origin_mm[1] + y * grid->voxel_mm[1];
+      const float wz = grid->origin_mm[2] + z * grid->voxel_mm[2];
+      for (guint k = 0; k < g->n_views; k++) {
+        const float *a = P + 12 * k;
+        const float *img = proj + k * npix;
+        for (int x = 0; x < nx; x++) {
+          const float wx = grid->origin_mm[0] + x * grid->voxel_mm[0];
+          float w = a[8] * wx + a[9] * wy + a[10] * wz + a[11];
+          if (!(w > 0)) continue; /* behind the source */
+          float r = 1.0f / w;
+          float u = (a[0] * wx + a[1] * wy + a[2] * wz + a[3]) * r;
+          float v = (a[4] * wx + a[5] * wy + a[6] * wz + a[7]) * r;
+          int iu = (int)floorf(u), iv = (int)floorf(v);
+          if (iu < -1 || iu >= nu || iv < -1 || iv >= nv) continue;
+          float eu = u - iu, ev = v - iv, s = 0;
+          if (iv >= 0) {
+            if (iu >= 0) s += (1 - eu) * (1 - ev) * img[iv * nu + iu];
+            if (iu + 1 < nu) s += eu * (1 - ev) * img[iv * nu + iu + 1];
+          }
+          if (iv + 1 < nv) {
+            if (iu >= 0) s += (1 - eu) * ev * img[(iv + 1) * nu + iu];
+            if (iu + 1 < nu) s += eu * ev * img[(iv + 1) * nu + iu + 1];
+          }
+          row[x] += s * r * r;
+        }
+      }
+    }
+  g_free(P);
+}
+
+static void print_row(const char *what, const Time *t, double voxel_views, guint measured) {
+  double scale = (double)N_VIEWS / measured;
+  printf("%-28s %8.3f %8.2f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
+         voxel_views / t->wall * 1e-9, voxel_views / t->cpu * 1e-9);
+}
+
+int main(int argc, char **argv) {
+  int views = 16, cgls_views = 31, repeat = 2, size = 256;
+  gboolean no_fdk = FALSE;
+  GOptionEntry entries[] = {
+      {"views", 0, 0, G_OPTION_ARG_INT, &views, "Views the projectors run on (default 16)", "N"},
+      {"cgls-views", 0, 0, G_OPTION_ARG_INT, &cgls_views, "Views CGLS runs on (default 31)", "N"},
+      {"repeat", 'r', 0, G_OPTION_ARG_INT, &repeat, "Best of N (default 2)", "N"},
+      {"size", 0, 0, G_OPTION_ARG_INT, &size, "Volume edge (default 256)", "N"},
+      {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
+      {NULL}};
+  g_autoptr(GOptionContext) oc = g_option_context_new("- the CT-cone reference case");
+  g_option_context_add_main_entries(oc, entries, NULL);
+  GError *error = NULL;
+  if (!g_option_context_parse(oc, &argc, &argv, &error)) die(error);
+  views = CLAMP(views, 1, N_VIEWS), cgls_views = CLAMP(cgls_views, 1, N_VIEWS);
+  repeat = MAX(repeat, 1), size = CLAMP(size, 8, 1024);
+
+  g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
+  CHECK(ctx);
+  TlCtOrbit o;
+  tl_ct_orbit_init_cone(&o, N_VIEWS, 750, 1200, 624, 480, 0.64, 0.64);
+  g_autoptr(TlCtGeometry) g = tl_ct_geometry_new_orbit(&o, &error);
+  CHECK(g);
+  float vox = 0.96f * 256 / size;
+  TlImageGrid grid = tl_image_grid_centred(size, size, size, vox, vox, vox);
+  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = (guint64)o.det_u * o.det_v;
+  double load[3] = {0};
+  getloadavg(load, 3);
+  printf("CT-cone (CPU size): %u views, detector %u x %u of %.2f mm, sid %.0f, sdd %.0f mm, %u^3 "
+         "voxels of %.3f mm\ndevice: %s; C + OpenMP: %d threads; load average %.2f\n",
+         N_VIEWS, o.det_u, o.det_v, o.pixel_u_mm, o.sid_mm, o.sdd_mm, size, vox,
+         tl_context_info(ctx)->name,
+#ifdef _OPENMP
+         omp_get_max_threads(),
+#else
+         1,
+#endif
+         load[0]);
+
+  gint64 t0 = g_get_monotonic_time();
+  g_autoptr(TlCtPhantom) ph = tl_ct_phantom_new_preset("shepp-logan", &error);
+  g_autoptr(TlImage) truth = tl_ct_phantom_rasterise(ph, &grid, 1, 0.02, &error);
+  CHECK(truth);
+  /* a subset of views spread over the orbit, and their (exact) projections */
+  g_autoptr(TlCtGeometry) gm = tl_ct_geometry_subset(g, 0, N_VIEWS / views, views, &error);
+  CHECK(gm);
+  TlCtSimOptions so;
+  tl_ct_sim_options_init(&so);
+  g_autoptr(TlCtData) dm = tl_ct_simulate_phantom(ctx, gm, ph, &grid, 0.02, &so, &error);
+  CHECK(dm);
+  printf("phantom and %d views of exact projections: %.1f s\n\n", views,
+         (g_get_monotonic_time() - t0) * 1e-6);
+
+  g_autoptr(TlArray) x = tl_array_new_float(ctx, nvox, &error);
+  g_autoptr(TlArray) y = tl_array_new_float(ctx, npix * views, &error);
+  CHECK(x && y && tl_array_upload(x, truth->data, &error) && tl_array_upload(y, dm->proj, &error));
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  CHECK(s);
+  TlCtViews all = tl_ct_views_all(gm);
+  double vv = (double)nvox * views;
+  printf("%-28s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
+         "GUPS/core");
+
+  /* voxel-driven back projection: device vs C, alternating */
+  g_autofree float *cpu_out = g_new(float, nvox), *dev_out = g_new(float, nvox);
+  Time t_dev = {0}, t_cpu = {0};
+  g_autoptr(TlCtProjector) pv = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
+  CHECK(pv);
+  for (int r = 0; r < repeat; r++) {
+    double w0 = now(), c0 = cpu_now();
+    CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
+    keep_best(&t_dev, now() - w0, cpu_now() - c0);
+    w0 = now(), c0 = cpu_now();
+    cpu_bp(gm, &grid, dm->proj, cpu_out);
+    keep_best(&t_cpu, now() - w0, cpu_now() - c0);
+  }
+  CHECK(tl_array_download(x, dev_out, &error));
+  double maxd = 0, maxr = 0;
+  for (guint64 i = 0; i < nvox; i++) {
+    maxd = MAX(maxd, fabs(dev_out[i] - cpu_out[i]));
+    maxr = MAX(maxr, fabs(cpu_out[i]));
+  }
+  print_row("back voxel-driven (device)", &t_dev, vv, views);
+  print_row("back voxel-driven (C+OpenMP)", &t_cpu, vv, views);
+
+  /* ray-driven forward projections and the gather adjoints */
+  static const TlCtMethod methods[] = {TL_CT_JOSEPH, TL_CT_SIDDON, TL_CT_RAYCAST};
+  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+    g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, gm, &grid, methods[m], &error);
+    CHECK(p);
+    CHECK(tl_array_upload(x, truth->data, &error));
+    Time tf = {0}, tb = {0};
+    for (int r = 0; r < repeat; r++) {
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_projector_forward(p, s, &all, x, y, FALSE, &error) &&
+            tl_stream_finish(s, &error));
+      keep_best(&tf, now() - w0, cpu_now() - c0);
+    }
+    char what[64];
+    g_snprintf(what, sizeof what, "forward %s", tl_ct_method_name(methods[m]));
+    print_row(what, &tf, vv, views);
+    if (methods[m] == TL_CT_RAYCAST && repeat > 1) repeat = 1; /* its adjoint is the slowest */
+    for (int r = 0; r < repeat; r++) {
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
+      keep_best(&tb, now() - w0, cpu_now() - c0);
+    }
+    g_snprintf(what, sizeof what, "back %s (gather adjoint)", tl_ct_method_name(methods[m]));
+    print_row(what, &tb, vv, views);
+  }
+  printf("device vs C voxel-driven back projection: max |difference| %.2e of max %.3g; "
+         "device/C speed %.2fx (wall), %.2fx (core-seconds)\n\n", maxd, maxr,
+         t_cpu.wall / t_dev.wall, t_cpu.cpu / t_dev.cpu);
+  g_clear_pointer(&y, tl_array_free);
+
+  /* CGLS: seconds per iteration (one forward + one back projection + fused vector work) */
+  {
+    g_autoptr(TlCtGeometry) gc = tl_ct_geometry_subset(g, 0, N_VIEWS / cgls_views, cgls_views,
+                                                       &error);
+    CHECK(gc);
+    g_autoptr(TlCtData) dc = tl_ct_simulate_phantom(ctx, gc, ph, &grid, 0.02, &so, &error);
+    CHECK(dc);
+    g_autoptr(TlArray) yc = tl_ct_data_upload(ctx, dc, &error);
+    CHECK(yc);
+    TlCtReconOptions ro;
+    tl_ct_recon_options_init(&ro);
+    ro.algo = TL_CT_CGLS;
+    ro.objective = TL_CT_OBJECTIVE_SUBITERATION;
+    double w0 = now();
+    g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, gc, &grid, yc, &ro, &error);
+    CHECK(r);
+    double setup = now() - w0;
+    Time t = {0};
+    for (int i = 0; i < MAX(repeat, 2); i++) {
+      double a = now(), c = cpu_now();
+      CHECK(tl_ct_recon_step(r, &error));
+      keep_best(&t, now() - a, cpu_now() - c);
+    }
+    g_autofree char *table = tl_profile_format(tl_ct_recon_profile(r));
+    printf("CGLS (Joseph) on %d views: set-up %.2f s; best iteration %.3f s wall, %.2f core-s; "
+           "scaled to 496 views: %.1f s per iteration\n%s\n", cgls_views, setup, t.wall, t.cpu,
+           t.wall * N_VIEWS / cgls_views, table);
+  }
+
+  if (!no_fdk) {
+    /* FDK quality on every view: exact projections of the phantom, Ram-Lak */
+    double w0 = now();
+    g_autoptr(TlCtData) d = tl_ct_simulate_phantom(ctx, g, ph, &grid, 0.02, &so, &error);
+    CHECK(d);
+    double sim = now() - w0;
+    g_autoptr(TlArray) yf = tl_ct_data_upload(ctx, d, &error);
+    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, TL_CT_FILTER_RAM_LAK, 0, &error);
+    CHECK(yf && f);
+    g_autoptr(TlProfile) prof = tl_profile_new();
+    tl_stream_set_profile(s, prof);
+    w0 = now();
+    double c0 = cpu_now();
+    CHECK(tl_ct_fdk_run(f, s, yf, x, &error) && tl_stream_finish(s, &error));
+    double wall = now() - w0, core = cpu_now() - c0;
+    CHECK(tl_array_download(x, dev_out, &error));
+    /* RMSE over the phantom's support box and the whole volume; PSNR against the range */
+    double se = 0, vmax = 0;
+    for (guint64 i = 0; i < nvox; i++) {
+      double e = dev_out[i] - truth->data[i];
+      se += e * e;
+      vmax = MAX(vmax, truth->data[i]);
+    }
+    double rmse = sqrt(se / nvox);
+    g_autofree char *table = tl_profile_format(prof);
+    printf("FDK, 496 views (projections simulated in %.1f s): %.1f s wall, %.1f core-s; "
+           "RMSE %.3e mm^-1 (%.2f %% of the phantom's maximum %.3g), PSNR %.2f dB\n%s",
+           sim, wall, core, rmse, 100 * rmse / vmax, vmax, 20 * log10(vmax / rmse), table);
+  }
+  return 0;
+}
