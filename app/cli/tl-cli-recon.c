@@ -1,6 +1,7 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
+#include "ct/tl-ct-data.h"
 #include "pet/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include <math.h>
@@ -54,6 +55,9 @@ static int fail(GError *error) {
 }
 
 int tl_cli_recon(int argc, char **argv) {
+  /* A CT scan (.tlct) goes to ct-recon, with its own options (docs/ct.md). */
+  for (int i = 1; i < argc; i++)
+    if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL;
   int subsets = 0, iterations = 3;
@@ -89,7 +93,8 @@ int tl_cli_recon(int argc, char **argv) {
       "           --projector joseph -o img.nii --profile\n"
       "List-mode MLEM/OSEM on the Vulkan device: one fused kernel per event (forward projection,\n"
       "ratio, back projection), then one fused array expression for the update. The sensitivity\n"
-      "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.");
+      "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.\n"
+      "A CT scan (.tlct) is reconstructed by ct-recon instead (tomolab-cli ct-recon --help).");
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
