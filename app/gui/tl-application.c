@@ -8,14 +8,18 @@
 #endif
 
 /* A screenshot run that never settles (a hung driver) must still end. */
-#define TL_SCREENSHOT_TIMEOUT_S 120
-#define TL_SCREENSHOT_WIDTH 1000
-#define TL_SCREENSHOT_HEIGHT 1000
+#define TL_SCREENSHOT_TIMEOUT_S 600  /* a demo with a cold sensitivity cache takes minutes on lavapipe */
+#define TL_SCREENSHOT_WIDTH 1280
+#define TL_SCREENSHOT_HEIGHT 900
 
 struct _TlApplication {
   AdwApplication parent_instance;
   char *device;       /* --device SELECTOR */
   char *screenshot;   /* --screenshot FILE.png */
+  gboolean demo;      /* --demo (implied by --iterations) */
+  int iterations;     /* --iterations N: screenshot after N sub-iterations */
+  double demo_events;
+  int demo_coarsen;
   int exit_status;
   guint settled_frames;
 };
@@ -27,6 +31,13 @@ static const GOptionEntry kOptions[] = {
    "Vulkan device to use: index or name substring (default: $TOMOLAB_DEVICE, else the best)", "SELECTOR"},
   {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
    "Save the window as a PNG once the device is shown, then quit", "FILE.png"},
+  {"demo", 0, 0, G_OPTION_ARG_NONE, NULL,
+   "Simulate the NEMA phantom on the DMI preset and start OSEM", NULL},
+  {"iterations", 0, 0, G_OPTION_ARG_INT, NULL,
+   "With --screenshot: shoot after N sub-iterations of the demo (implies --demo)", "N"},
+  {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 2e5)", "N"},
+  {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
+   "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
   {NULL},
 };
@@ -57,6 +68,15 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
   TlApplication *self = user_data;
   if (!tl_window_is_settled(TL_WINDOW(widget)))
     return G_SOURCE_CONTINUE;
+  /* A failed run never reaches N: shoot what the window shows (the error) instead. */
+  TlWindow *win = TL_WINDOW(widget);
+  if (self->iterations > 0 && tl_window_get_state(win) == TL_WINDOW_READY &&
+      tl_window_get_sub_iterations(win) < (guint)self->iterations &&
+      !(tl_window_has_run(win) && tl_window_get_run_state(win) >= TL_RUN_FINISHED) &&
+      !(!tl_window_has_run(win) && !tl_window_is_busy(win) && tl_window_get_last_error(win))) {
+    self->settled_frames = 0;
+    return G_SOURCE_CONTINUE;
+  }
   if (++self->settled_frames < 3)
     return G_SOURCE_CONTINUE;
   finish_screenshot(self, TL_WINDOW(widget));
@@ -76,6 +96,8 @@ static void tl_application_activate(GApplication *app) {
   GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
   if (!win) {
     win = GTK_WINDOW(tl_window_new(GTK_APPLICATION(app), self->device));
+    if (self->demo)
+      tl_window_start_demo(TL_WINDOW(win), self->demo_events, (guint)self->demo_coarsen);
     if (self->screenshot) {
       /* Tall enough that the documentation screenshot shows every group unscrolled. */
       gtk_window_set_default_size(win, TL_SCREENSHOT_WIDTH, TL_SCREENSHOT_HEIGHT);
@@ -94,6 +116,20 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
   }
   g_variant_dict_lookup(options, "device", "s", &self->device);
   g_variant_dict_lookup(options, "screenshot", "^ay", &self->screenshot);
+  self->demo = g_variant_dict_contains(options, "demo");
+  g_variant_dict_lookup(options, "iterations", "i", &self->iterations);
+  g_variant_dict_lookup(options, "demo-events", "d", &self->demo_events);
+  g_variant_dict_lookup(options, "demo-coarsen", "i", &self->demo_coarsen);
+  if (self->iterations > 0)
+    self->demo = TRUE;
+  if (self->demo_events <= 0 || self->demo_coarsen < 1) {
+    if (self->demo_events < 0 || self->demo_coarsen < 0) {
+      g_printerr("tomolab: --demo-events and --demo-coarsen must be positive\n");
+      return 1;
+    }
+    self->demo_events = self->demo_events > 0 ? self->demo_events : 2e5;
+    self->demo_coarsen = self->demo_coarsen > 0 ? self->demo_coarsen : 2;
+  }
   /* These runs want their own process and window, not a forward to a running one. */
   if (self->device || self->screenshot)
     g_application_set_flags(app, g_application_get_flags(app) | G_APPLICATION_NON_UNIQUE);
@@ -131,6 +167,8 @@ static void tl_application_startup(GApplication *app) {
   g_action_map_add_action_entries(G_ACTION_MAP(app), actions, G_N_ELEMENTS(actions), app);
   gtk_application_set_accels_for_action(GTK_APPLICATION(app), "app.quit", (const char *[]){"<Ctrl>q", NULL});
   gtk_application_set_accels_for_action(GTK_APPLICATION(app), "window.close", (const char *[]){"<Ctrl>w", NULL});
+  /* Follow the system's dark style preference (libadwaita's default, made explicit). */
+  adw_style_manager_set_color_scheme(adw_style_manager_get_default(), ADW_COLOR_SCHEME_PREFER_LIGHT);
 }
 
 static void tl_application_finalize(GObject *object) {

@@ -1,25 +1,15 @@
 /* TlWindow: opens the TlContext on a GTask worker (vkCreateInstance and the validation
- * layer take a second or more) so the main thread only ever draws. */
-#include "tl-window.h"
-
-struct _TlWindow {
-  AdwApplicationWindow parent_instance;
-
-  AdwWindowTitle *window_title;
-  GtkStack *stack;
-  GtkSpinner *spinner;
-  AdwStatusPage *error_page;
-  GtkListBox *error_devices;
-  TlDevicePanel *device_panel;
-
-  char *selector;
-  GCancellable *cancellable;
-  TlWindowState state;
-  TlContext *ctx;
-  GArray *devices;          /* TlDeviceInfo; NULL when enumeration failed */
-  GError *error;
-  char *error_text;
-};
+ * layer take a second or more) so the main thread only ever draws; simulations run on
+ * GTask workers and reconstructions on the TlRunner's thread.
+ *
+ * Actions: win.run, win.pause, win.run-pause, win.step, win.stop, win.restart,
+ * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.show-profiling,
+ * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c. */
+#include <math.h>
+#include <string.h>
+#include "tl-background.h"
+#include "tl-simulate-dialog.h"
+#include "tl-window-private.h"
 
 G_DEFINE_FINAL_TYPE(TlWindow, tl_window, ADW_TYPE_APPLICATION_WINDOW)
 G_DEFINE_ENUM_TYPE(TlWindowState, tl_window_state,
@@ -29,8 +19,11 @@ G_DEFINE_ENUM_TYPE(TlWindowState, tl_window_state,
 
 enum { PROP_0, PROP_SELECTOR, PROP_STATE, N_PROPS };
 static GParamSpec *props[N_PROPS];
+enum { SIG_FRAME, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
-/* What the worker hands back: the context or the error, and the devices either way. */
+/* ---- Device ---------------------------------------------------------------------- */
+
 typedef struct {
   TlContext *ctx;
   GArray *devices;
@@ -45,14 +38,25 @@ static void load_result_free(gpointer data) {
   g_free(r);
 }
 
-static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable) {
-  const char *selector = task_data;
-  TlLoadResult *r = g_new0(TlLoadResult, 1);
+typedef struct {
+  const char *selector;
+  TlLoadResult *r;
+} LoadCall;
+
+static gpointer load_context(gpointer data) {
+  LoadCall *c = data;
   /* The list is only shown, so failing to enumerate is not an error by itself:
    * tl_context_new reports the real reason. */
-  r->devices = tl_enumerate_devices(NULL);
-  r->ctx = tl_context_new(selector, &r->error);
-  g_task_return_pointer(task, r, load_result_free);
+  c->r->devices = tl_enumerate_devices(NULL);
+  c->r->ctx = tl_context_new(c->selector, &c->r->error);
+  return NULL;
+}
+
+static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable) {
+  LoadCall c = {task_data, g_new0(TlLoadResult, 1)};
+  /* On a niced thread: the driver's threads made with the device inherit it. */
+  tl_background_run(load_context, &c);
+  g_task_return_pointer(task, c.r, load_result_free);
 }
 
 /* A next step for the person reading the error page (the message says what failed). */
@@ -69,20 +73,42 @@ static const char *error_hint(const char *selector, GArray *devices) {
   return "Run tomolab-cli info in a terminal for details.";
 }
 
+static const char *ready_page(TlWindow *self) {
+  return self->dataset ? "workbench" : "welcome";
+}
+
 static void set_state(TlWindow *self, TlWindowState state) {
   self->state = state;
   gtk_spinner_set_spinning(self->spinner, state == TL_WINDOW_LOADING);
   gtk_stack_set_visible_child_name(self->stack, state == TL_WINDOW_LOADING ? "loading"
-                                                : state == TL_WINDOW_READY ? "device" : "error");
+                                                : state == TL_WINDOW_READY ? ready_page(self) : "error");
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
+  tl_window_update_actions(self);
 }
+
+static void simulate(TlWindow *self, GVariant *params, gboolean run);
 
 static void show_context(TlWindow *self) {
   const TlDeviceInfo *info = tl_context_info(self->ctx);
   adw_window_title_set_subtitle(self->window_title, info->name);
   tl_device_panel_show(self->device_panel, info, tl_context_validation_enabled(self->ctx),
                        tl_context_validation_messages(self->ctx), self->devices);
+  tl_profile_view_set_device(self->profile_view, info->name);
   set_state(self, TL_WINDOW_READY);
+  if (self->demo_pending) {
+    self->demo_pending = FALSE;
+    GVariantDict d;
+    g_variant_dict_init(&d, NULL);
+    g_variant_dict_insert(&d, "phantom", "s", "nema");
+    g_variant_dict_insert(&d, "scanner", "s", "dmi");
+    g_variant_dict_insert(&d, "events", "d", self->demo_events);
+    g_variant_dict_insert(&d, "coarsen", "u", self->demo_coarsen);
+    g_autoptr(GVariant) params = g_variant_ref_sink(g_variant_dict_end(&d));
+    tl_side_panel_set_algorithm(self->side_panel, TRUE, 10, 3);
+    /* The demo is about watching kernels cost: show the overlay from the start. */
+    g_action_group_activate_action(G_ACTION_GROUP(self), "show-profiling", NULL);
+    simulate(self, params, TRUE);
+  }
 }
 
 static void show_error(TlWindow *self) {
@@ -115,6 +141,474 @@ static void load_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     show_error(self);
 }
 
+/* ---- Messages -------------------------------------------------------------------- */
+
+void tl_window_toast(TlWindow *self, const char *text) {
+  AdwToast *toast = adw_toast_new(text);
+  adw_toast_set_timeout(toast, 5);
+  adw_toast_overlay_add_toast(self->toasts, toast);
+}
+
+/* Errors stay in the window (never a dialog that blocks the run, never an abort). */
+void tl_window_show_error(TlWindow *self, const char *context, const GError *error) {
+  g_free(self->last_error);
+  self->last_error = g_strdup_printf("%s: %s", context, error->message);
+  /* Toast titles are markup. */
+  g_autofree char *markup = g_markup_escape_text(self->last_error, -1);
+  AdwToast *toast = adw_toast_new(markup);
+  adw_toast_set_timeout(toast, 0);  /* stays until dismissed: errors must be read */
+  adw_toast_overlay_add_toast(self->toasts, toast);
+}
+
+/* ---- Runs ------------------------------------------------------------------------- */
+
+static gboolean run_active(TlWindow *self) {
+  return self->runner && (self->run_state == TL_RUN_PREPARING || self->run_state == TL_RUN_RUNNING ||
+                          self->run_state == TL_RUN_PAUSED);
+}
+
+void tl_window_update_actions(TlWindow *self) {
+  gboolean ready = self->state == TL_WINDOW_READY;
+  gboolean pet = self->dataset && self->dataset->lm;
+  gboolean active = pet && run_active(self);
+  gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED;
+  struct { const char *name; gboolean on; } states[] = {
+    {"run", active && self->run_state != TL_RUN_RUNNING},
+    {"pause", active && self->run_state == TL_RUN_RUNNING},
+    {"run-pause", active},
+    {"step", active && self->run_state != TL_RUN_RUNNING},
+    {"stop", active},
+    {"restart", pet && ready},
+    {"simulate", ready},
+    {"simulate-dialog", ready},
+    {"open", ready},
+    {"open-file", ready},
+    {"save-image", has_image},
+    {"save-image-to", has_image},
+    {"export-view", has_image},
+    {"export-view-to", has_image},
+    {"export-plots", self->dataset != NULL},
+    {"export-plots-to", self->dataset != NULL},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(states); i++) {
+    GAction *a = g_action_map_lookup_action(G_ACTION_MAP(self), states[i].name);
+    if (a)
+      g_simple_action_set_enabled(G_SIMPLE_ACTION(a), states[i].on);
+  }
+  gboolean running = self->runner && self->run_state == TL_RUN_RUNNING;
+  gtk_button_set_icon_name(self->run_button, running ? "media-playback-pause-symbolic"
+                                                     : "media-playback-start-symbolic");
+}
+
+static const char *run_state_text(TlRunState s) {
+  switch (s) {
+  case TL_RUN_PREPARING: return "Preparing (sensitivity image)…";
+  case TL_RUN_RUNNING: return "Running";
+  case TL_RUN_PAUSED: return "Paused";
+  case TL_RUN_FINISHED: return "Finished";
+  case TL_RUN_STOPPED: return "Stopped";
+  default: return "Failed";
+  }
+}
+
+static void update_status(TlWindow *self, const TlJobStep *step) {
+  GString *s = g_string_new(NULL);
+  if (self->ctx)
+    g_string_append(s, tl_context_info(self->ctx)->name);
+  if (self->runner) {
+    g_string_append_printf(s, " · %s", self->dataset && !self->dataset->lm ? "Image" : run_state_text(self->run_state));
+    if (self->sub_iterations)
+      g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
+    if (step)
+      g_string_append_printf(s, " (iteration %u, subset %u/%u) · %.3g events/s", step->iteration,
+                             step->subset + 1, step->n_subsets,
+                             step->seconds > 0 ? self->dataset->lm->n_events / (double)step->n_subsets / step->seconds : 0);
+  }
+  gtk_label_set_text(self->status_label, s->str);
+  g_string_free(s, TRUE);
+}
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Levels from what is displayed: min–max or a high percentile of the shown slices. */
+static void auto_levels(TlWindow *self) {
+  TlLevelsPreset p = tl_side_panel_get_levels_preset(self->side_panel);
+  if (p == TL_LEVELS_MANUAL)
+    return;
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(float));
+  for (int v = 0; v < TL_N_VIEWS; v++) {
+    const TlSlice *s = tl_slice_view_get_slice(self->views[v]);
+    if (s->data)
+      g_array_append_vals(all, s->data, s->width * s->height);
+  }
+  if (all->len > 0) {
+    g_array_sort(all, cmp_float);
+    double q = p == TL_LEVELS_P99_5 ? 0.995 : p == TL_LEVELS_P99 ? 0.99 : 1.0;
+    self->lo = p == TL_LEVELS_MIN_MAX ? g_array_index(all, float, 0) : 0;
+    self->hi = g_array_index(all, float, (guint)((all->len - 1) * q));
+    if (!(self->hi > self->lo))
+      self->hi = self->lo + 1;
+    for (int v = 0; v < TL_N_VIEWS; v++)
+      tl_slice_view_set_levels(self->views[v], self->lo, self->hi);
+  }
+  g_array_unref(all);
+}
+
+static void request_view(TlWindow *self) {
+  if (!self->runner)
+    return;
+  TlViewRequest v = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
+  tl_runner_set_view(self->runner, &v);
+}
+
+static void on_frame(TlFrame *f, gpointer data) {
+  TlWindow *self = data;
+  self->run_state = f->state;
+  if (f->error)
+    tl_window_show_error(self, "Reconstruction", f->error);
+  if (f->save_error)
+    tl_window_show_error(self, "Saving", f->save_error);
+  if (f->saved) {
+    g_autofree char *text = g_strdup_printf("Saved %s", f->saved);
+    tl_window_toast(self, text);
+  }
+  if (f->slices[TL_VIEW_AXIAL].data) {
+    for (int v = 0; v < TL_N_VIEWS; v++) {
+      tl_slice_view_set_slice(self->views[v], &f->slices[v]);
+      tl_slice_view_set_position(self->views[v], f->view.pos);
+    }
+    auto_levels(self);
+  }
+  if (f->has_step) {
+    self->sub_iterations = f->step.sub_iterations;
+    tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
+    if (self->dataset->truth)
+      tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
+    tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
+                        self->dataset->lm->n_events / (double)MAX(f->step.n_subsets, 1));
+  }
+  update_status(self, f->has_step ? &f->step : NULL);
+  tl_window_update_actions(self);
+  g_signal_emit(self, signals[SIG_FRAME], 0, f->has_step);
+}
+
+typedef struct {
+  TlDataset *dataset;
+  TlPetJobOptions opt;
+} JobSpec;
+
+static void job_spec_free(gpointer data) {
+  JobSpec *s = data;
+  tl_dataset_unref(s->dataset);
+  g_free(s);
+}
+
+static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
+  JobSpec *s = data;
+  return tl_dataset_new_job(s->dataset, ctx, &s->opt, error);
+}
+
+static void reset_plots(TlWindow *self) {
+  tl_plot_clear(self->convergence);
+  tl_plot_add_series(self->convergence, "log-likelihood", &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
+  if (self->dataset && self->dataset->truth)
+    tl_plot_add_series(self->convergence, "RMSE vs truth", &(GdkRGBA){0.35, 0.7, 1.0, 1}, FALSE);
+  tl_plot_clear(self->line_plot);
+  self->line_view = -1;
+  tl_profile_view_clear(self->profile_view);
+}
+
+/* A new run on the current dataset with the side panel's options. */
+static void start_run(TlWindow *self, gboolean run) {
+  g_clear_pointer(&self->runner, tl_runner_free);
+  self->sub_iterations = 0;
+  reset_plots(self);
+  if (!self->dataset)
+    return;
+  JobSpec *spec = g_new0(JobSpec, 1);
+  spec->dataset = tl_dataset_ref(self->dataset);
+  tl_side_panel_get_options(self->side_panel, &spec->opt);
+  guint total = self->dataset->lm ? tl_side_panel_get_iterations(self->side_panel) * MAX(spec->opt.subsets, 1) : 0;
+  TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
+  self->run_state = TL_RUN_PREPARING;
+  self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
+                               run && self->dataset->lm, on_frame, self);
+  update_status(self, NULL);
+  tl_window_update_actions(self);
+}
+
+void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
+  g_clear_pointer(&self->runner, tl_runner_free);
+  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  self->dataset = d;
+  const TlImageGrid *g = &d->grid;
+  for (int a = 0; a < 3; a++)
+    self->pos[a] = g->dims[a] / 2;
+  for (int v = 0; v < TL_N_VIEWS; v++) {
+    tl_slice_view_set_grid(self->views[v], g);
+    tl_slice_view_set_slice(self->views[v], NULL);
+    tl_slice_view_set_position(self->views[v], self->pos);
+    tl_slice_view_reset_zoom(self->views[v]);
+    tl_slice_view_set_unit(self->views[v], d->lm ? "counts / sensitivity (a.u.)" : "image units");
+  }
+  tl_side_panel_set_dataset(self->side_panel, d->name, d->lm ? d->lm->scanner->name : NULL,
+                            d->lm ? d->lm->n_events : 0, g, d->truth != NULL);
+  gtk_window_set_title(GTK_WINDOW(self), d->name);
+  adw_window_title_set_title(self->window_title, d->name);
+  if (self->state == TL_WINDOW_READY)
+    gtk_stack_set_visible_child_name(self->stack, "workbench");
+  start_run(self, run);
+}
+
+/* ---- Simulation ------------------------------------------------------------------- */
+
+typedef struct {
+  GVariant *params;
+  GCancellable *cancel;
+  GError *error;
+} SimulateCall;
+
+static gpointer simulate_call(gpointer data) {
+  SimulateCall *c = data;
+  return tl_dataset_simulate(c->params, c->cancel, &c->error);
+}
+
+static void simulate_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
+  /* The simulator's worker threads inherit the lower priority. */
+  SimulateCall c = {task_data, cancel, NULL};
+  TlDataset *d = tl_background_run(simulate_call, &c);
+  GError *error = c.error;
+  if (d)
+    g_task_return_pointer(task, d, (GDestroyNotify)tl_dataset_unref);
+  else
+    g_task_return_error(task, error);
+}
+
+static void simulate_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+  g_autoptr(GError) error = NULL;
+  TlDataset *d = g_task_propagate_pointer(G_TASK(res), &error);
+  if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return; /* the window is gone */
+  TlWindow *self = TL_WINDOW(source);
+  if (--self->busy == 0 && self->busy_toast) {
+    adw_toast_dismiss(self->busy_toast);
+    g_clear_object(&self->busy_toast);
+  }
+  if (!d) {
+    tl_window_show_error(self, "Simulation", error);
+    tl_window_update_actions(self);
+    return;
+  }
+  tl_window_set_dataset(self, d, GPOINTER_TO_INT(user_data));
+}
+
+static void simulate(TlWindow *self, GVariant *params, gboolean run) {
+  self->busy++;
+  if (!self->busy_toast) {
+    self->busy_toast = g_object_ref(adw_toast_new("Simulating…"));
+    adw_toast_set_timeout(self->busy_toast, 0);
+    adw_toast_overlay_add_toast(self->toasts, self->busy_toast);
+  }
+  g_autoptr(GTask) task = g_task_new(self, self->cancellable, simulate_done, GINT_TO_POINTER(run));
+  g_task_set_task_data(task, g_variant_ref(params), (GDestroyNotify)g_variant_unref);
+  g_task_run_in_thread(task, simulate_thread);
+}
+
+void tl_window_start_demo(TlWindow *self, double events, guint coarsen) {
+  self->demo_pending = TRUE;
+  self->demo_events = events;
+  self->demo_coarsen = coarsen;
+  if (self->state == TL_WINDOW_READY)
+    show_context(self);
+}
+
+/* ---- Actions ---------------------------------------------------------------------- */
+
+static void act_run(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (self->runner) tl_runner_run(self->runner);
+}
+static void act_pause(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (self->runner) tl_runner_pause(self->runner);
+}
+static void act_run_pause(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (!self->runner) return;
+  if (self->run_state == TL_RUN_RUNNING) tl_runner_pause(self->runner);
+  else tl_runner_run(self->runner);
+}
+static void act_step(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (self->runner) tl_runner_step(self->runner);
+}
+static void act_stop(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (self->runner) tl_runner_stop(self->runner);
+}
+static void act_restart(GSimpleAction *a, GVariant *p, gpointer data) {
+  start_run(data, FALSE);
+}
+static void act_simulate(GSimpleAction *a, GVariant *p, gpointer data) {
+  simulate(data, p, FALSE);
+}
+static void act_simulate_dialog(GSimpleAction *a, GVariant *p, gpointer data) {
+  gtk_window_present(GTK_WINDOW(tl_simulate_dialog_new(GTK_WINDOW(data))));
+}
+static void act_reset_zoom(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  for (int v = 0; v < TL_N_VIEWS; v++)
+    tl_slice_view_reset_zoom(self->views[v]);
+}
+
+static void toggle_state(GSimpleAction *a) {
+  g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
+  g_simple_action_set_state(a, g_variant_new_boolean(!g_variant_get_boolean(s)));
+}
+
+static void act_show_profiling(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  toggle_state(a);
+  g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
+  gtk_widget_set_visible(GTK_WIDGET(self->profile_view), g_variant_get_boolean(s));
+}
+
+static void act_show_mip(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  toggle_state(a);
+  g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
+  self->show_mip = g_variant_get_boolean(s);
+  gtk_widget_set_visible(GTK_WIDGET(self->views[TL_VIEW_MIP]), self->show_mip);
+  request_view(self);
+}
+
+static void act_show_device(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  toggle_state(a);
+  g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
+  if (self->state == TL_WINDOW_READY)
+    gtk_stack_set_visible_child_name(self->stack, g_variant_get_boolean(s) ? "device" : ready_page(self));
+}
+
+static const GActionEntry kActions[] = {
+  {"run", act_run, NULL, NULL, NULL, {0}},
+  {"pause", act_pause, NULL, NULL, NULL, {0}},
+  {"run-pause", act_run_pause, NULL, NULL, NULL, {0}},
+  {"step", act_step, NULL, NULL, NULL, {0}},
+  {"stop", act_stop, NULL, NULL, NULL, {0}},
+  {"restart", act_restart, NULL, NULL, NULL, {0}},
+  {"simulate", act_simulate, "a{sv}", NULL, NULL, {0}},
+  {"simulate-dialog", act_simulate_dialog, NULL, NULL, NULL, {0}},
+  {"reset-zoom", act_reset_zoom, NULL, NULL, NULL, {0}},
+  {"show-profiling", act_show_profiling, NULL, "false", NULL, {0}},
+  {"show-mip", act_show_mip, NULL, "true", NULL, {0}},
+  {"show-device", act_show_device, NULL, "false", NULL, {0}},
+};
+
+/* ---- View wiring ------------------------------------------------------------------ */
+
+static void on_position(TlSliceView *view, guint i, guint j, guint k, TlWindow *self) {
+  self->pos[0] = i;
+  self->pos[1] = j;
+  self->pos[2] = k;
+  for (int v = 0; v < TL_N_VIEWS; v++)
+    tl_slice_view_set_position(self->views[v], self->pos);
+  request_view(self);
+}
+
+static void on_levels(TlSliceView *view, double lo, double hi, TlWindow *self) {
+  tl_side_panel_set_levels_preset(self->side_panel, TL_LEVELS_MANUAL);
+  self->lo = lo;
+  self->hi = hi;
+  for (int v = 0; v < TL_N_VIEWS; v++)
+    tl_slice_view_set_levels(self->views[v], lo, hi);
+}
+
+static void on_hover(TlSliceView *view, const char *text, TlWindow *self) {
+  gtk_label_set_text(self->hover_label, text);
+}
+
+/* The intensity profile along the drawn line, with the truth along the same voxels. */
+static void on_line(TlSliceView *view, double c0, double r0, double c1, double r1, TlWindow *self) {
+  const guint n = 200;
+  double line[4] = {c0, r0, c1, r1};
+  g_autofree float *v = g_new(float, n);
+  g_autofree double *ijk = g_new(double, 3 * n), *x = g_new(double, n), *y = g_new(double, n);
+  tl_slice_view_sample_line(view, line, n, v, ijk);
+  double mm0[3], mm1[3];
+  tl_image_grid_voxel_centre(&self->dataset->grid, ijk[0], ijk[1], ijk[2], mm0);
+  tl_image_grid_voxel_centre(&self->dataset->grid, ijk[3 * (n - 1)], ijk[3 * (n - 1) + 1], ijk[3 * (n - 1) + 2], mm1);
+  double len = sqrt((mm1[0] - mm0[0]) * (mm1[0] - mm0[0]) + (mm1[1] - mm0[1]) * (mm1[1] - mm0[1]) +
+                    (mm1[2] - mm0[2]) * (mm1[2] - mm0[2]));
+  tl_plot_clear(self->line_plot);
+  tl_plot_add_series(self->line_plot, "image", &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
+  for (guint i = 0; i < n; i++) {
+    x[i] = len * i / (n - 1);
+    y[i] = v[i];
+  }
+  tl_plot_set_series(self->line_plot, 0, x, y, n);
+  const TlImage *t = self->dataset->truth;
+  if (t && tl_slice_view_get_orientation(view) != TL_VIEW_MIP) {
+    tl_plot_add_series(self->line_plot, "truth", &(GdkRGBA){0.8, 0.8, 0.8, 1}, TRUE);
+    for (guint i = 0; i < n; i++) {
+      guint p[3];
+      for (int a = 0; a < 3; a++)
+        p[a] = (guint)CLAMP(floor(ijk[3 * i + a]), 0, t->grid.dims[a] - 1);
+      y[i] = t->data[p[0] + (gsize)t->grid.dims[0] * (p[1] + (gsize)t->grid.dims[1] * p[2])];
+    }
+    tl_plot_set_series(self->line_plot, 1, x, y, n);
+  }
+  memcpy(self->line, line, sizeof line);
+  self->line_view = tl_slice_view_get_orientation(view);
+}
+
+static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *self) {
+  if (g_str_equal(what, "display")) {
+    for (int v = 0; v < TL_N_VIEWS; v++)
+      tl_slice_view_set_colormap(self->views[v], tl_side_panel_get_colormap(panel));
+    auto_levels(self);
+  } else if (g_str_equal(what, "iterations")) {
+    /* Applies from the next step: the runner stops at the new total. */
+    if (self->runner && self->dataset && self->dataset->lm) {
+      TlPetJobOptions o;
+      tl_side_panel_get_options(panel, &o);
+      tl_runner_set_total(self->runner, tl_side_panel_get_iterations(panel) * MAX(o.subsets, 1));
+    }
+  } else if (self->runner && self->sub_iterations > 0 && self->dataset && self->dataset->lm) {
+    /* Subsets, algorithm and projector are baked into the running job. */
+    AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");
+    adw_toast_set_button_label(toast, "Restart");
+    adw_toast_set_action_name(toast, "win.restart");
+    adw_toast_overlay_add_toast(self->toasts, toast);
+  } else if (self->runner && self->dataset && self->dataset->lm) {
+    start_run(self, FALSE);  /* nothing computed yet: nothing to lose */
+  }
+}
+
+static void build_workbench(TlWindow *self) {
+  for (int v = 0; v < TL_N_VIEWS; v++) {
+    self->views[v] = TL_SLICE_VIEW(tl_slice_view_new(v));
+    gtk_grid_attach(self->view_grid, GTK_WIDGET(self->views[v]), v % 2, v / 2, 1, 1);
+    g_signal_connect(self->views[v], "position-changed", G_CALLBACK(on_position), self);
+    g_signal_connect(self->views[v], "levels-changed", G_CALLBACK(on_levels), self);
+    g_signal_connect(self->views[v], "hover", G_CALLBACK(on_hover), self);
+    g_signal_connect(self->views[v], "line", G_CALLBACK(on_line), self);
+  }
+  self->show_mip = TRUE;
+  self->line_view = -1;
+  self->convergence = TL_PLOT(tl_plot_new("Convergence", "sub-iteration"));
+  self->line_plot = TL_PLOT(tl_plot_new("Line profile (Shift+drag on a view)", "mm along the line"));
+  gtk_box_append(self->plot_box, GTK_WIDGET(self->convergence));
+  gtk_box_append(self->plot_box, GTK_WIDGET(self->line_plot));
+  reset_plots(self);
+  g_signal_connect(self->side_panel, "changed", G_CALLBACK(on_panel_changed), self);
+}
+
+/* ---- Object ----------------------------------------------------------------------- */
+
 static void tl_window_constructed(GObject *object) {
   TlWindow *self = TL_WINDOW(object);
   G_OBJECT_CLASS(tl_window_parent_class)->constructed(object);
@@ -139,25 +633,21 @@ gboolean tl_window_is_settled(TlWindow *self) {
   return self->state != TL_WINDOW_LOADING && !gtk_stack_get_transition_running(self->stack);
 }
 
-TlContext *tl_window_get_context(TlWindow *self) {
-  g_return_val_if_fail(TL_IS_WINDOW(self), NULL);
-  return self->ctx;
-}
-
-const GError *tl_window_get_error(TlWindow *self) {
-  g_return_val_if_fail(TL_IS_WINDOW(self), NULL);
-  return self->error;
-}
-
-const char *tl_window_get_error_text(TlWindow *self) {
-  g_return_val_if_fail(TL_IS_WINDOW(self), NULL);
-  return self->error_text;
-}
-
-TlDevicePanel *tl_window_get_device_panel(TlWindow *self) {
-  g_return_val_if_fail(TL_IS_WINDOW(self), NULL);
-  return self->device_panel;
-}
+TlContext *tl_window_get_context(TlWindow *self) { return self->ctx; }
+const GError *tl_window_get_error(TlWindow *self) { return self->error; }
+const char *tl_window_get_error_text(TlWindow *self) { return self->error_text; }
+TlDevicePanel *tl_window_get_device_panel(TlWindow *self) { return self->device_panel; }
+gboolean tl_window_has_run(TlWindow *self) { return self->runner != NULL; }
+TlRunState tl_window_get_run_state(TlWindow *self) { return self->run_state; }
+guint tl_window_get_sub_iterations(TlWindow *self) { return self->sub_iterations; }
+gboolean tl_window_is_busy(TlWindow *self) { return self->busy > 0; }
+const char *tl_window_get_dataset_name(TlWindow *self) { return self->dataset ? self->dataset->name : NULL; }
+TlSliceView *tl_window_get_slice_view(TlWindow *self, int v) { return self->views[v]; }
+TlProfileView *tl_window_get_profile_view(TlWindow *self) { return self->profile_view; }
+TlPlot *tl_window_get_convergence_plot(TlWindow *self) { return self->convergence; }
+TlPlot *tl_window_get_line_plot(TlWindow *self) { return self->line_plot; }
+TlSidePanel *tl_window_get_side_panel(TlWindow *self) { return self->side_panel; }
+const char *tl_window_get_last_error(TlWindow *self) { return self->last_error; }
 
 static void tl_window_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec) {
   TlWindow *self = TL_WINDOW(object);
@@ -179,18 +669,23 @@ static void tl_window_set_property(GObject *object, guint id, const GValue *valu
 static void tl_window_dispose(GObject *object) {
   TlWindow *self = TL_WINDOW(object);
   /* A worker still running keeps the window alive through its GTask; this makes its
-   * callback drop the result instead of touching disposed widgets. */
+   * callback drop the result instead of touching disposed widgets. The runner is joined
+   * here: its job uses the context, freed in finalize. */
   g_cancellable_cancel(self->cancellable);
+  g_clear_pointer(&self->runner, tl_runner_free);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
 
 static void tl_window_finalize(GObject *object) {
   TlWindow *self = TL_WINDOW(object);
+  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_object(&self->busy_toast);
   g_clear_pointer(&self->ctx, tl_context_free);
   g_clear_pointer(&self->devices, g_array_unref);
   g_clear_error(&self->error);
   g_free(self->error_text);
+  g_free(self->last_error);
   g_free(self->selector);
   g_object_unref(self->cancellable);
   G_OBJECT_CLASS(tl_window_parent_class)->finalize(object);
@@ -210,8 +705,12 @@ static void tl_window_class_init(TlWindowClass *klass) {
   props[PROP_STATE] = g_param_spec_enum("state", NULL, NULL, TL_TYPE_WINDOW_STATE, TL_WINDOW_LOADING,
       G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties(object_class, N_PROPS, props);
+  signals[SIG_FRAME] = g_signal_new("frame", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+      NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
 
   g_type_ensure(TL_TYPE_DEVICE_PANEL);
+  g_type_ensure(TL_TYPE_SIDE_PANEL);
+  g_type_ensure(TL_TYPE_PROFILE_VIEW);
   gtk_widget_class_set_template_from_resource(widget_class, "/org/tomolab/Tomolab/ui/tl-window.ui");
   gtk_widget_class_bind_template_child(widget_class, TlWindow, window_title);
   gtk_widget_class_bind_template_child(widget_class, TlWindow, stack);
@@ -219,9 +718,32 @@ static void tl_window_class_init(TlWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, TlWindow, error_page);
   gtk_widget_class_bind_template_child(widget_class, TlWindow, error_devices);
   gtk_widget_class_bind_template_child(widget_class, TlWindow, device_panel);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, toasts);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, run_button);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, side_panel);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, view_grid);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, profile_view);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, plot_box);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, status_label);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, hover_label);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, recent_section);
+
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_space, 0, "win.run-pause", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_Right, GDK_CONTROL_MASK, "win.step", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_n, GDK_CONTROL_MASK, "win.simulate-dialog", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_s, GDK_CONTROL_MASK, "win.save-image", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-view", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_p, GDK_CONTROL_MASK, "win.show-profiling", NULL);
+  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "win.reset-zoom", NULL);
 }
 
 static void tl_window_init(TlWindow *self) {
   self->cancellable = g_cancellable_new();
   gtk_widget_init_template(GTK_WIDGET(self));
+  g_action_map_add_action_entries(G_ACTION_MAP(self), kActions, G_N_ELEMENTS(kActions), self);
+  build_workbench(self);
+  tl_window_files_init(self);
+  tl_window_update_actions(self);
 }

@@ -1,9 +1,16 @@
-/* TlWindow: the main window. Today it opens a Vulkan device on a worker thread and
- * shows what it found; the workbench (slice viewers, runs) will grow inside it. */
+/* TlWindow: the main window. It opens a Vulkan device on a worker thread, then hosts the
+ * workbench: a dataset (simulated or opened on a worker), a TlRunner reconstructing it on
+ * another, the slice views, the profiling overlay and the plots. Everything it does is a
+ * GAction ("win.*", listed in tl-window.c), which is also how the tests drive it. */
 #pragma once
 #include <adwaita.h>
 #include "tl-context.h"
 #include "tl-device-panel.h"
+#include "tl-plot.h"
+#include "tl-profile-view.h"
+#include "tl-runner.h"
+#include "tl-side-panel.h"
+#include "tl-slice-view.h"
 
 G_BEGIN_DECLS
 
@@ -32,5 +39,23 @@ const GError *tl_window_get_error(TlWindow *self);
 /* Text shown on the error page below the title (message and hint). */
 const char *tl_window_get_error_text(TlWindow *self);
 TlDevicePanel *tl_window_get_device_panel(TlWindow *self);
+
+/* Workbench. Signal "frame" (gboolean new_sub_iteration) after each frame is shown. */
+gboolean tl_window_has_run(TlWindow *self);
+TlRunState tl_window_get_run_state(TlWindow *self);   /* meaningful when has_run */
+guint tl_window_get_sub_iterations(TlWindow *self);
+/* Simulation or loading in progress on a worker. */
+gboolean tl_window_is_busy(TlWindow *self);
+/* The dataset's name (file name or simulation), NULL without one. */
+const char *tl_window_get_dataset_name(TlWindow *self);
+TlSliceView *tl_window_get_slice_view(TlWindow *self, int view /* TL_VIEW_* */);
+TlProfileView *tl_window_get_profile_view(TlWindow *self);
+TlPlot *tl_window_get_convergence_plot(TlWindow *self);
+TlPlot *tl_window_get_line_plot(TlWindow *self);
+TlSidePanel *tl_window_get_side_panel(TlWindow *self);
+/* The last error shown in the window (toast), NULL if none. */
+const char *tl_window_get_last_error(TlWindow *self);
+/* Starts the demo once the device is open: NEMA on the DMI preset, OSEM running. */
+void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
 
 G_END_DECLS

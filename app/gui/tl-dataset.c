@@ -1,0 +1,135 @@
+/* Simulation and loading for the window (no GTK here: this runs on worker threads). */
+#include <string.h>
+#include "tl-dataset.h"
+#include "pet/tl-phantom.h"
+#include "pet/tl-simulate.h"
+
+static void dataset_clear(gpointer data) {
+  TlDataset *d = data;
+  g_free(d->name);
+  g_free(d->path);
+  tl_listmode_free(d->lm);
+  tl_image_free(d->truth);
+  tl_image_free(d->image);
+}
+
+static TlDataset *dataset_new(void) { return g_atomic_rc_box_new0(TlDataset); }
+TlDataset *tl_dataset_ref(TlDataset *d) { return g_atomic_rc_box_acquire(d); }
+void tl_dataset_unref(TlDataset *d) {
+  if (d)
+    g_atomic_rc_box_release_full(d, dataset_clear);
+}
+
+/* The scanner's grid with voxels `c` times larger, still covering the field of view. */
+static TlImageGrid coarse_grid(const TlScanner *s, guint c) {
+  TlImageGrid g = tl_scanner_default_grid(s);
+  if (c <= 1)
+    return g;
+  return tl_image_grid_centred((g.dims[0] + c - 1) / c, (g.dims[1] + c - 1) / c, (g.dims[2] + c - 1) / c,
+                               g.voxel_mm[0] * c, g.voxel_mm[1] * c, g.voxel_mm[2] * c);
+}
+
+static TlScanner *scanner_named(const char *name, GError **error) {
+  for (const char *const *p = tl_scanner_preset_names(); *p; p++)
+    if (g_strcmp0(*p, name) == 0)
+      return tl_scanner_new_preset(name, error);
+  return tl_scanner_load(name, error);
+}
+
+TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **error) {
+  const char *phantom = "nema", *scanner_name = "dmi";
+  double events = 2e5;
+  guint64 seed = 1;
+  guint32 coarsen = 2;
+  GVariantDict dict;
+  g_variant_dict_init(&dict, params);
+  g_variant_dict_lookup(&dict, "phantom", "&s", &phantom);
+  g_variant_dict_lookup(&dict, "scanner", "&s", &scanner_name);
+  g_variant_dict_lookup(&dict, "events", "d", &events);
+  g_variant_dict_lookup(&dict, "seed", "t", &seed);
+  g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
+
+  g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
+  if (!scanner) {
+    g_variant_dict_clear(&dict);
+    return NULL;
+  }
+  TlImageGrid grid = coarse_grid(scanner, MAX(coarsen, 1));
+  TlPhantomOptions po;
+  tl_phantom_options_init(&po);
+  g_autoptr(TlPhantom) ph = tl_phantom_new_preset(phantom, &po, &grid, error);
+  g_autoptr(TlImage) activity = NULL, mu = NULL;
+  g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT, phantom,
+                                          scanner->name, events, seed);
+  g_variant_dict_clear(&dict);
+  if (!ph || !tl_phantom_rasterise(ph, &grid, 0, &activity, &mu, error))
+    return NULL;
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = events;
+  sp.seed = seed;
+  sp.description = desc;
+  TlListmode *lm = tl_simulate(scanner, activity, mu, &sp, NULL, NULL, cancel, NULL, error);
+  if (!lm)
+    return NULL;
+  TlDataset *d = dataset_new();
+  d->name = g_steal_pointer(&desc);
+  d->lm = lm;
+  d->truth = g_steal_pointer(&activity);
+  d->grid = grid;
+  return d;
+}
+
+TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
+  TlDataset *d = dataset_new();
+  d->path = g_strdup(path);
+  d->name = g_path_get_basename(path);
+  if (g_str_has_suffix(path, ".tlm")) {
+    if (!(d->lm = tl_listmode_load(path, error)))
+      goto fail;
+    d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
+  } else {
+    if (!(d->image = tl_image_load(path, error)))
+      goto fail;
+    d->grid = d->image->grid;
+  }
+  return d;
+fail:
+  tl_dataset_unref(d);
+  return NULL;
+}
+
+/* An opened image: uploaded once; there is nothing to iterate. */
+typedef struct {
+  TlJob parent;
+  TlArray *array;
+} TlImageJob;
+
+static gboolean image_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
+  g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+              "An opened image has nothing to reconstruct; open or simulate list-mode data");
+  return FALSE;
+}
+static const TlArray *image_array(TlJob *job) { return ((TlImageJob *)job)->array; }
+static void image_free(TlJob *job) {
+  tl_array_free(((TlImageJob *)job)->array);
+  g_free(job);
+}
+static const TlJobVTable kImageJob = {image_step, image_array, image_free};
+
+TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
+                          GError **error) {
+  if (d->lm)
+    return tl_pet_job_new(ctx, d->lm, d->truth, &d->grid, opt, error);
+  guint64 n = tl_image_grid_n_voxels(&d->grid);
+  TlArray *a = tl_array_new_float(ctx, n, error);
+  if (!a || !tl_array_upload(a, d->image->data, error)) {
+    if (a)
+      tl_array_free(a);
+    return NULL;
+  }
+  TlImageJob *j = g_new0(TlImageJob, 1);
+  j->parent = (TlJob){&kImageJob, d->grid, 1, 0};
+  j->array = a;
+  return &j->parent;
+}

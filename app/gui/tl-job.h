@@ -1,0 +1,56 @@
+/* TlJob: one reconstruction as the window's worker sees it. The runner only calls
+ * these hooks (always on its worker thread), so a CT solver plugs in by providing
+ * another vtable; nothing in the window knows about TlRecon. */
+#pragma once
+#include <gio/gio.h>
+#include "tl-profiler.h"
+#include "tl-array.h"
+#include "pet/tl-image.h"
+#include "pet/tl-listmode.h"
+
+G_BEGIN_DECLS
+
+/* What one sub-iteration reports. */
+typedef struct {
+  guint sub_iterations;  /* done so far, this one included */
+  guint iteration, subset, n_subsets;
+  double loglik, rmse;   /* NAN when not known */
+  double seconds;
+  TlProfile *profile;    /* GPU time of this sub-iteration only (owned by the step) */
+} TlJobStep;
+
+void tl_job_step_clear(TlJobStep *s);
+
+typedef struct _TlJob TlJob;
+
+typedef struct {
+  /* One sub-iteration; FALSE + G_IO_ERROR_CANCELLED leaves the last complete image. */
+  gboolean (*step)(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error);
+  /* The current image on the device, on `grid`. */
+  const TlArray *(*image)(TlJob *job);
+  void (*free)(TlJob *job);
+} TlJobVTable;
+
+struct _TlJob {
+  const TlJobVTable *vt;
+  TlImageGrid grid;
+  guint sub_iterations_per_iteration;
+  double events;         /* measurements per full pass (for events/s) */
+};
+
+void tl_job_free(TlJob *job);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlJob, tl_job_free)
+
+/* PET: list-mode MLEM/OSEM (tl-pet-job.c). */
+typedef struct {
+  gboolean osem;
+  guint subsets;
+  char projector[16];    /* "siddon" or "joseph" */
+} TlPetJobOptions;
+
+/* Copies what it needs; `truth` (may be NULL) must be on `grid`. Slow (sensitivity image):
+ * call on the worker. */
+TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
+                      const TlImageGrid *grid, const TlPetJobOptions *opt, GError **error);
+
+G_END_DECLS

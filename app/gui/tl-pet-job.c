@@ -1,0 +1,104 @@
+/* TlJob over TlRecon. TlRecon's profile accumulates since the start; the window wants
+ * the cost of the last sub-iteration, so each step reports the difference. */
+#include <math.h>
+#include "tl-job.h"
+#include "pet/tl-recon.h"
+
+typedef struct {
+  TlJob parent;
+  TlRecon *recon;
+  TlProfile *before;   /* the accumulated profile after the previous step */
+  TlReconProgress last;
+  gboolean have_last;
+} TlPetJob;
+
+void tl_job_step_clear(TlJobStep *s) {
+  g_clear_pointer(&s->profile, tl_profile_free);
+}
+
+void tl_job_free(TlJob *job) {
+  if (job)
+    job->vt->free(job);
+}
+
+static void on_progress(const TlReconProgress *p, gpointer data) {
+  TlPetJob *self = data;
+  self->last = *p;
+  self->have_last = TRUE;
+}
+
+static TlProfile *profile_diff(const TlProfile *now, const TlProfile *before) {
+  TlProfile *d = tl_profile_new();
+  for (guint i = 0; i < tl_profile_n_entries(now); i++) {
+    const TlProfileEntry *e = tl_profile_entry(now, i);
+    const TlProfileEntry *b = tl_profile_lookup(before, e->label);
+    guint calls = e->calls - (b ? b->calls : 0);
+    if (calls > 0)
+      tl_profile_add(d, e->label, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
+  }
+  return d;
+}
+
+static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
+  TlPetJob *self = (TlPetJob *)job;
+  tl_recon_set_cancellable(self->recon, cancel);
+  self->have_last = FALSE;
+  if (!tl_recon_step(self->recon, error))
+    return FALSE;
+  g_assert(self->have_last);
+  const TlProfile *now = tl_recon_profile(self->recon);
+  *out = (TlJobStep){
+    .sub_iterations = self->last.sub_iterations,
+    .iteration = self->last.iteration,
+    .subset = self->last.subset,
+    .n_subsets = self->last.n_subsets,
+    .loglik = self->last.loglik,
+    .rmse = self->last.rmse,
+    .seconds = self->last.seconds,
+    .profile = profile_diff(now, self->before),
+  };
+  tl_profile_clear(self->before);
+  tl_profile_merge(self->before, now);
+  return TRUE;
+}
+
+static const TlArray *pet_image(TlJob *job) {
+  return tl_recon_image_array(((TlPetJob *)job)->recon);
+}
+
+static void pet_free(TlJob *job) {
+  TlPetJob *self = (TlPetJob *)job;
+  tl_recon_free(self->recon);
+  tl_profile_free(self->before);
+  g_free(self);
+}
+
+static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free};
+
+TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
+                      const TlImageGrid *grid, const TlPetJobOptions *opt, GError **error) {
+  TlReconOptions o;
+  tl_recon_options_init(&o);
+  o.algo = opt->osem ? TL_RECON_OSEM : TL_RECON_MLEM;
+  o.subsets = opt->osem ? MAX(opt->subsets, 1) : 1;
+  o.projector = opt->projector;
+  /* The convergence plot wants a point per sub-iteration. */
+  o.loglik = TL_LOGLIK_SUBITERATION;
+  TlRecon *recon = tl_recon_new_listmode(ctx, lm, grid, &o, error);
+  if (!recon)
+    return NULL;
+  if (truth && !tl_recon_set_truth(recon, truth, error)) {
+    tl_recon_free(recon);
+    return NULL;
+  }
+  TlPetJob *self = g_new0(TlPetJob, 1);
+  self->parent = (TlJob){&kPetJob, *grid, o.subsets, (double)lm->n_events};
+  self->recon = recon;
+  self->before = tl_profile_new();
+  /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
+  tl_profile_merge(self->before, tl_recon_profile(recon));
+  tl_recon_set_callback(recon, on_progress, self);
+  /* Smaller submissions so Stop and closing the window answer quickly. */
+  tl_recon_set_submit_budget(recon, 1u << 22);
+  return &self->parent;
+}

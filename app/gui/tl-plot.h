@@ -1,0 +1,24 @@
+/* TlPlot: a small line plot of named series sharing an x axis. Each series is scaled to
+ * its own y range (log-likelihood and RMSE differ by orders of magnitude); the legend
+ * gives each range. Exports as CSV (one column per series) and PNG. */
+#pragma once
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define TL_TYPE_PLOT (tl_plot_get_type())
+G_DECLARE_FINAL_TYPE(TlPlot, tl_plot, TL, PLOT, GtkWidget)
+
+GtkWidget *tl_plot_new(const char *title, const char *x_label);
+void tl_plot_clear(TlPlot *self);
+/* Returns the series index; `dashed` for reference curves (ground truth). */
+guint tl_plot_add_series(TlPlot *self, const char *name, const GdkRGBA *colour, gboolean dashed);
+/* NAN y values are kept in the CSV and skipped in the drawing. */
+void tl_plot_append(TlPlot *self, guint series, double x, double y);
+void tl_plot_set_series(TlPlot *self, guint series, const double *x, const double *y, guint n);
+guint tl_plot_n_points(TlPlot *self, guint series);
+guint tl_plot_n_series(TlPlot *self);
+gboolean tl_plot_save_csv(TlPlot *self, const char *path, GError **error);
+gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height, GError **error);
+
+G_END_DECLS

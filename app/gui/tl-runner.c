@@ -1,0 +1,328 @@
+/* The worker loop: wait for a request, do one sub-iteration at a time, read back the
+ * displayed slices, post a frame. The lock guards the request fields only; the job is
+ * touched by the worker alone. */
+#include <math.h>
+#include <string.h>
+#include "tl-background.h"
+#include "tl-runner.h"
+
+struct _TlRunner {
+  GThread *thread;
+  GMutex lock;
+  GCond cond;
+  GMutex device_lock;       /* held by the worker while it uses the job */
+  GMainContext *main;
+  GCancellable *cancel;     /* stop / free: ends the current sub-iteration early */
+  TlContext *ctx;
+  TlJobFactory factory;
+  gpointer factory_data;
+  GDestroyNotify factory_free;
+  TlFrameFunc frame_func;
+  gpointer user_data;
+  gint alive;               /* 0 once freed: frames still queued are dropped */
+  gint refs;                /* the owner + one per queued frame */
+  char *save_path;          /* request: write the current image here (under lock) */
+
+  /* Requests (under lock) */
+  gboolean running, quit, stop;
+  guint steps;
+  guint total;
+  TlViewRequest view;
+  gboolean view_dirty;
+
+  TlJob *job;               /* worker only */
+  guint done;               /* sub-iterations done (worker) */
+};
+
+typedef struct {
+  TlRunner *runner;
+  TlFrame *frame;
+} Delivery;
+
+void tl_frame_free(TlFrame *f) {
+  if (!f)
+    return;
+  tl_job_step_clear(&f->step);
+  for (int i = 0; i < TL_N_VIEWS; i++)
+    g_free(f->slices[i].data);
+  g_clear_error(&f->error);
+  g_free(f->saved);
+  g_clear_error(&f->save_error);
+  g_free(f);
+}
+
+static void runner_unref(TlRunner *r) {
+  if (!g_atomic_int_dec_and_test(&r->refs))
+    return;
+  g_main_context_unref(r->main);
+  g_free(r);
+}
+
+/* Each queued frame holds a reference: after tl_runner_free it is dropped unseen. */
+static gboolean deliver(gpointer data) {
+  Delivery *d = data;
+  if (g_atomic_int_get(&d->runner->alive))
+    d->runner->frame_func(d->frame, d->runner->user_data);
+  return G_SOURCE_REMOVE;
+}
+
+static void delivery_free(gpointer data) {
+  Delivery *d = data;
+  tl_frame_free(d->frame);
+  runner_unref(d->runner);
+  g_free(d);
+}
+
+static void post(TlRunner *r, TlFrame *f) {
+  Delivery *d = g_new(Delivery, 1);
+  g_atomic_int_inc(&r->refs);
+  *d = (Delivery){r, f};
+  /* Below GDK_PRIORITY_REDRAW: a burst of frames never delays drawing the screen. */
+  g_main_context_invoke_full(r->main, G_PRIORITY_DEFAULT_IDLE, deliver, d, delivery_free);
+}
+
+static void post_state(TlRunner *r, TlRunState state, GError *error) {
+  TlFrame *f = g_new0(TlFrame, 1);
+  f->state = state;
+  f->error = error;
+  post(r, f);
+}
+
+static float *read_range(const TlArray *a, guint64 first, guint64 n, GError **error) {
+  float *buf = g_new(float, n);
+  if (!tl_array_download_range(a, first, n, buf, error)) {
+    g_free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Reads only what the views show: one range for the axial slice, one row per z for the
+ * coronal one; the sagittal slice and the MIP come from the whole volume only when the
+ * MIP is shown, else from the z-slabs spanning the sagittal column. */
+static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f, GError **error) {
+  const TlArray *img = job->vt->image((TlJob *)job);
+  const guint nx = job->grid.dims[0], ny = job->grid.dims[1], nz = job->grid.dims[2];
+  const guint x = MIN(v->pos[0], nx - 1), y = MIN(v->pos[1], ny - 1), z = MIN(v->pos[2], nz - 1);
+  const guint64 plane = (guint64)nx * ny;
+  TlSlice *ax = &f->slices[TL_VIEW_AXIAL], *co = &f->slices[TL_VIEW_CORONAL];
+  TlSlice *sa = &f->slices[TL_VIEW_SAGITTAL], *mip = &f->slices[TL_VIEW_MIP];
+  g_autofree float *vol = NULL;
+  if (v->mip && !(vol = read_range(img, 0, plane * nz, error)))
+    return FALSE;
+
+  /* Axial: x to the right, y downwards (image rows). */
+  *ax = (TlSlice){nx, ny, vol ? g_memdup2(vol + z * plane, plane * sizeof(float))
+                              : read_range(img, z * plane, plane, error)};
+  if (!ax->data)
+    return FALSE;
+  /* Coronal and sagittal: z upwards. */
+  *co = (TlSlice){nx, nz, g_new(float, (gsize)nx * nz)};
+  *sa = (TlSlice){ny, nz, g_new(float, (gsize)ny * nz)};
+  g_autofree float *column = vol ? NULL : g_new(float, (gsize)(ny - 1) * nx + 1);
+  for (guint k = 0; k < nz; k++) {
+    float *co_row = co->data + (gsize)(nz - 1 - k) * nx;
+    float *sa_row = sa->data + (gsize)(nz - 1 - k) * ny;
+    const float *slab = vol ? vol + k * plane : NULL;
+    if (!slab) {
+      if (!tl_array_download_range(img, k * plane + (guint64)y * nx, nx, co_row, error) ||
+          !tl_array_download_range(img, k * plane + x, (guint64)(ny - 1) * nx + 1, column, error))
+        return FALSE;
+      for (guint j = 0; j < ny; j++)
+        sa_row[j] = column[(gsize)j * nx];
+    } else {
+      memcpy(co_row, slab + (gsize)y * nx, nx * sizeof(float));
+      for (guint j = 0; j < ny; j++)
+        sa_row[j] = slab[x + (gsize)j * nx];
+    }
+  }
+  if (vol) {
+    /* Coronal MIP (maximum along y), z upwards. */
+    *mip = (TlSlice){nx, nz, g_new(float, (gsize)nx * nz)};
+    for (guint k = 0; k < nz; k++) {
+      float *row = mip->data + (gsize)(nz - 1 - k) * nx;
+      for (guint i = 0; i < nx; i++) {
+        float m = -INFINITY;
+        for (guint j = 0; j < ny; j++)
+          m = MAX(m, vol[k * plane + (gsize)j * nx + i]);
+        row[i] = m;
+      }
+    }
+  }
+  f->view = *v;
+  return TRUE;
+}
+
+static TlRunState idle_state(TlRunner *r) {
+  if (r->stop)
+    return TL_RUN_STOPPED;
+  if (r->total && r->done >= r->total)
+    return TL_RUN_FINISHED;
+  return r->running ? TL_RUN_RUNNING : TL_RUN_PAUSED;
+}
+
+/* Saving is atomic in tl_image_save (temp file + rename). */
+static void save_image(TlRunner *r, char *path) {
+  TlFrame *f = g_new0(TlFrame, 1);
+  GError *error = NULL;
+  g_mutex_lock(&r->device_lock);
+  g_autoptr(TlImage) im = tl_image_new(&r->job->grid);
+  gboolean ok = tl_array_download(r->job->vt->image(r->job), im->data, &error);
+  g_mutex_unlock(&r->device_lock);
+  if (ok)
+    ok = tl_image_save(im, path, &error);
+  g_mutex_lock(&r->lock);
+  f->state = idle_state(r);
+  g_mutex_unlock(&r->lock);
+  f->saved = path;
+  f->save_error = error;
+  post(r, f);
+}
+
+static gpointer worker(gpointer data) {
+  TlRunner *r = data;
+  GError *error = NULL;
+  tl_background_lower_priority();
+  g_mutex_lock(&r->device_lock);
+  r->job = r->factory(r->ctx, r->factory_data, &error);
+  g_mutex_unlock(&r->device_lock);
+  if (!r->job) {
+    post_state(r, TL_RUN_FAILED, error);
+    return NULL;
+  }
+  g_mutex_lock(&r->lock);
+  r->view_dirty = TRUE;
+  TlRunState last_state = TL_RUN_PREPARING;
+  for (;;) {
+    gboolean work = !r->quit && !r->stop && (r->running || r->steps > 0) &&
+                    !(r->total && r->done >= r->total);
+    TlRunState state = idle_state(r);
+    if (!work && !r->view_dirty && state == last_state && !r->quit && !r->save_path) {
+      g_cond_wait(&r->cond, &r->lock);
+      continue;
+    }
+    if (r->quit)
+      break;
+    char *save_path = g_steal_pointer(&r->save_path);
+    if (save_path) {
+      g_mutex_unlock(&r->lock);
+      save_image(r, save_path);
+      g_mutex_lock(&r->lock);
+      continue;
+    }
+    gboolean do_step = work;
+    if (do_step && r->steps > 0)
+      r->steps--;
+    TlViewRequest view = r->view;
+    r->view_dirty = FALSE;
+    g_mutex_unlock(&r->lock);
+
+    TlFrame *f = g_new0(TlFrame, 1);
+    g_mutex_lock(&r->device_lock);
+    gboolean ok = TRUE;
+    if (do_step) {
+      ok = r->job->vt->step(r->job, r->cancel, &f->step, &error);
+      if (ok) {
+        f->has_step = TRUE;
+        r->done = f->step.sub_iterations;
+      }
+    }
+    /* Cancelled: nothing new to show, the last complete image is already on screen. */
+    gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    if (ok)
+      ok = read_slices(r->job, &view, f, &error);
+    g_mutex_unlock(&r->device_lock);
+
+    g_mutex_lock(&r->lock);
+    if (cancelled) {
+      g_clear_error(&error);
+      tl_frame_free(f);
+      continue;
+    }
+    if (!ok) {
+      r->running = FALSE;
+      r->steps = 0;
+      f->state = TL_RUN_FAILED;
+      f->error = g_steal_pointer(&error);
+      last_state = TL_RUN_FAILED;
+      post(r, f);
+      continue;
+    }
+    f->state = last_state = idle_state(r);
+    post(r, f);
+  }
+  g_mutex_unlock(&r->lock);
+  return NULL;
+}
+
+TlRunner *tl_runner_new(TlContext *ctx, TlJobFactory factory, gpointer factory_data,
+                        GDestroyNotify factory_free, const TlViewRequest *view,
+                        guint total_sub_iterations, gboolean run, TlFrameFunc frame_func,
+                        gpointer user_data) {
+  TlRunner *r = g_new0(TlRunner, 1);
+  g_mutex_init(&r->lock);
+  g_cond_init(&r->cond);
+  g_mutex_init(&r->device_lock);
+  r->main = g_main_context_ref_thread_default();
+  r->cancel = g_cancellable_new();
+  r->ctx = ctx;
+  r->factory = factory;
+  r->factory_data = factory_data;
+  r->factory_free = factory_free;
+  r->frame_func = frame_func;
+  r->user_data = user_data;
+  r->alive = 1;
+  r->refs = 1;
+  r->view = *view;
+  r->total = total_sub_iterations;
+  r->running = run;
+  r->thread = g_thread_new("tl-runner", worker, r);
+  return r;
+}
+
+void tl_runner_free(TlRunner *r) {
+  if (!r)
+    return;
+  g_mutex_lock(&r->lock);
+  r->quit = TRUE;
+  g_cond_signal(&r->cond);
+  g_mutex_unlock(&r->lock);
+  g_cancellable_cancel(r->cancel);
+  g_thread_join(r->thread);
+  g_atomic_int_set(&r->alive, 0);
+  tl_job_free(r->job);
+  if (r->factory_free)
+    r->factory_free(r->factory_data);
+  g_object_unref(r->cancel);
+  g_mutex_clear(&r->lock);
+  g_cond_clear(&r->cond);
+  g_mutex_clear(&r->device_lock);
+  g_free(r->save_path);
+  runner_unref(r);
+}
+
+#define REQUEST(r, body)             \
+  do {                               \
+    g_mutex_lock(&(r)->lock);        \
+    body;                            \
+    g_cond_signal(&(r)->cond);       \
+    g_mutex_unlock(&(r)->lock);      \
+  } while (0)
+
+void tl_runner_run(TlRunner *r) { REQUEST(r, r->running = TRUE); }
+void tl_runner_pause(TlRunner *r) { REQUEST(r, r->running = FALSE; r->steps = 0); }
+void tl_runner_step(TlRunner *r) { REQUEST(r, r->running = FALSE; r->steps++); }
+void tl_runner_set_total(TlRunner *r, guint total) { REQUEST(r, r->total = total); }
+
+void tl_runner_stop(TlRunner *r) {
+  REQUEST(r, r->stop = TRUE; r->running = FALSE; r->steps = 0);
+  g_cancellable_cancel(r->cancel);
+}
+
+void tl_runner_set_view(TlRunner *r, const TlViewRequest *view) {
+  REQUEST(r, r->view = *view; r->view_dirty = TRUE);
+}
+
+void tl_runner_save(TlRunner *r, const char *path) {
+  REQUEST(r, g_free(r->save_path); r->save_path = g_strdup(path));
+}

@@ -1,0 +1,71 @@
+/* TlRunner: the worker thread that owns a TlJob. The main thread only sends requests
+ * (run, pause, step, stop, which slices are shown); the worker answers with frames
+ * (statistics + the displayed slices, read back from the device) delivered on the main
+ * context. No call here blocks on the device. */
+#pragma once
+#include "tl-job.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TL_RUN_PREPARING,   /* the job is being created (sensitivity image...) */
+  TL_RUN_RUNNING,
+  TL_RUN_PAUSED,
+  TL_RUN_FINISHED,    /* all iterations done */
+  TL_RUN_STOPPED,
+  TL_RUN_FAILED,
+} TlRunState;
+
+enum { TL_VIEW_AXIAL, TL_VIEW_CORONAL, TL_VIEW_SAGITTAL, TL_VIEW_MIP, TL_N_VIEWS };
+
+/* Which slices to read back: voxel indices of the crosshair, and whether the MIP is
+ * shown (it needs the whole volume). */
+typedef struct {
+  guint pos[3];
+  gboolean mip;
+} TlViewRequest;
+
+typedef struct {
+  guint width, height;   /* pixels; row 0 is the top of the view */
+  float *data;
+} TlSlice;
+
+typedef struct {
+  TlRunState state;
+  gboolean has_step;     /* a new sub-iteration (else only new slices or a state change) */
+  TlJobStep step;
+  TlViewRequest view;    /* what the slices show */
+  TlSlice slices[TL_N_VIEWS];  /* data NULL when not read */
+  GError *error;
+  char *saved;           /* a save request was handled: this path... */
+  GError *save_error;    /* ...or this error */
+} TlFrame;
+
+void tl_frame_free(TlFrame *f);
+
+typedef TlJob *(*TlJobFactory)(TlContext *ctx, gpointer data, GError **error);
+typedef void (*TlFrameFunc)(TlFrame *frame, gpointer user_data);  /* frame is borrowed */
+
+typedef struct _TlRunner TlRunner;
+
+/* Starts the worker, which creates the job with factory(ctx, factory_data) and then
+ * waits (paused) unless `run`. `frame_func` runs on the calling thread's main context
+ * until tl_runner_free. total_sub_iterations 0 = no limit. */
+TlRunner *tl_runner_new(TlContext *ctx, TlJobFactory factory, gpointer factory_data,
+                        GDestroyNotify factory_free, const TlViewRequest *view,
+                        guint total_sub_iterations, gboolean run, TlFrameFunc frame_func,
+                        gpointer user_data);
+/* Stops after the current submission and joins the worker; no frame arrives after. */
+void tl_runner_free(TlRunner *r);
+
+void tl_runner_run(TlRunner *r);
+void tl_runner_pause(TlRunner *r);
+void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */
+void tl_runner_stop(TlRunner *r);     /* the last complete image stays */
+void tl_runner_set_view(TlRunner *r, const TlViewRequest *view);
+void tl_runner_set_total(TlRunner *r, guint total_sub_iterations);
+/* Writes the current image (NIfTI, atomic) between two sub-iterations; a frame with
+ * `saved` or `save_error` answers. */
+void tl_runner_save(TlRunner *r, const char *path);
+
+G_END_DECLS

@@ -1,0 +1,27 @@
+/* TlSidePanel: the dataset shown, the algorithm parameters and the display settings.
+ * Emits "changed" with the detail "algorithm", "iterations" or "display". */
+#pragma once
+#include <adwaita.h>
+#include "tl-colormap.h"
+#include "tl-job.h"
+
+G_BEGIN_DECLS
+
+#define TL_TYPE_SIDE_PANEL (tl_side_panel_get_type())
+G_DECLARE_FINAL_TYPE(TlSidePanel, tl_side_panel, TL, SIDE_PANEL, AdwBin)
+
+typedef enum { TL_LEVELS_MIN_MAX, TL_LEVELS_P99_5, TL_LEVELS_P99, TL_LEVELS_MANUAL } TlLevelsPreset;
+
+/* NULL file = no dataset. */
+void tl_side_panel_set_dataset(TlSidePanel *self, const char *file, const char *scanner,
+                               guint64 events, const TlImageGrid *grid, gboolean truth);
+const char *tl_side_panel_get_dataset_file(TlSidePanel *self);
+void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt);
+guint tl_side_panel_get_iterations(TlSidePanel *self);
+void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations);
+TlColormap tl_side_panel_get_colormap(TlSidePanel *self);
+void tl_side_panel_set_colormap(TlSidePanel *self, TlColormap c);
+TlLevelsPreset tl_side_panel_get_levels_preset(TlSidePanel *self);
+void tl_side_panel_set_levels_preset(TlSidePanel *self, TlLevelsPreset p);
+
+G_END_DECLS

@@ -1,0 +1,77 @@
+/* Layout in ui/tl-simulate-dialog.ui; the choices come from the PET core's preset lists. */
+#include "tl-simulate-dialog.h"
+#include "pet/tl-phantom.h"
+#include "pet/tl-scanner.h"
+
+struct _TlSimulateDialog {
+  AdwWindow parent_instance;
+  AdwComboRow *phantom_row, *scanner_row;
+  GtkSpinButton *events_spin, *seed_spin, *coarsen_spin;
+};
+
+G_DEFINE_FINAL_TYPE(TlSimulateDialog, tl_simulate_dialog, ADW_TYPE_WINDOW)
+
+static const char *selected_string(AdwComboRow *row) {
+  GtkStringObject *o = GTK_STRING_OBJECT(adw_combo_row_get_selected_item(row));
+  return o ? gtk_string_object_get_string(o) : "";
+}
+
+GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self) {
+  GVariantBuilder b;
+  g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add(&b, "{sv}", "phantom", g_variant_new_string(selected_string(self->phantom_row)));
+  g_variant_builder_add(&b, "{sv}", "scanner", g_variant_new_string(selected_string(self->scanner_row)));
+  g_variant_builder_add(&b, "{sv}", "events", g_variant_new_double(gtk_spin_button_get_value(self->events_spin)));
+  g_variant_builder_add(&b, "{sv}", "seed", g_variant_new_uint64((guint64)gtk_spin_button_get_value(self->seed_spin)));
+  g_variant_builder_add(&b, "{sv}", "coarsen", g_variant_new_uint32((guint32)gtk_spin_button_get_value(self->coarsen_spin)));
+  return g_variant_builder_end(&b);
+}
+
+static void on_simulate(TlSimulateDialog *self) {
+  GtkWindow *parent = gtk_window_get_transient_for(GTK_WINDOW(self));
+  if (parent)
+    g_action_group_activate_action(G_ACTION_GROUP(parent), "simulate", tl_simulate_dialog_get_params(self));
+  gtk_window_destroy(GTK_WINDOW(self));
+}
+
+static void on_cancel(TlSimulateDialog *self) { gtk_window_destroy(GTK_WINDOW(self)); }
+
+static GListModel *names_model(const char *const *names) {
+  return G_LIST_MODEL(gtk_string_list_new(names));
+}
+
+static void tl_simulate_dialog_class_init(TlSimulateDialogClass *klass) {
+  GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+  gtk_widget_class_set_template_from_resource(wc, "/org/tomolab/Tomolab/ui/tl-simulate-dialog.ui");
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, phantom_row);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, scanner_row);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, events_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, seed_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, coarsen_spin);
+  gtk_widget_class_bind_template_callback(wc, on_simulate);
+  gtk_widget_class_bind_template_callback(wc, on_cancel);
+  gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);
+}
+
+static void select_name(AdwComboRow *row, const char *name) {
+  GListModel *m = adw_combo_row_get_model(row);
+  for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+    g_autoptr(GtkStringObject) o = g_list_model_get_item(m, i);
+    if (g_strcmp0(gtk_string_object_get_string(o), name) == 0)
+      adw_combo_row_set_selected(row, i);
+  }
+}
+
+static void tl_simulate_dialog_init(TlSimulateDialog *self) {
+  gtk_widget_init_template(GTK_WIDGET(self));
+  g_autoptr(GListModel) phantoms = names_model(tl_phantom_preset_names());
+  g_autoptr(GListModel) scanners = names_model(tl_scanner_preset_names());
+  adw_combo_row_set_model(self->phantom_row, phantoms);
+  adw_combo_row_set_model(self->scanner_row, scanners);
+  select_name(self->phantom_row, "nema");
+  select_name(self->scanner_row, "dmi");
+}
+
+GtkWidget *tl_simulate_dialog_new(GtkWindow *parent) {
+  return g_object_new(TL_TYPE_SIMULATE_DIALOG, "transient-for", parent, "modal", TRUE, NULL);
+}

@@ -1,0 +1,15 @@
+/* TlSimulateDialog: phantom, scanner preset, events, seed and grid coarsening; "Simulate"
+ * activates win.simulate on the window it belongs to with an a{sv} of those values. */
+#pragma once
+#include <adwaita.h>
+
+G_BEGIN_DECLS
+
+#define TL_TYPE_SIMULATE_DIALOG (tl_simulate_dialog_get_type())
+G_DECLARE_FINAL_TYPE(TlSimulateDialog, tl_simulate_dialog, TL, SIMULATE_DIALOG, AdwWindow)
+
+GtkWidget *tl_simulate_dialog_new(GtkWindow *parent);
+/* The parameters as win.simulate takes them. */
+GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self);
+
+G_END_DECLS

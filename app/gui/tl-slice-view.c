@@ -1,0 +1,427 @@
+/* Drawing: the slice becomes a premultiplied ARGB texture at voxel resolution whenever
+ * data, levels or colours change. It is scaled to the screen with nearest-neighbour
+ * filtering so zoomed voxels stay crisp: gtk_snapshot_append_scaled_texture on GTK >= 4.10,
+ * else a cairo node whose pattern filter is CAIRO_FILTER_NEAREST (GTK 4.8, Debian 12). */
+#include <math.h>
+#include <string.h>
+#include "tl-slice-view.h"
+
+#define COLORBAR_W 14
+#define COLORBAR_MARGIN 64   /* room for the bar and its numbers */
+
+struct _TlSliceView {
+  GtkWidget parent_instance;
+  int orientation;
+  TlImageGrid grid;
+  gboolean has_grid;
+  TlSlice slice;              /* owned copy */
+  guint pos[3];
+  float lo, hi;
+  TlColormap colormap;
+  char *unit;
+  GdkTexture *texture;
+  GBytes *pixels;
+  cairo_surface_t *surface;   /* shares `pixels` */
+  double zoom, pan_x, pan_y;  /* zoom 1 = fit; pan in widget pixels */
+  /* gestures */
+  double drag_start_pan[2], drag_start_levels[2];
+  gboolean dragged, profiling;
+  double line[4];             /* the profile line, slice pixels; drawn when profiling */
+  double pointer[2];
+};
+
+G_DEFINE_FINAL_TYPE(TlSliceView, tl_slice_view, GTK_TYPE_WIDGET)
+
+enum { SIG_POSITION, SIG_LEVELS, SIG_HOVER, SIG_LINE, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static const char *const kTitles[TL_N_VIEWS] = {"Axial", "Coronal", "Sagittal", "MIP"};
+
+/* Slice pixel size in mm (columns, rows). */
+static void pixel_mm(TlSliceView *self, double *w, double *h) {
+  const float *v = self->grid.voxel_mm;
+  *w = self->orientation == TL_VIEW_SAGITTAL ? v[1] : v[0];
+  *h = self->orientation == TL_VIEW_AXIAL ? v[1] : v[2];
+}
+
+/* Where the slice goes in the widget: fitted, aspect kept, then zoom and pan. */
+static graphene_rect_t image_rect(TlSliceView *self) {
+  double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN, 1);
+  double H = MAX(gtk_widget_get_height(GTK_WIDGET(self)), 1);
+  double pw, ph;
+  pixel_mm(self, &pw, &ph);
+  double iw = self->slice.width * pw, ih = self->slice.height * ph;
+  double s = (iw > 0 && ih > 0) ? MIN(W / iw, H / ih) * self->zoom : 1;
+  double w = iw * s, h = ih * s;
+  return GRAPHENE_RECT_INIT((W - w) / 2 + self->pan_x, (H - h) / 2 + self->pan_y, w, h);
+}
+
+static gboolean widget_to_pixel(TlSliceView *self, double x, double y, double *col, double *row) {
+  if (!self->slice.data)
+    return FALSE;
+  graphene_rect_t r = image_rect(self);
+  *col = (x - r.origin.x) / r.size.width * self->slice.width;
+  *row = (y - r.origin.y) / r.size.height * self->slice.height;
+  return *col >= 0 && *row >= 0 && *col < self->slice.width && *row < self->slice.height;
+}
+
+void tl_slice_view_pixel_to_voxel(TlSliceView *self, double col, double row, double ijk[3]) {
+  const guint nz = self->grid.dims[2];
+  ijk[0] = self->pos[0];
+  ijk[1] = self->pos[1];
+  ijk[2] = self->pos[2];
+  double up = nz - row;  /* rows count down, z counts up: pixel row r is z = nz - 1 - r */
+  switch (self->orientation) {
+  case TL_VIEW_AXIAL: ijk[0] = col; ijk[1] = row; break;
+  case TL_VIEW_SAGITTAL: ijk[1] = col; ijk[2] = up; break;
+  default: ijk[0] = col; ijk[2] = up; break;
+  }
+}
+
+static void rebuild_texture(TlSliceView *self) {
+  g_clear_object(&self->texture);
+  g_clear_pointer(&self->surface, cairo_surface_destroy);
+  g_clear_pointer(&self->pixels, g_bytes_unref);
+  if (self->slice.data) {
+    const guint w = self->slice.width, h = self->slice.height;
+    const guint32 *lut = tl_colormap_lut(self->colormap);
+    guint32 *px = g_new(guint32, (gsize)w * h);
+    for (gsize i = 0; i < (gsize)w * h; i++)
+      px[i] = lut[tl_colormap_index(self->slice.data[i], self->lo, self->hi)];
+    self->pixels = g_bytes_new_take(px, (gsize)w * h * 4);
+    /* cairo's ARGB32 is a native-endian word: B, G, R, A bytes on little-endian. */
+    GdkMemoryFormat fmt = G_BYTE_ORDER == G_LITTLE_ENDIAN ? GDK_MEMORY_B8G8R8A8_PREMULTIPLIED
+                                                          : GDK_MEMORY_A8R8G8B8_PREMULTIPLIED;
+    self->texture = gdk_memory_texture_new(w, h, fmt, self->pixels, (gsize)w * 4);
+    self->surface = cairo_image_surface_create_for_data(
+        (unsigned char *)g_bytes_get_data(self->pixels, NULL), CAIRO_FORMAT_ARGB32, w, h, w * 4);
+  }
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static void draw_image(TlSliceView *self, GtkSnapshot *snapshot, const graphene_rect_t *r) {
+#if GTK_CHECK_VERSION(4, 10, 0)
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS /* newer than GDK_VERSION_MAX_ALLOWED, hence guarded */
+  gtk_snapshot_append_scaled_texture(snapshot, self->texture, GSK_SCALING_FILTER_NEAREST, r);
+  G_GNUC_END_IGNORE_DEPRECATIONS
+#else
+  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, r);
+  cairo_translate(cr, r->origin.x, r->origin.y);
+  cairo_scale(cr, r->size.width / self->slice.width, r->size.height / self->slice.height);
+  cairo_set_source_surface(cr, self->surface, 0, 0);
+  cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+  cairo_paint(cr);
+  cairo_destroy(cr);
+#endif
+}
+
+/* The crosshair in slice pixels: which voxel coordinates are the columns and rows. */
+static void crosshair(TlSliceView *self, double *col, double *row) {
+  const guint nz = self->grid.dims[2];
+  switch (self->orientation) {
+  case TL_VIEW_AXIAL: *col = self->pos[0] + 0.5; *row = self->pos[1] + 0.5; break;
+  case TL_VIEW_SAGITTAL: *col = self->pos[1] + 0.5; *row = nz - self->pos[2] - 0.5; break;
+  default: *col = self->pos[0] + 0.5; *row = nz - self->pos[2] - 0.5; break;
+  }
+}
+
+static void draw_colorbar(TlSliceView *self, cairo_t *cr, double W, double H) {
+  const guint32 *lut = tl_colormap_lut(self->colormap);
+  double x = W - COLORBAR_MARGIN + 8, top = 24, h = MAX(H - 48, 10);
+  for (int i = 0; i < 256; i++) {
+    guint32 c = lut[255 - i];
+    cairo_set_source_rgb(cr, (c >> 16 & 255) / 255.0, (c >> 8 & 255) / 255.0, (c & 255) / 255.0);
+    cairo_rectangle(cr, x, top + h * i / 256.0, COLORBAR_W, h / 256.0 + 1);
+    cairo_fill(cr);
+  }
+  char text[32];
+  cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+  cairo_set_font_size(cr, 10);
+  g_snprintf(text, sizeof text, "%.3g", self->hi);
+  cairo_move_to(cr, x, top - 6);
+  cairo_show_text(cr, text);
+  g_snprintf(text, sizeof text, "%.3g", self->lo);
+  cairo_move_to(cr, x, top + h + 12);
+  cairo_show_text(cr, text);
+  if (self->unit) {
+    /* Along the bar, reading upwards, so long units fit the margin. */
+    cairo_save(cr);
+    cairo_move_to(cr, x + COLORBAR_W + 12, top + h);
+    cairo_rotate(cr, -G_PI / 2);
+    cairo_show_text(cr, self->unit);
+    cairo_restore(cr);
+  }
+}
+
+static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
+  TlSliceView *self = TL_SLICE_VIEW(widget);
+  double W = gtk_widget_get_width(widget), H = gtk_widget_get_height(widget);
+  graphene_rect_t all = GRAPHENE_RECT_INIT(0, 0, W, H);
+  gtk_snapshot_append_color(snapshot, &(GdkRGBA){0, 0, 0, 1}, &all);
+  gtk_snapshot_push_clip(snapshot, &all);
+  graphene_rect_t r = image_rect(self);
+  if (self->texture)
+    draw_image(self, snapshot, &r);
+  cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &all);
+  if (self->texture) {
+    double c, w;
+    crosshair(self, &c, &w);
+    double sx = r.size.width / self->slice.width, sy = r.size.height / self->slice.height;
+    cairo_set_source_rgba(cr, 0.2, 0.8, 1.0, 0.7);
+    cairo_set_line_width(cr, 1);
+    double x = r.origin.x + c * sx, y = r.origin.y + w * sy;
+    cairo_move_to(cr, x, r.origin.y);
+    cairo_line_to(cr, x, r.origin.y + r.size.height);
+    cairo_move_to(cr, r.origin.x, y);
+    cairo_line_to(cr, r.origin.x + r.size.width, y);
+    cairo_stroke(cr);
+    if (self->profiling) {
+      cairo_set_source_rgb(cr, 1, 0.85, 0.1);
+      cairo_set_line_width(cr, 2);
+      cairo_move_to(cr, r.origin.x + self->line[0] * sx, r.origin.y + self->line[1] * sy);
+      cairo_line_to(cr, r.origin.x + self->line[2] * sx, r.origin.y + self->line[3] * sy);
+      cairo_stroke(cr);
+    }
+    draw_colorbar(self, cr, W, H);
+  }
+  cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+  cairo_set_font_size(cr, 12);
+  cairo_move_to(cr, 6, 16);
+  cairo_show_text(cr, kTitles[self->orientation]);
+  cairo_destroy(cr);
+  gtk_snapshot_pop(snapshot);
+}
+
+static void emit_position(TlSliceView *self, double col, double row) {
+  double ijk[3];
+  tl_slice_view_pixel_to_voxel(self, col, row, ijk);
+  guint p[3];
+  for (int a = 0; a < 3; a++)
+    p[a] = (guint)CLAMP(floor(ijk[a]), 0, self->grid.dims[a] - 1);
+  g_signal_emit(self, signals[SIG_POSITION], 0, p[0], p[1], p[2]);
+}
+
+static void on_motion(GtkEventControllerMotion *m, double x, double y, TlSliceView *self) {
+  self->pointer[0] = x;
+  self->pointer[1] = y;
+  double col, row;
+  if (!widget_to_pixel(self, x, y, &col, &row))
+    return;
+  double ijk[3], mm[3];
+  tl_slice_view_pixel_to_voxel(self, col, row, ijk);
+  guint p[3];
+  for (int a = 0; a < 3; a++)
+    p[a] = (guint)CLAMP(floor(ijk[a]), 0, self->grid.dims[a] - 1);
+  tl_image_grid_voxel_centre(&self->grid, p[0], p[1], p[2], mm);
+  float v = self->slice.data[(gsize)floor(row) * self->slice.width + (gsize)floor(col)];
+  g_autofree char *text = g_strdup_printf("%s  (%.1f, %.1f, %.1f) mm  voxel [%u, %u, %u]%s  value %.4g",
+      kTitles[self->orientation], mm[0], mm[1], mm[2], p[0], p[1], p[2],
+      self->orientation == TL_VIEW_MIP ? " (max along y)" : "", v);
+  g_signal_emit(self, signals[SIG_HOVER], 0, text);
+}
+
+static gboolean on_scroll(GtkEventControllerScroll *s, double dx, double dy, TlSliceView *self) {
+  if (!self->slice.data || dy == 0)
+    return FALSE;
+  GdkModifierType mods = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(s));
+  if (mods & GDK_CONTROL_MASK) {
+    /* Zoom about the pointer: the point under it stays put. */
+    double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN, 1);
+    double H = gtk_widget_get_height(GTK_WIDGET(self));
+    double f = dy < 0 ? 1.25 : 1 / 1.25;
+    double nz = CLAMP(self->zoom * f, 0.5, 64);
+    f = nz / self->zoom;
+    double cx = W / 2 + self->pan_x, cy = H / 2 + self->pan_y;  /* image centre */
+    self->pan_x += (cx - self->pointer[0]) * (f - 1);
+    self->pan_y += (cy - self->pointer[1]) * (f - 1);
+    self->zoom = nz;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+    return TRUE;
+  }
+  if (self->orientation == TL_VIEW_MIP)
+    return FALSE;
+  int axis = self->orientation == TL_VIEW_AXIAL ? 2 : self->orientation == TL_VIEW_CORONAL ? 1 : 0;
+  int step = dy > 0 ? -1 : 1;
+  guint p[3] = {self->pos[0], self->pos[1], self->pos[2]};
+  gint64 v = (gint64)p[axis] + step;
+  p[axis] = (guint)CLAMP(v, 0, (gint64)self->grid.dims[axis] - 1);
+  g_signal_emit(self, signals[SIG_POSITION], 0, p[0], p[1], p[2]);
+  return TRUE;
+}
+
+static void on_drag_begin(GtkGestureDrag *g, double x, double y, TlSliceView *self) {
+  guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(g));
+  GdkModifierType mods = gtk_event_controller_get_current_event_state(GTK_EVENT_CONTROLLER(g));
+  self->dragged = FALSE;
+  self->drag_start_pan[0] = self->pan_x;
+  self->drag_start_pan[1] = self->pan_y;
+  self->drag_start_levels[0] = self->lo;
+  self->drag_start_levels[1] = self->hi;
+  self->profiling = button == GDK_BUTTON_PRIMARY && (mods & GDK_SHIFT_MASK);
+  if (self->profiling) {
+    double c, r;
+    widget_to_pixel(self, x, y, &c, &r);
+    self->line[0] = self->line[2] = c;
+    self->line[1] = self->line[3] = r;
+  }
+}
+
+static void on_drag_update(GtkGestureDrag *g, double dx, double dy, TlSliceView *self) {
+  if (fabs(dx) + fabs(dy) > 3)
+    self->dragged = TRUE;
+  if (!self->dragged || !self->slice.data)
+    return;
+  guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(g));
+  if (self->profiling) {
+    double x0, y0, c, r;
+    gtk_gesture_drag_get_start_point(g, &x0, &y0);
+    widget_to_pixel(self, x0 + dx, y0 + dy, &c, &r);
+    self->line[2] = c;
+    self->line[3] = r;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+  } else if (button == GDK_BUTTON_SECONDARY) {
+    /* Window/level: right/left widens the window, down/up lowers the level. */
+    double lo = self->drag_start_levels[0], hi = self->drag_start_levels[1];
+    double width = MAX(hi - lo, 1e-12), level = (lo + hi) / 2;
+    width *= exp(dx / 200.0);
+    level += dy / 200.0 * width;
+    g_signal_emit(self, signals[SIG_LEVELS], 0, level - width / 2, level + width / 2);
+  } else {
+    self->pan_x = self->drag_start_pan[0] + dx;
+    self->pan_y = self->drag_start_pan[1] + dy;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+  }
+}
+
+static void on_drag_end(GtkGestureDrag *g, double dx, double dy, TlSliceView *self) {
+  guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(g));
+  if (self->profiling && self->dragged) {
+    g_signal_emit(self, signals[SIG_LINE], 0, self->line[0], self->line[1], self->line[2], self->line[3]);
+    return;
+  }
+  self->profiling = FALSE;
+  if (!self->dragged && button == GDK_BUTTON_PRIMARY) {
+    double x, y, c, r;
+    gtk_gesture_drag_get_start_point(g, &x, &y);
+    if (widget_to_pixel(self, x, y, &c, &r))
+      emit_position(self, c, r);
+  }
+}
+
+guint tl_slice_view_sample_line(TlSliceView *self, const double line[4], guint n, float *out, double *ijk) {
+  if (!self->slice.data || n < 2)
+    return 0;
+  for (guint i = 0; i < n; i++) {
+    double t = (double)i / (n - 1);
+    double c = line[0] + t * (line[2] - line[0]), r = line[1] + t * (line[3] - line[1]);
+    gsize ci = (gsize)CLAMP(floor(c), 0, self->slice.width - 1);
+    gsize ri = (gsize)CLAMP(floor(r), 0, self->slice.height - 1);
+    out[i] = self->slice.data[ri * self->slice.width + ci];
+    if (ijk)
+      tl_slice_view_pixel_to_voxel(self, c, r, ijk + 3 * i);
+  }
+  return n;
+}
+
+void tl_slice_view_set_grid(TlSliceView *self, const TlImageGrid *grid) {
+  self->grid = *grid;
+  self->has_grid = TRUE;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void tl_slice_view_set_slice(TlSliceView *self, const TlSlice *slice) {
+  g_free(self->slice.data);
+  self->slice = (TlSlice){0};
+  if (slice && slice->data) {
+    self->slice = *slice;
+    self->slice.data = g_memdup2(slice->data, (gsize)slice->width * slice->height * sizeof(float));
+  }
+  rebuild_texture(self);
+}
+
+void tl_slice_view_set_position(TlSliceView *self, const guint pos[3]) {
+  memcpy(self->pos, pos, sizeof self->pos);
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void tl_slice_view_set_levels(TlSliceView *self, float lo, float hi) {
+  if (lo == self->lo && hi == self->hi)
+    return;
+  self->lo = lo;
+  self->hi = hi;
+  rebuild_texture(self);
+}
+
+void tl_slice_view_set_colormap(TlSliceView *self, TlColormap c) {
+  self->colormap = c;
+  rebuild_texture(self);
+}
+
+void tl_slice_view_set_unit(TlSliceView *self, const char *unit) {
+  g_free(self->unit);
+  self->unit = g_strdup(unit);
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+GdkTexture *tl_slice_view_get_texture(TlSliceView *self) { return self->texture; }
+const TlSlice *tl_slice_view_get_slice(TlSliceView *self) { return &self->slice; }
+int tl_slice_view_get_orientation(TlSliceView *self) { return self->orientation; }
+double tl_slice_view_get_zoom(TlSliceView *self) { return self->zoom; }
+
+void tl_slice_view_reset_zoom(TlSliceView *self) {
+  self->zoom = 1;
+  self->pan_x = self->pan_y = 0;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+static void tl_slice_view_finalize(GObject *object) {
+  TlSliceView *self = TL_SLICE_VIEW(object);
+  g_free(self->slice.data);
+  g_free(self->unit);
+  g_clear_object(&self->texture);
+  g_clear_pointer(&self->surface, cairo_surface_destroy);
+  g_clear_pointer(&self->pixels, g_bytes_unref);
+  G_OBJECT_CLASS(tl_slice_view_parent_class)->finalize(object);
+}
+
+static void tl_slice_view_class_init(TlSliceViewClass *klass) {
+  G_OBJECT_CLASS(klass)->finalize = tl_slice_view_finalize;
+  GTK_WIDGET_CLASS(klass)->snapshot = tl_slice_view_snapshot;
+  gtk_widget_class_set_css_name(GTK_WIDGET_CLASS(klass), "tl-slice-view");
+  signals[SIG_POSITION] = g_signal_new("position-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT);
+  signals[SIG_LEVELS] = g_signal_new("levels-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  signals[SIG_HOVER] = g_signal_new("hover", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_LINE] = g_signal_new("line", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 4, G_TYPE_DOUBLE, G_TYPE_DOUBLE, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+}
+
+static void tl_slice_view_init(TlSliceView *self) {
+  self->zoom = 1;
+  self->hi = 1;
+  self->colormap = TL_COLORMAP_HOT_METAL;
+  gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);
+  gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
+  gtk_widget_set_size_request(GTK_WIDGET(self), 160, 140);
+  GtkEventController *motion = gtk_event_controller_motion_new();
+  g_signal_connect(motion, "motion", G_CALLBACK(on_motion), self);
+  gtk_widget_add_controller(GTK_WIDGET(self), motion);
+  GtkEventController *scroll = gtk_event_controller_scroll_new(GTK_EVENT_CONTROLLER_SCROLL_VERTICAL |
+                                                               GTK_EVENT_CONTROLLER_SCROLL_DISCRETE);
+  g_signal_connect(scroll, "scroll", G_CALLBACK(on_scroll), self);
+  gtk_widget_add_controller(GTK_WIDGET(self), scroll);
+  GtkGesture *drag = gtk_gesture_drag_new();
+  gtk_gesture_single_set_button(GTK_GESTURE_SINGLE(drag), 0);  /* any button */
+  g_signal_connect(drag, "drag-begin", G_CALLBACK(on_drag_begin), self);
+  g_signal_connect(drag, "drag-update", G_CALLBACK(on_drag_update), self);
+  g_signal_connect(drag, "drag-end", G_CALLBACK(on_drag_end), self);
+  gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(drag));
+}
+
+GtkWidget *tl_slice_view_new(int orientation) {
+  TlSliceView *self = g_object_new(TL_TYPE_SLICE_VIEW, NULL);
+  self->orientation = CLAMP(orientation, 0, TL_N_VIEWS - 1);
+  return GTK_WIDGET(self);
+}

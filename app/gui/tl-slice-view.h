@@ -1,0 +1,39 @@
+/* TlSliceView: one 2-D view of the volume (axial, coronal, sagittal or MIP) with a
+ * crosshair, colour map, window/level, zoom and pan, and a colour bar.
+ * Mouse: click sets the crosshair; wheel moves the slice; Ctrl+wheel zooms about the
+ * pointer; drag pans; right-drag sets window/level; Shift+drag draws a profile line. */
+#pragma once
+#include <gtk/gtk.h>
+#include "tl-colormap.h"
+#include "tl-runner.h"
+
+G_BEGIN_DECLS
+
+#define TL_TYPE_SLICE_VIEW (tl_slice_view_get_type())
+G_DECLARE_FINAL_TYPE(TlSliceView, tl_slice_view, TL, SLICE_VIEW, GtkWidget)
+
+GtkWidget *tl_slice_view_new(int orientation /* TL_VIEW_* */);
+int tl_slice_view_get_orientation(TlSliceView *self);
+/* The grid the slices come from (for mm, aspect and the crosshair). */
+void tl_slice_view_set_grid(TlSliceView *self, const TlImageGrid *grid);
+/* Copies the slice; NULL clears the view. */
+void tl_slice_view_set_slice(TlSliceView *self, const TlSlice *slice);
+void tl_slice_view_set_position(TlSliceView *self, const guint pos[3]);
+void tl_slice_view_set_levels(TlSliceView *self, float lo, float hi);
+void tl_slice_view_set_colormap(TlSliceView *self, TlColormap c);
+void tl_slice_view_set_unit(TlSliceView *self, const char *unit);
+/* The image as last drawn at voxel resolution (tests compare it between frames). */
+GdkTexture *tl_slice_view_get_texture(TlSliceView *self);
+const TlSlice *tl_slice_view_get_slice(TlSliceView *self);
+/* Pixel (column, row) of the slice -> voxel coordinates (the MIP's y is the crosshair's). */
+void tl_slice_view_pixel_to_voxel(TlSliceView *self, double col, double row, double ijk[3]);
+/* Nearest-neighbour samples of the slice along a line in pixel coordinates. */
+guint tl_slice_view_sample_line(TlSliceView *self, const double line[4], guint n, float *out,
+                                double *ijk /* n*3 voxel coordinates, may be NULL */);
+double tl_slice_view_get_zoom(TlSliceView *self);
+void tl_slice_view_reset_zoom(TlSliceView *self);
+
+/* Signals: "position-changed" (guint i, guint j, guint k), "levels-changed" (double lo,
+ * double hi), "hover" (const char *text: mm, voxel and value), "line" (double c0, r0, c1, r1). */
+
+G_END_DECLS

@@ -1,0 +1,205 @@
+/* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
+ * export the views and the plots. Each has a dialog action and a "-to" / "-file" action
+ * taking the path (tests and scripts use those).
+ * GtkFileChooserNative works on every GTK 4 (and uses the portal when sandboxed); it is
+ * deprecated from 4.10 in favour of GtkFileDialog, which Debian 12's 4.8 lacks. */
+#include "tl-screenshot.h"
+#include "tl-window-private.h"
+
+/* ---- Open ------------------------------------------------------------------------- */
+
+typedef struct {
+  char *path;
+} OpenSpec;
+
+static void open_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
+  GError *error = NULL;
+  TlDataset *d = tl_dataset_load(task_data, 2, &error);
+  if (d)
+    g_task_return_pointer(task, d, (GDestroyNotify)tl_dataset_unref);
+  else
+    g_task_return_error(task, error);
+}
+
+static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
+  g_autoptr(GError) error = NULL;
+  TlDataset *d = g_task_propagate_pointer(G_TASK(res), &error);
+  if (g_cancellable_is_cancelled(g_task_get_cancellable(G_TASK(res))))
+    return; /* the window is gone */
+  TlWindow *self = TL_WINDOW(source);
+  self->busy--;
+  if (!d) {
+    /* The previous dataset and run were never touched: they stay. */
+    tl_window_show_error(self, "Could not open the file", error);
+    tl_window_update_actions(self);
+    return;
+  }
+  g_autofree char *uri = g_filename_to_uri(d->path, NULL, NULL);
+  if (uri)
+    gtk_recent_manager_add_item(gtk_recent_manager_get_default(), uri);
+  tl_window_set_dataset(self, d, FALSE);
+  tl_window_update_recent(self);
+}
+
+void tl_window_open_path(TlWindow *self, const char *path) {
+  self->busy++;
+  g_autoptr(GTask) task = g_task_new(self, self->cancellable, open_done, NULL);
+  g_task_set_task_data(task, g_strdup(path), g_free);
+  g_task_run_in_thread(task, open_thread);
+}
+
+/* ---- Dialogs ---------------------------------------------------------------------- */
+
+typedef void (*PathFunc)(TlWindow *self, const char *path);
+
+static void chooser_response(GtkNativeDialog *dialog, int response, gpointer data) {
+  TlWindow *self = g_object_get_data(G_OBJECT(dialog), "window");
+  PathFunc func = data;
+  if (response == GTK_RESPONSE_ACCEPT) {
+    g_autoptr(GFile) file = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+    g_autofree char *path = file ? g_file_get_path(file) : NULL;
+    if (path)
+      func(self, path);
+  }
+  g_object_unref(dialog);
+}
+
+static void choose(TlWindow *self, const char *title, gboolean save, const char *name,
+                   const char *pattern, const char *filter_name, PathFunc func) {
+  GtkFileChooserNative *d = gtk_file_chooser_native_new(title, GTK_WINDOW(self),
+      save ? GTK_FILE_CHOOSER_ACTION_SAVE : GTK_FILE_CHOOSER_ACTION_OPEN, NULL, NULL);
+  gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
+  if (name)
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
+  if (pattern) {
+    GtkFileFilter *f = gtk_file_filter_new();
+    gtk_file_filter_set_name(f, filter_name);
+    g_auto(GStrv) patterns = g_strsplit(pattern, ";", -1);
+    for (char **p = patterns; *p; p++)
+      gtk_file_filter_add_pattern(f, *p);
+    gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
+    g_object_unref(f);
+  }
+  g_object_set_data(G_OBJECT(d), "window", self);
+  g_signal_connect(d, "response", G_CALLBACK(chooser_response), func);
+  gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void save_image(TlWindow *self, const char *path) {
+  if (self->runner)
+    tl_runner_save(self->runner, path);  /* read back between two sub-iterations */
+}
+
+static void export_view(TlWindow *self, const char *path) {
+  g_autoptr(GError) error = NULL;
+  if (!tl_widget_save_png(GTK_WIDGET(self->view_grid), path, &error))
+    tl_window_show_error(self, "Export", error);
+  else {
+    g_autofree char *text = g_strdup_printf("Saved %s", path);
+    tl_window_toast(self, text);
+  }
+}
+
+/* PREFIX-convergence.{csv,png} and, when a line was drawn, PREFIX-profile.{csv,png}. */
+static void export_plots(TlWindow *self, const char *path) {
+  g_autofree char *prefix = g_str_has_suffix(path, ".csv") || g_str_has_suffix(path, ".png")
+                                ? g_strndup(path, strlen(path) - 4) : g_strdup(path);
+  struct { TlPlot *plot; const char *name; } plots[] = {{self->convergence, "convergence"},
+                                                        {self->line_plot, "profile"}};
+  for (gsize i = 0; i < G_N_ELEMENTS(plots); i++) {
+    if (tl_plot_n_series(plots[i].plot) == 0)
+      continue;
+    g_autoptr(GError) error = NULL;
+    g_autofree char *csv = g_strdup_printf("%s-%s.csv", prefix, plots[i].name);
+    g_autofree char *png = g_strdup_printf("%s-%s.png", prefix, plots[i].name);
+    if (!tl_plot_save_csv(plots[i].plot, csv, &error) ||
+        !tl_plot_save_png(plots[i].plot, png, 640, 360, &error)) {
+      tl_window_show_error(self, "Export", error);
+      return;
+    }
+  }
+  g_autofree char *text = g_strdup_printf("Saved %s-*.csv and .png", prefix);
+  tl_window_toast(self, text);
+}
+
+static void act_open(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Open", FALSE, NULL, "*.tlm;*.nii;*.nii.gz;*.raw", "List mode and images",
+         tl_window_open_path);
+}
+static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  tl_window_open_path(data, g_variant_get_string(p, NULL));
+}
+static void act_save_image(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Save Image", TRUE, "image.nii.gz", "*.nii;*.nii.gz", "NIfTI", save_image);
+}
+static void act_save_image_to(GSimpleAction *a, GVariant *p, gpointer data) {
+  save_image(data, g_variant_get_string(p, NULL));
+}
+static void act_export_view(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Export View", TRUE, "view.png", "*.png", "PNG", export_view);
+}
+static void act_export_view_to(GSimpleAction *a, GVariant *p, gpointer data) {
+  export_view(data, g_variant_get_string(p, NULL));
+}
+static void act_export_plots(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Export Plots", TRUE, "tomolab", NULL, NULL, export_plots);
+}
+static void act_export_plots_to(GSimpleAction *a, GVariant *p, gpointer data) {
+  export_plots(data, g_variant_get_string(p, NULL));
+}
+
+static const GActionEntry kFileActions[] = {
+  {"open", act_open, NULL, NULL, NULL, {0}},
+  {"open-file", act_open_file, "s", NULL, NULL, {0}},
+  {"save-image", act_save_image, NULL, NULL, NULL, {0}},
+  {"save-image-to", act_save_image_to, "s", NULL, NULL, {0}},
+  {"export-view", act_export_view, NULL, NULL, NULL, {0}},
+  {"export-view-to", act_export_view_to, "s", NULL, NULL, {0}},
+  {"export-plots", act_export_plots, NULL, NULL, NULL, {0}},
+  {"export-plots-to", act_export_plots_to, "s", NULL, NULL, {0}},
+};
+
+/* ---- Recent files and drag and drop ----------------------------------------------- */
+
+#define TL_RECENT_MAX 5
+
+void tl_window_update_recent(TlWindow *self) {
+  g_menu_remove_all(self->recent_section);
+  GList *items = gtk_recent_manager_get_items(gtk_recent_manager_get_default());
+  guint n = 0;
+  for (GList *l = items; l && n < TL_RECENT_MAX; l = l->next) {
+    GtkRecentInfo *info = l->data;
+    const char *uri = gtk_recent_info_get_uri(info);
+    if (!gtk_recent_info_has_application(info, g_get_application_name() ? g_get_application_name() : "") &&
+        !g_str_has_suffix(uri, ".tlm") && !g_str_has_suffix(uri, ".nii") && !g_str_has_suffix(uri, ".nii.gz"))
+      continue;
+    g_autofree char *path = g_filename_from_uri(uri, NULL, NULL);
+    if (!path || !g_file_test(path, G_FILE_TEST_EXISTS))
+      continue;
+    g_autoptr(GMenuItem) item = g_menu_item_new(gtk_recent_info_get_display_name(info), NULL);
+    g_menu_item_set_action_and_target_value(item, "win.open-file", g_variant_new_string(path));
+    g_menu_append_item(self->recent_section, item);
+    n++;
+  }
+  g_list_free_full(items, (GDestroyNotify)gtk_recent_info_unref);
+}
+
+static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, double y, gpointer data) {
+  TlWindow *self = data;
+  if (self->state != TL_WINDOW_READY || !G_VALUE_HOLDS(value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  GSList *files = g_value_get_boxed(value);
+  g_autofree char *path = files ? g_file_get_path(files->data) : NULL;
+  if (!path)
+    return FALSE;
+  tl_window_open_path(self, path);
+  return TRUE;
+}
+
+void tl_window_files_init(TlWindow *self) {
+  g_action_map_add_action_entries(G_ACTION_MAP(self), kFileActions, G_N_ELEMENTS(kFileActions), self);
+  GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect(drop, "drop", G_CALLBACK(on_drop), self);
+  gtk_widget_add_controller(GTK_WIDGET(self->stack), GTK_EVENT_CONTROLLER(drop));
+  tl_window_update_recent(self);
+}

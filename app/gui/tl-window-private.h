@@ -1,0 +1,63 @@
+/* TlWindow's state, shared by tl-window.c (device, runs, frames) and tl-window-files.c
+ * (dialogs, open/save/export, recent files, drag and drop). */
+#pragma once
+#include "tl-dataset.h"
+#include "tl-window.h"
+
+struct _TlWindow {
+  AdwApplicationWindow parent_instance;
+
+  AdwWindowTitle *window_title;
+  GtkStack *stack;
+  GtkSpinner *spinner;
+  AdwStatusPage *error_page;
+  GtkListBox *error_devices;
+  TlDevicePanel *device_panel;
+  AdwToastOverlay *toasts;
+  GtkButton *run_button;
+  TlSidePanel *side_panel;
+  GtkGrid *view_grid;
+  TlProfileView *profile_view;
+  GtkBox *plot_box;
+  GtkLabel *status_label, *hover_label;
+  GMenu *recent_section;
+
+  char *selector;
+  GCancellable *cancellable;
+  TlWindowState state;
+  TlContext *ctx;
+  GArray *devices;          /* TlDeviceInfo; NULL when enumeration failed */
+  GError *error;
+  char *error_text;
+
+  /* Workbench */
+  TlSliceView *views[TL_N_VIEWS];
+  TlPlot *convergence, *line_plot;
+  TlDataset *dataset;
+  TlRunner *runner;
+  TlRunState run_state;
+  guint sub_iterations;
+  guint busy;               /* simulations / loads in flight */
+  AdwToast *busy_toast;     /* "Simulating…", dismissed when it is done */
+  guint pos[3];
+  gboolean show_mip;
+  float lo, hi;
+  int line_view;            /* view holding the profile line, -1 none */
+  double line[4];
+  char *last_error;
+  gboolean demo_pending;
+  double demo_events;
+  guint demo_coarsen;
+};
+
+/* tl-window.c */
+void tl_window_show_error(TlWindow *self, const char *context, const GError *error);
+void tl_window_toast(TlWindow *self, const char *text);
+/* Replaces the dataset (the run is restarted on it, paused unless `run`). */
+void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
+void tl_window_update_actions(TlWindow *self);
+
+/* tl-window-files.c */
+void tl_window_files_init(TlWindow *self);
+void tl_window_open_path(TlWindow *self, const char *path);
+void tl_window_update_recent(TlWindow *self);
