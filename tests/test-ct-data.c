@@ -71,7 +71,7 @@ static void test_roundtrip(void) {
     g_assert_nonnull(strstr(error->message, bad[i].fragment));
     g_clear_error(&error);
   }
-  g_autofree char *edited = g_strdup(bytes);
+  g_autofree char *edited = g_memdup2(bytes, len + 1); /* binary data, and the final NUL */
   char *v = strstr(edited, "values = counts");
   memcpy(v, "valuez", 6);
   g_assert_true(g_file_set_contents(path, edited, len, NULL));
