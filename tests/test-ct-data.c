@@ -4,6 +4,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "ct/tl-ct-simulate.h"
+#include "pet/tl-phantom.h"
 #include "tl-test-common.h"
 
 static TlContext *ctx;
@@ -159,6 +160,19 @@ static void test_simulate(void) {
   g_autoptr(TlCtData) viaimg = tl_ct_simulate_image(ctx, g, im, &o, &error);
   g_assert_no_error(error);
   g_assert_cmpfloat(fabs(viaimg->proj[centre] - clean->proj[centre]), <, 0.02 * 1.0);
+
+  /* a PET phantom's mu-map as the attenuation object: water cylinder, mu(511 keV) x 2 */
+  g_autoptr(TlImage) mu = tl_ct_phantom_mu_map("cylinder", &grid, 2.0, &error);
+  g_assert_no_error(error);
+  float mu_max = 0;
+  for (guint64 i = 0; i < tl_image_grid_n_voxels(&grid); i++) mu_max = MAX(mu_max, mu->data[i]);
+  g_assert_cmpfloat(fabs(mu_max - 2 * TL_MU_WATER), <, 1e-6);
+  g_autoptr(TlCtData) viamu = tl_ct_simulate_image(ctx, g, mu, &o, &error);
+  g_assert_no_error(error);
+  g_assert_cmpfloat(viamu->proj[centre], >, 0.1);
+  g_assert_null(tl_ct_phantom_mu_map("no-such-phantom", &grid, 1.0, &error));
+  g_assert_nonnull(error);
+  g_clear_error(&error);
 
   o.i0 = -1;
   g_assert_null(tl_ct_simulate_image(ctx, g, im, &o, &error));

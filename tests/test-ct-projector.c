@@ -84,9 +84,10 @@ static TlCtGeometry *make_geometry(TlCtBeam beam, guint nu, guint nv) {
   return g;
 }
 
-/* 20 x 16 x 12 voxels of 1 x 1.25 x 1.5 mm, slightly off centre. */
+/* 21 x 16 x 12 voxels of 1 x 1.25 x 1.5 mm, slightly off centre (21: a partial block of
+ * four voxels along x in the back projectors). */
 static TlImageGrid test_grid(void) {
-  TlImageGrid g = tl_image_grid_centred(20, 16, 12, 1.0f, 1.25f, 1.5f);
+  TlImageGrid g = tl_image_grid_centred(21, 16, 12, 1.0f, 1.25f, 1.5f);
   g.origin_mm[0] += 0.3f, g.origin_mm[1] -= 0.2f, g.origin_mm[2] += 0.1f;
   return g;
 }
