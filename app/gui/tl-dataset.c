@@ -41,6 +41,7 @@ TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **
   double events = 2e5;
   guint64 seed = 1;
   guint32 coarsen = 2;
+  gboolean attenuation = FALSE;
   GVariantDict dict;
   g_variant_dict_init(&dict, params);
   g_variant_dict_lookup(&dict, "phantom", "&s", &phantom);
@@ -48,6 +49,7 @@ TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **
   g_variant_dict_lookup(&dict, "events", "d", &events);
   g_variant_dict_lookup(&dict, "seed", "t", &seed);
   g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
+  g_variant_dict_lookup(&dict, "attenuation", "b", &attenuation);
 
   g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
   if (!scanner) {
@@ -59,8 +61,8 @@ TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **
   tl_phantom_options_init(&po);
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset(phantom, &po, &grid, error);
   g_autoptr(TlImage) activity = NULL, mu = NULL;
-  g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT, phantom,
-                                          scanner->name, events, seed);
+  g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT "%s", phantom,
+                                          scanner->name, events, seed, attenuation ? ", attenuated" : "");
   g_variant_dict_clear(&dict);
   if (!ph || !tl_phantom_rasterise(ph, &grid, 0, &activity, &mu, error))
     return NULL;
@@ -69,7 +71,7 @@ TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **
   sp.events = events;
   sp.seed = seed;
   sp.description = desc;
-  TlListmode *lm = tl_simulate(scanner, activity, mu, &sp, NULL, NULL, cancel, NULL, error);
+  TlListmode *lm = tl_simulate(scanner, activity, attenuation ? mu : NULL, &sp, NULL, NULL, cancel, NULL, error);
   if (!lm)
     return NULL;
   TlDataset *d = dataset_new();

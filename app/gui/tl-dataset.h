@@ -24,7 +24,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_unref)
 
 /* params as win.simulate takes them (a{sv}): phantom (s), scanner (s: a preset name or a
  * scanner description file), events (d), seed (t), coarsen (u: grid voxels this many
- * times the scanner grid's). Missing keys take the Simulate dialog's defaults. */
+ * times the scanner grid's), attenuation (b, default off: the reconstruction does not
+ * correct for it yet, so attenuated data give the hot-rim image). Missing keys take the Simulate dialog's defaults. */
 TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **error);
 /* .tlm list mode, else an image (.nii, .nii.gz, .raw). */
 TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error);

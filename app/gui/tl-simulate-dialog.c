@@ -7,6 +7,7 @@ struct _TlSimulateDialog {
   AdwWindow parent_instance;
   AdwComboRow *phantom_row, *scanner_row;
   GtkSpinButton *events_spin, *seed_spin, *coarsen_spin;
+  GtkSwitch *attenuation_switch;
 };
 
 G_DEFINE_FINAL_TYPE(TlSimulateDialog, tl_simulate_dialog, ADW_TYPE_WINDOW)
@@ -24,6 +25,7 @@ GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self) {
   g_variant_builder_add(&b, "{sv}", "events", g_variant_new_double(gtk_spin_button_get_value(self->events_spin)));
   g_variant_builder_add(&b, "{sv}", "seed", g_variant_new_uint64((guint64)gtk_spin_button_get_value(self->seed_spin)));
   g_variant_builder_add(&b, "{sv}", "coarsen", g_variant_new_uint32((guint32)gtk_spin_button_get_value(self->coarsen_spin)));
+  g_variant_builder_add(&b, "{sv}", "attenuation", g_variant_new_boolean(gtk_switch_get_active(self->attenuation_switch)));
   return g_variant_builder_end(&b);
 }
 
@@ -48,6 +50,7 @@ static void tl_simulate_dialog_class_init(TlSimulateDialogClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, events_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, seed_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, coarsen_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, attenuation_switch);
   gtk_widget_class_bind_template_callback(wc, on_simulate);
   gtk_widget_class_bind_template_callback(wc, on_cancel);
   gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);

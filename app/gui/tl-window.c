@@ -233,28 +233,44 @@ static int cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Levels from what is displayed: min–max or a high percentile of the shown slices. */
+/* The q-quantile of the values (q = 1: the maximum); `lo` gets the minimum. */
+static float quantile(GArray *values, double q, float *lo) {
+  g_array_sort(values, cmp_float);
+  *lo = g_array_index(values, float, 0);
+  return g_array_index(values, float, (guint)((values->len - 1) * q));
+}
+
+/* Levels from what is displayed: min–max or a high percentile. The three slices share
+ * theirs; the MIP, brighter by construction, gets its own from the same rule. */
 static void auto_levels(TlWindow *self) {
   TlLevelsPreset p = tl_side_panel_get_levels_preset(self->side_panel);
   if (p == TL_LEVELS_MANUAL)
     return;
-  GArray *all = g_array_new(FALSE, FALSE, sizeof(float));
+  double q = p == TL_LEVELS_P99_5 ? 0.995 : p == TL_LEVELS_P99 ? 0.99 : 1.0;
+  GArray *slices = g_array_new(FALSE, FALSE, sizeof(float));
   for (int v = 0; v < TL_N_VIEWS; v++) {
     const TlSlice *s = tl_slice_view_get_slice(self->views[v]);
-    if (s->data)
-      g_array_append_vals(all, s->data, s->width * s->height);
+    if (!s->data)
+      continue;
+    if (v == TL_VIEW_MIP) {
+      GArray *mip = g_array_new(FALSE, FALSE, sizeof(float));
+      g_array_append_vals(mip, s->data, s->width * s->height);
+      float lo, hi = quantile(mip, q, &lo);
+      lo = p == TL_LEVELS_MIN_MAX ? lo : 0;
+      tl_slice_view_set_levels(self->views[v], lo, hi > lo ? hi : lo + 1);
+      g_array_unref(mip);
+    } else {
+      g_array_append_vals(slices, s->data, s->width * s->height);
+    }
   }
-  if (all->len > 0) {
-    g_array_sort(all, cmp_float);
-    double q = p == TL_LEVELS_P99_5 ? 0.995 : p == TL_LEVELS_P99 ? 0.99 : 1.0;
-    self->lo = p == TL_LEVELS_MIN_MAX ? g_array_index(all, float, 0) : 0;
-    self->hi = g_array_index(all, float, (guint)((all->len - 1) * q));
-    if (!(self->hi > self->lo))
-      self->hi = self->lo + 1;
-    for (int v = 0; v < TL_N_VIEWS; v++)
+  if (slices->len > 0) {
+    float lo, hi = quantile(slices, q, &lo);
+    self->lo = p == TL_LEVELS_MIN_MAX ? lo : 0;
+    self->hi = hi > self->lo ? hi : self->lo + 1;
+    for (int v = 0; v < TL_VIEW_MIP; v++)
       tl_slice_view_set_levels(self->views[v], self->lo, self->hi);
   }
-  g_array_unref(all);
+  g_array_unref(slices);
 }
 
 static void request_view(TlWindow *self) {
@@ -347,6 +363,16 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   const TlImageGrid *g = &d->grid;
   for (int a = 0; a < 3; a++)
     self->pos[a] = g->dims[a] / 2;
+  if (d->truth) {
+    /* Start on the hottest structure of the phantom (NEMA: the spheres' plane). */
+    guint64 best = 0, n = tl_image_grid_n_voxels(g);
+    for (guint64 i = 1; i < n; i++)
+      if (d->truth->data[i] > d->truth->data[best])
+        best = i;
+    self->pos[0] = best % g->dims[0];
+    self->pos[1] = best / g->dims[0] % g->dims[1];
+    self->pos[2] = best / ((guint64)g->dims[0] * g->dims[1]);
+  }
   for (int v = 0; v < TL_N_VIEWS; v++) {
     tl_slice_view_set_grid(self->views[v], g);
     tl_slice_view_set_slice(self->views[v], NULL);
