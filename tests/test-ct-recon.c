@@ -343,6 +343,12 @@ static void test_cancel_mid_step(void) {
     gsize bytes = 4 * tl_image_grid_n_voxels(&c->grid);
     g_assert_cmpmem(first->data, bytes, now->data, bytes);
   }
+  /* the same cancellable, reset: the reconstruction resumes (CGLS restarts from the image) */
+  g_cancellable_reset(cancel);
+  tl_ct_recon_set_submit_budget(r, 1u << 26);
+  g_assert_true(tl_ct_recon_step(r, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_ct_recon_sub_iterations(r), ==, ok ? 3 : 2);
   case_free(c);
 }
 

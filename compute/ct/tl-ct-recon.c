@@ -215,6 +215,17 @@ void tl_ct_recon_set_submit_budget(TlCtRecon *r, guint64 budget) {
   tl_stream_set_submit_budget(r->stream, budget);
 }
 
+/* After a failure (a cancel, mostly) part of the recording may be unsubmitted or in flight:
+ * wait for it and reset the stream, so a later step (after g_cancellable_reset) starts clean.
+ * The image is untouched (steps write the other buffer); whatever else a step changed is
+ * rebuilt: the cached forward projection and CGLS's directions. */
+static gboolean drain(TlCtRecon *r) {
+  tl_stream_finish(r->stream, NULL);
+  r->fp_valid = FALSE;
+  r->cgls_ready = FALSE;
+  return FALSE;
+}
+
 /* Objective of image `img` over every view; for one subset the forward projection stays in
  * q_big (fp_valid). */
 static gboolean objective_of(TlCtRecon *r, TlArray *img, double *out, GError **error) {
@@ -240,7 +251,7 @@ gboolean tl_ct_recon_objective(TlCtRecon *r, double *objective, GError **error) 
     *objective = r->cgls_objective;
     return TRUE;
   }
-  if (!objective_of(r, r->x, objective, error)) return FALSE;
+  if (!objective_of(r, r->x, objective, error)) return drain(r);
   r->fp_valid = r->n_subsets == 1;
   return TRUE;
 }
@@ -282,12 +293,7 @@ gboolean tl_ct_recon_step(TlCtRecon *r, GError **error) {
     ok = tl_ct_cgls_step(r, &objective, error);
   else
     ok = sart_step(r, s, error);
-  if (!ok || !tl_stream_finish(r->stream, error)) {
-    /* the image is untouched; whatever else the step changed is rebuilt next time */
-    r->fp_valid = FALSE;
-    r->cgls_ready = FALSE;
-    return FALSE;
-  }
+  if (!ok || !tl_stream_finish(r->stream, error)) return drain(r);
   TlArray *t = r->x;
   r->x = r->next, r->next = t;
   tl_expr_args_array(r->args, "x", r->x);
@@ -297,11 +303,12 @@ gboolean tl_ct_recon_step(TlCtRecon *r, GError **error) {
   gboolean want = r->opt.objective == TL_CT_OBJECTIVE_SUBITERATION ||
                   (r->opt.objective == TL_CT_OBJECTIVE_ITERATION && s == S - 1);
   if (r->opt.algo != TL_CT_CGLS && want && !tl_ct_recon_objective(r, &objective, error))
-    return FALSE;
+    return drain(r);
   double rmse = NAN;
   if (r->truth) {
     tl_expr_args_array(r->args, "t", r->truth);
-    if (!tl_expr_reduce(r->ctx, r->stream, "l2norm(x - t)", r->args, &rmse, error)) return FALSE;
+    if (!tl_expr_reduce(r->ctx, r->stream, "l2norm(x - t)", r->args, &rmse, error))
+      return drain(r);
     rmse /= sqrt((double)r->n_voxels);
   }
   if (r->cb) {
