@@ -87,7 +87,8 @@ void tl_ct_recon_set_cancellable(TlCtRecon *r, GCancellable *cancellable);
 void tl_ct_recon_set_submit_budget(TlCtRecon *r, guint64 budget);
 
 /* One sub-iteration. FALSE + G_IO_ERROR_CANCELLED when cancelled: the image is then the one
- * the last complete sub-iteration made (CGLS restarts its directions from it next time). */
+ * the last complete sub-iteration made; reset the cancellable to go on (CGLS restarts its
+ * directions from that image). */
 gboolean tl_ct_recon_step(TlCtRecon *r, GError **error);
 /* Sub-iterations until options.iterations full iterations are done. */
 gboolean tl_ct_recon_run(TlCtRecon *r, GError **error);
