@@ -13,7 +13,7 @@
  * table on the device) or from explicit end points. Calls record work on a TlStream and return
  * before it runs (except loglik, which finishes the stream); arrays must outlive that work.
  * Back projection accumulates with float atomic add where the device has it, else with a
- * compare-and-swap loop (TlScatter). */
+ * compare-and-swap loop (TlScatter). A TlProjector is used by one thread at a time. */
 #pragma once
 #include "tl-stream.h"
 #include "tl-image.h"

@@ -10,8 +10,11 @@
  * tl_pair_index(a, b) mod S and s^(k) is that subset's own sensitivity image, exactly as in
  * seed 004 eq. 4 (every detectable pair of the subset, counted or not).
  *
- * One sub-iteration = the fused EM kernel over the subset (forward, ratio, back: seed 000
- * Listing 1) + the update as ONE fused array expression
+ * (Seed 000 eq. 4 is this update for the image f_n / s_n, the sensitivity moved inside the
+ * forward sum, with a global 1/T factor; eq. 5 puts the intersection length l(A_j; r_n) = a_jn
+ * for p(A_j | r_n).)
+ * One sub-iteration = the fused EM kernel over the subset (Algorithm 1 lines 4-9: forward,
+ * ratio, back; seed 000 Listing 1) + the update (line 10) as ONE fused array expression
  *   c = select(s > 0, f * c * k / s, 0)
  * (zero sensitivity -> voxel 0; LORs with zero forward value are skipped in the kernel).
  * The new image is written into the correction buffer and the two are swapped only when the
