@@ -19,12 +19,14 @@ struct _TlRunner {
   GDestroyNotify factory_free;
   TlFrameFunc frame_func;
   gpointer user_data;
-  gint alive;               /* 0 once freed: frames still queued are dropped */
+  gint alive;               /* 0 once retired: frames still queued are dropped */
+  gint exited;              /* the worker returned (its job is freed) */
   gint refs;                /* the owner + one per queued frame */
   char *save_path;          /* request: write the current image here (under lock) */
 
   /* Requests (under lock) */
   gboolean running, quit, stop;
+  gboolean failed;          /* a step or read-back failed: nothing more runs */
   guint steps;
   guint total;
   TlViewRequest view;
@@ -154,6 +156,8 @@ static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f
 }
 
 static TlRunState idle_state(TlRunner *r) {
+  if (r->failed)
+    return TL_RUN_FAILED;
   if (r->stop)
     return TL_RUN_STOPPED;
   if (r->total && r->done >= r->total)
@@ -188,13 +192,14 @@ static gpointer worker(gpointer data) {
   g_mutex_unlock(&r->device_lock);
   if (!r->job) {
     post_state(r, TL_RUN_FAILED, error);
+    g_atomic_int_set(&r->exited, 1);
     return NULL;
   }
   g_mutex_lock(&r->lock);
   r->view_dirty = TRUE;
   TlRunState last_state = TL_RUN_PREPARING;
   for (;;) {
-    gboolean work = !r->quit && !r->stop && (r->running || r->steps > 0) &&
+    gboolean work = !r->quit && !r->stop && !r->failed && (r->running || r->steps > 0) &&
                     !(r->total && r->done >= r->total);
     TlRunState state = idle_state(r);
     if (!work && !r->view_dirty && state == last_state && !r->quit && !r->save_path) {
@@ -242,6 +247,7 @@ static gpointer worker(gpointer data) {
     if (!ok) {
       r->running = FALSE;
       r->steps = 0;
+      r->failed = TRUE;
       f->state = TL_RUN_FAILED;
       f->error = g_steal_pointer(&error);
       last_state = TL_RUN_FAILED;
@@ -252,6 +258,11 @@ static gpointer worker(gpointer data) {
     post(r, f);
   }
   g_mutex_unlock(&r->lock);
+  /* Device memory goes back as soon as the runner is retired, not when it is joined. */
+  g_mutex_lock(&r->device_lock);
+  g_clear_pointer(&r->job, tl_job_free);
+  g_mutex_unlock(&r->device_lock);
+  g_atomic_int_set(&r->exited, 1);
   return NULL;
 }
 
@@ -280,17 +291,24 @@ TlRunner *tl_runner_new(TlContext *ctx, TlJobFactory factory, gpointer factory_d
   return r;
 }
 
-void tl_runner_free(TlRunner *r) {
-  if (!r)
-    return;
+void tl_runner_retire(TlRunner *r) {
+  g_atomic_int_set(&r->alive, 0);
   g_mutex_lock(&r->lock);
   r->quit = TRUE;
   g_cond_signal(&r->cond);
   g_mutex_unlock(&r->lock);
   g_cancellable_cancel(r->cancel);
+}
+
+gboolean tl_runner_exited(TlRunner *r) {
+  return g_atomic_int_get(&r->exited);
+}
+
+void tl_runner_free(TlRunner *r) {
+  if (!r)
+    return;
+  tl_runner_retire(r);
   g_thread_join(r->thread);
-  g_atomic_int_set(&r->alive, 0);
-  tl_job_free(r->job);
   if (r->factory_free)
     r->factory_free(r->factory_data);
   g_object_unref(r->cancel);

@@ -57,6 +57,10 @@ TlRunner *tl_runner_new(TlContext *ctx, TlJobFactory factory, gpointer factory_d
                         gpointer user_data);
 /* Stops after the current submission and joins the worker; no frame arrives after. */
 void tl_runner_free(TlRunner *r);
+/* The same without waiting: no frame arrives after, the worker ends (and frees its job)
+ * on its own once the device work under way returns; tl_runner_free joins it later. */
+void tl_runner_retire(TlRunner *r);
+gboolean tl_runner_exited(TlRunner *r);
 
 void tl_runner_run(TlRunner *r);
 void tl_runner_pause(TlRunner *r);

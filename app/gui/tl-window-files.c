@@ -1,5 +1,5 @@
 /* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
- * export the views and the plots. Each has a dialog action and a "-to" / "-file" action
+ * export the views (PNG, written after the next paint) and the plots. Each has a dialog action and a "-to" / "-file" action
  * taking the path (tests and scripts use those).
  * GtkFileChooserNative works on every GTK 4 (and uses the portal when sandboxed); it is
  * deprecated from 4.10 in favour of GtkFileDialog, which Debian 12's 4.8 lacks. */
@@ -90,14 +90,41 @@ static void save_image(TlWindow *self, const char *path) {
     tl_runner_save(self->runner, path);  /* read back between two sub-iterations */
 }
 
-static void export_view(TlWindow *self, const char *path) {
+typedef struct {
+  TlWindow *window;
+  char *path;
+  gulong handler;
+} ExportView;
+
+/* Right after a paint the layout is current; between frames a label changed by a new
+ * sub-iteration may have queued a resize, and a widget waiting for one draws nothing. */
+static void export_view_after_paint(GdkFrameClock *clock, ExportView *e) {
+  g_signal_handler_disconnect(clock, e->handler);
+  TlWindow *self = e->window;
   g_autoptr(GError) error = NULL;
-  if (!tl_widget_save_png(GTK_WIDGET(self->view_grid), path, &error))
+  if (!tl_widget_save_png(GTK_WIDGET(self->view_grid), e->path, &error)) {
     tl_window_show_error(self, "Export", error);
-  else {
-    g_autofree char *text = g_strdup_printf("Saved %s", path);
+  } else {
+    g_autofree char *text = g_strdup_printf("Saved %s", e->path);
     tl_window_toast(self, text);
   }
+  g_object_unref(self);
+  g_free(e->path);
+  g_free(e);
+}
+
+static void export_view(TlWindow *self, const char *path) {
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(self));
+  if (!clock) {
+    g_autoptr(GError) error = g_error_new(G_IO_ERROR, G_IO_ERROR_FAILED, "The window is not shown");
+    tl_window_show_error(self, "Export", error);
+    return;
+  }
+  ExportView *e = g_new0(ExportView, 1);
+  e->window = g_object_ref(self);
+  e->path = g_strdup(path);
+  e->handler = g_signal_connect(clock, "after-paint", G_CALLBACK(export_view_after_paint), e);
+  gtk_widget_queue_draw(GTK_WIDGET(self->view_grid));
 }
 
 /* PREFIX-convergence.{csv,png} and, when a line was drawn, PREFIX-profile.{csv,png}. */

@@ -35,10 +35,10 @@ struct _TlWindow {
   TlPlot *convergence, *line_plot;
   TlDataset *dataset;
   TlRunner *runner;
+  GPtrArray *retired;       /* runners told to quit, joined once exited or in dispose */
   TlRunState run_state;
   guint sub_iterations;
   guint busy;               /* simulations / loads in flight */
-  AdwToast *busy_toast;     /* "Simulating…", dismissed when it is done */
   guint pos[3];
   gboolean show_mip;
   float lo, hi;

@@ -337,9 +337,22 @@ static void reset_plots(TlWindow *self) {
   tl_profile_view_clear(self->profile_view);
 }
 
+/* The old run ends without the main thread waiting for it: a job being prepared (the
+ * sensitivity image of a large scanner) can take minutes. Its context must outlive it,
+ * so it is joined later (here once it has exited, at the latest in dispose). */
+static void retire_runner(TlWindow *self) {
+  for (guint i = self->retired->len; i-- > 0;)
+    if (tl_runner_exited(self->retired->pdata[i]))
+      g_ptr_array_remove_index_fast(self->retired, i);
+  if (self->runner) {
+    tl_runner_retire(self->runner);
+    g_ptr_array_add(self->retired, g_steal_pointer(&self->runner));
+  }
+}
+
 /* A new run on the current dataset with the side panel's options. */
 static void start_run(TlWindow *self, gboolean run) {
-  g_clear_pointer(&self->runner, tl_runner_free);
+  retire_runner(self);
   self->sub_iterations = 0;
   reset_plots(self);
   if (!self->dataset)
@@ -357,7 +370,7 @@ static void start_run(TlWindow *self, gboolean run) {
 }
 
 void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
-  g_clear_pointer(&self->runner, tl_runner_free);
+  retire_runner(self);
   g_clear_pointer(&self->dataset, tl_dataset_unref);
   self->dataset = d;
   const TlImageGrid *g = &d->grid;
@@ -419,10 +432,8 @@ static void simulate_done(GObject *source, GAsyncResult *res, gpointer user_data
   if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return; /* the window is gone */
   TlWindow *self = TL_WINDOW(source);
-  if (--self->busy == 0 && self->busy_toast) {
-    adw_toast_dismiss(self->busy_toast);
-    g_clear_object(&self->busy_toast);
-  }
+  if (--self->busy == 0)
+    adw_window_title_set_subtitle(self->window_title, tl_context_info(self->ctx)->name);
   if (!d) {
     tl_window_show_error(self, "Simulation", error);
     tl_window_update_actions(self);
@@ -433,11 +444,9 @@ static void simulate_done(GObject *source, GAsyncResult *res, gpointer user_data
 
 static void simulate(TlWindow *self, GVariant *params, gboolean run) {
   self->busy++;
-  if (!self->busy_toast) {
-    self->busy_toast = g_object_ref(adw_toast_new("Simulating…"));
-    adw_toast_set_timeout(self->busy_toast, 0);
-    adw_toast_overlay_add_toast(self->toasts, self->busy_toast);
-  }
+  /* In the title, not a toast: libadwaita 1.2 can crash when a toast is dismissed
+   * during its show animation, and a small simulation ends that quickly. */
+  adw_window_title_set_subtitle(self->window_title, "Simulating…");
   g_autoptr(GTask) task = g_task_new(self, self->cancellable, simulate_done, GINT_TO_POINTER(run));
   g_task_set_task_data(task, g_variant_ref(params), (GDestroyNotify)g_variant_unref);
   g_task_run_in_thread(task, simulate_thread);
@@ -563,7 +572,8 @@ static void on_line(TlSliceView *view, double c0, double r0, double c1, double r
   double line[4] = {c0, r0, c1, r1};
   g_autofree float *v = g_new(float, n);
   g_autofree double *ijk = g_new(double, 3 * n), *x = g_new(double, n), *y = g_new(double, n);
-  tl_slice_view_sample_line(view, line, n, v, ijk);
+  if (!self->dataset || tl_slice_view_sample_line(view, line, n, v, ijk) != n)
+    return;  /* nothing shown yet */
   double mm0[3], mm1[3];
   tl_image_grid_voxel_centre(&self->dataset->grid, ijk[0], ijk[1], ijk[2], mm0);
   tl_image_grid_voxel_centre(&self->dataset->grid, ijk[3 * (n - 1)], ijk[3 * (n - 1) + 1], ijk[3 * (n - 1) + 2], mm1);
@@ -699,6 +709,7 @@ static void tl_window_dispose(GObject *object) {
    * here: its job uses the context, freed in finalize. */
   g_cancellable_cancel(self->cancellable);
   g_clear_pointer(&self->runner, tl_runner_free);
+  g_clear_pointer(&self->retired, g_ptr_array_unref);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -706,7 +717,6 @@ static void tl_window_dispose(GObject *object) {
 static void tl_window_finalize(GObject *object) {
   TlWindow *self = TL_WINDOW(object);
   g_clear_pointer(&self->dataset, tl_dataset_unref);
-  g_clear_object(&self->busy_toast);
   g_clear_pointer(&self->ctx, tl_context_free);
   g_clear_pointer(&self->devices, g_array_unref);
   g_clear_error(&self->error);
@@ -767,6 +777,7 @@ static void tl_window_class_init(TlWindowClass *klass) {
 
 static void tl_window_init(TlWindow *self) {
   self->cancellable = g_cancellable_new();
+  self->retired = g_ptr_array_new_with_free_func((GDestroyNotify)tl_runner_free);
   gtk_widget_init_template(GTK_WIDGET(self));
   g_action_map_add_action_entries(G_ACTION_MAP(self), kActions, G_N_ELEMENTS(kActions), self);
   build_workbench(self);
