@@ -144,6 +144,10 @@ int tl_cli_recon(int argc, char **argv) {
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
   TlImageGrid grid = truth ? truth->grid : tl_scanner_default_grid(lm->scanner);
   if (grid_text && !parse_grid(grid_text, &grid, &error)) return fail(error);
+  if (truth && !tl_image_grid_equal(&truth->grid, &grid)) {
+    fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);
+    return 2;
+  }
   g_autoptr(TlContext) ctx = tl_context_new(device, &error);
   if (!ctx) return fail(error);
 
@@ -165,7 +169,9 @@ int tl_cli_recon(int argc, char **argv) {
   if (!r) return fail(error);
   if (!quiet)
     fprintf(stderr, "recon: sensitivity image %s, set up in %.2f s\n",
-            tl_recon_sensitivity_cached(r) ? "from the cache" : "computed and cached",
+            tl_recon_sensitivity_cached(r) ? "from the cache"
+            : no_cache                      ? "computed"
+                                            : "computed and cached",
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
