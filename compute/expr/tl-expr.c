@@ -82,7 +82,7 @@ typedef struct {
   guint32 items;         /* units (elements or pairs) per invocation in assignments */
   guint width;           /* 2: two elements per 64-bit access where possible */
   guint32 max_groups;    /* workgroups of a reduction */
-  guint32 min_block;     /* fewest elements a reduction workgroup gets */
+  guint32 min_block;     /* fewest units a reduction workgroup gets */
   GPtrArray *partials;   /* free host arrays of 2*max_groups floats */
   GMutex stream_lock;    /* the internal stream for calls given no stream */
   TlStream *stream;
@@ -131,6 +131,7 @@ static TlExprCache *cache_get(TlContext *ctx) {
     guint32 lim = MIN(info->max_compute_work_group_invocations, 1024u);
     while (c->local_size > lim) c->local_size /= 2;
     while (c->local_size & (c->local_size - 1)) c->local_size &= c->local_size - 1;
+    c->items = MIN(c->items, 1024u); /* keeps tile indices far from 32-bit overflow */
     c->max_groups = MIN(c->max_groups, MIN(info->max_compute_work_group_count[0], 65535u));
     g_debug("expressions on %s: workgroups of %u, %u units per invocation, %u element%s per "
             "access, reductions over up to %u workgroups", info->name, c->local_size, c->items,
