@@ -210,9 +210,41 @@ static void test_run(void) {
   g_assert_true(g_str_has_prefix(profile_text, "mm along the line,image,truth\n0,"));
   g_assert_null(tl_window_get_last_error(win));
 
+  /* The saved image opens as a dataset of its own: shown, nothing to run. */
+  activate(win, "open-file", g_variant_new_string(nii));
+  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, "image.nii");
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  SliceCheck centre = {im, {nx / 2, ny / 2, im->grid.dims[2] / 2}};
+  g_assert_true(wait_for(win, slices_match, &centre));
+  g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "run"));
+  g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "step"));
+  g_assert_null(tl_window_get_last_error(win));
+
   g_signal_handler_disconnect(win, id);
   for (int v = 0; v < TL_N_VIEWS; v++)
     g_clear_pointer(&w.last[v], g_bytes_unref);
+  destroy_window(win);
+}
+
+/* A new dataset while a run is under way: the old run is retired, never waited for. */
+static void test_replace_while_running(void) {
+  TlWindow *win = window_with_data(3, 50);
+  activate(win, "run", NULL);
+  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "point");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 1e4);
+  activate(win, "simulate", g_variant_dict_end(&d));
+  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_true(g_str_has_prefix(tl_window_get_dataset_name(win), "point on"));
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
+  activate(win, "step", NULL);
+  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
   destroy_window(win);
 }
 
@@ -380,6 +412,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/run", test_run);
   g_test_add_func("/gui/workbench/pause-step-stop", test_pause_step_stop);
   g_test_add_func("/gui/workbench/corrupt-file", test_corrupt_file);
+  g_test_add_func("/gui/workbench/replace-while-running", test_replace_while_running);
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
   int status = g_test_run();
   remove_tmpdir();
