@@ -1,8 +1,7 @@
 /* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
  * export the views (PNG, written after the next paint) and the plots. Each has a dialog action and a "-to" / "-file" action
  * taking the path (tests and scripts use those).
- * GtkFileChooserNative works on every GTK 4 (and uses the portal when sandboxed); it is
- * deprecated from 4.10 in favour of GtkFileDialog, which Debian 12's 4.8 lacks. */
+ * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
 
@@ -52,6 +51,63 @@ void tl_window_open_path(TlWindow *self, const char *path) {
 
 typedef void (*PathFunc)(TlWindow *self, const char *path);
 
+static GtkFileFilter *filter_new(const char *pattern, const char *name) {
+  GtkFileFilter *f = gtk_file_filter_new();
+  gtk_file_filter_set_name(f, name);
+  g_auto(GStrv) patterns = g_strsplit(pattern, ";", -1);
+  for (char **p = patterns; *p; p++)
+    gtk_file_filter_add_pattern(f, *p);
+  return f;
+}
+
+#if GTK_CHECK_VERSION(4, 10, 0)
+/* GtkFileDialog: newer than GDK_VERSION_MAX_ALLOWED (4.8), hence the guard. */
+G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+typedef struct {
+  TlWindow *window;
+  PathFunc func;
+  gboolean save;
+} Choice;
+
+static void dialog_done(GObject *source, GAsyncResult *res, gpointer data) {
+  Choice *c = data;
+  g_autoptr(GError) error = NULL;  /* dismissed: nothing to do */
+  g_autoptr(GFile) file = c->save ? gtk_file_dialog_save_finish(GTK_FILE_DIALOG(source), res, &error)
+                                  : gtk_file_dialog_open_finish(GTK_FILE_DIALOG(source), res, &error);
+  g_autofree char *path = file ? g_file_get_path(file) : NULL;
+  if (path)
+    c->func(c->window, path);
+  g_object_unref(c->window);
+  g_free(c);
+}
+
+static void choose(TlWindow *self, const char *title, gboolean save, const char *name,
+                   const char *pattern, const char *filter_name, PathFunc func) {
+  GtkFileDialog *d = gtk_file_dialog_new();
+  gtk_file_dialog_set_title(d, title);
+  gtk_file_dialog_set_modal(d, TRUE);
+  if (name)
+    gtk_file_dialog_set_initial_name(d, name);
+  if (pattern) {
+    GtkFileFilter *f = filter_new(pattern, filter_name);
+    GListStore *filters = g_list_store_new(GTK_TYPE_FILE_FILTER);
+    g_list_store_append(filters, f);
+    gtk_file_dialog_set_filters(d, G_LIST_MODEL(filters));
+    gtk_file_dialog_set_default_filter(d, f);
+    g_object_unref(filters);
+    g_object_unref(f);
+  }
+  Choice *c = g_new0(Choice, 1);
+  *c = (Choice){g_object_ref(self), func, save};
+  if (save)
+    gtk_file_dialog_save(d, GTK_WINDOW(self), NULL, dialog_done, c);
+  else
+    gtk_file_dialog_open(d, GTK_WINDOW(self), NULL, dialog_done, c);
+  g_object_unref(d);  /* the operation keeps it */
+}
+G_GNUC_END_IGNORE_DEPRECATIONS
+#else
+/* GtkFileChooserNative: GTK 4.8 (Debian 12); it uses the portal when sandboxed. */
 static void chooser_response(GtkNativeDialog *dialog, int response, gpointer data) {
   TlWindow *self = g_object_get_data(G_OBJECT(dialog), "window");
   PathFunc func = data;
@@ -72,11 +128,7 @@ static void choose(TlWindow *self, const char *title, gboolean save, const char 
   if (name)
     gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), name);
   if (pattern) {
-    GtkFileFilter *f = gtk_file_filter_new();
-    gtk_file_filter_set_name(f, filter_name);
-    g_auto(GStrv) patterns = g_strsplit(pattern, ";", -1);
-    for (char **p = patterns; *p; p++)
-      gtk_file_filter_add_pattern(f, *p);
+    GtkFileFilter *f = filter_new(pattern, filter_name);
     gtk_file_chooser_add_filter(GTK_FILE_CHOOSER(d), f);
     g_object_unref(f);
   }
@@ -84,6 +136,7 @@ static void choose(TlWindow *self, const char *title, gboolean save, const char 
   g_signal_connect(d, "response", G_CALLBACK(chooser_response), func);
   gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
+#endif
 
 static void save_image(TlWindow *self, const char *path) {
   if (self->runner)
