@@ -254,6 +254,9 @@ static gpointer worker(gpointer data) {
       post(r, f);
       continue;
     }
+    /* Finished: raising the iterations later leaves the run paused, not running. */
+    if (r->total && r->done >= r->total)
+      r->running = FALSE;
     f->state = last_state = idle_state(r);
     post(r, f);
   }

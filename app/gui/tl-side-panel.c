@@ -54,6 +54,10 @@ guint tl_side_panel_get_iterations(TlSidePanel *self) {
   return (guint)gtk_spin_button_get_value_as_int(self->iterations_spin);
 }
 
+void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations) {
+  gtk_spin_button_set_value(self->iterations_spin, iterations);
+}
+
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations) {
   self->quiet = TRUE;
   adw_combo_row_set_selected(self->algo_row, osem ? 1 : 0);

@@ -18,6 +18,8 @@ void tl_side_panel_set_dataset(TlSidePanel *self, const char *file, const char *
 const char *tl_side_panel_get_dataset_file(TlSidePanel *self);
 void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt);
 guint tl_side_panel_get_iterations(TlSidePanel *self);
+/* As if typed in: emits "changed::iterations". */
+void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations);
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations);
 TlColormap tl_side_panel_get_colormap(TlSidePanel *self);
 void tl_side_panel_set_colormap(TlSidePanel *self, TlColormap c);

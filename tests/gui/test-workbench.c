@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <adwaita.h>
+#include "tl-simulate-dialog.h"
 #include "tl-window.h"
 #include "pet/tl-listmode.h"
 
@@ -227,6 +228,41 @@ static void test_run(void) {
   destroy_window(win);
 }
 
+/* The Simulate dialog offers the PET core's presets and hands win.simulate its values;
+ * the profiling overlay toggles. */
+static void test_dialog_and_overlay(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(wait_for(win, is_ready, NULL));
+  activate(win, "simulate-dialog", NULL);
+  TlSimulateDialog *dialog = NULL;
+  GListModel *tops = gtk_window_get_toplevels();
+  for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
+    g_autoptr(GObject) o = g_list_model_get_item(tops, i);
+    if (TL_IS_SIMULATE_DIALOG(o))
+      dialog = TL_SIMULATE_DIALOG(o);
+  }
+  g_assert_nonnull(dialog);
+  g_autoptr(GVariant) params = g_variant_ref_sink(tl_simulate_dialog_get_params(dialog));
+  GVariantDict d;
+  g_variant_dict_init(&d, params);
+  const char *phantom = NULL, *scanner = NULL;
+  g_assert_true(g_variant_dict_lookup(&d, "phantom", "&s", &phantom));
+  g_assert_true(g_variant_dict_lookup(&d, "scanner", "&s", &scanner));
+  g_assert_cmpstr(phantom, ==, "nema");
+  g_assert_cmpstr(scanner, ==, "dmi");
+  g_variant_dict_clear(&d);
+  gtk_window_destroy(GTK_WINDOW(dialog));
+
+  GtkWidget *overlay = GTK_WIDGET(tl_window_get_profile_view(win));
+  g_assert_false(gtk_widget_get_visible(overlay));
+  activate(win, "show-profiling", NULL);
+  g_assert_true(gtk_widget_get_visible(overlay));
+  activate(win, "show-profiling", NULL);
+  g_assert_false(gtk_widget_get_visible(overlay));
+  destroy_window(win);
+}
+
 /* A new dataset while a run is under way: the old run is retired, never waited for. */
 static void test_replace_while_running(void) {
   TlWindow *win = window_with_data(3, 50);
@@ -268,6 +304,16 @@ static void test_pause_step_stop(void) {
   spin_for(0.3);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, n + 1);
   g_assert_cmpint(tl_window_get_run_state(win), ==, TL_RUN_PAUSED);
+
+  /* A parameter changed while paused applies from the next step: 2 iterations of 3
+   * subsets end the run at 6. */
+  tl_side_panel_set_iterations(tl_window_get_side_panel(win), 2);
+  activate(win, "run", NULL);
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 6);
+  tl_side_panel_set_iterations(tl_window_get_side_panel(win), 20);
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  n = 6;
 
   /* Resume, then stop: the last complete image stays and nothing more runs. */
   activate(win, "run", NULL);
@@ -412,6 +458,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/run", test_run);
   g_test_add_func("/gui/workbench/pause-step-stop", test_pause_step_stop);
   g_test_add_func("/gui/workbench/corrupt-file", test_corrupt_file);
+  g_test_add_func("/gui/workbench/dialog-and-overlay", test_dialog_and_overlay);
   g_test_add_func("/gui/workbench/replace-while-running", test_replace_while_running);
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
   int status = g_test_run();
