@@ -51,11 +51,21 @@ struct _TlWindow {
 };
 
 /* tl-window.c */
+const char *tl_window_ready_page(TlWindow *self);
 void tl_window_show_error(TlWindow *self, const char *context, const GError *error);
 void tl_window_toast(TlWindow *self, const char *text);
 /* Replaces the dataset (the run is restarted on it, paused unless `run`). */
 void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
+
+/* tl-window-run.c */
+/* A new run on the current dataset with the side panel's options (paused unless run). */
+void tl_window_start_run(TlWindow *self, gboolean run);
+/* Window/level from the side panel's preset and the slices shown. */
+void tl_window_auto_levels(TlWindow *self);
+/* Tells the runner which slices the views show. */
+void tl_window_request_view(TlWindow *self);
+void tl_window_reset_plots(TlWindow *self);
 
 /* tl-window-files.c */
 void tl_window_files_init(TlWindow *self);

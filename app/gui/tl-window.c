@@ -73,7 +73,7 @@ static const char *error_hint(const char *selector, GArray *devices) {
   return "Run tomolab-cli info in a terminal for details.";
 }
 
-static const char *ready_page(TlWindow *self) {
+const char *tl_window_ready_page(TlWindow *self) {
   return self->dataset ? "workbench" : "welcome";
 }
 
@@ -81,7 +81,7 @@ static void set_state(TlWindow *self, TlWindowState state) {
   self->state = state;
   gtk_spinner_set_spinning(self->spinner, state == TL_WINDOW_LOADING);
   gtk_stack_set_visible_child_name(self->stack, state == TL_WINDOW_LOADING ? "loading"
-                                                : state == TL_WINDOW_READY ? ready_page(self) : "error");
+                                                : state == TL_WINDOW_READY ? tl_window_ready_page(self) : "error");
   g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
   tl_window_update_actions(self);
 }
@@ -158,248 +158,6 @@ void tl_window_show_error(TlWindow *self, const char *context, const GError *err
   AdwToast *toast = adw_toast_new(markup);
   adw_toast_set_timeout(toast, 0);  /* stays until dismissed: errors must be read */
   adw_toast_overlay_add_toast(self->toasts, toast);
-}
-
-/* ---- Runs ------------------------------------------------------------------------- */
-
-static gboolean run_active(TlWindow *self) {
-  return self->runner && (self->run_state == TL_RUN_PREPARING || self->run_state == TL_RUN_RUNNING ||
-                          self->run_state == TL_RUN_PAUSED);
-}
-
-void tl_window_update_actions(TlWindow *self) {
-  gboolean ready = self->state == TL_WINDOW_READY;
-  gboolean pet = self->dataset && self->dataset->lm;
-  gboolean active = pet && run_active(self);
-  gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED;
-  struct { const char *name; gboolean on; } states[] = {
-    {"run", active && self->run_state != TL_RUN_RUNNING},
-    {"pause", active && self->run_state == TL_RUN_RUNNING},
-    {"run-pause", active},
-    {"step", active && self->run_state != TL_RUN_RUNNING},
-    {"stop", active},
-    {"restart", pet && ready},
-    {"simulate", ready},
-    {"simulate-dialog", ready},
-    {"open", ready},
-    {"open-file", ready},
-    {"save-image", has_image},
-    {"save-image-to", has_image},
-    {"export-view", has_image},
-    {"export-view-to", has_image},
-    {"export-plots", self->dataset != NULL},
-    {"export-plots-to", self->dataset != NULL},
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS(states); i++) {
-    GAction *a = g_action_map_lookup_action(G_ACTION_MAP(self), states[i].name);
-    if (a)
-      g_simple_action_set_enabled(G_SIMPLE_ACTION(a), states[i].on);
-  }
-  gboolean running = self->runner && self->run_state == TL_RUN_RUNNING;
-  gtk_button_set_icon_name(self->run_button, running ? "media-playback-pause-symbolic"
-                                                     : "media-playback-start-symbolic");
-}
-
-static const char *run_state_text(TlRunState s) {
-  switch (s) {
-  case TL_RUN_PREPARING: return "Preparing (sensitivity image)…";
-  case TL_RUN_RUNNING: return "Running";
-  case TL_RUN_PAUSED: return "Paused";
-  case TL_RUN_FINISHED: return "Finished";
-  case TL_RUN_STOPPED: return "Stopped";
-  default: return "Failed";
-  }
-}
-
-static void update_status(TlWindow *self, const TlJobStep *step) {
-  GString *s = g_string_new(NULL);
-  if (self->ctx)
-    g_string_append(s, tl_context_info(self->ctx)->name);
-  if (self->runner) {
-    g_string_append_printf(s, " · %s", self->dataset && !self->dataset->lm ? "Image" : run_state_text(self->run_state));
-    if (self->sub_iterations)
-      g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
-    if (step)
-      g_string_append_printf(s, " (iteration %u, subset %u/%u) · %.3g events/s", step->iteration,
-                             step->subset + 1, step->n_subsets,
-                             step->seconds > 0 ? self->dataset->lm->n_events / (double)step->n_subsets / step->seconds : 0);
-  }
-  gtk_label_set_text(self->status_label, s->str);
-  g_string_free(s, TRUE);
-}
-
-static int cmp_float(const void *a, const void *b) {
-  float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
-/* The q-quantile of the values (q = 1: the maximum); `lo` gets the minimum. */
-static float quantile(GArray *values, double q, float *lo) {
-  g_array_sort(values, cmp_float);
-  *lo = g_array_index(values, float, 0);
-  return g_array_index(values, float, (guint)((values->len - 1) * q));
-}
-
-/* Levels from what is displayed: min–max or a high percentile. The three slices share
- * theirs; the MIP, brighter by construction, gets its own from the same rule. */
-static void auto_levels(TlWindow *self) {
-  TlLevelsPreset p = tl_side_panel_get_levels_preset(self->side_panel);
-  if (p == TL_LEVELS_MANUAL)
-    return;
-  double q = p == TL_LEVELS_P99_5 ? 0.995 : p == TL_LEVELS_P99 ? 0.99 : 1.0;
-  GArray *slices = g_array_new(FALSE, FALSE, sizeof(float));
-  for (int v = 0; v < TL_N_VIEWS; v++) {
-    const TlSlice *s = tl_slice_view_get_slice(self->views[v]);
-    if (!s->data)
-      continue;
-    if (v == TL_VIEW_MIP) {
-      GArray *mip = g_array_new(FALSE, FALSE, sizeof(float));
-      g_array_append_vals(mip, s->data, s->width * s->height);
-      float lo, hi = quantile(mip, q, &lo);
-      lo = p == TL_LEVELS_MIN_MAX ? lo : 0;
-      tl_slice_view_set_levels(self->views[v], lo, hi > lo ? hi : lo + 1);
-      g_array_unref(mip);
-    } else {
-      g_array_append_vals(slices, s->data, s->width * s->height);
-    }
-  }
-  if (slices->len > 0) {
-    float lo, hi = quantile(slices, q, &lo);
-    self->lo = p == TL_LEVELS_MIN_MAX ? lo : 0;
-    self->hi = hi > self->lo ? hi : self->lo + 1;
-    for (int v = 0; v < TL_VIEW_MIP; v++)
-      tl_slice_view_set_levels(self->views[v], self->lo, self->hi);
-  }
-  g_array_unref(slices);
-}
-
-static void request_view(TlWindow *self) {
-  if (!self->runner)
-    return;
-  TlViewRequest v = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
-  tl_runner_set_view(self->runner, &v);
-}
-
-static void on_frame(TlFrame *f, gpointer data) {
-  TlWindow *self = data;
-  self->run_state = f->state;
-  if (f->error)
-    tl_window_show_error(self, "Reconstruction", f->error);
-  if (f->save_error)
-    tl_window_show_error(self, "Saving", f->save_error);
-  if (f->saved) {
-    g_autofree char *text = g_strdup_printf("Saved %s", f->saved);
-    tl_window_toast(self, text);
-  }
-  if (f->slices[TL_VIEW_AXIAL].data) {
-    for (int v = 0; v < TL_N_VIEWS; v++) {
-      tl_slice_view_set_slice(self->views[v], &f->slices[v]);
-      tl_slice_view_set_position(self->views[v], f->view.pos);
-    }
-    auto_levels(self);
-  }
-  if (f->has_step) {
-    self->sub_iterations = f->step.sub_iterations;
-    tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
-    if (self->dataset->truth)
-      tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
-    tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
-                        self->dataset->lm->n_events / (double)MAX(f->step.n_subsets, 1));
-  }
-  update_status(self, f->has_step ? &f->step : NULL);
-  tl_window_update_actions(self);
-  g_signal_emit(self, signals[SIG_FRAME], 0, f->has_step);
-}
-
-typedef struct {
-  TlDataset *dataset;
-  TlPetJobOptions opt;
-} JobSpec;
-
-static void job_spec_free(gpointer data) {
-  JobSpec *s = data;
-  tl_dataset_unref(s->dataset);
-  g_free(s);
-}
-
-static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
-  JobSpec *s = data;
-  return tl_dataset_new_job(s->dataset, ctx, &s->opt, error);
-}
-
-static void reset_plots(TlWindow *self) {
-  tl_plot_clear(self->convergence);
-  tl_plot_add_series(self->convergence, "log-likelihood", &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
-  if (self->dataset && self->dataset->truth)
-    tl_plot_add_series(self->convergence, "RMSE vs truth", &(GdkRGBA){0.35, 0.7, 1.0, 1}, FALSE);
-  tl_plot_clear(self->line_plot);
-  self->line_view = -1;
-  tl_profile_view_clear(self->profile_view);
-}
-
-/* The old run ends without the main thread waiting for it: a job being prepared (the
- * sensitivity image of a large scanner) can take minutes. Its context must outlive it,
- * so it is joined later (here once it has exited, at the latest in dispose). */
-static void retire_runner(TlWindow *self) {
-  for (guint i = self->retired->len; i-- > 0;)
-    if (tl_runner_exited(self->retired->pdata[i]))
-      g_ptr_array_remove_index_fast(self->retired, i);
-  if (self->runner) {
-    tl_runner_retire(self->runner);
-    g_ptr_array_add(self->retired, g_steal_pointer(&self->runner));
-  }
-}
-
-/* A new run on the current dataset with the side panel's options. */
-static void start_run(TlWindow *self, gboolean run) {
-  retire_runner(self);
-  self->sub_iterations = 0;
-  reset_plots(self);
-  if (!self->dataset)
-    return;
-  JobSpec *spec = g_new0(JobSpec, 1);
-  spec->dataset = tl_dataset_ref(self->dataset);
-  tl_side_panel_get_options(self->side_panel, &spec->opt);
-  guint total = self->dataset->lm ? tl_side_panel_get_iterations(self->side_panel) * MAX(spec->opt.subsets, 1) : 0;
-  TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
-  self->run_state = TL_RUN_PREPARING;
-  self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
-                               run && self->dataset->lm, on_frame, self);
-  update_status(self, NULL);
-  tl_window_update_actions(self);
-}
-
-void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
-  retire_runner(self);
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
-  self->dataset = d;
-  const TlImageGrid *g = &d->grid;
-  for (int a = 0; a < 3; a++)
-    self->pos[a] = g->dims[a] / 2;
-  if (d->truth) {
-    /* Start on the hottest structure of the phantom (NEMA: the spheres' plane). */
-    guint64 best = 0, n = tl_image_grid_n_voxels(g);
-    for (guint64 i = 1; i < n; i++)
-      if (d->truth->data[i] > d->truth->data[best])
-        best = i;
-    self->pos[0] = best % g->dims[0];
-    self->pos[1] = best / g->dims[0] % g->dims[1];
-    self->pos[2] = best / ((guint64)g->dims[0] * g->dims[1]);
-  }
-  for (int v = 0; v < TL_N_VIEWS; v++) {
-    tl_slice_view_set_grid(self->views[v], g);
-    tl_slice_view_set_slice(self->views[v], NULL);
-    tl_slice_view_set_position(self->views[v], self->pos);
-    tl_slice_view_reset_zoom(self->views[v]);
-    tl_slice_view_set_unit(self->views[v], d->lm ? "counts / sensitivity (a.u.)" : "image units");
-  }
-  tl_side_panel_set_dataset(self->side_panel, d->name, d->lm ? d->lm->scanner->name : NULL,
-                            d->lm ? d->lm->n_events : 0, g, d->truth != NULL);
-  gtk_window_set_title(GTK_WINDOW(self), d->name);
-  adw_window_title_set_title(self->window_title, d->name);
-  if (self->state == TL_WINDOW_READY)
-    gtk_stack_set_visible_child_name(self->stack, "workbench");
-  start_run(self, run);
 }
 
 /* ---- Simulation ------------------------------------------------------------------- */
@@ -485,7 +243,7 @@ static void act_stop(GSimpleAction *a, GVariant *p, gpointer data) {
   if (self->runner) tl_runner_stop(self->runner);
 }
 static void act_restart(GSimpleAction *a, GVariant *p, gpointer data) {
-  start_run(data, FALSE);
+  tl_window_start_run(data, FALSE);
 }
 static void act_simulate(GSimpleAction *a, GVariant *p, gpointer data) {
   simulate(data, p, FALSE);
@@ -517,7 +275,7 @@ static void act_show_mip(GSimpleAction *a, GVariant *p, gpointer data) {
   g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
   self->show_mip = g_variant_get_boolean(s);
   gtk_widget_set_visible(GTK_WIDGET(self->views[TL_VIEW_MIP]), self->show_mip);
-  request_view(self);
+  tl_window_request_view(self);
 }
 
 static void act_show_device(GSimpleAction *a, GVariant *p, gpointer data) {
@@ -525,7 +283,7 @@ static void act_show_device(GSimpleAction *a, GVariant *p, gpointer data) {
   toggle_state(a);
   g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
   if (self->state == TL_WINDOW_READY)
-    gtk_stack_set_visible_child_name(self->stack, g_variant_get_boolean(s) ? "device" : ready_page(self));
+    gtk_stack_set_visible_child_name(self->stack, g_variant_get_boolean(s) ? "device" : tl_window_ready_page(self));
 }
 
 static const GActionEntry kActions[] = {
@@ -551,7 +309,7 @@ static void on_position(TlSliceView *view, guint i, guint j, guint k, TlWindow *
   self->pos[2] = k;
   for (int v = 0; v < TL_N_VIEWS; v++)
     tl_slice_view_set_position(self->views[v], self->pos);
-  request_view(self);
+  tl_window_request_view(self);
 }
 
 static void on_levels(TlSliceView *view, double lo, double hi, TlWindow *self) {
@@ -605,7 +363,7 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
   if (g_str_equal(what, "display")) {
     for (int v = 0; v < TL_N_VIEWS; v++)
       tl_slice_view_set_colormap(self->views[v], tl_side_panel_get_colormap(panel));
-    auto_levels(self);
+    tl_window_auto_levels(self);
   } else if (g_str_equal(what, "iterations")) {
     /* Applies from the next step: the runner stops at the new total. */
     if (self->runner && self->dataset && self->dataset->lm) {
@@ -620,7 +378,7 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
     adw_toast_set_action_name(toast, "win.restart");
     adw_toast_overlay_add_toast(self->toasts, toast);
   } else if (self->runner && self->dataset && self->dataset->lm) {
-    start_run(self, FALSE);  /* nothing computed yet: nothing to lose */
+    tl_window_start_run(self, FALSE);  /* nothing computed yet: nothing to lose */
   }
 }
 
@@ -639,7 +397,7 @@ static void build_workbench(TlWindow *self) {
   self->line_plot = TL_PLOT(tl_plot_new("Line profile (Shift+drag on a view)", "mm along the line"));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->convergence));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->line_plot));
-  reset_plots(self);
+  tl_window_reset_plots(self);
   g_signal_connect(self->side_panel, "changed", G_CALLBACK(on_panel_changed), self);
 }
 
