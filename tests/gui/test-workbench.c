@@ -211,6 +211,12 @@ static void test_run(void) {
   g_assert_true(g_str_has_prefix(profile_text, "mm along the line,image,truth\n0,"));
   g_assert_null(tl_window_get_last_error(win));
 
+  /* Another colour map recolours the views. */
+  g_autoptr(GBytes) hot = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  tl_side_panel_set_colormap(tl_window_get_side_panel(win), TL_COLORMAP_VIRIDIS);
+  g_autoptr(GBytes) viridis = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  g_assert_false(g_bytes_equal(hot, viridis));
+
   /* The saved image opens as a dataset of its own: shown, nothing to run. */
   activate(win, "open-file", g_variant_new_string(nii));
   g_assert_true(wait_for(win, is_idle, NULL));
