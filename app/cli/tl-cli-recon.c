@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
 #include "ct/tl-ct-data.h"
+#include "pet/tl-filter.h"
 #include "pet/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include <math.h>
@@ -48,6 +49,20 @@ static gboolean parse_grid(const char *text, TlImageGrid *g, GError **error) {
   return tl_image_grid_validate(g, error);
 }
 
+/* --filter: the final image goes up to the device once more, is filtered there (the same
+ * kernels a filter between iterations will use) and comes back; timings join `prof`. */
+static gboolean post_filter(TlContext *ctx, const TlFilter *f, TlImage *img, TlProfile *prof,
+                            GError **error) {
+  if (f->kind == TL_FILTER_NONE) return TRUE;
+  g_autoptr(TlArray) a = tl_array_new_float(ctx, tl_image_grid_n_voxels(&img->grid), error);
+  g_autoptr(TlStream) s = a ? tl_stream_new(ctx, error) : NULL;
+  if (!s) return FALSE;
+  tl_stream_set_profile(s, prof);
+  return tl_array_upload(a, img->data, error) &&
+         tl_filter_apply(ctx, s, f, &img->grid, a, NULL, error) &&
+         tl_array_download(a, img->data, error);
+}
+
 static int fail(GError *error) {
   fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
   g_error_free(error);
@@ -59,7 +74,7 @@ int tl_cli_recon(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
-  g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL;
+  g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
   int subsets = 0, iterations = 3;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE;
   GOptionEntry entries[] = {
@@ -79,6 +94,8 @@ int tl_cli_recon(int argc, char **argv) {
       {"loglik", 0, 0, G_OPTION_ARG_STRING, &loglik,
        "When to compute the Poisson log-likelihood: never, iteration (default), subiteration",
        "WHEN"},
+      {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter_text,
+       "Filter the final image: median3, median5 or gauss:FWHM (mm) (default none)", "FILTER"},
       {"profile", 0, 0, G_OPTION_ARG_NONE, &profile, "Print GPU time per kernel at the end", NULL},
       {"no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache,
        "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab", NULL},
@@ -138,6 +155,13 @@ int tl_cli_recon(int argc, char **argv) {
     }
   }
 
+  TlFilter filter = {TL_FILTER_NONE, 0};
+  if (filter_text && !tl_filter_parse(filter_text, &filter, &error)) {
+    fprintf(stderr, "tomolab-cli recon: --filter: %s\n", error->message);
+    g_error_free(error);
+    return 2;
+  }
+
   g_autoptr(TlListmode) lm = tl_listmode_load(argv[1], &error);
   if (!lm) return fail(error);
   g_autoptr(TlImage) truth = NULL;
@@ -191,12 +215,16 @@ int tl_cli_recon(int argc, char **argv) {
     fprintf(stderr, "recon: interrupted after %u sub-iterations; writing the last complete image\n",
             tl_recon_sub_iterations(r));
   g_autoptr(TlImage) img = tl_recon_image(r, &error);
-  if (!img || !tl_image_save(img, output, &error)) return fail(error);
+  g_autoptr(TlProfile) prof = tl_profile_new();
+  tl_profile_merge(prof, tl_recon_profile(r));
+  if (!img || !post_filter(ctx, &filter, img, prof, &error) ||
+      !tl_image_save(img, output, &error))
+    return fail(error);
   if (!quiet)
     fprintf(stderr, "recon: %u sub-iterations in %.2f s; wrote %s\n", tl_recon_sub_iterations(r),
             (g_get_monotonic_time() - t1) * 1e-6, output);
   if (profile) {
-    g_autofree char *table = tl_profile_format(tl_recon_profile(r));
+    g_autofree char *table = tl_profile_format(prof);
     printf("%s", table);
   }
   return cancelled ? 130 : 0;

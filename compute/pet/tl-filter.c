@@ -1,0 +1,254 @@
+/* Gaussian and median filters on device volumes (tl-filter.h). */
+#include "tl-filter.h"
+#include <math.h>
+#include <string.h>
+
+/* FWHM = 2 sqrt(2 ln 2) sigma */
+#define TL_FWHM_PER_SIGMA 2.3548200450309493
+
+typedef struct {
+  TlPush1D h;
+  guint64 src, dst, w;
+  guint32 dims[3];
+  guint32 axis, radius;
+  guint32 pad;
+} GaussPush;
+
+typedef struct {
+  TlPush1D h;
+  guint64 src, dst;
+  guint32 dims[3];
+  guint32 pad;
+} MedianPush;
+
+/* Pipelines built once per context; the lock covers creation from several threads. */
+#define TL_FILTER_CACHE_KEY "tl-filter-pipelines"
+typedef struct {
+  GMutex lock;
+  TlPipeline *gauss, *median[2];
+} FilterCache;
+
+static void cache_free(gpointer data) {
+  FilterCache *c = data;
+  tl_pipeline_free(c->gauss);
+  tl_pipeline_free(c->median[0]);
+  tl_pipeline_free(c->median[1]);
+  g_mutex_clear(&c->lock);
+  g_free(c);
+}
+
+static TlPipeline *pipeline(TlContext *ctx, TlFilterKind kind, GError **error) {
+  static GMutex create_lock;
+  g_mutex_lock(&create_lock);
+  FilterCache *c = tl_context_get_data(ctx, TL_FILTER_CACHE_KEY);
+  if (!c) {
+    c = g_new0(FilterCache, 1);
+    g_mutex_init(&c->lock);
+    tl_context_set_data(ctx, TL_FILTER_CACHE_KEY, c, cache_free);
+  }
+  g_mutex_unlock(&create_lock);
+
+  g_mutex_lock(&c->lock);
+  TlPipeline **slot = kind == TL_FILTER_GAUSS ? &c->gauss : &c->median[kind == TL_FILTER_MEDIAN5];
+  if (!*slot) {
+    if (kind == TL_FILTER_GAUSS) {
+      *slot = tl_pipeline_new_builtin(ctx, "filter_gauss", sizeof(GaussPush), NULL, 0, error);
+      /* 2r+1 taps; fixed here (not per radius) because the pipeline is shared by threads */
+      if (*slot) tl_pipeline_set_item_cost(*slot, 8);
+    } else {
+      guint32 radius = kind == TL_FILTER_MEDIAN5 ? 2 : 1;
+      *slot = tl_pipeline_new_builtin(ctx, "filter_median", sizeof(MedianPush), &radius, 1, error);
+      /* selection over 27 / 125 values: cost per voxel ~ comparisons / 16 */
+      if (*slot) tl_pipeline_set_item_cost(*slot, radius == 1 ? 16 : 256);
+    }
+  }
+  TlPipeline *p = *slot;
+  g_mutex_unlock(&c->lock);
+  return p;
+}
+
+gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error) {
+  TlFilter f = {TL_FILTER_NONE, 0.0};
+  const char *expected = "expected median3, median5, gauss:FWHM (FWHM in mm, > 0) or none";
+  if (!text) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no filter given; %s", expected);
+    return FALSE;
+  }
+  if (g_str_equal(text, "none")) {
+  } else if (g_str_equal(text, "median3")) {
+    f.kind = TL_FILTER_MEDIAN3;
+  } else if (g_str_equal(text, "median5")) {
+    f.kind = TL_FILTER_MEDIAN5;
+  } else if (g_str_has_prefix(text, "gauss:")) {
+    const char *num = text + strlen("gauss:");
+    char *end = NULL;
+    double v = g_ascii_strtod(num, &end);
+    if (end == num || *end != '\0') {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter \"%s\": \"%s\" is not a number; expected gauss:FWHM with the FWHM in "
+                  "mm, e.g. gauss:4", text, num);
+      return FALSE;
+    }
+    if (!isfinite(v) || v <= 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter \"%s\": FWHM %g mm; expected a finite FWHM > 0 mm", text, v);
+      return FALSE;
+    }
+    f.kind = TL_FILTER_GAUSS;
+    f.fwhm_mm = v;
+  } else {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown filter \"%s\"; %s", text,
+                expected);
+    return FALSE;
+  }
+  *out = f;
+  return TRUE;
+}
+
+char *tl_filter_to_string(const TlFilter *f) {
+  switch (f->kind) {
+  case TL_FILTER_MEDIAN3: return g_strdup("median3");
+  case TL_FILTER_MEDIAN5: return g_strdup("median5");
+  case TL_FILTER_GAUSS: {
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strconcat("gauss:", g_ascii_dtostr(buf, sizeof buf, f->fwhm_mm), NULL);
+  }
+  default: return g_strdup("none");
+  }
+}
+
+guint tl_filter_gauss_radius(double fwhm_mm, double voxel_mm) {
+  double r = floor(TL_FILTER_GAUSS_TRUNCATE * fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm);
+  if (!(r >= 0)) return 0; /* NaN from a bad voxel size */
+  return r > G_MAXUINT / 2 ? G_MAXUINT / 2 : (guint)r;
+}
+
+guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w) {
+  guint r = tl_filter_gauss_radius(fwhm_mm, voxel_mm);
+  if (!w) return r;
+  double sigma = fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm, sum = 0;
+  for (guint t = 0; t <= r; t++) {
+    w[t] = exp(-0.5 * (double)t * t / (sigma * sigma));
+    sum += t ? 2 * w[t] : w[t];
+  }
+  for (guint t = 0; t <= r; t++) w[t] /= sum;
+  return r;
+}
+
+static gboolean check_arrays(const TlImageGrid *grid, const TlArray *image, const TlArray *scratch,
+                             GError **error) {
+  if (!tl_image_grid_validate(grid, error)) return FALSE;
+  guint64 n = tl_image_grid_n_voxels(grid);
+  const TlArray *a[2] = {image, scratch};
+  const char *what[2] = {"image", "scratch"};
+  for (int k = 0; k < 2; k++) {
+    if (!a[k]) {
+      if (k == 0) {
+        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "filter: no image array");
+        return FALSE;
+      }
+      continue;
+    }
+    if (tl_array_elem_size(a[k]) != sizeof(float) || tl_array_length(a[k]) < n) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter: the %s array has %" G_GUINT64_FORMAT " elements of %" G_GSIZE_FORMAT
+                  " bytes; expected at least %" G_GUINT64_FORMAT " floats (%u x %u x %u)",
+                  what[k], tl_array_length(a[k]), tl_array_elem_size(a[k]), n, grid->dims[0],
+                  grid->dims[1], grid->dims[2]);
+      return FALSE;
+    }
+  }
+  if (scratch == image) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "filter: the scratch array is the image itself; expected a separate array");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Records the passes; the result ends in `image`. */
+static gboolean record(TlContext *ctx, TlStream *s, const TlFilter *f, const TlImageGrid *grid,
+                       TlArray *image, TlArray *scratch, TlArray **weights, GError **error) {
+  guint64 n = tl_image_grid_n_voxels(grid);
+  TlPipeline *p = pipeline(ctx, f->kind, error);
+  if (!p) return FALSE;
+  if (f->kind != TL_FILTER_GAUSS) {
+    MedianPush push = {.src = tl_array_address(image), .dst = tl_array_address(scratch)};
+    memcpy(push.dims, grid->dims, sizeof push.dims);
+    return tl_stream_dispatch_1d(s, p, f->kind == TL_FILTER_MEDIAN5 ? "median5" : "median3", n,
+                                 &push, error) &&
+           tl_stream_copy(s, scratch, 0, image, 0, n * sizeof(float), error);
+  }
+
+  /* Half kernels of the three axes, one after the other in one small array. */
+  guint r[3], off[3], total = 0;
+  for (int a = 0; a < 3; a++) {
+    r[a] = tl_filter_gauss_radius(f->fwhm_mm, grid->voxel_mm[a]);
+    if (r[a] > TL_FILTER_GAUSS_MAX_RADIUS) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter gauss:%g: %u-voxel kernel radius along %c (voxel %g mm); expected at "
+                  "most %u (a smaller FWHM)", f->fwhm_mm, r[a], "xyz"[a], grid->voxel_mm[a],
+                  TL_FILTER_GAUSS_MAX_RADIUS);
+      return FALSE;
+    }
+    off[a] = total;
+    total += r[a] + 1;
+  }
+  g_autofree double *wd = g_new(double, total);
+  g_autofree float *wf = g_new(float, total);
+  for (int a = 0; a < 3; a++) tl_filter_gauss_weights(f->fwhm_mm, grid->voxel_mm[a], wd + off[a]);
+  for (guint i = 0; i < total; i++) wf[i] = (float)wd[i];
+  if (!(*weights = tl_array_new_float(ctx, total, error)) || !tl_array_upload(*weights, wf, error))
+    return FALSE;
+
+  /* x: image -> scratch, y: scratch -> image, z: image -> scratch, then copy back.
+   * An axis with r = 0 is the identity and is skipped (only the buffer roles swap). */
+  static const char *labels[3] = {"gauss x", "gauss y", "gauss z"};
+  TlArray *src = image, *dst = scratch;
+  for (guint32 a = 0; a < 3; a++) {
+    if (r[a] == 0) continue;
+    GaussPush push = {.src = tl_array_address(src), .dst = tl_array_address(dst),
+                      .w = tl_array_address(*weights) + off[a] * sizeof(float),
+                      .axis = a, .radius = r[a]};
+    memcpy(push.dims, grid->dims, sizeof push.dims);
+    if (!tl_stream_dispatch_1d(s, p, labels[a], n, &push, error)) return FALSE;
+    TlArray *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != image && !tl_stream_copy(s, src, 0, image, 0, n * sizeof(float), error))
+    return FALSE;
+  return TRUE;
+}
+
+gboolean tl_filter_apply(TlContext *ctx, TlStream *stream, const TlFilter *f,
+                         const TlImageGrid *grid, TlArray *image, TlArray *scratch,
+                         GError **error) {
+  g_return_val_if_fail(ctx && f && grid, FALSE);
+  if (f->kind != TL_FILTER_NONE && f->kind != TL_FILTER_MEDIAN3 && f->kind != TL_FILTER_MEDIAN5 &&
+      f->kind != TL_FILTER_GAUSS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "filter: unknown kind %d; expected none, median3, median5 or gauss", f->kind);
+    return FALSE;
+  }
+  if (f->kind == TL_FILTER_GAUSS && (!isfinite(f->fwhm_mm) || f->fwhm_mm <= 0)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "filter gauss: FWHM %g mm; expected a finite FWHM > 0 mm", f->fwhm_mm);
+    return FALSE;
+  }
+  if (!check_arrays(grid, image, scratch, error)) return FALSE;
+  if (f->kind == TL_FILTER_NONE) return TRUE;
+
+  g_autoptr(TlStream) own = NULL;
+  if (!stream && !(stream = own = tl_stream_new(ctx, error))) return FALSE;
+  g_autoptr(TlArray) own_scratch = NULL;
+  if (!scratch &&
+      !(scratch = own_scratch = tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error)))
+    return FALSE;
+  TlArray *weights = NULL;
+  gboolean ok = record(ctx, stream, f, grid, image, scratch, &weights, error);
+  /* Always wait, also after a failure, so nothing recorded still uses the temporaries. */
+  ok = tl_stream_finish(stream, ok ? error : NULL) && ok;
+  tl_array_free(weights);
+  return ok;
+}

@@ -1,0 +1,60 @@
+/* TlFilter: image filters on device volumes, post-reconstruction or between iterations
+ * (seed 000 sec. 2.3, "Filtering techniques"):
+ *   "... we consider two simple filtering techniques, which can be applied
+ *   post-reconstruction or inter-iteration. A Gaussian filter is capable of lowering the
+ *   noise in the reconstructed images [...]. It does, however, add blurriness. As a result,
+ *   the edges between different tissue are softened. Compared to a gaussian filter, a median
+ *   filter results in less edge softening, while still lowering the amount of noise during
+ *   image reconstruction [...]."
+ *
+ * Text form (CLI, GUI): "median3", "median5" (exact median of the 3^3 / 5^3 neighbourhood)
+ * or "gauss:FWHM" with FWHM in mm (> 0, finite). The Gaussian is separable; per axis
+ * sigma = FWHM / 2.3548 / voxel size (voxels), taps t in [-r, r] with
+ * r = floor(TL_FILTER_GAUSS_TRUNCATE * sigma), weights exp(-t^2 / (2 sigma^2)) normalised to
+ * sum 1 along each axis (r = 0 leaves that axis alone). Both filters replicate edges: a
+ * neighbour outside the grid reads the nearest voxel inside (clamp-to-edge), so a constant
+ * image stays constant; the Gaussian therefore preserves the total only for activity more
+ * than r voxels from every face. */
+#pragma once
+#include "tl-image.h"
+#include "tl-stream.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  TL_FILTER_NONE,
+  TL_FILTER_MEDIAN3,
+  TL_FILTER_MEDIAN5,
+  TL_FILTER_GAUSS,
+} TlFilterKind;
+
+typedef struct {
+  TlFilterKind kind;
+  double fwhm_mm; /* TL_FILTER_GAUSS only */
+} TlFilter;
+
+/* Kernel truncation in sigmas. */
+#define TL_FILTER_GAUSS_TRUNCATE 3.0
+/* Largest Gaussian radius in voxels per axis (a larger one is an error, not a slow run). */
+#define TL_FILTER_GAUSS_MAX_RADIUS 256u
+
+/* Parses the text form; "none" gives TL_FILTER_NONE. The GError names the text and what
+ * was expected. */
+gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error);
+/* The text form back ("median3", "gauss:4"); free with g_free. */
+char *tl_filter_to_string(const TlFilter *f);
+
+/* Half kernel of the Gaussian along an axis of voxel size voxel_mm: returns r and, when w is
+ * not NULL, fills w[0..r] (w[|t|] is the weight of offset t; w[0] + 2 sum w[1..r] = 1). */
+guint tl_filter_gauss_radius(double fwhm_mm, double voxel_mm);
+guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w);
+
+/* Filters `image` (floats on `grid`, x fastest) in place. `scratch` holds at least as many
+ * floats (NULL: allocated and freed here). Records labelled dispatches ("gauss x", "gauss y",
+ * "gauss z", "median3", "median5") on `stream` (NULL: a private stream) and finishes it
+ * before returning, so the temporaries can go. TL_FILTER_NONE does nothing. */
+gboolean tl_filter_apply(TlContext *ctx, TlStream *stream, const TlFilter *f,
+                         const TlImageGrid *grid, TlArray *image, TlArray *scratch,
+                         GError **error);
+
+G_END_DECLS
