@@ -405,7 +405,13 @@ static void test_frame_clock(void) {
   g_test_message("%u ticks, longest gap %.1f ms (frame clock: %.1f ms) after sub-iteration %u of %u",
                  t.ticks, t.max_gap / 1000.0, t.frame_time_gap / 1000.0, t.at, tl_window_get_sub_iterations(win));
   g_assert_cmpuint(t.ticks, >, 10);
+#if defined(__SANITIZE_ADDRESS__)
+  /* Instrumented (and in scripts/test.sh unoptimised) code says nothing about latency:
+   * the run still goes through this path for the sanitizers, the gap is only reported. */
+  g_test_message("frame gap not asserted under AddressSanitizer");
+#else
   g_assert_cmpint(t.max_gap, <=, 50 * 1000);
+#endif
   gtk_widget_remove_tick_callback(GTK_WIDGET(win), id);
   activate(win, "stop", NULL);
   destroy_window(win);
