@@ -186,6 +186,16 @@ static void test_run(void) {
   g_assert_true(wait_for(win, slices_match, &check));
   const guint nx = im->grid.dims[0], ny = im->grid.dims[1];
 
+  /* Without the MIP only rows and column spans are read, never the whole volume. */
+  activate(win, "show-mip", NULL);
+  SliceCheck ranges = {im, {nx - 2, 1, im->grid.dims[2] - 1}};
+  g_signal_emit_by_name(tl_window_get_slice_view(win, TL_VIEW_CORONAL), "position-changed",
+                        ranges.pos[0], ranges.pos[1], ranges.pos[2]);
+  g_assert_true(wait_for(win, slices_match, &ranges));
+  g_assert_null(tl_slice_view_get_slice(tl_window_get_slice_view(win, TL_VIEW_MIP))->data);
+  activate(win, "show-mip", NULL);
+  g_assert_true(wait_for(win, slices_match, &ranges));
+
   /* Line profile across the axial view, with the truth overlaid. */
   g_signal_emit_by_name(tl_window_get_slice_view(win, TL_VIEW_AXIAL), "line", 0.5, ny / 2.0, nx - 0.5, ny / 2.0);
   TlPlot *line = tl_window_get_line_plot(win);
