@@ -4,22 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-gboolean tl_cli_ct_parse_grid(const char *text, TlImageGrid *g, GError **error) {
-  guint n[3];
-  float v[3];
-  char tail;
-  int k = sscanf(text, "%ux%ux%u@%f,%f,%f%c", &n[0], &n[1], &n[2], &v[0], &v[1], &v[2], &tail);
-  if (k == 4) v[1] = v[2] = v[0];
-  if (k != 4 && k != 6) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "--grid '%s': expected NXxNYxNZ@VOXEL_MM or NXxNYxNZ@VX,VY,VZ (e.g. 256x256x256@0.96)",
-                text);
-    return FALSE;
-  }
-  *g = tl_image_grid_centred(n[0], n[1], n[2], v[0], v[1], v[2]);
-  return tl_image_grid_validate(g, error);
-}
-
 /* One decimal number (no hex, inf or nan, which strtod would take). */
 static gboolean parse_number(const char *t, gsize len, double *out) {
   g_autofree char *s = g_strndup(t, len);

@@ -4,7 +4,6 @@
 #include "pet/tl-image.h"
 
 /* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the isocentre. */
-gboolean tl_cli_ct_parse_grid(const char *text, TlImageGrid *g, GError **error);
 /* "A" or "A,B" (B = A when omitted); "AxB" is accepted for sizes too. */
 gboolean tl_cli_ct_parse_pair(const char *what, const char *text, double out[2], GError **error);
 int tl_cli_ct_fail(const char *verb, GError *error);

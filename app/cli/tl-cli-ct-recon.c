@@ -125,7 +125,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return tl_cli_ct_fail(VERB, error);
   TlImageGrid grid;
   if (grid_text) {
-    if (!tl_cli_ct_parse_grid(grid_text, &grid, &error)) return tl_cli_ct_fail(VERB, error);
+    if (!tl_cli_parse_grid(grid_text, &grid, &error)) return tl_cli_ct_fail(VERB, error);
   } else if (truth) {
     grid = truth->grid;
   } else if (d->has_grid) {

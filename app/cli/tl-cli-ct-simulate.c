@@ -110,7 +110,7 @@ int tl_cli_ct_simulate(int argc, char **argv) {
   gboolean ellipsoids = is_ct_preset(ph_name), pet = !ellipsoids && is_pet_preset(ph_name);
 
   TlImageGrid grid = tl_image_grid_centred(128, 128, 128, 1, 1, 1);
-  if (grid_text && !tl_cli_ct_parse_grid(grid_text, &grid, &error))
+  if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error))
     return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) image = NULL;
   if (!ellipsoids && !pet) {

@@ -32,23 +32,6 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
   if (interrupted) g_cancellable_cancel(pr->cancel);
 }
 
-/* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the scanner (as simulate takes it). */
-static gboolean parse_grid(const char *text, TlImageGrid *g, GError **error) {
-  guint n[3];
-  float v[3];
-  char tail;
-  int k = sscanf(text, "%ux%ux%u@%f,%f,%f%c", &n[0], &n[1], &n[2], &v[0], &v[1], &v[2], &tail);
-  if (k == 4) v[1] = v[2] = v[0];
-  if (k != 4 && k != 6) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "--grid '%s': expected NXxNYxNZ@VOXEL_MM or NXxNYxNZ@VX,VY,VZ (e.g. 215x215x71@2.78)",
-                text);
-    return FALSE;
-  }
-  *g = tl_image_grid_centred(n[0], n[1], n[2], v[0], v[1], v[2]);
-  return tl_image_grid_validate(g, error);
-}
-
 /* --filter: the final image goes up to the device once more, is filtered there (the same
  * kernels a filter between iterations will use) and comes back; timings join `prof`. */
 static gboolean post_filter(TlContext *ctx, const TlFilter *f, TlImage *img, TlProfile *prof,
@@ -167,7 +150,7 @@ int tl_cli_recon(int argc, char **argv) {
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
   TlImageGrid grid = truth ? truth->grid : tl_scanner_default_grid(lm->scanner);
-  if (grid_text && !parse_grid(grid_text, &grid, &error)) return fail(error);
+  if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
   if (truth && !tl_image_grid_equal(&truth->grid, &grid)) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);
     return 2;

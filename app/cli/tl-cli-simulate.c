@@ -23,23 +23,6 @@ static void on_progress(double fraction, guint64 events, gpointer data) {
   fflush(stderr);
 }
 
-/* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the scanner. */
-static gboolean parse_grid(const char *text, TlImageGrid *g, GError **error) {
-  guint n[3];
-  float v[3];
-  char tail;
-  int k = sscanf(text, "%ux%ux%u@%f,%f,%f%c", &n[0], &n[1], &n[2], &v[0], &v[1], &v[2], &tail);
-  if (k == 4) v[1] = v[2] = v[0];
-  if (k != 4 && k != 6) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "--grid '%s': expected NXxNYxNZ@VOXEL_MM or NXxNYxNZ@VX,VY,VZ (e.g. 215x215x71@2.78)",
-                text);
-    return FALSE;
-  }
-  *g = tl_image_grid_centred(n[0], n[1], n[2], v[0], v[1], v[2]);
-  return tl_image_grid_validate(g, error);
-}
-
 static TlScanner *open_scanner(const char *name, GError **error) {
   if (g_strv_contains(tl_scanner_preset_names(), name)) return tl_scanner_new_preset(name, error);
   if (g_file_test(name, G_FILE_TEST_IS_REGULAR)) return tl_scanner_load(name, error);
@@ -110,7 +93,7 @@ int tl_cli_simulate(int argc, char **argv) {
     if (!tl_scanner_validate(scanner, &error)) return fail(error);
   }
   TlImageGrid grid = tl_scanner_default_grid(scanner);
-  if (grid_text && !parse_grid(grid_text, &grid, &error)) return fail(error);
+  if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
 
   TlPhantomOptions po;
   tl_phantom_options_init(&po);

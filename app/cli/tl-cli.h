@@ -1,12 +1,16 @@
 /* tomolab-cli verbs: each takes argc/argv after the verb name and returns an exit status. */
 #pragma once
 #include "tomolab-compute.h"
+#include "pet/tl-image.h"
 
 typedef struct {
   const char *name;
   const char *summary;
   int (*run)(int argc, char **argv);
 } TlCliVerb;
+
+/* --grid NXxNYxNZ@V or NXxNYxNZ@VX,VY,VZ (mm), centred; validated. */
+gboolean tl_cli_parse_grid(const char *text, TlImageGrid *g, GError **error);
 
 int tl_cli_info(int argc, char **argv);
 int tl_cli_ct_simulate(int argc, char **argv);
