@@ -204,10 +204,10 @@ static void export_plots(TlWindow *self, const char *path) {
 
 static void act_open(GSimpleAction *a, GVariant *p, gpointer data) {
   choose(data, "Open", FALSE, NULL, "*.tlm;*.nii;*.nii.gz;*.raw", "List mode and images",
-         tl_window_open_path);
+         tl_window_request_open);
 }
 static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
-  tl_window_open_path(data, g_variant_get_string(p, NULL));
+  tl_window_request_open(data, g_variant_get_string(p, NULL));
 }
 static void act_save_image(GSimpleAction *a, GVariant *p, gpointer data) {
   choose(data, "Save Image", TRUE, "image.nii.gz", "*.nii;*.nii.gz", "NIfTI", save_image);
@@ -272,7 +272,7 @@ static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, do
   g_autofree char *path = files ? g_file_get_path(files->data) : NULL;
   if (!path)
     return FALSE;
-  tl_window_open_path(self, path);
+  tl_window_request_open(self, path);
   return TRUE;
 }
 

@@ -48,6 +48,10 @@ struct _TlWindow {
   gboolean demo_pending;
   double demo_events;
   guint demo_coarsen;
+  /* A new dataset asked for while a run is live, waiting for the person's answer. */
+  GtkWidget *replace_dialog;  /* AdwMessageDialog, NULL when nothing is pending */
+  GVariant *replace_simulate; /* a{sv} for win.simulate... */
+  char *replace_path;         /* ...or the file to open */
 };
 
 /* tl-window.c */
@@ -57,6 +61,8 @@ void tl_window_toast(TlWindow *self, const char *text);
 /* Replaces the dataset (the run is restarted on it, paused unless `run`). */
 void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
+/* Opens a file as the new dataset; with a run running or paused it asks first. */
+void tl_window_request_open(TlWindow *self, const char *path);
 
 /* tl-window-run.c */
 /* A new run on the current dataset with the side panel's options (paused unless run). */

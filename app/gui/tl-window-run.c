@@ -25,6 +25,7 @@ void tl_window_update_actions(TlWindow *self) {
     {"restart", pet && ready},
     {"simulate", ready},
     {"simulate-dialog", ready},
+    {"confirm-replace", self->replace_dialog != NULL},
     {"open", ready},
     {"open-file", ready},
     {"save-image", has_image},

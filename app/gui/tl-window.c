@@ -3,7 +3,8 @@
  * GTask workers and reconstructions on the TlRunner's thread.
  *
  * Actions: win.run, win.pause, win.run-pause, win.step, win.stop, win.restart,
- * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.show-profiling,
+ * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.confirm-replace (b:
+ * the answer to "Replace the current reconstruction?"), win.show-profiling,
  * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c. */
 #include <math.h>
 #include <string.h>
@@ -218,6 +219,94 @@ void tl_window_start_demo(TlWindow *self, double events, guint coarsen) {
     show_context(self);
 }
 
+/* ---- Replacing a live run ----------------------------------------------------------- */
+
+/* A run with work under way or resumable: a new dataset would discard it. An opened
+ * image (nothing to step) and a stopped or finished run are replaced without asking. */
+static gboolean run_is_live(TlWindow *self) {
+  return self->runner && self->dataset && self->dataset->lm &&
+         (self->run_state == TL_RUN_RUNNING || self->run_state == TL_RUN_PAUSED);
+}
+
+static void clear_replace(TlWindow *self) {
+  GtkWidget *dialog = g_steal_pointer(&self->replace_dialog);
+  if (dialog) {
+    g_signal_handlers_disconnect_by_data(dialog, self);
+    gtk_window_destroy(GTK_WINDOW(dialog));  /* a no-op once the dialog closed itself */
+  }
+  g_clear_pointer(&self->replace_simulate, g_variant_unref);
+  g_clear_pointer(&self->replace_path, g_free);
+}
+
+/* The answer to the pending question: Replace goes ahead, Cancel leaves all as it was. */
+static void answer_replace(TlWindow *self, gboolean replace) {
+  g_autoptr(GVariant) params = g_steal_pointer(&self->replace_simulate);
+  g_autofree char *path = g_steal_pointer(&self->replace_path);
+  clear_replace(self);
+  if (replace && params)
+    simulate(self, params, FALSE);
+  else if (replace && path)
+    tl_window_open_path(self, path);
+  tl_window_update_actions(self);
+}
+
+static void on_replace_response(AdwMessageDialog *dialog, const char *response, TlWindow *self) {
+  if (GTK_WIDGET(dialog) == self->replace_dialog)
+    answer_replace(self, g_strcmp0(response, "replace") == 0);
+}
+
+/* Asks before `what` replaces the live run; a newer request supersedes a pending one. */
+static void ask_replace(TlWindow *self, GVariant *params, const char *path, const char *what) {
+  clear_replace(self);
+  self->replace_simulate = params ? g_variant_ref_sink(params) : NULL;
+  self->replace_path = g_strdup(path);
+  GtkWidget *dialog = adw_message_dialog_new(GTK_WINDOW(self), "Replace the current reconstruction?", NULL);
+  g_autofree char *state = self->sub_iterations
+      ? g_strdup_printf("%s after %u sub-iteration%s", self->run_state == TL_RUN_RUNNING ? "running" : "paused",
+                        self->sub_iterations, self->sub_iterations == 1 ? "" : "s")
+      : g_strdup(self->run_state == TL_RUN_RUNNING ? "running" : "paused");
+  adw_message_dialog_format_body(ADW_MESSAGE_DIALOG(dialog),
+      "%s replaces %s; its reconstruction (%s) is discarded.", what, self->dataset->name, state);
+  adw_message_dialog_add_responses(ADW_MESSAGE_DIALOG(dialog), "cancel", "_Cancel", "replace", "_Replace", NULL);
+  adw_message_dialog_set_response_appearance(ADW_MESSAGE_DIALOG(dialog), "replace", ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response(ADW_MESSAGE_DIALOG(dialog), "cancel");
+  adw_message_dialog_set_close_response(ADW_MESSAGE_DIALOG(dialog), "cancel");
+  gtk_window_set_destroy_with_parent(GTK_WINDOW(dialog), TRUE);
+  g_signal_connect(dialog, "response", G_CALLBACK(on_replace_response), self);
+  self->replace_dialog = dialog;
+  tl_window_update_actions(self);
+  gtk_window_present(GTK_WINDOW(dialog));
+}
+
+static void request_simulate(TlWindow *self, GVariant *params) {
+  if (!run_is_live(self)) {
+    simulate(self, params, FALSE);
+    return;
+  }
+  const char *phantom = "nema", *scanner = "dmi";
+  GVariantDict d;
+  g_variant_dict_init(&d, params);
+  g_variant_dict_lookup(&d, "phantom", "&s", &phantom);
+  g_variant_dict_lookup(&d, "scanner", "&s", &scanner);
+  g_autofree char *scanner_name = g_path_get_basename(scanner);
+  g_autofree char *what = g_strdup_printf("A new simulation (%s on %s)", phantom, scanner_name);
+  ask_replace(self, params, NULL, what);
+  g_variant_dict_clear(&d);
+}
+
+void tl_window_request_open(TlWindow *self, const char *path) {
+  if (!run_is_live(self)) {
+    tl_window_open_path(self, path);
+    return;
+  }
+  g_autofree char *name = g_path_get_basename(path);
+  ask_replace(self, NULL, path, name);
+}
+
+GtkWindow *tl_window_get_replace_dialog(TlWindow *self) {
+  return self->replace_dialog ? GTK_WINDOW(self->replace_dialog) : NULL;
+}
+
 /* ---- Actions ---------------------------------------------------------------------- */
 
 static void act_run(GSimpleAction *a, GVariant *p, gpointer data) {
@@ -246,7 +335,12 @@ static void act_restart(GSimpleAction *a, GVariant *p, gpointer data) {
   tl_window_start_run(data, FALSE);
 }
 static void act_simulate(GSimpleAction *a, GVariant *p, gpointer data) {
-  simulate(data, p, FALSE);
+  request_simulate(data, p);
+}
+static void act_confirm_replace(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (self->replace_dialog)
+    answer_replace(self, g_variant_get_boolean(p));
 }
 static void act_simulate_dialog(GSimpleAction *a, GVariant *p, gpointer data) {
   gtk_window_present(GTK_WINDOW(tl_simulate_dialog_new(GTK_WINDOW(data))));
@@ -295,6 +389,7 @@ static const GActionEntry kActions[] = {
   {"restart", act_restart, NULL, NULL, NULL, {0}},
   {"simulate", act_simulate, "a{sv}", NULL, NULL, {0}},
   {"simulate-dialog", act_simulate_dialog, NULL, NULL, NULL, {0}},
+  {"confirm-replace", act_confirm_replace, "b", NULL, NULL, {0}},
   {"reset-zoom", act_reset_zoom, NULL, NULL, NULL, {0}},
   {"show-profiling", act_show_profiling, NULL, "false", NULL, {0}},
   {"show-mip", act_show_mip, NULL, "true", NULL, {0}},
@@ -466,6 +561,7 @@ static void tl_window_dispose(GObject *object) {
    * callback drop the result instead of touching disposed widgets. The runner is joined
    * here: its job uses the context, freed in finalize. */
   g_cancellable_cancel(self->cancellable);
+  clear_replace(self);
   g_clear_pointer(&self->runner, tl_runner_free);
   g_clear_pointer(&self->retired, g_ptr_array_unref);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);

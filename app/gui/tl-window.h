@@ -55,6 +55,10 @@ TlPlot *tl_window_get_line_plot(TlWindow *self);
 TlSidePanel *tl_window_get_side_panel(TlWindow *self);
 /* The last error shown in the window (toast), NULL if none. */
 const char *tl_window_get_last_error(TlWindow *self);
+/* The pending "Replace the current reconstruction?" dialog (an AdwMessageDialog: a new
+ * dataset was asked for while a run is running or paused), NULL when none; answered by
+ * its buttons or win.confirm-replace (b). */
+GtkWindow *tl_window_get_replace_dialog(TlWindow *self);
 /* Starts the demo once the device is open: NEMA on the DMI preset, OSEM running. */
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
 

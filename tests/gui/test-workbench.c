@@ -51,6 +51,23 @@ static void activate(TlWindow *win, const char *name, GVariant *param) {
   g_action_group_activate_action(G_ACTION_GROUP(win), name, param);
 }
 
+/* Answers the pending "Replace the current reconstruction?" dialog. */
+static void answer_replace(TlWindow *win, gboolean replace) {
+  g_assert_nonnull(tl_window_get_replace_dialog(win));
+  activate(win, "confirm-replace", g_variant_new_boolean(replace));
+  g_assert_null(tl_window_get_replace_dialog(win));
+  g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "confirm-replace"));
+}
+
+static GVariant *point_params(void) {
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "point");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 1e4);
+  return g_variant_dict_end(&d);
+}
+
 /* A window with the tiny dataset simulated, the run prepared (paused) with OSEM of
  * `subsets` subsets and `iterations` iterations. */
 static TlWindow *window_with_data(guint subsets, guint iterations) {
@@ -284,12 +301,8 @@ static void test_replace_while_running(void) {
   TlWindow *win = window_with_data(3, 50);
   activate(win, "run", NULL);
   g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", "point");
-  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 1e4);
-  activate(win, "simulate", g_variant_dict_end(&d));
+  activate(win, "simulate", point_params());
+  answer_replace(win, TRUE);  /* asked first: see /gui/workbench/confirm-replace */
   g_assert_true(wait_for(win, is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_true(g_str_has_prefix(tl_window_get_dataset_name(win), "point on"));
@@ -297,6 +310,63 @@ static void test_replace_while_running(void) {
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
   activate(win, "step", NULL);
   g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
+  destroy_window(win);
+}
+
+/* A new dataset while a run is paused asks first: Cancel keeps the dataset and the run
+ * (stepping goes on), Replace simulates and retires the run. */
+static void test_confirm_replace(void) {
+  TlWindow *win = window_with_data(3, 5);
+  activate(win, "step", NULL);
+  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_autofree char *name = g_strdup(tl_window_get_dataset_name(win));
+  g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "confirm-replace"));
+
+  activate(win, "simulate", point_params());
+  GtkWindow *dialog = tl_window_get_replace_dialog(win);
+  g_assert_true(ADW_IS_MESSAGE_DIALOG(dialog));
+  g_assert_cmpstr(adw_message_dialog_get_heading(ADW_MESSAGE_DIALOG(dialog)), ==,
+                  "Replace the current reconstruction?");
+  g_assert_nonnull(strstr(adw_message_dialog_get_body(ADW_MESSAGE_DIALOG(dialog)), "point on ring.scanner"));
+  g_assert_cmpint(adw_message_dialog_get_response_appearance(ADW_MESSAGE_DIALOG(dialog), "replace"), ==,
+                  ADW_RESPONSE_DESTRUCTIVE);
+  g_assert_true(gtk_window_get_modal(dialog));
+  spin_for(0.1);
+  g_assert_false(tl_window_is_busy(win));  /* nothing started */
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
+
+  answer_replace(win, FALSE);
+  spin_for(0.1);
+  g_assert_false(tl_window_is_busy(win));
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
+  g_assert_cmpint(tl_window_get_run_state(win), ==, TL_RUN_PAUSED);
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 1);
+  activate(win, "step", NULL);
+  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(2)));
+
+  /* The dialog's own Cancel (closing it) answers the same way. */
+  activate(win, "simulate", point_params());
+  gtk_window_close(tl_window_get_replace_dialog(win));
+  g_assert_null(tl_window_get_replace_dialog(win));
+  g_assert_false(tl_window_is_busy(win));
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
+
+  activate(win, "simulate", point_params());
+  answer_replace(win, TRUE);
+  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_true(g_str_has_prefix(tl_window_get_dataset_name(win), "point on"));
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
+
+  /* Stopped: nothing left to lose, no question. */
+  activate(win, "stop", NULL);
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_STOPPED)));
+  activate(win, "simulate", point_params());
+  g_assert_null(tl_window_get_replace_dialog(win));
+  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   destroy_window(win);
 }
 
@@ -359,6 +429,7 @@ static void test_corrupt_file(void) {
   g_autoptr(GError) expected = NULL;
   g_assert_null(tl_listmode_load(bad, &expected));
   activate(win, "open-file", g_variant_new_string(bad));
+  answer_replace(win, TRUE);  /* the paused run asks first */
   g_assert_true(wait_for(win, is_idle, NULL));
   const char *shown = tl_window_get_last_error(win);
   g_assert_nonnull(shown);
@@ -375,6 +446,7 @@ static void test_corrupt_file(void) {
   g_autofree char *bad_nii = g_build_filename(tmpdir, "corrupt.nii", NULL);
   g_assert_true(g_file_set_contents(bad_nii, "garbage", -1, NULL));
   activate(win, "open-file", g_variant_new_string(bad_nii));
+  answer_replace(win, TRUE);
   g_assert_true(wait_for(win, is_idle, NULL));
   g_assert_nonnull(strstr(tl_window_get_last_error(win), "corrupt.nii"));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
@@ -482,6 +554,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/corrupt-file", test_corrupt_file);
   g_test_add_func("/gui/workbench/dialog-and-overlay", test_dialog_and_overlay);
   g_test_add_func("/gui/workbench/replace-while-running", test_replace_while_running);
+  g_test_add_func("/gui/workbench/confirm-replace", test_confirm_replace);
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
   int status = g_test_run();
   remove_tmpdir();
