@@ -17,8 +17,25 @@ setup() { # dir, extra meson options...
   meson compile -C "$dir"
 }
 
+# meson's summary counts of a run (it prints "Ok: N" and "Fail: N" among others)
+count() {
+  local n
+  n=$(awk -v k="$2:" '$1 == k { print $2 }' "$1/meson-logs/testlog.txt" 2>/dev/null | tail -n 1)
+  echo "${n:-0}"
+}
+passed=0 failed=0 rc=0
+run() { # build dir, meson test options...
+  local dir=$1; shift
+  xvfb-run -a meson test -C "$dir" --print-errorlogs "$@" || rc=1
+  passed=$((passed + $(count "$dir" Ok))) failed=$((failed + $(count "$dir" Fail) + $(count "$dir" Timeout)))
+}
+
 setup build
-xvfb-run -a meson test -C build --print-errorlogs
+run build
 
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
-ASAN_OPTIONS=detect_leaks=1 xvfb-run -a meson test -C build-asan --print-errorlogs --timeout-multiplier 3
+export ASAN_OPTIONS=detect_leaks=1
+run build-asan --timeout-multiplier 3
+
+echo "tests: $passed passed, $failed failed"
+exit $rc
