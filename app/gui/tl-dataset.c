@@ -3,12 +3,14 @@
 #include "tl-dataset.h"
 #include "pet/tl-phantom.h"
 #include "pet/tl-simulate.h"
+#include "ct/tl-ct-simulate.h"
 
 static void dataset_clear(gpointer data) {
   TlDataset *d = data;
   g_free(d->name);
   g_free(d->path);
   tl_listmode_free(d->lm);
+  tl_ct_data_free(d->ct);
   tl_image_free(d->truth);
   tl_image_free(d->image);
 }
@@ -36,7 +38,81 @@ static TlScanner *scanner_named(const char *name, GError **error) {
   return tl_scanner_load(name, error);
 }
 
-TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **error) {
+gboolean tl_dataset_iterative(const TlDataset *d) { return d && (d->lm || d->ct); }
+
+double tl_dataset_events(const TlDataset *d) {
+  return d->lm ? (double)d->lm->n_events : d->ct ? (double)tl_ct_data_n_values(d->ct) : 0;
+}
+
+/* A Shepp-Logan CT scan: exact line integrals of the ellipsoids on a circular orbit. */
+static TlDataset *simulate_ct(TlContext *ctx, GVariantDict *dict, GError **error) {
+  const char *phantom = "shepp-logan", *beam = "cone";
+  guint32 size = 64, views = 90, det = 96;
+  double i0 = 0;
+  guint64 seed = 1;
+  g_variant_dict_lookup(dict, "phantom", "&s", &phantom);
+  g_variant_dict_lookup(dict, "beam", "&s", &beam);
+  g_variant_dict_lookup(dict, "size", "u", &size);
+  g_variant_dict_lookup(dict, "views", "u", &views);
+  g_variant_dict_lookup(dict, "detector", "u", &det);
+  g_variant_dict_lookup(dict, "i0", "d", &i0);
+  g_variant_dict_lookup(dict, "seed", "t", &seed);
+  if (!ctx) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "CT simulation needs the device");
+    return NULL;
+  }
+  size = MAX(size, 4);
+  det = MAX(det, 4);
+  views = MAX(views, 1);
+  gboolean parallel = g_strcmp0(beam, "parallel") == 0;
+  TlImageGrid grid = tl_image_grid_centred(size, size, size, 1, 1, 1);
+  /* The detector covers 1.5 x the volume's side at the isocentre. */
+  double pix_iso = 1.5 * size / det, sid = 4.0 * size, sdd = 6.0 * size;
+  TlCtOrbit o;
+  if (parallel)
+    tl_ct_orbit_init_parallel(&o, views, det, det, pix_iso, pix_iso);
+  else
+    tl_ct_orbit_init_cone(&o, views, sid, sdd, det, det, pix_iso * sdd / sid, pix_iso * sdd / sid);
+  g_autoptr(TlCtGeometry) geom = tl_ct_geometry_new_orbit(&o, error);
+  g_autoptr(TlCtPhantom) ph = geom ? tl_ct_phantom_new_preset(phantom, error) : NULL;
+  if (!ph)
+    return NULL;
+  const double scale = 0.02; /* mm^-1: water-like */
+  g_autoptr(TlImage) truth = tl_ct_phantom_rasterise(ph, &grid, 2, scale, error);
+  if (!truth)
+    return NULL;
+  TlCtSimOptions so;
+  tl_ct_sim_options_init(&so);
+  so.i0 = i0;
+  so.seed = seed;
+  TlCtData *data = tl_ct_simulate_phantom(ctx, geom, ph, &grid, scale, &so, error);
+  if (!data)
+    return NULL;
+  data->has_grid = TRUE;
+  data->grid = grid;
+  TlDataset *d = dataset_new();
+  d->name = g_strdup_printf("%s, %s beam, %u views of %u × %u, %u³ voxels%s", phantom,
+                            parallel ? "parallel" : "cone", views, det, det, size,
+                            i0 > 0 ? ", noisy" : "");
+  d->ct = data;
+  d->truth = g_steal_pointer(&truth);
+  d->grid = grid;
+  return d;
+}
+
+TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *cancel, GError **error) {
+  const char *modality = "pet";
+  {
+    GVariantDict dict;
+    g_variant_dict_init(&dict, params);
+    g_variant_dict_lookup(&dict, "modality", "&s", &modality);
+    if (g_strcmp0(modality, "ct") == 0) {
+      TlDataset *d = simulate_ct(ctx, &dict, error);
+      g_variant_dict_clear(&dict);
+      return d;
+    }
+    g_variant_dict_clear(&dict);
+  }
   const char *phantom = "nema", *scanner_name = "dmi";
   double events = 2e5;
   guint64 seed = 1;
@@ -86,7 +162,17 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
   TlDataset *d = dataset_new();
   d->path = g_strdup(path);
   d->name = g_path_get_basename(path);
-  if (g_str_has_suffix(path, ".tlm")) {
+  if (tl_ct_data_sniff(path)) {
+    if (!(d->ct = tl_ct_data_load(path, error)))
+      goto fail;
+    if (d->ct->has_grid) {
+      d->grid = d->ct->grid;
+    } else {
+      /* No suggested grid: a cube of 1 mm voxels as wide as the detector's columns. */
+      guint n = MAX(d->ct->geometry->det_u * 2 / 3, 4);
+      d->grid = tl_image_grid_centred(n, n, n, 1, 1, 1);
+    }
+  } else if (g_str_has_suffix(path, ".tlm")) {
     if (!(d->lm = tl_listmode_load(path, error)))
       goto fail;
     d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
@@ -109,7 +195,7 @@ typedef struct {
 
 static gboolean image_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
   g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-              "An opened image has nothing to reconstruct; open or simulate list-mode data");
+              "An opened image has nothing to reconstruct; open or simulate list-mode or CT data");
   return FALSE;
 }
 static const TlArray *image_array(TlJob *job) { return ((TlImageJob *)job)->array; }
@@ -120,7 +206,9 @@ static void image_free(TlJob *job) {
 static const TlJobVTable kImageJob = {image_step, image_array, image_free};
 
 TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
-                          GError **error) {
+                          const TlCtJobOptions *ct_opt, GError **error) {
+  if (d->ct)
+    return tl_ct_job_new(ctx, d->ct, d->truth, &d->grid, ct_opt, error);
   if (d->lm)
     return tl_pet_job_new(ctx, d->lm, d->truth, &d->grid, opt, error);
   guint64 n = tl_image_grid_n_voxels(&d->grid);

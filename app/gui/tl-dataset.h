@@ -11,9 +11,10 @@ G_BEGIN_DECLS
 typedef struct {
   char *name;            /* file name or a description of the simulation */
   char *path;            /* the file (NULL when simulated) */
-  TlListmode *lm;        /* NULL for an image */
+  TlListmode *lm;        /* PET list mode, NULL otherwise */
+  TlCtData *ct;          /* a CT scan (.tlct or simulated), NULL otherwise */
   TlImage *truth;        /* on grid, NULL when unknown */
-  TlImage *image;        /* an opened image (lm NULL) */
+  TlImage *image;        /* an opened image (lm and ct NULL) */
   TlImageGrid grid;
 } TlDataset;
 
@@ -26,13 +27,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_unref)
  * scanner description file), events (d), seed (t), coarsen (u: grid voxels this many
  * times the scanner grid's), attenuation (b, default off: the reconstruction does not
  * correct for it yet, so attenuated data give the hot-rim image). Missing keys take the Simulate dialog's defaults. */
-TlDataset *tl_dataset_simulate(GVariant *params, GCancellable *cancel, GError **error);
-/* .tlm list mode, else an image (.nii, .nii.gz, .raw). */
+/* modality (s) "ct" simulates a CT scan instead (needs ctx): phantom (s, a CT preset,
+ * default shepp-logan), beam (s: cone or parallel), size (u: volume voxels per side,
+ * 1 mm, default 64), views (u, 90), detector (u: columns = rows, 96), i0 (d: incident
+ * photons, 0 = noise-free), seed (t). */
+TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *cancel, GError **error);
+/* Something to reconstruct (list mode or a CT scan), not an image to look at. */
+gboolean tl_dataset_iterative(const TlDataset *d);
+/* Measurements per full pass: events (PET) or detector pixels of all views (CT). */
+double tl_dataset_events(const TlDataset *d);
+/* .tlm list mode, .tlct CT data (by its header), else an image (.nii, .nii.gz, .raw). */
 TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error);
 
 /* A job for the runner: PET reconstruction of list mode, or the image itself (which has
  * nothing to iterate). The dataset must outlive the job's creation only. */
 TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
-                          GError **error);
+                          const TlCtJobOptions *ct_opt, GError **error);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include "tl-array.h"
 #include "pet/tl-image.h"
 #include "pet/tl-listmode.h"
+#include "ct/tl-ct-data.h"
 
 G_BEGIN_DECLS
 
@@ -14,7 +15,8 @@ G_BEGIN_DECLS
 typedef struct {
   guint sub_iterations;  /* done so far, this one included */
   guint iteration, subset, n_subsets;
-  double loglik, rmse;   /* NAN when not known */
+  double loglik, rmse;   /* the plotted objective (PET: log-likelihood; CT: the solver's
+                            objective, tl_ct_job_objective_label) and RMSE; NAN when not known */
   double seconds;
   TlProfile *profile;    /* GPU time of this sub-iteration only (owned by the step) */
 } TlJobStep;
@@ -52,5 +54,19 @@ typedef struct {
  * call on the worker. */
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
                       const TlImageGrid *grid, const TlPetJobOptions *opt, GError **error);
+
+/* CT: iterative TlCtRecon (SIRT, OS-SART, CGLS, MLEM) or FDK as a one-step job (tl-ct-job.c). */
+typedef struct {
+  char algo[16];         /* "sirt", "os-sart", "cgls", "mlem" or "fdk" */
+  guint subsets;         /* os-sart and mlem */
+  char projector[16];    /* "joseph", "siddon" or "raycast" */
+} TlCtJobOptions;
+
+/* `data` and `truth` (may be NULL, on `grid`) are only read here. Call on the worker. */
+TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
+                     const TlImageGrid *grid, const TlCtJobOptions *opt, GError **error);
+/* What the convergence plot shows for this algorithm: CT's least-squares objective
+ * 1/2 |Ax - y|^2 falls, MLEM's Poisson log-likelihood rises. */
+const char *tl_ct_job_objective_label(const char *algo);
 
 G_END_DECLS

@@ -9,6 +9,7 @@ struct _TlSidePanel {
   GtkSpinButton *subsets_spin, *iterations_spin;
   AdwActionRow *subsets_row;
   char *file;
+  gboolean ct;      /* the CT algorithm and projector lists */
   gboolean quiet;   /* setting values from code: no "changed" */
 };
 
@@ -50,6 +51,62 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
             sizeof opt->projector);
 }
 
+static const char *const kCtAlgos[] = {"sirt", "os-sart", "cgls", "mlem", "fdk", NULL};
+static const char *const kCtAlgoLabels[] = {"SIRT", "OS-SART", "CGLS", "MLEM", "FDK", NULL};
+static const char *const kCtProjectors[] = {"joseph", "siddon", "raycast", NULL};
+static const char *const kCtProjectorLabels[] = {"Joseph", "Siddon", "Raycast", NULL};
+static const char *const kPetAlgoLabels[] = {"MLEM", "OSEM", NULL};
+static const char *const kPetProjectorLabels[] = {"Siddon", "Joseph", NULL};
+
+/* Whether the selected algorithm takes subsets. */
+static gboolean has_subsets(TlSidePanel *self) {
+  guint a = adw_combo_row_get_selected(self->algo_row);
+  return self->ct ? (a == 1 || a == 3) : a == 1;
+}
+
+void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct) {
+  if (ct == self->ct)
+    return;
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  self->ct = ct;
+  g_autoptr(GtkStringList) algos = gtk_string_list_new(ct ? kCtAlgoLabels : kPetAlgoLabels);
+  g_autoptr(GtkStringList) projs = gtk_string_list_new(ct ? kCtProjectorLabels : kPetProjectorLabels);
+  adw_combo_row_set_model(self->algo_row, G_LIST_MODEL(algos));
+  adw_combo_row_set_model(self->projector_row, G_LIST_MODEL(projs));
+  adw_combo_row_set_selected(self->algo_row, ct ? 0 : 1);   /* SIRT / OSEM */
+  adw_combo_row_set_selected(self->projector_row, 0);
+  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  self->quiet = quiet;
+}
+
+gboolean tl_side_panel_get_ct(TlSidePanel *self) { return self->ct; }
+
+void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt) {
+  *opt = (TlCtJobOptions){0};
+  guint a = MIN(adw_combo_row_get_selected(self->algo_row), G_N_ELEMENTS(kCtAlgos) - 2);
+  guint p = MIN(adw_combo_row_get_selected(self->projector_row), G_N_ELEMENTS(kCtProjectors) - 2);
+  g_strlcpy(opt->algo, self->ct ? kCtAlgos[a] : "sirt", sizeof opt->algo);
+  g_strlcpy(opt->projector, self->ct ? kCtProjectors[p] : "joseph", sizeof opt->projector);
+  opt->subsets = tl_side_panel_get_subsets(self);
+}
+
+guint tl_side_panel_get_subsets(TlSidePanel *self) {
+  return has_subsets(self) ? (guint)gtk_spin_button_get_value_as_int(self->subsets_spin) : 1;
+}
+
+void tl_side_panel_set_ct_algorithm(TlSidePanel *self, const char *algo, guint subsets, guint iterations) {
+  tl_side_panel_set_modality(self, TRUE);
+  self->quiet = TRUE;
+  for (guint i = 0; kCtAlgos[i]; i++)
+    if (g_strcmp0(kCtAlgos[i], algo) == 0)
+      adw_combo_row_set_selected(self->algo_row, i);
+  gtk_spin_button_set_value(self->subsets_spin, subsets);
+  gtk_spin_button_set_value(self->iterations_spin, iterations);
+  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  self->quiet = FALSE;
+}
+
 guint tl_side_panel_get_iterations(TlSidePanel *self) {
   return (guint)gtk_spin_button_get_value_as_int(self->iterations_spin);
 }
@@ -59,6 +116,7 @@ void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations) {
 }
 
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations) {
+  tl_side_panel_set_modality(self, FALSE);
   self->quiet = TRUE;
   adw_combo_row_set_selected(self->algo_row, osem ? 1 : 0);
   gtk_spin_button_set_value(self->subsets_spin, subsets);
@@ -91,7 +149,7 @@ static void emit(TlSidePanel *self, const char *what) {
 }
 
 static void on_algorithm(TlSidePanel *self) {
-  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), adw_combo_row_get_selected(self->algo_row) == 1);
+  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
   emit(self, "algorithm");
 }
 static void on_iterations(TlSidePanel *self) { emit(self, "iterations"); }

@@ -21,6 +21,15 @@ guint tl_side_panel_get_iterations(TlSidePanel *self);
 /* As if typed in: emits "changed::iterations". */
 void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations);
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations);
+/* The algorithm and projector choices of a modality: PET (MLEM, OSEM; Siddon, Joseph) or
+ * CT (SIRT, OS-SART, CGLS, MLEM, FDK; Joseph, Siddon, Raycast). Quiet (no "changed"). */
+void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct);
+gboolean tl_side_panel_get_ct(TlSidePanel *self);
+void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt);
+/* Subsets of the selected algorithm (1 where it has none). */
+guint tl_side_panel_get_subsets(TlSidePanel *self);
+/* CT: algo as in TlCtJobOptions; quiet, like tl_side_panel_set_algorithm. */
+void tl_side_panel_set_ct_algorithm(TlSidePanel *self, const char *algo, guint subsets, guint iterations);
 TlColormap tl_side_panel_get_colormap(TlSidePanel *self);
 void tl_side_panel_set_colormap(TlSidePanel *self, TlColormap c);
 TlLevelsPreset tl_side_panel_get_levels_preset(TlSidePanel *self);

@@ -203,7 +203,7 @@ static void export_plots(TlWindow *self, const char *path) {
 }
 
 static void act_open(GSimpleAction *a, GVariant *p, gpointer data) {
-  choose(data, "Open", FALSE, NULL, "*.tlm;*.nii;*.nii.gz;*.raw", "List mode and images",
+  choose(data, "Open", FALSE, NULL, "*.tlm;*.tlct;*.nii;*.nii.gz;*.raw", "List mode, CT data and images",
          tl_window_request_open);
 }
 static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
@@ -251,7 +251,7 @@ void tl_window_update_recent(TlWindow *self) {
     GtkRecentInfo *info = l->data;
     const char *uri = gtk_recent_info_get_uri(info);
     if (!gtk_recent_info_has_application(info, g_get_application_name() ? g_get_application_name() : "") &&
-        !g_str_has_suffix(uri, ".tlm") && !g_str_has_suffix(uri, ".nii") && !g_str_has_suffix(uri, ".nii.gz"))
+        !g_str_has_suffix(uri, ".tlm") && !g_str_has_suffix(uri, ".tlct") && !g_str_has_suffix(uri, ".nii") && !g_str_has_suffix(uri, ".nii.gz"))
       continue;
     g_autofree char *path = g_filename_from_uri(uri, NULL, NULL);
     if (!path || !g_file_test(path, G_FILE_TEST_EXISTS))

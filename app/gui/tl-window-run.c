@@ -13,7 +13,7 @@ static gboolean run_active(TlWindow *self) {
 
 void tl_window_update_actions(TlWindow *self) {
   gboolean ready = self->state == TL_WINDOW_READY;
-  gboolean pet = self->dataset && self->dataset->lm;
+  gboolean pet = tl_dataset_iterative(self->dataset);  /* list mode or CT: iterates */
   gboolean active = pet && run_active(self);
   gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED;
   struct { const char *name; gboolean on; } states[] = {
@@ -47,7 +47,7 @@ void tl_window_update_actions(TlWindow *self) {
 
 static const char *run_state_text(TlRunState s) {
   switch (s) {
-  case TL_RUN_PREPARING: return "Preparing (sensitivity image)…";
+  case TL_RUN_PREPARING: return "Preparing…";
   case TL_RUN_RUNNING: return "Running";
   case TL_RUN_PAUSED: return "Paused";
   case TL_RUN_FINISHED: return "Finished";
@@ -61,13 +61,14 @@ static void update_status(TlWindow *self, const TlJobStep *step) {
   if (self->ctx)
     g_string_append(s, tl_context_info(self->ctx)->name);
   if (self->runner) {
-    g_string_append_printf(s, " · %s", self->dataset && !self->dataset->lm ? "Image" : run_state_text(self->run_state));
+    g_string_append_printf(s, " · %s", self->dataset && !tl_dataset_iterative(self->dataset) ? "Image" : run_state_text(self->run_state));
     if (self->sub_iterations)
       g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
     if (step)
-      g_string_append_printf(s, " (iteration %u, subset %u/%u) · %.3g events/s", step->iteration,
+      g_string_append_printf(s, " (iteration %u, subset %u/%u) · %.3g %s/s", step->iteration,
                              step->subset + 1, step->n_subsets,
-                             step->seconds > 0 ? self->dataset->lm->n_events / (double)step->n_subsets / step->seconds : 0);
+                             step->seconds > 0 ? tl_dataset_events(self->dataset) / (double)step->n_subsets / step->seconds : 0,
+                             self->dataset->ct ? "rays" : "events");
   }
   gtk_label_set_text(self->status_label, s->str);
   g_string_free(s, TRUE);
@@ -149,7 +150,7 @@ static void on_frame(TlFrame *f, gpointer data) {
     if (self->dataset->truth)
       tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
     tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
-                        self->dataset->lm->n_events / (double)MAX(f->step.n_subsets, 1));
+                        tl_dataset_events(self->dataset) / (double)MAX(f->step.n_subsets, 1));
   }
   update_status(self, f->has_step ? &f->step : NULL);
   tl_window_update_actions(self);
@@ -159,6 +160,7 @@ static void on_frame(TlFrame *f, gpointer data) {
 typedef struct {
   TlDataset *dataset;
   TlPetJobOptions opt;
+  TlCtJobOptions ct;
 } JobSpec;
 
 static void job_spec_free(gpointer data) {
@@ -169,12 +171,19 @@ static void job_spec_free(gpointer data) {
 
 static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
   JobSpec *s = data;
-  return tl_dataset_new_job(s->dataset, ctx, &s->opt, error);
+  return tl_dataset_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
 }
 
 void tl_window_reset_plots(TlWindow *self) {
   tl_plot_clear(self->convergence);
-  tl_plot_add_series(self->convergence, "log-likelihood", &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
+  /* The label follows the job: PET's log-likelihood rises, CT's 1/2 |Ax - y|^2 falls. */
+  const char *label = "log-likelihood";
+  if (self->dataset && self->dataset->ct) {
+    TlCtJobOptions ct;
+    tl_side_panel_get_ct_options(self->side_panel, &ct);
+    label = tl_ct_job_objective_label(ct.algo);
+  }
+  tl_plot_add_series(self->convergence, label, &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
   if (self->dataset && self->dataset->truth)
     tl_plot_add_series(self->convergence, "RMSE vs truth", &(GdkRGBA){0.35, 0.7, 1.0, 1}, FALSE);
   tl_plot_clear(self->line_plot);
@@ -205,11 +214,15 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   JobSpec *spec = g_new0(JobSpec, 1);
   spec->dataset = tl_dataset_ref(self->dataset);
   tl_side_panel_get_options(self->side_panel, &spec->opt);
-  guint total = self->dataset->lm ? tl_side_panel_get_iterations(self->side_panel) * MAX(spec->opt.subsets, 1) : 0;
+  tl_side_panel_get_ct_options(self->side_panel, &spec->ct);
+  gboolean iterative = tl_dataset_iterative(self->dataset);
+  guint total = !iterative ? 0
+              : self->dataset->ct && g_str_equal(spec->ct.algo, "fdk") ? 1
+              : tl_side_panel_get_iterations(self->side_panel) * tl_side_panel_get_subsets(self->side_panel);
   TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
   self->run_state = TL_RUN_PREPARING;
   self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
-                               run && self->dataset->lm, on_frame, self);
+                               run && iterative, on_frame, self);
   update_status(self, NULL);
   tl_window_update_actions(self);
 }
@@ -236,10 +249,14 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
     tl_slice_view_set_slice(self->views[v], NULL);
     tl_slice_view_set_position(self->views[v], self->pos);
     tl_slice_view_reset_zoom(self->views[v]);
-    tl_slice_view_set_unit(self->views[v], d->lm ? "counts / sensitivity (a.u.)" : "image units");
+    tl_slice_view_set_unit(self->views[v], d->lm ? "counts / sensitivity (a.u.)" : d->ct ? "mm⁻¹" : "image units");
   }
-  tl_side_panel_set_dataset(self->side_panel, d->name, d->lm ? d->lm->scanner->name : NULL,
-                            d->lm ? d->lm->n_events : 0, g, d->truth != NULL);
+  g_autofree char *scanner = d->ct ? g_strdup_printf("CT, %s beam, %u views of %u × %u", d->ct->geometry->beam == TL_CT_CONE ? "cone" : "parallel",
+                                                     d->ct->geometry->n_views, d->ct->geometry->det_u, d->ct->geometry->det_v)
+                                   : g_strdup(d->lm ? d->lm->scanner->name : NULL);
+  if (tl_dataset_iterative(d))
+    tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
+  tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);
   gtk_window_set_title(GTK_WINDOW(self), d->name);
   adw_window_title_set_title(self->window_title, d->name);
   if (self->state == TL_WINDOW_READY)

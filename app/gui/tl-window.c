@@ -164,6 +164,7 @@ void tl_window_show_error(TlWindow *self, const char *context, const GError *err
 /* ---- Simulation ------------------------------------------------------------------- */
 
 typedef struct {
+  TlContext *ctx;
   GVariant *params;
   GCancellable *cancel;
   GError *error;
@@ -171,12 +172,12 @@ typedef struct {
 
 static gpointer simulate_call(gpointer data) {
   SimulateCall *c = data;
-  return tl_dataset_simulate(c->params, c->cancel, &c->error);
+  return tl_dataset_simulate(c->ctx, c->params, c->cancel, &c->error);
 }
 
 static void simulate_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
   /* The simulator's worker threads inherit the lower priority. */
-  SimulateCall c = {task_data, cancel, NULL};
+  SimulateCall c = {tl_window_get_context(source), task_data, cancel, NULL};
   TlDataset *d = tl_background_run(simulate_call, &c);
   GError *error = c.error;
   if (d)
@@ -224,7 +225,7 @@ void tl_window_start_demo(TlWindow *self, double events, guint coarsen) {
 /* A run with work under way or resumable: a new dataset would discard it. An opened
  * image (nothing to step) and a stopped or finished run are replaced without asking. */
 static gboolean run_is_live(TlWindow *self) {
-  return self->runner && self->dataset && self->dataset->lm &&
+  return self->runner && tl_dataset_iterative(self->dataset) &&
          (self->run_state == TL_RUN_RUNNING || self->run_state == TL_RUN_PAUSED);
 }
 
@@ -461,18 +462,19 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
     tl_window_auto_levels(self);
   } else if (g_str_equal(what, "iterations")) {
     /* Applies from the next step: the runner stops at the new total. */
-    if (self->runner && self->dataset && self->dataset->lm) {
-      TlPetJobOptions o;
-      tl_side_panel_get_options(panel, &o);
-      tl_runner_set_total(self->runner, tl_side_panel_get_iterations(panel) * MAX(o.subsets, 1));
+    if (self->runner && tl_dataset_iterative(self->dataset)) {
+      TlCtJobOptions ct;
+      tl_side_panel_get_ct_options(panel, &ct);
+      if (!(self->dataset->ct && g_str_equal(ct.algo, "fdk")))
+        tl_runner_set_total(self->runner, tl_side_panel_get_iterations(panel) * tl_side_panel_get_subsets(panel));
     }
-  } else if (self->runner && self->sub_iterations > 0 && self->dataset && self->dataset->lm) {
+  } else if (self->runner && self->sub_iterations > 0 && tl_dataset_iterative(self->dataset)) {
     /* Subsets, algorithm and projector are baked into the running job. */
     AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");
     adw_toast_set_button_label(toast, "Restart");
     adw_toast_set_action_name(toast, "win.restart");
     adw_toast_overlay_add_toast(self->toasts, toast);
-  } else if (self->runner && self->dataset && self->dataset->lm) {
+  } else if (self->runner && tl_dataset_iterative(self->dataset)) {
     tl_window_start_run(self, FALSE);  /* nothing computed yet: nothing to lose */
   }
 }

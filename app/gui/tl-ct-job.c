@@ -1,0 +1,163 @@
+/* TlJob over TlCtRecon (SIRT, OS-SART, CGLS, MLEM) and FDK as a job of one step. As for
+ * PET, TlCtRecon's profile accumulates since the start and each step reports the
+ * difference, so the overlay shows the cost of the last sub-iteration. */
+#include <math.h>
+#include <string.h>
+#include "tl-job.h"
+#include "ct/tl-ct-recon.h"
+#include "ct/tl-ct-fdk.h"
+#include "ct/tl-ct-simulate.h"
+
+typedef struct {
+  TlJob parent;
+  TlCtRecon *recon;
+  TlProfile *before;
+  TlCtReconProgress last;
+  gboolean have_last;
+  /* FDK */
+  TlContext *ctx;
+  TlCtFdk *fdk;
+  TlArray *proj, *image;
+  guint fdk_done;
+} TlCtJob;
+
+const char *tl_ct_job_objective_label(const char *algo) {
+  if (g_strcmp0(algo, "mlem") == 0)
+    return "log-likelihood (rises)";
+  if (g_strcmp0(algo, "fdk") == 0)
+    return "objective ½‖Ax−y‖² (none for FDK)";
+  return "objective ½‖Ax−y‖² (falls)";
+}
+
+static TlProfile *profile_diff(const TlProfile *now, const TlProfile *before) {
+  TlProfile *d = tl_profile_new();
+  for (guint i = 0; i < tl_profile_n_entries(now); i++) {
+    const TlProfileEntry *e = tl_profile_entry(now, i);
+    const TlProfileEntry *b = tl_profile_lookup(before, e->label);
+    guint calls = e->calls - (b ? b->calls : 0);
+    if (calls > 0)
+      tl_profile_add(d, e->label, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
+  }
+  return d;
+}
+
+static void on_progress(const TlCtReconProgress *p, gpointer data) {
+  TlCtJob *self = data;
+  self->last = *p;
+  self->have_last = TRUE;
+}
+
+static gboolean ct_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
+  TlCtJob *self = (TlCtJob *)job;
+  tl_ct_recon_set_cancellable(self->recon, cancel);
+  self->have_last = FALSE;
+  if (!tl_ct_recon_step(self->recon, error))
+    return FALSE;
+  g_assert(self->have_last);
+  const TlProfile *now = tl_ct_recon_profile(self->recon);
+  *out = (TlJobStep){
+    .sub_iterations = self->last.sub_iterations,
+    .iteration = self->last.iteration,
+    .subset = self->last.subset,
+    .n_subsets = self->last.n_subsets,
+    .loglik = self->last.objective,
+    .rmse = self->last.rmse,
+    .seconds = self->last.seconds,
+    .profile = profile_diff(now, self->before),
+  };
+  tl_profile_clear(self->before);
+  tl_profile_merge(self->before, now);
+  return TRUE;
+}
+
+static const TlArray *ct_image(TlJob *job) {
+  TlCtJob *self = (TlCtJob *)job;
+  return self->recon ? tl_ct_recon_image_array(self->recon) : self->image;
+}
+
+static void ct_free(TlJob *job) {
+  TlCtJob *self = (TlCtJob *)job;
+  if (self->recon)
+    tl_ct_recon_free(self->recon);
+  if (self->fdk)
+    tl_ct_fdk_free(self->fdk);
+  if (self->proj)
+    tl_array_free(self->proj);
+  if (self->image)
+    tl_array_free(self->image);
+  tl_profile_free(self->before);
+  g_free(self);
+}
+
+static const TlJobVTable kCtJob = {ct_step, ct_image, ct_free};
+
+/* FDK: the one step is the whole reconstruction; a second has nothing to add. */
+static gboolean fdk_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
+  TlCtJob *self = (TlCtJob *)job;
+  if (self->fdk_done) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "FDK is done in one step");
+    return FALSE;
+  }
+  gint64 t0 = g_get_monotonic_time();
+  g_autoptr(TlStream) s = tl_stream_new(self->ctx, error);
+  if (!s)
+    return FALSE;
+  TlProfile *profile = tl_profile_new();
+  tl_stream_set_profile(s, profile);
+  tl_stream_set_cancellable(s, cancel);
+  if (!tl_ct_fdk_run(self->fdk, s, self->proj, self->image, error) || !tl_stream_finish(s, error)) {
+    tl_profile_free(profile);
+    return FALSE;
+  }
+  self->fdk_done = 1;
+  *out = (TlJobStep){.sub_iterations = 1, .iteration = 1, .subset = 0, .n_subsets = 1,
+                     .loglik = NAN, .rmse = NAN,
+                     .seconds = (g_get_monotonic_time() - t0) / 1e6, .profile = profile};
+  return TRUE;
+}
+
+static const TlJobVTable kFdkJob = {fdk_step, ct_image, ct_free};
+
+TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
+                     const TlImageGrid *grid, const TlCtJobOptions *opt, GError **error) {
+  TlCtMethod method;
+  if (!tl_ct_method_from_name(opt->projector[0] ? opt->projector : "joseph", &method, error))
+    return NULL;
+  g_autoptr(TlArray) proj = tl_ct_data_upload(ctx, data, error);
+  if (!proj)
+    return NULL;
+  TlCtJob *self = g_new0(TlCtJob, 1);
+  self->before = tl_profile_new();
+  self->ctx = ctx;
+  double events = (double)tl_ct_data_n_values(data);
+  if (g_strcmp0(opt->algo, "fdk") == 0) {
+    self->parent = (TlJob){&kFdkJob, *grid, 1, events};
+    self->fdk = tl_ct_fdk_new(ctx, data->geometry, grid, TL_CT_FILTER_SHEPP_LOGAN, 0, error);
+    self->image = self->fdk ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error) : NULL;
+    if (!self->image || !tl_array_zero(self->image, error)) {
+      ct_free(&self->parent);
+      return NULL;
+    }
+    self->proj = g_steal_pointer(&proj);
+    return &self->parent;
+  }
+  TlCtReconOptions o;
+  tl_ct_recon_options_init(&o);
+  if (!tl_ct_algo_from_name(opt->algo[0] ? opt->algo : "sirt", &o.algo, error)) {
+    ct_free(&self->parent);
+    return NULL;
+  }
+  o.subsets = (o.algo == TL_CT_SART || o.algo == TL_CT_MLEM) ? MAX(opt->subsets, 1) : 1;
+  o.projector = method;
+  o.objective = TL_CT_OBJECTIVE_SUBITERATION; /* a point per sub-iteration on the plot */
+  self->parent = (TlJob){&kCtJob, *grid, o.subsets, events};
+  self->recon = tl_ct_recon_new(ctx, data->geometry, grid, proj, &o, error);
+  if (!self->recon || (truth && !tl_ct_recon_set_truth(self->recon, truth, error))) {
+    ct_free(&self->parent);
+    return NULL;
+  }
+  tl_profile_merge(self->before, tl_ct_recon_profile(self->recon));
+  tl_ct_recon_set_callback(self->recon, on_progress, self);
+  tl_ct_recon_set_submit_budget(self->recon, 1u << 22);
+  return &self->parent;
+}
