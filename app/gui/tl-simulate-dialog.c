@@ -2,12 +2,16 @@
 #include "tl-simulate-dialog.h"
 #include "pet/tl-phantom.h"
 #include "pet/tl-scanner.h"
+#include "ct/tl-ct-phantom.h"
 
 struct _TlSimulateDialog {
   AdwWindow parent_instance;
   AdwComboRow *phantom_row, *scanner_row;
   GtkSpinButton *events_spin, *seed_spin, *coarsen_spin;
   GtkSwitch *attenuation_switch;
+  AdwComboRow *modality_row, *ct_phantom_row, *beam_row;
+  AdwPreferencesGroup *pet_group, *ct_group;
+  GtkSpinButton *size_spin, *views_spin, *detector_spin, *i0_spin, *ct_seed_spin;
 };
 
 G_DEFINE_FINAL_TYPE(TlSimulateDialog, tl_simulate_dialog, ADW_TYPE_WINDOW)
@@ -17,9 +21,36 @@ static const char *selected_string(AdwComboRow *row) {
   return o ? gtk_string_object_get_string(o) : "";
 }
 
+gboolean tl_simulate_dialog_get_ct(TlSimulateDialog *self) {
+  return adw_combo_row_get_selected(self->modality_row) == 1;
+}
+
+void tl_simulate_dialog_set_ct(TlSimulateDialog *self, gboolean ct) {
+  adw_combo_row_set_selected(self->modality_row, ct ? 1 : 0);
+}
+
+static void on_modality(TlSimulateDialog *self) {
+  gboolean ct = tl_simulate_dialog_get_ct(self);
+  gtk_widget_set_visible(GTK_WIDGET(self->ct_group), ct);
+  gtk_widget_set_visible(GTK_WIDGET(self->pet_group), !ct);
+}
+
+static guint32 spin_u(GtkSpinButton *s) { return (guint32)gtk_spin_button_get_value(s); }
+
 GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self) {
   GVariantBuilder b;
   g_variant_builder_init(&b, G_VARIANT_TYPE_VARDICT);
+  if (tl_simulate_dialog_get_ct(self)) {
+    g_variant_builder_add(&b, "{sv}", "modality", g_variant_new_string("ct"));
+    g_variant_builder_add(&b, "{sv}", "phantom", g_variant_new_string(selected_string(self->ct_phantom_row)));
+    g_variant_builder_add(&b, "{sv}", "beam", g_variant_new_string(adw_combo_row_get_selected(self->beam_row) == 1 ? "parallel" : "cone"));
+    g_variant_builder_add(&b, "{sv}", "size", g_variant_new_uint32(spin_u(self->size_spin)));
+    g_variant_builder_add(&b, "{sv}", "views", g_variant_new_uint32(spin_u(self->views_spin)));
+    g_variant_builder_add(&b, "{sv}", "detector", g_variant_new_uint32(spin_u(self->detector_spin)));
+    g_variant_builder_add(&b, "{sv}", "i0", g_variant_new_double(gtk_spin_button_get_value(self->i0_spin)));
+    g_variant_builder_add(&b, "{sv}", "seed", g_variant_new_uint64((guint64)gtk_spin_button_get_value(self->ct_seed_spin)));
+    return g_variant_builder_end(&b);
+  }
   g_variant_builder_add(&b, "{sv}", "phantom", g_variant_new_string(selected_string(self->phantom_row)));
   g_variant_builder_add(&b, "{sv}", "scanner", g_variant_new_string(selected_string(self->scanner_row)));
   g_variant_builder_add(&b, "{sv}", "events", g_variant_new_double(gtk_spin_button_get_value(self->events_spin)));
@@ -51,6 +82,17 @@ static void tl_simulate_dialog_class_init(TlSimulateDialogClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, seed_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, coarsen_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, attenuation_switch);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, modality_row);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, ct_phantom_row);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, beam_row);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, pet_group);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, ct_group);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, size_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, views_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, detector_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, i0_spin);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, ct_seed_spin);
+  gtk_widget_class_bind_template_callback(wc, on_modality);
   gtk_widget_class_bind_template_callback(wc, on_simulate);
   gtk_widget_class_bind_template_callback(wc, on_cancel);
   gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);
@@ -73,6 +115,9 @@ static void tl_simulate_dialog_init(TlSimulateDialog *self) {
   adw_combo_row_set_model(self->scanner_row, scanners);
   select_name(self->phantom_row, "nema");
   select_name(self->scanner_row, "dmi");
+  g_autoptr(GListModel) ct_phantoms = names_model(tl_ct_phantom_preset_names());
+  adw_combo_row_set_model(self->ct_phantom_row, ct_phantoms);
+  select_name(self->ct_phantom_row, "shepp-logan");
 }
 
 GtkWidget *tl_simulate_dialog_new(GtkWindow *parent) {

@@ -1,5 +1,7 @@
-/* TlSimulateDialog: phantom, scanner preset, events, seed and grid coarsening; "Simulate"
- * activates win.simulate on the window it belongs to with an a{sv} of those values. */
+/* TlSimulateDialog: a modality switch, then for PET phantom, scanner preset, events, seed and
+ * grid coarsening, for CT phantom, beam, volume, views, detector, incident photons and seed;
+ * "Simulate" activates win.simulate on the window it belongs to with an a{sv} of those
+ * values (CT: modality = "ct"). */
 #pragma once
 #include <adwaita.h>
 
@@ -11,5 +13,7 @@ G_DECLARE_FINAL_TYPE(TlSimulateDialog, tl_simulate_dialog, TL, SIMULATE_DIALOG, 
 GtkWidget *tl_simulate_dialog_new(GtkWindow *parent);
 /* The parameters as win.simulate takes them. */
 GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self);
+gboolean tl_simulate_dialog_get_ct(TlSimulateDialog *self);
+void tl_simulate_dialog_set_ct(TlSimulateDialog *self, gboolean ct);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include <adwaita.h>
+#include "tl-simulate-dialog.h"
 #include "tl-window.h"
 #include "ct/tl-ct-simulate.h"
 
@@ -233,6 +234,48 @@ static void test_fdk(void) {
   destroy_window(win);
 }
 
+static const char *param_s(GVariant *p, const char *key) {
+  const char *v = NULL;
+  g_assert_true(g_variant_lookup(p, key, "&s", &v));
+  return v;
+}
+
+static guint32 param_u(GVariant *p, const char *key) {
+  guint32 v = 0;
+  g_assert_true(g_variant_lookup(p, key, "u", &v));
+  return v;
+}
+
+/* The Simulate dialog's modality switch: PET asks for a scanner, CT for an orbit. */
+static void test_dialog_modality(void) {
+  TlWindow *win = new_window();
+  activate(win, "simulate-dialog", NULL);
+  TlSimulateDialog *dialog = NULL;
+  GListModel *tops = gtk_window_get_toplevels();
+  for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
+    g_autoptr(GObject) o = g_list_model_get_item(tops, i);
+    if (TL_IS_SIMULATE_DIALOG(o))
+      dialog = TL_SIMULATE_DIALOG(o);
+  }
+  g_assert_nonnull(dialog);
+  g_assert_false(tl_simulate_dialog_get_ct(dialog));
+  g_autoptr(GVariant) pet = g_variant_ref_sink(tl_simulate_dialog_get_params(dialog));
+  g_assert_false(g_variant_lookup(pet, "modality", "&s", NULL));
+  g_assert_cmpstr(param_s(pet, "scanner"), ==, "dmi");
+
+  tl_simulate_dialog_set_ct(dialog, TRUE);
+  g_autoptr(GVariant) ct = g_variant_ref_sink(tl_simulate_dialog_get_params(dialog));
+  g_assert_cmpstr(param_s(ct, "modality"), ==, "ct");
+  g_assert_cmpstr(param_s(ct, "phantom"), ==, "shepp-logan");
+  g_assert_cmpstr(param_s(ct, "beam"), ==, "cone");
+  g_assert_cmpuint(param_u(ct, "size"), ==, 64);
+  g_assert_cmpuint(param_u(ct, "views"), ==, 90);
+  g_assert_cmpuint(param_u(ct, "detector"), ==, 96);
+  g_assert_false(g_variant_lookup(ct, "scanner", "&s", NULL));
+  gtk_window_destroy(GTK_WINDOW(dialog));
+  destroy_window(win);
+}
+
 static void pin_vulkan_modules(void) {
   static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
                                "libvulkan_radeon.so", "libvulkan_intel.so",
@@ -267,6 +310,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/ct/sirt", test_sirt);
   g_test_add_func("/gui/ct/open-tlct", test_open_tlct);
   g_test_add_func("/gui/ct/fdk", test_fdk);
+  g_test_add_func("/gui/ct/dialog-modality", test_dialog_modality);
   int status = g_test_run();
   remove_tmpdir();
   g_free(tmpdir);
