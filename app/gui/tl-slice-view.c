@@ -28,6 +28,8 @@ struct _TlSliceView {
   gboolean dragged, profiling;
   double line[4];             /* the profile line, slice pixels; drawn when profiling */
   double pointer[2];
+  gboolean detector;          /* a detector image (tl_slice_view_set_detector), not a slice */
+  char *title;                /* NULL: the orientation's */
 };
 
 G_DEFINE_FINAL_TYPE(TlSliceView, tl_slice_view, GTK_TYPE_WIDGET)
@@ -36,6 +38,10 @@ enum { SIG_POSITION, SIG_LEVELS, SIG_HOVER, SIG_LINE, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static const char *const kTitles[TL_N_VIEWS] = {"Axial", "Coronal", "Sagittal", "MIP"};
+
+static const char *title(TlSliceView *self) {
+  return self->title ? self->title : kTitles[self->orientation];
+}
 
 /* Slice pixel size in mm (columns, rows). */
 static void pixel_mm(TlSliceView *self, double *w, double *h) {
@@ -163,7 +169,7 @@ static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   if (self->texture)
     draw_image(self, snapshot, &r);
   cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &all);
-  if (self->texture) {
+  if (self->texture && !self->detector) {
     double c, w;
     crosshair(self, &c, &w);
     double sx = r.size.width / self->slice.width, sy = r.size.height / self->slice.height;
@@ -187,12 +193,14 @@ static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
   cairo_set_font_size(cr, 12);
   cairo_move_to(cr, 6, 16);
-  cairo_show_text(cr, kTitles[self->orientation]);
+  cairo_show_text(cr, title(self));
   cairo_destroy(cr);
   gtk_snapshot_pop(snapshot);
 }
 
 static void emit_position(TlSliceView *self, double col, double row) {
+  if (self->detector)
+    return;  /* no voxels here */
   double ijk[3];
   tl_slice_view_pixel_to_voxel(self, col, row, ijk);
   guint p[3];
@@ -207,6 +215,14 @@ static void on_motion(GtkEventControllerMotion *m, double x, double y, TlSliceVi
   double col, row;
   if (!widget_to_pixel(self, x, y, &col, &row))
     return;
+  if (self->detector) {
+    /* Row 0 is the top: the detector's last row (v counts up with z). */
+    float v = self->slice.data[(gsize)floor(row) * self->slice.width + (gsize)floor(col)];
+    g_autofree char *text = g_strdup_printf("%s  pixel (u %u, v %u)  value %.4g", title(self), (guint)floor(col),
+                                            self->slice.height - 1 - (guint)floor(row), v);
+    g_signal_emit(self, signals[SIG_HOVER], 0, text);
+    return;
+  }
   double ijk[3], mm[3];
   tl_slice_view_pixel_to_voxel(self, col, row, ijk);
   guint p[3];
@@ -238,8 +254,8 @@ static gboolean on_scroll(GtkEventControllerScroll *s, double dx, double dy, TlS
     gtk_widget_queue_draw(GTK_WIDGET(self));
     return TRUE;
   }
-  if (self->orientation == TL_VIEW_MIP)
-    return FALSE;
+  if (self->orientation == TL_VIEW_MIP || self->detector)
+    return FALSE;  /* a detector view: its parent moves through the views */
   int axis = self->orientation == TL_VIEW_AXIAL ? 2 : self->orientation == TL_VIEW_CORONAL ? 1 : 0;
   int step = dy > 0 ? -1 : 1;
   guint p[3] = {self->pos[0], self->pos[1], self->pos[2]};
@@ -323,6 +339,16 @@ guint tl_slice_view_sample_line(TlSliceView *self, const double line[4], guint n
   return n;
 }
 
+void tl_slice_view_set_detector(TlSliceView *self, guint det_u, guint det_v, const char *title_text) {
+  self->detector = TRUE;
+  self->orientation = TL_VIEW_MIP;  /* columns along x, rows down along z */
+  g_free(self->title);
+  self->title = g_strdup(title_text);
+  self->grid = tl_image_grid_centred(MAX(det_u, 1), 1, MAX(det_v, 1), 1, 1, 1);
+  self->has_grid = TRUE;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
 void tl_slice_view_set_grid(TlSliceView *self, const TlImageGrid *grid) {
   self->grid = *grid;
   self->has_grid = TRUE;
@@ -378,6 +404,7 @@ static void tl_slice_view_finalize(GObject *object) {
   TlSliceView *self = TL_SLICE_VIEW(object);
   g_free(self->slice.data);
   g_free(self->unit);
+  g_free(self->title);
   g_clear_object(&self->texture);
   g_clear_pointer(&self->surface, cairo_surface_destroy);
   g_clear_pointer(&self->pixels, g_bytes_unref);

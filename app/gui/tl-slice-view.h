@@ -16,6 +16,10 @@ GtkWidget *tl_slice_view_new(int orientation /* TL_VIEW_* */);
 int tl_slice_view_get_orientation(TlSliceView *self);
 /* The grid the slices come from (for mm, aspect and the crosshair). */
 void tl_slice_view_set_grid(TlSliceView *self, const TlImageGrid *grid);
+/* A detector image instead of a slice (the projection view): det_u x det_v pixels, square,
+ * row 0 at the top; no crosshair, clicks set no position, the wheel is left to the parent
+ * (Ctrl+wheel still zooms). */
+void tl_slice_view_set_detector(TlSliceView *self, guint det_u, guint det_v, const char *title);
 /* Copies the slice; NULL clears the view. */
 void tl_slice_view_set_slice(TlSliceView *self, const TlSlice *slice);
 void tl_slice_view_set_position(TlSliceView *self, const guint pos[3]);

@@ -2,6 +2,7 @@
  * (dialogs, open/save/export, recent files, drag and drop). */
 #pragma once
 #include "tl-dataset.h"
+#include "tl-projection-view.h"
 #include "tl-window.h"
 
 struct _TlWindow {
@@ -32,6 +33,7 @@ struct _TlWindow {
 
   /* Workbench */
   TlSliceView *views[TL_N_VIEWS];
+  TlProjectionView *projection;  /* CT: in the MIP's place */
   TlPlot *convergence, *line_plot;
   TlDataset *dataset;
   TlRunner *runner;
@@ -63,6 +65,11 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
 /* Opens a file as the new dataset; with a run running or paused it asks first. */
 void tl_window_request_open(TlWindow *self, const char *path);
+
+/* The fourth pane: the MIP, or for CT data the projection view (win.show-mip shows either). */
+void tl_window_update_fourth_pane(TlWindow *self);
+/* Whether the runner reads the whole volume back for the MIP. */
+gboolean tl_window_wants_mip(TlWindow *self);
 
 /* tl-window-run.c */
 /* A new run on the current dataset with the side panel's options (paused unless run). */

@@ -122,7 +122,7 @@ void tl_window_auto_levels(TlWindow *self) {
 void tl_window_request_view(TlWindow *self) {
   if (!self->runner)
     return;
-  TlViewRequest v = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
+  TlViewRequest v = {{self->pos[0], self->pos[1], self->pos[2]}, tl_window_wants_mip(self)};
   tl_runner_set_view(self->runner, &v);
 }
 
@@ -219,7 +219,7 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   guint total = !iterative ? 0
               : self->dataset->ct && g_str_equal(spec->ct.algo, "fdk") ? 1
               : tl_side_panel_get_iterations(self->side_panel) * tl_side_panel_get_subsets(self->side_panel);
-  TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, self->show_mip};
+  TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, tl_window_wants_mip(self)};
   self->run_state = TL_RUN_PREPARING;
   self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
                                run && iterative, on_frame, self);
@@ -256,6 +256,8 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
                                    : g_strdup(d->lm ? d->lm->scanner->name : NULL);
   if (tl_dataset_iterative(d))
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
+  tl_projection_view_set_dataset(self->projection, d);
+  tl_window_update_fourth_pane(self);
   tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);
   gtk_window_set_title(GTK_WINDOW(self), d->name);
   adw_window_title_set_title(self->window_title, d->name);

@@ -350,6 +350,7 @@ static void act_reset_zoom(GSimpleAction *a, GVariant *p, gpointer data) {
   TlWindow *self = data;
   for (int v = 0; v < TL_N_VIEWS; v++)
     tl_slice_view_reset_zoom(self->views[v]);
+  tl_slice_view_reset_zoom(tl_projection_view_get_image(self->projection));
 }
 
 static void toggle_state(GSimpleAction *a) {
@@ -369,8 +370,18 @@ static void act_show_mip(GSimpleAction *a, GVariant *p, gpointer data) {
   toggle_state(a);
   g_autoptr(GVariant) s = g_action_get_state(G_ACTION(a));
   self->show_mip = g_variant_get_boolean(s);
-  gtk_widget_set_visible(GTK_WIDGET(self->views[TL_VIEW_MIP]), self->show_mip);
+  tl_window_update_fourth_pane(self);
   tl_window_request_view(self);
+}
+
+gboolean tl_window_wants_mip(TlWindow *self) {
+  return self->show_mip && !(self->dataset && self->dataset->ct);
+}
+
+void tl_window_update_fourth_pane(TlWindow *self) {
+  gboolean ct = self->dataset && self->dataset->ct;
+  gtk_widget_set_visible(GTK_WIDGET(self->views[TL_VIEW_MIP]), self->show_mip && !ct);
+  gtk_widget_set_visible(GTK_WIDGET(self->projection), self->show_mip && ct);
 }
 
 static void act_show_device(GSimpleAction *a, GVariant *p, gpointer data) {
@@ -459,6 +470,7 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
   if (g_str_equal(what, "display")) {
     for (int v = 0; v < TL_N_VIEWS; v++)
       tl_slice_view_set_colormap(self->views[v], tl_side_panel_get_colormap(panel));
+    tl_projection_view_set_colormap(self->projection, tl_side_panel_get_colormap(panel));
     tl_window_auto_levels(self);
   } else if (g_str_equal(what, "iterations")) {
     /* Applies from the next step: the runner stops at the new total. */
@@ -488,6 +500,11 @@ static void build_workbench(TlWindow *self) {
     g_signal_connect(self->views[v], "hover", G_CALLBACK(on_hover), self);
     g_signal_connect(self->views[v], "line", G_CALLBACK(on_line), self);
   }
+  /* CT: the projections in the MIP's place. */
+  self->projection = TL_PROJECTION_VIEW(tl_projection_view_new());
+  gtk_widget_set_visible(GTK_WIDGET(self->projection), FALSE);
+  gtk_grid_attach(self->view_grid, GTK_WIDGET(self->projection), 1, 1, 1, 1);
+  g_signal_connect(tl_projection_view_get_image(self->projection), "hover", G_CALLBACK(on_hover), self);
   self->show_mip = TRUE;
   self->line_view = -1;
   self->convergence = TL_PLOT(tl_plot_new("Convergence", "sub-iteration"));
@@ -534,6 +551,7 @@ guint tl_window_get_sub_iterations(TlWindow *self) { return self->sub_iterations
 gboolean tl_window_is_busy(TlWindow *self) { return self->busy > 0; }
 const char *tl_window_get_dataset_name(TlWindow *self) { return self->dataset ? self->dataset->name : NULL; }
 TlSliceView *tl_window_get_slice_view(TlWindow *self, int v) { return self->views[v]; }
+TlProjectionView *tl_window_get_projection_view(TlWindow *self) { return self->projection; }
 TlProfileView *tl_window_get_profile_view(TlWindow *self) { return self->profile_view; }
 TlPlot *tl_window_get_convergence_plot(TlWindow *self) { return self->convergence; }
 TlPlot *tl_window_get_line_plot(TlWindow *self) { return self->line_plot; }

@@ -8,6 +8,7 @@
 #include "tl-device-panel.h"
 #include "tl-plot.h"
 #include "tl-profile-view.h"
+#include "tl-projection-view.h"
 #include "tl-runner.h"
 #include "tl-side-panel.h"
 #include "tl-slice-view.h"
@@ -50,6 +51,8 @@ gboolean tl_window_is_busy(TlWindow *self);
 const char *tl_window_get_dataset_name(TlWindow *self);
 TlSliceView *tl_window_get_slice_view(TlWindow *self, int view /* TL_VIEW_* */);
 TlProfileView *tl_window_get_profile_view(TlWindow *self);
+/* CT data: one projection with a view slider, shown in the MIP's place. */
+TlProjectionView *tl_window_get_projection_view(TlWindow *self);
 TlPlot *tl_window_get_convergence_plot(TlWindow *self);
 TlPlot *tl_window_get_line_plot(TlWindow *self);
 TlSidePanel *tl_window_get_side_panel(TlWindow *self);

@@ -127,6 +127,42 @@ static void step_to(TlWindow *win, guint n) {
   g_assert_true(wait_for(win, not_running, NULL));
 }
 
+/* Whether the picture has more than one colour. */
+static gboolean non_blank(GBytes *b) {
+  gsize n;
+  const guint32 *px = g_bytes_get_data(b, &n);
+  for (gsize i = 1; i < n / 4; i++)
+    if (px[i] != px[0])
+      return TRUE;
+  return FALSE;
+}
+
+/* CT data: the projection view replaces the MIP and changes with the view index. */
+static void check_projection_view(TlWindow *win) {
+  TlProjectionView *pv = tl_window_get_projection_view(win);
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(pv)));
+  g_assert_false(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_slice_view(win, TL_VIEW_MIP))));
+  g_assert_cmpuint(tl_projection_view_get_n_views(pv), ==, 24);
+  g_assert_cmpuint(tl_projection_view_get_view(pv), ==, 0);
+  TlSliceView *image = tl_projection_view_get_image(pv);
+  const TlSlice *s = tl_slice_view_get_slice(image);
+  g_assert_cmpuint(s->width, ==, 24);
+  g_assert_cmpuint(s->height, ==, 24);
+  g_autoptr(GBytes) first = texture_bytes(tl_slice_view_get_texture(image));
+  g_assert_true(non_blank(first));
+  /* A quarter turn later the (asymmetric) phantom casts another shadow. */
+  tl_projection_view_set_view(pv, 6);
+  g_assert_cmpuint(tl_projection_view_get_view(pv), ==, 6);
+  g_autoptr(GBytes) quarter = texture_bytes(tl_slice_view_get_texture(image));
+  g_assert_true(non_blank(quarter));
+  g_assert_false(g_bytes_equal(first, quarter));
+  tl_projection_view_set_view(pv, 1000);  /* clamped */
+  g_assert_cmpuint(tl_projection_view_get_view(pv), ==, 23);
+  tl_projection_view_set_view(pv, 0);
+  g_autoptr(GBytes) back = texture_bytes(tl_slice_view_get_texture(image));
+  g_assert_true(g_bytes_equal(first, back));
+}
+
 static void test_sirt(void) {
   TlWindow *win = new_window();
   tl_side_panel_set_ct_algorithm(tl_window_get_side_panel(win), "sirt", 1, 3);
@@ -136,6 +172,7 @@ static void test_sirt(void) {
   g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_true(tl_side_panel_get_ct(tl_window_get_side_panel(win)));
 
+  check_projection_view(win);
   Watch w = {0};
   gulong id = g_signal_connect(win, "frame", G_CALLBACK(on_frame), &w);
   step_to(win, 3);
@@ -165,6 +202,13 @@ static void test_sirt(void) {
   g_autofree char *header = plot_header(plot);
   g_assert_nonnull(strstr(header, "½‖Ax−y‖²"));
   g_assert_null(strstr(header, "log-likelihood"));
+
+  /* win.show-mip hides and shows the fourth pane: here the projections. */
+  activate(win, "show-mip", NULL);
+  g_assert_false(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_projection_view(win))));
+  activate(win, "show-mip", NULL);
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_projection_view(win))));
+  g_assert_false(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_slice_view(win, TL_VIEW_MIP))));
   destroy_window(win);
 }
 
