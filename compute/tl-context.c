@@ -354,7 +354,8 @@ guint tl_context_validation_messages(const TlContext *ctx) {
   return (guint)g_atomic_int_get(&ctx->validation_messages);
 }
 guint32 tl_context_default_local_size(const TlContext *ctx) {
-  return MIN(256u, ctx->info.max_compute_work_group_invocations);
+  return MIN(256u, MIN(ctx->info.max_compute_work_group_invocations,
+                       ctx->info.max_compute_work_group_size[0]));
 }
 const char *tl_context_pipeline_cache_path(const TlContext *ctx) { return ctx->cache_path; }
 VkDevice tl_context_device(const TlContext *ctx) { return ctx->device; }

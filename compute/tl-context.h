@@ -41,6 +41,7 @@ typedef struct {
   guint32 subgroup_size;
   guint64 max_storage_buffer_range;
   guint32 max_compute_work_group_count[3];
+  guint32 max_compute_work_group_size[3];
   guint32 max_compute_work_group_invocations;
   guint32 max_compute_shared_memory;
   guint32 max_push_constants_size;

@@ -105,6 +105,8 @@ void tl_device_info_read(VkPhysicalDevice pd, guint32 index, TlDeviceInfo *info)
   info->max_storage_buffer_range = lim->maxStorageBufferRange;
   memcpy(info->max_compute_work_group_count, lim->maxComputeWorkGroupCount,
          sizeof info->max_compute_work_group_count);
+  memcpy(info->max_compute_work_group_size, lim->maxComputeWorkGroupSize,
+         sizeof info->max_compute_work_group_size);
   info->max_compute_work_group_invocations = lim->maxComputeWorkGroupInvocations;
   info->max_compute_shared_memory = lim->maxComputeSharedMemorySize;
   info->max_push_constants_size = lim->maxPushConstantsSize;

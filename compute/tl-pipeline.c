@@ -29,11 +29,11 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *d, GError **er
     g_set_error(error, TL_ERROR, TL_ERROR_SHADER, "kernel %s: not a SPIR-V module", name);
     return NULL;
   }
-  if (local > info->max_compute_work_group_invocations ||
-      local > info->max_compute_work_group_count[0]) {
+  guint32 local_max = MIN(info->max_compute_work_group_invocations,
+                         info->max_compute_work_group_size[0]);
+  if (local > local_max) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "kernel %s: workgroup size %u exceeds the device limit %u", name, local,
-                info->max_compute_work_group_invocations);
+                "kernel %s: workgroup size %u exceeds the device limit %u", name, local, local_max);
     return NULL;
   }
   if (d->push_size % 4 || d->push_size > info->max_push_constants_size || d->n_spec > 15) {

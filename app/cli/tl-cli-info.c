@@ -26,6 +26,8 @@ static void print_device(const TlDeviceInfo *d, gboolean validation, const char 
   print_size("maxStorageBufferRange", d->max_storage_buffer_range);
   printf("  %-34s %u x %u x %u\n", "maxComputeWorkGroupCount", d->max_compute_work_group_count[0],
          d->max_compute_work_group_count[1], d->max_compute_work_group_count[2]);
+  printf("  %-34s %u x %u x %u\n", "maxComputeWorkGroupSize", d->max_compute_work_group_size[0],
+         d->max_compute_work_group_size[1], d->max_compute_work_group_size[2]);
   printf("  %-34s %u\n", "maxComputeWorkGroupInvocations", d->max_compute_work_group_invocations);
   printf("  %-34s %u\n", "maxComputeSharedMemorySize", d->max_compute_shared_memory);
   printf("  %-34s %u\n", "maxPushConstantsSize", d->max_push_constants_size);
