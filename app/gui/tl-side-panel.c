@@ -77,6 +77,8 @@ void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct) {
   adw_combo_row_set_selected(self->algo_row, ct ? 0 : 1);   /* SIRT / OSEM */
   adw_combo_row_set_selected(self->projector_row, 0);
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  adw_preferences_row_set_title(ADW_PREFERENCES_ROW(self->scanner_row), ct ? "Acquisition" : "Scanner");
+  adw_preferences_row_set_title(ADW_PREFERENCES_ROW(self->events_row), ct ? "Detector pixels (all views)" : "Events");
   self->quiet = quiet;
 }
 
