@@ -2,6 +2,8 @@
 // pet_forward (same tracer loop). w_j = aux[j] when flags bit 0 is set, else 1. With
 // PET_LORS = all pairs this is the sensitivity image, s_n = sum over detectable pairs of a_jn
 // (seed 002's precomputed "Denom"): pairs are decoded from their index here, on the device.
+// PET_ATTEN = 1 multiplies w by the LOR's attenuation factor a_j (pet_atten): back projection
+// of A' = diag(a) A, and with all pairs seed 000 eq. 7, s'_n = sum_j a_j a_jn.
 #include "pet_trace.glsl"
 
 void main() {
@@ -10,5 +12,6 @@ void main() {
   PetLor l;
   if (!pet_lor(pc.tl_base + i, l)) return;
   float w = (pc.flags & 1u) != 0u ? pc.aux.v[pc.tl_base + i] : 1.0;
+  if (w != 0.0) w *= pet_atten(pc.tl_base + i, l);
   if (w != 0.0) pet_trace(l, PET_BACK, w, pc.dst);
 }

@@ -6,6 +6,10 @@
 //   2 PET_LORS    0 list-mode events, 1 bins (crystal pair + count), 2 explicit end points,
 //                 3 every allowed crystal pair (the sensitivity image)
 //   3 PET_ATOMIC  1 float atomicAdd, 0 compare-and-swap loop on the bits
+//   4 PET_ATTEN   1 attenuation (seed 000 eq. 6-7): LOR j carries the factor a_j =
+//                 exp(-integral of mu along j). Events/bins/end points read a_j from
+//                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
+//                 image) integrate the mu-map in pc.image along the pair first.
 // A kernel built with PET_NO_FLOAT_ATOMIC defined never declares the float-atomic capability,
 // so it also runs on devices without shaderBufferFloat32AtomicAdd.
 #ifndef PET_NO_FLOAT_ATOMIC
@@ -16,18 +20,19 @@
 layout(constant_id = 1) const uint PET_TRACER = 0;
 layout(constant_id = 2) const uint PET_LORS = 0;
 layout(constant_id = 3) const uint PET_ATOMIC = 1;
+layout(constant_id = 4) const uint PET_ATTEN = 0;
 
 const uint PET_LORS_EVENTS = 0u;
 const uint PET_LORS_BINS = 1u;
 const uint PET_LORS_END_POINTS = 2u;
 const uint PET_LORS_ALL_PAIRS = 3u;
 
-// Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 108 bytes).
+// Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 120 bytes).
 layout(push_constant, scalar) uniform Push {
   TL_PUSH_1D;
   TlUints lors;        // events/bins: 3 words each; end points: 6 floats each
   TlFloats crystals;   // TlCrystal table: 8 words each (centre xyz, group, normal xyz, ring)
-  TlFloats image;      // image read by forward projection
+  TlFloats image;      // image read by forward projection; all pairs + PET_ATTEN: the mu-map
   TlFloats dst;        // forward: one value per LOR; back: image accumulated; em: correction
   TlFloats aux;        // back: per-LOR weights (flags bit 0); forward log-likelihood: partials
   uvec3 dims;          // image voxels
@@ -39,6 +44,8 @@ layout(push_constant, scalar) uniform Push {
   uint stride;         // all pairs: pair p = item * stride + first (subsets of seed 004 eq. 4)
   uint max_ring_diff;
   uint n_pairs;        // all pairs: n (n - 1) / 2
+  uint pad;
+  TlFloats atten;      // PET_ATTEN, LORs from records: a_j per record (absolute record index)
 } pc;
 
 struct PetLor {

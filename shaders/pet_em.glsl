@@ -5,6 +5,13 @@
 // measured count g_i of a bin in seed 004 eq. 4). The update f <- f c / s is a separate fused
 // array expression (compute/pet/tl-recon.c). Seed 000 splits an event over slice threads that
 // meet in shared memory; one invocation walking the whole ray keeps its sum in a register.
+//
+// PET_ATTEN = 1 (seed 000 eq. 6): the forward model is ybar_j = a_j sum_n a_jn f_n and the
+// back projection of m_j / ybar_j carries a_j too (A' = diag(a) A, so A'^T (m / A' f)):
+//   c_n += a_j a_jn m_j / (a_j sum_n' a_jn' f_n')
+// The a_j cancel here, so attenuation reaches the update only through the sensitivity
+// s'_n = sum_j a_j a_jn (eq. 7) -- but they are kept so the kernel stays the model ybar = A' f
+// (and stays right once additive terms such as randoms enter ybar).
 #include "pet_trace.glsl"
 
 void main() {
@@ -12,9 +19,10 @@ void main() {
   if (i >= pc.tl_count) return;
   PetLor l;
   if (!pet_lor(pc.tl_base + i, l)) return;
-  float y = pet_trace(l, PET_FORWARD, 0.0, pc.image);
+  float a = pet_atten(pc.tl_base + i, l);
+  float y = a * pet_trace(l, PET_FORWARD, 0.0, pc.image);
   // Guard: an LOR whose expected count is zero sees only zero voxels, which the multiplicative
   // update keeps at zero; it carries nothing to back project, so it is skipped.
   if (!(y > 0.0) || l.m == 0.0) return;
-  pet_trace(l, PET_BACK, l.m / y, pc.dst);
+  pet_trace(l, PET_BACK, a * l.m / y, pc.dst);
 }

@@ -58,6 +58,7 @@ int tl_cli_recon(int argc, char **argv) {
     if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
+  g_autofree char *mu_path = NULL;
   int subsets = 0, iterations = 3;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE;
   GOptionEntry entries[] = {
@@ -70,8 +71,11 @@ int tl_cli_recon(int argc, char **argv) {
       {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
        "Ground truth image: RMSE after each sub-iteration; its grid is the default grid", "FILE"},
       {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
-       "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the scanner's)",
+       "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else the "
+       "scanner's)",
        "NXxNYxNZ@MM"},
+      {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
+       "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
       {"binned", 'b', 0, G_OPTION_ARG_NONE, &binned,
        "Histogram the events per crystal pair and reconstruct the bins", NULL},
       {"loglik", 0, 0, G_OPTION_ARG_STRING, &loglik,
@@ -149,7 +153,10 @@ int tl_cli_recon(int argc, char **argv) {
   if (!lm) return fail(error);
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
-  TlImageGrid grid = truth ? truth->grid : tl_scanner_default_grid(lm->scanner);
+  g_autoptr(TlImage) mu = NULL;
+  if (mu_path && !(mu = tl_image_load(mu_path, &error))) return fail(error);
+  o.attenuation = mu; /* checked against the grid by the reconstruction */
+  TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : tl_scanner_default_grid(lm->scanner);
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
   if (truth && !tl_image_grid_equal(&truth->grid, &grid)) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);
@@ -164,6 +171,7 @@ int tl_cli_recon(int argc, char **argv) {
             "%g x %g x %g mm, %s on %s\n", lm->n_events, lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.projector, tl_context_info(ctx)->name);
+  if (mu && !quiet) fprintf(stderr, "recon: attenuation correction with %s\n", mu_path);
   g_autoptr(TlRecon) r = NULL;
   if (binned) {
     g_autoptr(GArray) bins = tl_listmode_histogram(lm);

@@ -17,10 +17,12 @@ typedef struct {
   guint32 stride;
   guint32 max_ring_diff;
   guint32 n_pairs;
+  guint32 pad;
+  guint64 atten; /* PET_ATTEN: per-record attenuation factors */
 } TlPetPush;
-#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, n_pairs) + sizeof(guint32)))
+#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, atten) + sizeof(guint64)))
 G_STATIC_ASSERT(offsetof(TlPetPush, dims) == 48 && offsetof(TlPetPush, vox) == 80);
-G_STATIC_ASSERT(TL_PET_PUSH_SIZE == 108);
+G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 120);
 
 /* PET_LORS values */
 enum { LORS_EVENTS = 0, LORS_BINS = 1, LORS_END_POINTS = 2, LORS_ALL_PAIRS = 3 };
@@ -54,9 +56,10 @@ static guint32 lors_value(TlLorKind k) {
 }
 
 /* The pipeline of `kernel` ("pet_forward", "pet_back", "pet_em") for a LOR source, with the
- * scatter mode resolved against the device; cost = rays' voxels x `passes` (em walks twice). */
-static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, guint32 loglik,
-                            guint32 passes, GError **error) {
+ * scatter mode resolved against the device; cost = rays' voxels x `passes` (em walks twice;
+ * attenuated all-pairs sensitivity walks each pair twice too: mu first, then the image). */
+static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, guint32 atten,
+                            guint32 loglik, guint32 passes, GError **error) {
   RayPriv *r = p->priv;
   gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
   gboolean scatters = g_strcmp0(kernel, "pet_forward") != 0;
@@ -76,12 +79,13 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
     if (mode == TL_SCATTER_CAS_PORTABLE)
       shader = g_str_equal(kernel, "pet_back") ? "pet_back_cas" : "pet_em_cas";
   }
-  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u", shader, lors, atomic, loglik);
+  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u", shader, lors, atomic, atten, loglik);
   TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
   if (pl) return pl;
-  guint32 spec[4] = {r->tracer->tracer, lors, atomic, loglik};
+  /* constant ids 1..5: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_FWD_LOGLIK */
+  guint32 spec[5] = {r->tracer->tracer, lors, atomic, atten, loglik};
   pl = tl_pipeline_new_builtin(p->ctx, shader, TL_PET_PUSH_SIZE, spec,
-                               g_str_equal(kernel, "pet_forward") ? 4 : 3, error);
+                               g_str_equal(kernel, "pet_forward") ? 5 : 4, error);
   if (!pl) return NULL;
   tl_pipeline_set_item_cost(pl, MAX(r->tracer->ray_cost(&p->grid), 1u) * passes);
   g_hash_table_insert(r->pipelines, g_steal_pointer(&key), pl);
@@ -100,6 +104,7 @@ static void push_init(const TlProjector *p, TlPetPush *push) {
 
 static void push_lors(TlPetPush *push, const TlLors *l) {
   push->lors = tl_array_address(l->records);
+  if (l->atten) push->atten = tl_array_address(l->atten);
   push->first = (guint32)l->first;
   if (l->kind != TL_LORS_END_POINTS) {
     push->crystals = tl_array_address(l->crystals);
@@ -113,7 +118,8 @@ static char *label(const TlProjector *p, const char *what) {
 
 gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
                                   const TlArray *image, TlArray *out, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), 0, 1, error);
+  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL, 0, 1,
+                             error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -126,7 +132,8 @@ gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lor
 
 gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                                const TlArray *weights, TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", lors_value(lors->kind), 0, 1, error);
+  TlPipeline *pl = pipeline(p, "pet_back", lors_value(lors->kind), lors->atten != NULL, 0, 1,
+                             error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -142,7 +149,8 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
 
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, TlArray *corr, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), 0, 2, error);
+  TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), lors->atten != NULL, 0, 2,
+                             error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -157,7 +165,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
                                  const TlArray *image, double *sum, GError **error) {
   RayPriv *r = p->priv;
   *sum = 0.0;
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), 1, 1, error);
+  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL, 1, 1,
+                             error);
   if (!pl) return FALSE;
   guint32 local = tl_pipeline_local_size(pl);
   guint64 groups = (lors->count + local - 1) / local;
@@ -186,8 +195,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
 
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                       const TlArray *crystals, guint stride, guint offset,
-                                      TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, 0, 1, error);
+                                      const TlArray *mu, TlArray *image, GError **error) {
+  TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, mu != NULL, 0, mu ? 2 : 1, error);
   if (!pl) return FALSE;
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
@@ -196,6 +205,7 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   push.crystals = tl_array_address(crystals);
   push.n_crystals = scanner->n_crystals;
   push.dst = tl_array_address(image);
+  if (mu) push.image = tl_array_address(mu); /* PET_ATTEN with all pairs: the mu-map */
   push.first = offset;
   push.stride = stride;
   push.max_ring_diff = scanner->max_ring_difference;

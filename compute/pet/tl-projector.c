@@ -106,6 +106,14 @@ static gboolean check_lors(const TlLors *l, GError **error) {
                 "crystal-pair LORs need the scanner's crystal table (32-byte TlCrystal elements)");
     return FALSE;
   }
+  if (l->atten && (tl_array_elem_size(l->atten) != sizeof(float) ||
+                   tl_array_length(l->atten) < l->first + l->count)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "attenuation factors: expected at least %" G_GUINT64_FORMAT
+                " floats (one per record), got %" G_GUINT64_FORMAT,
+                l->first + l->count, tl_array_length(l->atten));
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -153,7 +161,16 @@ gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
 gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   TlArray *image, GError **error) {
-  if (!check_image(p, image, "sensitivity image", error)) return FALSE;
+  return tl_projector_sensitivity_atten(p, s, scanner, crystals, stride, offset, NULL, image,
+                                        error);
+}
+
+gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                        const TlArray *crystals, guint stride, guint offset,
+                                        const TlArray *mu, TlArray *image, GError **error) {
+  if (!check_image(p, image, "sensitivity image", error) ||
+      (mu && !check_image(p, mu, "attenuation map", error)))
+    return FALSE;
   if (!scanner || scanner->n_crystals < 2 || !crystals ||
       tl_array_length(crystals) != scanner->n_crystals || tl_array_elem_size(crystals) != 32) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
@@ -173,7 +190,7 @@ gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *
                 scanner->n_crystals, tl_pair_count(scanner->n_crystals));
     return FALSE;
   }
-  return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, image, error);
+  return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, mu, image, error);
 }
 
 void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g) {

@@ -32,6 +32,10 @@ typedef struct {
   TlArray *records;         /* the records (elem size 12 or 24 bytes) */
   const TlArray *crystals;  /* events/bins: the scanner's crystal table (tl_scanner_upload) */
   guint64 first, count;     /* records [first, first + count) */
+  /* Attenuation (may be NULL = none): a_j = exp(-integral of mu along LOR j) per record,
+   * indexed like `records` (record first + i reads atten[first + i]). With it the system
+   * matrix is A' = diag(a) A (seed 000 eq. 6) in forward, back, em and loglik alike. */
+  const TlArray *atten;
 } TlLors;
 
 typedef enum {
@@ -59,8 +63,8 @@ typedef struct {
   gboolean (*loglik)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                      double *sum, GError **error);
   gboolean (*sensitivity)(TlProjector *p, TlStream *s, const TlScanner *scanner,
-                          const TlArray *crystals, guint stride, guint offset, TlArray *image,
-                          GError **error);
+                          const TlArray *crystals, guint stride, guint offset,
+                          const TlArray *mu, TlArray *image, GError **error);
 } TlProjectorClass;
 
 struct _TlProjector {
@@ -101,6 +105,12 @@ gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
 gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   TlArray *image, GError **error);
+/* The same with attenuation (seed 000 eq. 7): image += sum over those pairs p of
+ * a_p (back projection of p), a_p = exp(-integral along p of mu) with this projector's
+ * weights; mu (mm^-1) on the projector's grid, NULL = tl_projector_sensitivity. */
+gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                        const TlArray *crystals, guint stride, guint offset,
+                                        const TlArray *mu, TlArray *image, GError **error);
 
 /* Reorders events, stably, so that those whose dominant axis (the one along which the LOR
  * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations

@@ -22,6 +22,9 @@ struct _TlRecon {
   gboolean cached;
   TlArray *f, *c;    /* image and correction (swapped after each update) */
   TlArray *truth;
+  TlArray *mu;       /* attenuation: the mu-map (mm^-1) or NULL */
+  TlArray *atten;    /* attenuation: a_j = exp(-integral of mu) per record, or NULL */
+  char *mu_hash;     /* SHA-256 of the mu-map's bytes: part of the sensitivity cache key */
   double truth_sum, total_counts;
   guint done;
   TlReconCallback cb;
@@ -44,6 +47,9 @@ void tl_recon_free(TlRecon *r) {
   tl_array_free(r->f);
   tl_array_free(r->c);
   tl_array_free(r->truth);
+  tl_array_free(r->mu);
+  tl_array_free(r->atten);
+  g_free(r->mu_hash);
   tl_array_free(r->records);
   tl_array_free(r->crystals);
   g_free(r->sub_first);
@@ -52,6 +58,33 @@ void tl_recon_free(TlRecon *r) {
   g_clear_object(&r->cancellable);
   g_free(r->projector_name);
   g_free(r);
+}
+
+gboolean tl_recon_check_attenuation(const TlImage *mu, const TlImageGrid *grid,
+                                    GError **error) {
+  if (!tl_image_grid_equal(&mu->grid, grid)) {
+    g_autofree char *want = tl_image_grid_key(grid), *got = tl_image_grid_key(&mu->grid);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "attenuation map on grid %s, but the reconstruction is on %s (resample the "
+                "mu-map to the image grid first)",
+                got, want);
+    return FALSE;
+  }
+  guint64 nv = tl_image_grid_n_voxels(grid);
+  for (guint64 i = 0; i < nv; i++) {
+    float v = mu->data[i];
+    if (!isfinite(v) || v < 0.0f || v > TL_RECON_MU_MAX) {
+      guint64 x = i % grid->dims[0], y = i / grid->dims[0] % grid->dims[1],
+              z = i / grid->dims[0] / grid->dims[1];
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "attenuation map voxel (%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                  ", %" G_GUINT64_FORMAT "): mu = %g mm^-1, expected a finite value in [0, %g] "
+                  "(water is 0.0096 mm^-1 at 511 keV; a map in cm^-1 is 10x too large)",
+                  x, y, z, (double)v, (double)TL_RECON_MU_MAX);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImageGrid *grid,
@@ -68,11 +101,18 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
     return NULL;
   }
   if (!tl_image_grid_validate(grid, error)) return NULL;
+  if (o.attenuation && !tl_recon_check_attenuation(o.attenuation, grid, error)) return NULL;
   g_autoptr(TlRecon) r = g_new0(TlRecon, 1);
   r->ctx = ctx;
   r->projector_name = g_strdup(o.projector ? o.projector : "siddon");
   o.projector = r->projector_name;
   r->opt = o;
+  r->opt.attenuation = NULL; /* the caller's map is copied below, not kept */
+  if (o.attenuation) {
+    r->mu = tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error);
+    if (!r->mu || !tl_array_upload(r->mu, o.attenuation->data, error)) return NULL;
+    r->mu_hash = tl_sensitivity_mu_hash(o.attenuation);
+  }
   r->proj = tl_projector_new(ctx, o.projector, grid, error);
   if (!r->proj) return NULL;
   tl_projector_set_scatter(r->proj, o.scatter);
@@ -91,6 +131,28 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
 static gboolean recon_prepare(TlRecon *r, const TlScanner *scanner, gboolean per_subset,
                               GError **error) {
   guint S = r->opt.subsets;
+  if (r->mu) {
+    /* Seed 000 sec. 2.3, eq. 6: "The attenuation factor of a LOR can be computed as
+     *   alpha_j = exp(-sum_{n=1}^{N} l(A_j; r_n) mu'_n)            (6)
+     * where mu'_n is the attenuation coefficient of the attenuation map in voxel r_n and
+     * l(A_j; r_n) is the intersection length of the LOR inside voxel r_n", and eq. 7 (Hebert
+     * and Leahy's attenuation-weighted MLEM)
+     *   f_n^(k+1) = f_n^(k) 1/T sum_j p(A_j|r_n) / (alpha_j sum_n' p(A_j|r_n') S_n' f_n'^(k))
+     * puts alpha_j into each LOR's forward value (with S the attenuated sensitivity).
+     * Computed once per dataset: one forward projection of the mu-map over every record (the
+     * sums of eq. 6 with this projector's weights), then a = exp(-a) in place. */
+    guint64 n = r->sub_first[S];
+    TlLors all = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
+                  .count = n};
+    r->atten = tl_array_new_float(r->ctx, MAX(n, 1), error);
+    if (!r->atten) return FALSE;
+    g_autoptr(TlExprArgs) aa = tl_expr_args_new();
+    tl_expr_args_array(aa, "a", r->atten);
+    tl_expr_args_set_label(aa, "attenuation factors");
+    if (!tl_projector_forward(r->proj, r->stream, &all, r->mu, r->atten, error) ||
+        !tl_expr_assign(r->ctx, r->stream, "a = exp(-a)", aa, error))
+      return FALSE;
+  }
   gboolean all_cached = TRUE, hit;
   guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(r->proj));
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
@@ -100,16 +162,18 @@ static gboolean recon_prepare(TlRecon *r, const TlScanner *scanner, gboolean per
     if (!r->sens || !tl_stream_zero(r->stream, r->sens, error)) return FALSE;
     tl_expr_args_array(args, "s", r->sens);
     for (guint k = 0; k < S; k++) {
-      r->sens_sub[k] = tl_sensitivity_image(r->proj, r->stream, scanner, r->crystals, S, k,
-                                            r->opt.use_cache, &hit, error);
+      /* seed 000 eq. 7: s'_n = sum_pairs a_p l_pn when there is a mu-map */
+      r->sens_sub[k] = tl_sensitivity_image_atten(r->proj, r->stream, scanner, r->crystals, S,
+                                                  k, r->mu, r->mu_hash, r->opt.use_cache, &hit,
+                                                  error);
       if (!r->sens_sub[k]) return FALSE;
       all_cached &= hit;
       tl_expr_args_array(args, "sk", r->sens_sub[k]);
       if (!tl_expr_assign(r->ctx, r->stream, "s = s + sk", args, error)) return FALSE;
     }
   } else {
-    r->sens = tl_sensitivity_image(r->proj, r->stream, scanner, r->crystals, 1, 0,
-                                   r->opt.use_cache, &hit, error);
+    r->sens = tl_sensitivity_image_atten(r->proj, r->stream, scanner, r->crystals, 1, 0, r->mu,
+                                         r->mu_hash, r->opt.use_cache, &hit, error);
     if (!r->sens) return FALSE;
     all_cached = hit;
     tl_expr_args_array(args, "s", r->sens);
@@ -271,7 +335,7 @@ void tl_recon_set_submit_budget(TlRecon *r, guint64 budget) {
 
 gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error) {
   TlLors all = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
-                .count = r->sub_first[r->opt.subsets]};
+                .count = r->sub_first[r->opt.subsets], .atten = r->atten};
   double data_term = 0, expected = 0;
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "s", r->sens);
@@ -311,7 +375,8 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
   gint64 t0 = g_get_monotonic_time();
   guint S = r->opt.subsets, k = r->done % S;
   TlLors sub = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
-                .first = r->sub_first[k], .count = r->sub_first[k + 1] - r->sub_first[k]};
+                .first = r->sub_first[k], .count = r->sub_first[k + 1] - r->sub_first[k],
+                .atten = r->atten};
   /* List mode: s^(k) = s / S, so the update multiplies by S / s; binned: 1 / s^(k). */
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "f", r->f);

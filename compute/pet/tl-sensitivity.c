@@ -6,20 +6,34 @@
 #include <string.h>
 #include "tl-pet-file.h"
 
+/* Without attenuation the key is what it always was (existing caches stay valid); with it a
+ * line "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
-                       guint subset) {
+                       guint subset, const char *mu_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
   g_autofree char *gk = tl_image_grid_key(tl_projector_grid(p));
-  return g_strdup_printf("tomolab-sensitivity 1\nprojector %s\n%s\n%s\nsubset %u of %u\n",
-                         tl_projector_name(p), sk, gk, subset, subsets);
+  g_autofree char *ak = mu_hash ? g_strdup_printf("attenuation sha256:%s\n", mu_hash)
+                                : g_strdup("");
+  return g_strdup_printf("tomolab-sensitivity 1\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
+                         tl_projector_name(p), sk, gk, subset, subsets, ak);
+}
+
+char *tl_sensitivity_mu_hash(const TlImage *mu) {
+  return g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)mu->data,
+                                     tl_image_grid_n_voxels(&mu->grid) * sizeof(float));
+}
+
+static char *cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
+                        guint subset, const char *mu_hash) {
+  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash);
+  g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+  g_autofree char *name = g_strdup_printf("sensitivity-%.32s.f32", sum);
+  return g_build_filename(g_get_user_cache_dir(), "tomolab", name, NULL);
 }
 
 char *tl_sensitivity_cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
                                 guint subset) {
-  g_autofree char *key = cache_key(p, scanner, subsets, subset);
-  g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
-  g_autofree char *name = g_strdup_printf("sensitivity-%.32s.f32", sum);
-  return g_build_filename(g_get_user_cache_dir(), "tomolab", name, NULL);
+  return cache_path(p, scanner, subsets, subset, NULL);
 }
 
 /* The cached voxels, or NULL when there is no usable file. */
@@ -48,11 +62,21 @@ static void cache_write(const char *path, const char *key, const float *v, guint
 TlArray *tl_sensitivity_image(TlProjector *p, TlStream *s, const TlScanner *scanner,
                               const TlArray *crystals, guint subsets, guint subset,
                               gboolean use_cache, gboolean *from_cache, GError **error) {
+  return tl_sensitivity_image_atten(p, s, scanner, crystals, subsets, subset, NULL, NULL,
+                                    use_cache, from_cache, error);
+}
+
+TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                    const TlArray *crystals, guint subsets, guint subset,
+                                    const TlArray *mu, const char *mu_hash, gboolean use_cache,
+                                    gboolean *from_cache, GError **error) {
   TlContext *ctx = p->ctx;
   guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(p));
   if (from_cache) *from_cache = FALSE;
-  g_autofree char *key = cache_key(p, scanner, subsets, subset);
-  g_autofree char *path = tl_sensitivity_cache_path(p, scanner, subsets, subset);
+  if (mu && !mu_hash) use_cache = FALSE; /* no key for this map: never reuse a file */
+  if (!mu) mu_hash = NULL;
+  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash);
+  g_autofree char *path = cache_path(p, scanner, subsets, subset, mu_hash);
   g_autoptr(TlArray) img = tl_array_new_float(ctx, nv, error);
   if (!img) return NULL;
   g_autofree float *cached = use_cache ? cache_read(path, key, nv) : NULL;
@@ -62,7 +86,8 @@ TlArray *tl_sensitivity_image(TlProjector *p, TlStream *s, const TlScanner *scan
     return g_steal_pointer(&img);
   }
   if (!tl_stream_zero(s, img, error) ||
-      !tl_projector_sensitivity(p, s, scanner, crystals, subsets, subset, img, error) ||
+      !tl_projector_sensitivity_atten(p, s, scanner, crystals, subsets, subset, mu, img,
+                                      error) ||
       !tl_stream_finish(s, error))
     return NULL;
   if (use_cache) {

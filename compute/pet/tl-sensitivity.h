@@ -14,6 +14,15 @@ G_BEGIN_DECLS
 TlArray *tl_sensitivity_image(TlProjector *p, TlStream *s, const TlScanner *scanner,
                               const TlArray *crystals, guint subsets, guint subset,
                               gboolean use_cache, gboolean *from_cache, GError **error);
+/* With attenuation (seed 000 eq. 7): s'_n = sum over the pairs p of a_p a_pn, a_p =
+ * exp(-integral of mu along p); mu (mm^-1, on the projector's grid) may be NULL. The cache
+ * key then includes mu_hash (tl_sensitivity_mu_hash of the map); mu_hash NULL = no caching. */
+TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                    const TlArray *crystals, guint subsets, guint subset,
+                                    const TlArray *mu, const char *mu_hash, gboolean use_cache,
+                                    gboolean *from_cache, GError **error);
+/* SHA-256 (hex) of the mu-map's float32 voxels; caller frees. */
+char *tl_sensitivity_mu_hash(const TlImage *mu);
 /* Where that image is cached (whether or not the file exists); caller frees. */
 char *tl_sensitivity_cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
                                 guint subset);
