@@ -51,6 +51,17 @@ void tl_profile_merge(TlProfile *into, const TlProfile *from) {
   }
 }
 
+TlProfile *tl_profile_new_since(const TlProfile *now, const TlProfile *before) {
+  TlProfile *d = tl_profile_new();
+  for (guint i = 0; i < now->entries->len; i++) {
+    const TlProfileEntry *e = &g_array_index(now->entries, TlProfileEntry, i);
+    const TlProfileEntry *b = tl_profile_lookup(before, e->label);
+    guint calls = e->calls - (b ? b->calls : 0);
+    if (calls > 0) tl_profile_add(d, e->label, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
+  }
+  return d;
+}
+
 guint tl_profile_n_entries(const TlProfile *p) { return p->entries->len; }
 
 const TlProfileEntry *tl_profile_entry(const TlProfile *p, guint i) {

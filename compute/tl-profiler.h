@@ -20,6 +20,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProfile, tl_profile_free)
 void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms);
 void tl_profile_merge(TlProfile *into, const TlProfile *from);
 void tl_profile_clear(TlProfile *p);
+/* What `now` gained since the snapshot `before` (labels with new calls only); caller frees.
+ * A running total per step: keep a snapshot, take the difference after each step. */
+TlProfile *tl_profile_new_since(const TlProfile *now, const TlProfile *before);
 guint tl_profile_n_entries(const TlProfile *p);
 const TlProfileEntry *tl_profile_entry(const TlProfile *p, guint i);
 const TlProfileEntry *tl_profile_lookup(const TlProfile *p, const char *label);

@@ -134,6 +134,14 @@ static void test_profiler(void) {
   tl_profile_merge(sum, prof);
   tl_profile_merge(sum, prof);
   g_assert_cmpuint(tl_profile_lookup(sum, "alpha")->calls, ==, 6);
+  /* the difference to a snapshot is what was added after it */
+  g_autoptr(TlProfile) since = tl_profile_new_since(sum, prof);
+  g_assert_cmpuint(tl_profile_n_entries(since), ==, 3);
+  g_assert_cmpuint(tl_profile_lookup(since, "alpha")->calls, ==, 3);
+  g_assert_cmpfloat_with_epsilon(tl_profile_lookup(since, "beta")->gpu_ms,
+                                 tl_profile_lookup(prof, "beta")->gpu_ms, 1e-9);
+  g_autoptr(TlProfile) none = tl_profile_new_since(prof, prof);
+  g_assert_cmpuint(tl_profile_n_entries(none), ==, 0);
   tl_profile_clear(prof);
   g_assert_cmpuint(tl_profile_n_entries(prof), ==, 0);
 }

@@ -27,18 +27,6 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
   self->have_last = TRUE;
 }
 
-static TlProfile *profile_diff(const TlProfile *now, const TlProfile *before) {
-  TlProfile *d = tl_profile_new();
-  for (guint i = 0; i < tl_profile_n_entries(now); i++) {
-    const TlProfileEntry *e = tl_profile_entry(now, i);
-    const TlProfileEntry *b = tl_profile_lookup(before, e->label);
-    guint calls = e->calls - (b ? b->calls : 0);
-    if (calls > 0)
-      tl_profile_add(d, e->label, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
-  }
-  return d;
-}
-
 static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
   TlPetJob *self = (TlPetJob *)job;
   tl_recon_set_cancellable(self->recon, cancel);
@@ -55,7 +43,7 @@ static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
     .loglik = self->last.loglik,
     .rmse = self->last.rmse,
     .seconds = self->last.seconds,
-    .profile = profile_diff(now, self->before),
+    .profile = tl_profile_new_since(now, self->before),
   };
   tl_profile_clear(self->before);
   tl_profile_merge(self->before, now);
