@@ -1,5 +1,4 @@
 /* tomolab-cli ct-recon: FDK, SIRT, (OS-)SART, CGLS or MLEM of a .tlct scan into an image. */
-#define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli-ct-common.h"
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-recon.h"
@@ -11,12 +10,7 @@
 
 #define VERB "ct-recon"
 
-/* Ctrl-C: finish nothing more, keep the last complete image and write it. */
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { interrupted = 1; }
-
 typedef struct {
-  GCancellable *cancel;
   guint iterations;
   gboolean quiet;
 } Progress;
@@ -30,7 +24,6 @@ static void on_progress(const TlCtReconProgress *p, gpointer data) {
     if (!isnan(p->rmse)) fprintf(stderr, "  RMSE %.6g", p->rmse);
     fprintf(stderr, "  %.2f s\n", p->seconds);
   }
-  if (interrupted) g_cancellable_cancel(pr->cancel);
 }
 
 static double rmse(const TlImage *a, const TlImage *b) {
@@ -168,13 +161,13 @@ int tl_cli_ct_recon(int argc, char **argv) {
     g_clear_pointer(&proj, tl_array_free); /* copied per subset */
     if (truth && !tl_ct_recon_set_truth(r, truth, &error)) return tl_cli_ct_fail(VERB, error);
     g_autoptr(GCancellable) cancel = g_cancellable_new();
-    Progress pr = {cancel, o.iterations, quiet};
+    Progress pr = {o.iterations, quiet};
     tl_ct_recon_set_callback(r, on_progress, &pr);
     tl_ct_recon_set_cancellable(r, cancel);
-    struct sigaction sa = {.sa_handler = on_sigint}, old;
-    sigaction(SIGINT, &sa, &old);
+    /* Ctrl-C: finish nothing more, keep the last complete image and write it. */
+    TlCliInterrupt *sigint = tl_cli_interrupt_begin(cancel);
     gboolean ok = tl_ct_recon_run(r, &error);
-    sigaction(SIGINT, &old, NULL);
+    tl_cli_interrupt_end(sigint);
     cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
     if (!ok && !cancelled) return tl_cli_ct_fail(VERB, error);
     g_clear_error(&error);

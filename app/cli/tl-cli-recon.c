@@ -1,5 +1,4 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
-#define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
 #include "ct/tl-ct-data.h"
 #include "pet/tl-filter.h"
@@ -10,12 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Ctrl-C: finish nothing more, keep the last complete image and write it. */
-static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { interrupted = 1; }
-
 typedef struct {
-  GCancellable *cancel;
   guint iterations;
   gboolean quiet;
 } Progress;
@@ -29,7 +23,6 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
     if (!isnan(p->rmse)) fprintf(stderr, "  RMSE %.6g", p->rmse);
     fprintf(stderr, "  %.2f s\n", p->seconds);
   }
-  if (interrupted) g_cancellable_cancel(pr->cancel);
 }
 
 /* --filter: the final image goes up to the device once more, is filtered there (the same
@@ -191,14 +184,14 @@ int tl_cli_recon(int argc, char **argv) {
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
   g_autoptr(GCancellable) cancel = g_cancellable_new();
-  Progress pr = {cancel, o.iterations, quiet};
+  Progress pr = {o.iterations, quiet};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
-  struct sigaction sa = {.sa_handler = on_sigint}, old;
-  sigaction(SIGINT, &sa, &old);
+  /* Ctrl-C: finish nothing more, keep the last complete image and write it. */
+  TlCliInterrupt *sigint = tl_cli_interrupt_begin(cancel);
   gint64 t1 = g_get_monotonic_time();
   gboolean ok = tl_recon_run(r, &error);
-  sigaction(SIGINT, &old, NULL);
+  tl_cli_interrupt_end(sigint);
   gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   if (!ok && !cancelled) return fail(error);
   g_clear_error(&error);

@@ -12,6 +12,13 @@ typedef struct {
 /* --grid NXxNYxNZ@V or NXxNYxNZ@VX,VY,VZ (mm), centred; validated. */
 gboolean tl_cli_parse_grid(const char *text, TlImageGrid *g, GError **error);
 
+/* Between begin and end, Ctrl-C cancels `cancel` (long work stops between GPU submissions and
+ * keeps its last complete result); a second Ctrl-C ends the process. end() says whether
+ * Ctrl-C was pressed. */
+typedef struct _TlCliInterrupt TlCliInterrupt;
+TlCliInterrupt *tl_cli_interrupt_begin(GCancellable *cancel);
+gboolean tl_cli_interrupt_end(TlCliInterrupt *it);
+
 int tl_cli_info(int argc, char **argv);
 int tl_cli_ct_simulate(int argc, char **argv);
 int tl_cli_ct_recon(int argc, char **argv);
