@@ -4,7 +4,7 @@
 /* The loader unloads the driver and layers when an instance goes away; a one-time
  * allocation of theirs then shows in LeakSanitizer as "<unknown module>", which no
  * suppression can name. Keeping them mapped lets tests/lsan.supp name them. */
-static void pin_vulkan_modules(void) {
+void tl_test_pin_vulkan_modules(void) {
   static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
                                "libvulkan_radeon.so", "libvulkan_intel.so",
                                "libvulkan_intel_hasvk.so", "libVkLayer_MESA_device_select.so"};
@@ -13,7 +13,7 @@ static void pin_vulkan_modules(void) {
 
 void tl_test_init(int *argc, char ***argv) {
   g_test_init(argc, argv, NULL);
-  pin_vulkan_modules();
+  tl_test_pin_vulkan_modules();
 }
 
 TlContext *tl_test_context(void) {

@@ -3,6 +3,9 @@
 #pragma once
 #include "tomolab-compute.h"
 
+/* Keeps the Vulkan driver and layers mapped after their instance goes, so LeakSanitizer
+ * can name their one-time allocations (tests/lsan.supp). Before the first instance. */
+void tl_test_pin_vulkan_modules(void);
 /* g_test_init plus what every device test needs before its first Vulkan instance. */
 void tl_test_init(int *argc, char ***argv);
 TlContext *tl_test_context(void);

@@ -1,7 +1,7 @@
 /* The workbench on CT data, driven through the window's actions: a tiny Shepp-Logan scan
  * (16^3 voxels, 24 views of 24 x 24 pixels) keeps each sub-iteration to milliseconds on
  * lavapipe. */
-#include <dlfcn.h>
+#include "tl-gui-test.h"
 #include <glib/gstdio.h>
 #include <string.h>
 #include <adwaita.h>
@@ -320,14 +320,6 @@ static void test_dialog_modality(void) {
   destroy_window(win);
 }
 
-static void pin_vulkan_modules(void) {
-  static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
-                               "libvulkan_radeon.so", "libvulkan_intel.so",
-                               "libvulkan_intel_hasvk.so", "libVkLayer_MESA_device_select.so"};
-  for (gsize i = 0; i < G_N_ELEMENTS(libs); i++)
-    dlopen(libs[i], RTLD_NOW | RTLD_NODELETE);
-}
-
 static void remove_tmpdir(void) {
   g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
   const char *name;
@@ -339,16 +331,8 @@ static void remove_tmpdir(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *runtime = g_getenv("XDG_RUNTIME_DIR");
-  if (runtime)
-    g_mkdir_with_parents(runtime, 0700);
-  if (!g_getenv("DISPLAY") && !g_getenv("WAYLAND_DISPLAY")) {
-    g_print("1..0 # SKIP no display: run under xvfb-run\n");
+  if (!tl_gui_test_init(&argc, &argv))
     return 0;
-  }
-  gtk_test_init(&argc, &argv, NULL);
-  adw_init();
-  pin_vulkan_modules();
   tmpdir = g_dir_make_tmp("tomolab-gui-ct-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
   g_test_add_func("/gui/ct/sirt", test_sirt);

@@ -1,6 +1,6 @@
 /* GUI smoke test: the window opens a device on its worker thread and shows what
  * tl_context_info() says; a missing device ends on the error page, not in a crash. */
-#include <dlfcn.h>
+#include "tl-gui-test.h"
 #include <string.h>
 #include <adwaita.h>
 #include "tl-window.h"
@@ -81,27 +81,9 @@ static void test_close_while_loading(void) {
   g_assert_null(win); /* the GTask let go of it once the worker returned */
 }
 
-/* As tests/tl-test-common.c does: keep the Vulkan driver and layer mapped after their
- * instance goes, so that LeakSanitizer can name their one-time allocations. */
-static void pin_vulkan_modules(void) {
-  static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
-                               "libvulkan_radeon.so", "libvulkan_intel.so",
-                               "libvulkan_intel_hasvk.so", "libVkLayer_MESA_device_select.so"};
-  for (gsize i = 0; i < G_N_ELEMENTS(libs); i++)
-    dlopen(libs[i], RTLD_NOW | RTLD_NODELETE);
-}
-
 int main(int argc, char **argv) {
-  const char *runtime = g_getenv("XDG_RUNTIME_DIR");
-  if (runtime)
-    g_mkdir_with_parents(runtime, 0700);
-  if (!g_getenv("DISPLAY") && !g_getenv("WAYLAND_DISPLAY")) {
-    g_print("1..0 # SKIP no display: run under xvfb-run\n");
+  if (!tl_gui_test_init(&argc, &argv))
     return 0;
-  }
-  gtk_test_init(&argc, &argv, NULL);
-  adw_init();
-  pin_vulkan_modules();
   g_test_add_func("/gui/window/shows-device", test_shows_device);
   g_test_add_func("/gui/window/missing-device", test_missing_device);
   g_test_add_func("/gui/window/close-while-loading", test_close_while_loading);

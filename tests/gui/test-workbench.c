@@ -1,7 +1,7 @@
 /* Workbench tests: the window driven through its GActions, as a person would with the
  * buttons. A tiny ring scanner (12 x 4 crystals x 8 rings) and a cylinder phantom keep
  * each reconstruction to a fraction of a second on lavapipe. */
-#include <dlfcn.h>
+#include "tl-gui-test.h"
 #include <glib/gstdio.h>
 #include <string.h>
 #include <adwaita.h>
@@ -499,14 +499,6 @@ static void test_frame_clock(void) {
   destroy_window(win);
 }
 
-static void pin_vulkan_modules(void) {
-  static const char *libs[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so",
-                               "libvulkan_radeon.so", "libvulkan_intel.so",
-                               "libvulkan_intel_hasvk.so", "libVkLayer_MESA_device_select.so"};
-  for (gsize i = 0; i < G_N_ELEMENTS(libs); i++)
-    dlopen(libs[i], RTLD_NOW | RTLD_NODELETE);
-}
-
 /* 8 rings of a 12-sided polygon with 4 crystals per side. */
 static void write_scanner(void) {
   TlScannerLayout l = {0};
@@ -536,16 +528,8 @@ static void remove_tmpdir(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *runtime = g_getenv("XDG_RUNTIME_DIR");
-  if (runtime)
-    g_mkdir_with_parents(runtime, 0700);
-  if (!g_getenv("DISPLAY") && !g_getenv("WAYLAND_DISPLAY")) {
-    g_print("1..0 # SKIP no display: run under xvfb-run\n");
+  if (!tl_gui_test_init(&argc, &argv))
     return 0;
-  }
-  gtk_test_init(&argc, &argv, NULL);
-  adw_init();
-  pin_vulkan_modules();
   tmpdir = g_dir_make_tmp("tomolab-gui-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
   write_scanner();
