@@ -28,8 +28,7 @@
  * the triad. Best ratio per path: bda_f32 0.23, bda_u64 0.37, ssbo_f32 0.20, ssbo_vec4
  * 0.28, ssbo_uvec2 0.26, ssbo_u64 0.36, tex_r32f 0.32, tex_rgba32f 0.43 (0.28-0.43 over
  * runs). */
-#include <glslang/Include/glslang_c_interface.h>
-#include <glslang/Public/resource_limits_c.h>
+#include "tl-glsl.h"
 #include <vulkan/vulkan.h>
 #include <math.h>
 #include <omp.h>
@@ -56,40 +55,18 @@ static double now(void) {
 
 /* ---------- GLSL ---------- */
 
+/* The library's run-time compiler (compute/expr/tl-glsl.c), so the kernels here are built
+ * exactly as the expression engine builds its own. */
 static uint32_t *compile_glsl(const char *src, size_t *bytes) {
-  const glslang_input_t input = {
-    .language = GLSLANG_SOURCE_GLSL,
-    .stage = GLSLANG_STAGE_COMPUTE,
-    .client = GLSLANG_CLIENT_VULKAN,
-    .client_version = GLSLANG_TARGET_VULKAN_1_2,
-    .target_language = GLSLANG_TARGET_SPV,
-    .target_language_version = GLSLANG_TARGET_SPV_1_5,
-    .code = src,
-    .default_version = 460,
-    .default_profile = GLSLANG_NO_PROFILE,
-    .messages = GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT,
-    .resource = glslang_default_resource(),
-  };
-  glslang_shader_t *sh = glslang_shader_create(&input);
-  if (!glslang_shader_preprocess(sh, &input) || !glslang_shader_parse(sh, &input)) {
-    fprintf(stderr, "GLSL compile failed:\n%s\n%s\n", glslang_shader_get_info_log(sh), src);
+  guint32 *spv = NULL;
+  gsize size = 0;
+  GError *error = NULL;
+  if (!tl_glsl_compile(src, "memory-paths", &spv, &size, &error)) {
+    fprintf(stderr, "%s\n%s\n", error->message, src);
     exit(1);
   }
-  glslang_program_t *p = glslang_program_create();
-  glslang_program_add_shader(p, sh);
-  if (!glslang_program_link(p, input.messages)) {
-    fprintf(stderr, "GLSL link failed:\n%s\n", glslang_program_get_info_log(p));
-    exit(1);
-  }
-  glslang_spv_options_t opt = { .disable_optimizer = true };
-  glslang_program_SPIRV_generate_with_options(p, GLSLANG_STAGE_COMPUTE, &opt);
-  size_t words = glslang_program_SPIRV_get_size(p);
-  uint32_t *out = malloc(words * 4);
-  memcpy(out, glslang_program_SPIRV_get_ptr(p), words * 4);
-  *bytes = words * 4;
-  glslang_program_delete(p);
-  glslang_shader_delete(sh);
-  return out;
+  *bytes = size;
+  return spv;
 }
 
 /* Each invocation handles U elements (U/W words of W floats); consecutive invocations
@@ -292,7 +269,7 @@ static pipeline_t make_pipeline(const variant_t *v, int local, int units) {
   VkShaderModuleCreateInfo smci = { VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = bytes,
                                     .pCode = spv };
   CHECK(vkCreateShaderModule(dev, &smci, NULL, &p.mod));
-  free(spv);
+  g_free(spv);
   VkDescriptorType dt = v->kind == TEX ? VK_DESCRIPTOR_TYPE_STORAGE_TEXEL_BUFFER
                                        : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
   VkDescriptorType ut = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
@@ -437,7 +414,6 @@ static double c_axpy(float *y, const float *x, size_t n, float s) {
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 5;
-  glslang_initialize_process();
   init_vulkan();
   printf("# device %s, maxStorageBufferRange %u, maxTexelBufferElements %u, %d OpenMP threads\n",
          props.deviceName, props.limits.maxStorageBufferRange, props.limits.maxTexelBufferElements,
@@ -513,6 +489,5 @@ int main(int argc, char **argv) {
   vkDestroyCommandPool(dev, pool, NULL);
   vkDestroyDevice(dev, NULL);
   vkDestroyInstance(inst, NULL);
-  glslang_finalize_process();
   return 0;
 }
