@@ -10,6 +10,10 @@
 //                 exp(-integral of mu along j). Events/bins/end points read a_j from
 //                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
 //                 image) integrate the mu-map in pc.image along the pair first.
+//   6 PET_TOF     1 time of flight (list-mode events: word 2 of a record is the TOF bin);
+//   7..9          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
+//                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
+//   10 PET_TOR_SIGMA  tube-of-response tracer: Gaussian sigma across the tube, mm
 // A kernel built with PET_NO_FLOAT_ATOMIC defined never declares the float-atomic capability,
 // so it also runs on devices without shaderBufferFloat32AtomicAdd.
 #ifndef PET_NO_FLOAT_ATOMIC
@@ -21,6 +25,11 @@ layout(constant_id = 1) const uint PET_TRACER = 0;
 layout(constant_id = 2) const uint PET_LORS = 0;
 layout(constant_id = 3) const uint PET_ATOMIC = 1;
 layout(constant_id = 4) const uint PET_ATTEN = 0;
+layout(constant_id = 6) const uint PET_TOF = 0;
+layout(constant_id = 7) const float PET_TOF_SIGMA = 1.0;
+layout(constant_id = 8) const float PET_TOF_BIN = 1.0;
+layout(constant_id = 9) const float PET_TOF_NSIGMA = 3.0;
+layout(constant_id = 10) const float PET_TOR_SIGMA = 0.0;
 
 const uint PET_LORS_EVENTS = 0u;
 const uint PET_LORS_BINS = 1u;
@@ -49,8 +58,9 @@ layout(push_constant, scalar) uniform Push {
 } pc;
 
 struct PetLor {
-  vec3 p0, p1;  // end points, mm
+  vec3 p0, p1;  // end points, mm (events and bins: crystal a, crystal b)
   float m;      // measured count of the LOR (1 for a list-mode event)
+  float tof_c;  // PET_TOF: centre of the event's TOF bin, mm from the midpoint towards p1
 };
 
 vec3 pet_crystal(uint c) {
@@ -70,6 +80,7 @@ bool pet_pair_allowed(uint a, uint b) {
 // LOR of item i (0-based within the dispatch range); false = nothing to trace.
 bool pet_lor(uint i, out PetLor l) {
   l.m = 1.0;
+  l.tof_c = 0.0;
   if (PET_LORS == PET_LORS_END_POINTS) {
     TlFloats e = TlFloats(pc.lors);
     uint k = 6u * (pc.first + i);
@@ -94,6 +105,9 @@ bool pet_lor(uint i, out PetLor l) {
     b = pc.lors.v[k + 1u];
     if (a >= pc.n_crystals || b >= pc.n_crystals) return false;  // validated on load; never trust
     if (PET_LORS == PET_LORS_BINS) l.m = uintBitsToFloat(pc.lors.v[k + 2u]);
+    // docs/formats.md: bin b is centred b * bin width from the midpoint, positive towards b
+    if (PET_TOF == 1u && PET_LORS == PET_LORS_EVENTS)
+      l.tof_c = float(int(pc.lors.v[k + 2u])) * PET_TOF_BIN;
   }
   l.p0 = pet_crystal(a);
   l.p1 = pet_crystal(b);

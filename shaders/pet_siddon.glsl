@@ -8,7 +8,13 @@
 // parallel to a plane crosses it where the double-precision reference says. Half-open voxels:
 // a ray lying exactly in the image's upper face misses, one in the lower face counts.
 // Forward and back share this loop, so they are exact adjoints.
-float pet_siddon(vec3 p0, vec3 p1, uint mode, float w, TlFloats img) {
+//
+// PET_TOF: a_jn times the TOF weight at the middle of the chord. The walk starts in the voxel
+// where the TOF window opens and ends with the voxel where it closes, taking each of those
+// voxels' whole chords, so the chords (and their middles) are those of the non-TOF walk and
+// the TOF weights summed over all bins give back the non-TOF a_jn.
+float pet_siddon(PetLor l, uint mode, float w, TlFloats img) {
+  vec3 p0 = l.p0, p1 = l.p1;
   vec3 d = p1 - p0;
   float len_mm = length(d);
   ivec3 n = ivec3(pc.dims);
@@ -24,12 +30,17 @@ float pet_siddon(vec3 p0, vec3 p1, uint mode, float w, TlFloats img) {
     }
   }
   if (!(t0 < t1)) return 0.0;
+  float tw0 = t0, tw1 = t1;
+  pet_tof_window(l, len_mm, tw0, tw1);
+  if (!(tw0 < tw1)) return 0.0;
 
-  // Voxel just after the entry point, the step per axis and that axis' next crossing.
+  // Voxel just after the entry point (with TOF: where the window opens), the step per axis
+  // and that axis' next crossing.
   ivec3 v, step;
   vec3 tn;
+  float t = t0;
   for (int k = 0; k < 3; k++) {
-    float c = (p0[k] + t0 * d[k] - pc.lo[k]) / pc.vox[k];
+    float c = (p0[k] + tw0 * d[k] - pc.lo[k]) / pc.vox[k];
     if (d[k] > 0.0) {
       v[k] = clamp(int(floor(c)), 0, n[k] - 1);
       step[k] = 1;
@@ -43,18 +54,21 @@ float pet_siddon(vec3 p0, vec3 p1, uint mode, float w, TlFloats img) {
       step[k] = 0;
       tn[k] = 2.0;  // never crossed (t stays <= 1)
     }
+    // TOF: the chord starts where the ray entered this voxel (its plane behind tn[k])
+    if (PET_TOF == 1u && step[k] != 0)
+      t = max(t, (pc.lo[k] + float(step[k] > 0 ? v[k] : v[k] + 1) * pc.vox[k] - p0[k]) / d[k]);
   }
 
-  float acc = 0.0, t = t0;
+  float acc = 0.0;
   // At most one segment per crossed plane; the bound only guards against rounding surprises.
-  for (int guard = n.x + n.y + n.z + 3; t < t1 && guard > 0; guard--) {
+  for (int guard = n.x + n.y + n.z + 3; t < tw1 && guard > 0; guard--) {
     float te = max(t, min(min(tn.x, tn.y), min(tn.z, t1)));  // monotone despite rounding
-    float l = (te - t) * len_mm;
+    float lw = (te - t) * len_mm * pet_tof_weight(l, (0.5 * (t + te) - 0.5) * len_mm);
     uint i = pet_voxel(v);
     if (mode == PET_FORWARD)
-      acc += l * img.v[i];
-    else if (l > 0.0)
-      pet_scatter(img, i, w * l);
+      acc += lw * img.v[i];
+    else if (lw > 0.0)
+      pet_scatter(img, i, w * lw);
     t = te;
     // Step every axis whose plane lies here (two or three at a voxel edge or corner).
     bool out_of_image = false;

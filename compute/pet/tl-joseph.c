@@ -3,11 +3,12 @@
 #include "tl-projector-ray.h"
 
 /* Four voxels on each plane of the longest axis. */
-static guint32 joseph_cost(const TlImageGrid *g) {
+static guint32 joseph_cost(const TlProjector *p) {
+  const TlImageGrid *g = &p->grid;
   return 4 * MAX(g->dims[0], MAX(g->dims[1], g->dims[2]));
 }
 
-static const TlRayTracer joseph_tracer = {.tracer = 1, .ray_cost = joseph_cost};
+static const TlRayTracer joseph_tracer = {.tracer = TL_RAY_TRACER_JOSEPH, .ray_cost = joseph_cost};
 
 static gboolean joseph_init(TlProjector *p, GError **error) {
   return tl_ray_projector_init(p, &joseph_tracer, error);

@@ -29,6 +29,7 @@ enum { LORS_EVENTS = 0, LORS_BINS = 1, LORS_END_POINTS = 2, LORS_ALL_PAIRS = 3 }
 
 typedef struct {
   const TlRayTracer *tracer;
+  float tor_sigma_mm;    /* PET_TOR_SIGMA: the "tor" class's Gaussian, 0 for the others */
   GHashTable *pipelines; /* variant key -> TlPipeline */
   TlArray *partials;     /* host-visible per-workgroup log-likelihood sums */
 } RayPriv;
@@ -36,6 +37,7 @@ typedef struct {
 gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **error) {
   RayPriv *r = g_new0(RayPriv, 1);
   r->tracer = t;
+  r->tor_sigma_mm = t->tracer == TL_RAY_TRACER_TOR ? (float)(p->params.tor_fwhm_mm / 2.354820045) : 0.0f;
   r->pipelines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                        (GDestroyNotify)tl_pipeline_free);
   p->priv = r;
@@ -55,11 +57,18 @@ static guint32 lors_value(TlLorKind k) {
   return k == TL_LORS_EVENTS ? LORS_EVENTS : k == TL_LORS_BINS ? LORS_BINS : LORS_END_POINTS;
 }
 
+static guint32 float_bits(float f) {
+  guint32 u;
+  memcpy(&u, &f, sizeof u);
+  return u;
+}
+
 /* The pipeline of `kernel` ("pet_forward", "pet_back", "pet_em") for a LOR source, with the
  * scatter mode resolved against the device; cost = rays' voxels x `passes` (em walks twice;
- * attenuated all-pairs sensitivity walks each pair twice too: mu first, then the image). */
+ * attenuated all-pairs sensitivity walks each pair twice too: mu first, then the image).
+ * tof: NULL = none. */
 static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, guint32 atten,
-                            guint32 loglik, guint32 passes, GError **error) {
+                            const TlTof *tof, guint32 loglik, guint32 passes, GError **error) {
   RayPriv *r = p->priv;
   gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
   gboolean scatters = g_strcmp0(kernel, "pet_forward") != 0;
@@ -79,15 +88,21 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
     if (mode == TL_SCATTER_CAS_PORTABLE)
       shader = g_str_equal(kernel, "pet_back") ? "pet_back_cas" : "pet_em_cas";
   }
-  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u", shader, lors, atomic, atten, loglik);
+  /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_FWD_LOGLIK
+   * (pet_forward only; other kernels ignore the entry), PET_TOF, its sigma, bin width and
+   * truncation, PET_TOR_SIGMA (shaders/pet_common.glsl) */
+  guint32 spec[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
+                      float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
+                      float_bits(tof ? tof->n_sigma : 3.0f), float_bits(r->tor_sigma_mm)};
+  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x", shader, lors,
+                                         atomic, atten, loglik, spec[5], spec[6], spec[7],
+                                         spec[8]);
   TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
   if (pl) return pl;
-  /* constant ids 1..5: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_FWD_LOGLIK */
-  guint32 spec[5] = {r->tracer->tracer, lors, atomic, atten, loglik};
-  pl = tl_pipeline_new_builtin(p->ctx, shader, TL_PET_PUSH_SIZE, spec,
-                               g_str_equal(kernel, "pet_forward") ? 5 : 4, error);
+  pl = tl_pipeline_new_builtin(p->ctx, shader, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
+                               error);
   if (!pl) return NULL;
-  tl_pipeline_set_item_cost(pl, MAX(r->tracer->ray_cost(&p->grid), 1u) * passes);
+  tl_pipeline_set_item_cost(pl, MAX(r->tracer->ray_cost(p), 1u) * passes);
   g_hash_table_insert(r->pipelines, g_steal_pointer(&key), pl);
   return pl;
 }
@@ -118,8 +133,8 @@ static char *label(const TlProjector *p, const char *what) {
 
 gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
                                   const TlArray *image, TlArray *out, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL, 0, 1,
-                             error);
+  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL,
+                             lors->tof, 0, 1, error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -132,8 +147,8 @@ gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lor
 
 gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                                const TlArray *weights, TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", lors_value(lors->kind), lors->atten != NULL, 0, 1,
-                             error);
+  TlPipeline *pl = pipeline(p, "pet_back", lors_value(lors->kind), lors->atten != NULL,
+                             lors->tof, 0, 1, error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -149,8 +164,8 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
 
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, TlArray *corr, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), lors->atten != NULL, 0, 2,
-                             error);
+  TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), lors->atten != NULL,
+                             lors->tof, 0, 2, error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
@@ -165,8 +180,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
                                  const TlArray *image, double *sum, GError **error) {
   RayPriv *r = p->priv;
   *sum = 0.0;
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL, 1, 1,
-                             error);
+  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL,
+                             lors->tof, 1, 1, error);
   if (!pl) return FALSE;
   guint32 local = tl_pipeline_local_size(pl);
   guint64 groups = (lors->count + local - 1) / local;
@@ -196,7 +211,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                       const TlArray *crystals, guint stride, guint offset,
                                       const TlArray *mu, TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, mu != NULL, 0, mu ? 2 : 1, error);
+  TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, mu != NULL, NULL, 0, mu ? 2 : 1,
+                             error);
   if (!pl) return FALSE;
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;

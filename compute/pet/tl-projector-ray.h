@@ -7,9 +7,12 @@
 
 G_BEGIN_DECLS
 
+/* PET_TRACER values (shaders/pet_trace.glsl) */
+enum { TL_RAY_TRACER_SIDDON = 0, TL_RAY_TRACER_JOSEPH = 1, TL_RAY_TRACER_TOR = 2 };
+
 typedef struct {
-  guint32 tracer;                               /* PET_TRACER in shaders/pet_trace.glsl */
-  guint32 (*ray_cost)(const TlImageGrid *grid); /* voxels one ray visits at most */
+  guint32 tracer;                             /* TL_RAY_TRACER_* */
+  guint32 (*ray_cost)(const TlProjector *p);  /* voxels one ray visits at most */
 } TlRayTracer;
 
 /* init for a class whose tracer is `t` (static storage). */

@@ -5,8 +5,10 @@
 
 extern const TlProjectorClass tl_siddon_class;
 extern const TlProjectorClass tl_joseph_class;
+extern const TlProjectorClass tl_tor_class;
 
-static const TlProjectorClass *const classes[] = {&tl_siddon_class, &tl_joseph_class};
+static const TlProjectorClass *const classes[] = {&tl_siddon_class, &tl_joseph_class,
+                                                  &tl_tor_class};
 
 const char *const *tl_projector_names(void) {
   static const char *names[G_N_ELEMENTS(classes) + 1];
@@ -16,6 +18,11 @@ const char *const *tl_projector_names(void) {
 
 TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                               GError **error) {
+  return tl_projector_new_with(ctx, name, grid, NULL, error);
+}
+
+TlProjector *tl_projector_new_with(TlContext *ctx, const char *name, const TlImageGrid *grid,
+                                   const TlProjectorParams *params, GError **error) {
   const TlProjectorClass *klass = NULL;
   for (gsize i = 0; i < G_N_ELEMENTS(classes); i++)
     if (name && strcmp(name, classes[i]->name) == 0) klass = classes[i];
@@ -46,6 +53,7 @@ TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGri
   p->ctx = ctx;
   p->grid = *grid;
   p->scatter = TL_SCATTER_AUTO;
+  p->params = params ? *params : (TlProjectorParams){.tor_fwhm_mm = TL_TOR_FWHM_DEFAULT};
   if (klass->init && !klass->init(p, error)) {
     tl_projector_free(p);
     return NULL;
@@ -77,7 +85,45 @@ static gboolean check_image(const TlProjector *p, const TlArray *image, const ch
   return TRUE;
 }
 
+gboolean tl_tof_init(TlTof *tof, const TlScanner *s, double n_sigma, GError **error) {
+  if (n_sigma <= 0) n_sigma = TL_TOF_N_SIGMA;
+  if (!s || s->tof_bins == 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF: scanner '%s' has no TOF bins (tof_bins = 0)", s ? s->name : "(none)");
+    return FALSE;
+  }
+  if (!isfinite(n_sigma) || n_sigma > 10) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF: truncation at %g sigmas, expected a value in (0, 10]", n_sigma);
+    return FALSE;
+  }
+  *tof = (TlTof){.sigma_mm = tl_scanner_tof_sigma_mm(s), .bin_mm = s->tof_bin_mm,
+                 .n_sigma = (float)n_sigma};
+  return TRUE;
+}
+
+static gboolean check_tof(const TlLors *l, GError **error) {
+  const TlTof *t = l->tof;
+  if (!t) return TRUE;
+  if (l->kind != TL_LORS_EVENTS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF needs list-mode events: %s carry no TOF bins",
+                l->kind == TL_LORS_BINS ? "binned counts" : "explicit end points");
+    return FALSE;
+  }
+  if (!(t->sigma_mm > 0) || !isfinite(t->sigma_mm) || !(t->bin_mm > 0) ||
+      !isfinite(t->bin_mm) || !(t->n_sigma > 0) || t->n_sigma > 10) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF kernel: sigma %g mm, bin %g mm, truncation %g sigmas; expected positive "
+                "finite widths and a truncation in (0, 10]",
+                t->sigma_mm, t->bin_mm, t->n_sigma);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean check_lors(const TlLors *l, GError **error) {
+  if (!check_tof(l, error)) return FALSE;
   gsize want = l->kind == TL_LORS_END_POINTS ? 6 * sizeof(float) : 12;
   if (!l->records || tl_array_elem_size(l->records) != want) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,

@@ -4,7 +4,7 @@
  * forward (y = A x), back (x += A^T w, the exact adjoint: same traversal code), the fused EM
  * step of seed 000 Listing 1, the log-likelihood sum and the sensitivity image.
  *
- * A projector is created by name ("siddon", "joseph"). Each name is a TlProjectorClass in its
+ * A projector is created by name ("siddon", "joseph", "tor"). Each name is a TlProjectorClass in its
  * own file (tl-siddon.c, tl-joseph.c); the ray-tracing classes share the kernels of
  * tl-projector-ray.c and differ in one specialization constant, so a new projector is a new
  * file (+ a GLSL include for a ray tracer) and one line in tl-projector.c's table.
@@ -27,6 +27,30 @@ typedef enum {
   TL_LORS_END_POINTS, /* 6 floats per LOR: x0 y0 z0 x1 y1 z1 in mm (24 bytes) */
 } TlLorKind;
 
+/* Time of flight (seed 000 sec. 2.3 eq. 8, d_j = c dt_j / 2). An event's TOF bin b
+ * (TlEvent.tof_bin; docs/formats.md: bin 0 centred on the LOR midpoint, positive towards
+ * crystal b, centre c_b = b * bin_mm) weights the point at signed distance x (mm) from the
+ * midpoint along the LOR by the Gaussian N(x; c, sigma) integrated over the bin and truncated
+ * at n_sigma sigmas, renormalised:
+ *   h_b(x) = [Phi(clamp(c_b + w/2 - x)) - Phi(clamp(c_b - w/2 - x))] / erf(n / sqrt 2),
+ *   Phi(t) = erf(t / (sigma sqrt 2)) / 2,  clamp to [-n sigma, n sigma],  w = bin_mm,
+ * so sum_b h_b(x) = 1 wherever the bins cover x +- n sigma (the non-TOF weights are the
+ * TOF weights summed over bins, and the sensitivity image is the non-TOF one). The
+ * projector's weight a_jn is multiplied by h_b at the sample position (Joseph, TOR: the
+ * point on the plane; Siddon: the middle of the voxel's chord) and only the planes / voxels
+ * within c_b +- (w/2 + n sigma) are visited. */
+typedef struct {
+  float sigma_mm;  /* Gaussian sigma along the LOR (tl_scanner_tof_sigma_mm) */
+  float bin_mm;    /* bin width along the LOR */
+  float n_sigma;   /* truncation, in sigmas (> 0) */
+} TlTof;
+
+/* Default truncation (reference-cases.md: "kernel truncated at 3 sigma"). */
+#define TL_TOF_N_SIGMA 3.0
+/* The scanner's TOF kernel; n_sigma <= 0 means TL_TOF_N_SIGMA. GError when the scanner has
+ * no TOF bins or n_sigma is above 10. */
+gboolean tl_tof_init(TlTof *tof, const TlScanner *scanner, double n_sigma, GError **error);
+
 typedef struct {
   TlLorKind kind;
   TlArray *records;         /* the records (elem size 12 or 24 bytes) */
@@ -36,6 +60,8 @@ typedef struct {
    * indexed like `records` (record first + i reads atten[first + i]). With it the system
    * matrix is A' = diag(a) A (seed 000 eq. 6) in forward, back, em and loglik alike. */
   const TlArray *atten;
+  /* Time of flight (NULL = none): only with TL_LORS_EVENTS, whose third word is the bin. */
+  const TlTof *tof;
 } TlLors;
 
 typedef enum {
@@ -67,11 +93,20 @@ typedef struct {
                           const TlArray *mu, TlArray *image, GError **error);
 } TlProjectorClass;
 
+/* Settings of a projector that has them (others ignore them). */
+typedef struct {
+  /* "tor": FWHM (mm) of the Gaussian across the tube of response (>= 0; 0 = Joseph). */
+  double tor_fwhm_mm;
+} TlProjectorParams;
+
+#define TL_TOR_FWHM_DEFAULT 2.0
+
 struct _TlProjector {
   const TlProjectorClass *klass;
   TlContext *ctx;
   TlImageGrid grid;
   TlScatter scatter;
+  TlProjectorParams params;
   gpointer priv;
 };
 
@@ -79,6 +114,9 @@ struct _TlProjector {
 const char *const *tl_projector_names(void);
 TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                               GError **error);
+/* The same with settings (NULL = defaults: tor_fwhm_mm = TL_TOR_FWHM_DEFAULT). */
+TlProjector *tl_projector_new_with(TlContext *ctx, const char *name, const TlImageGrid *grid,
+                                   const TlProjectorParams *params, GError **error);
 void tl_projector_free(TlProjector *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProjector, tl_projector_free)
 

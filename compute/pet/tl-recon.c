@@ -25,6 +25,9 @@ struct _TlRecon {
   TlArray *mu;       /* attenuation: the mu-map (mm^-1) or NULL */
   TlArray *atten;    /* attenuation: a_j = exp(-integral of mu) per record, or NULL */
   char *mu_hash;     /* SHA-256 of the mu-map's bytes: part of the sensitivity cache key */
+  TlTof tof;
+  gboolean use_tof;  /* list mode with TOF asked for: lors carry &tof */
+  TlArray *scratch;  /* the filter between iterations' temporary, or NULL */
   double truth_sum, total_counts;
   guint done;
   TlReconCallback cb;
@@ -34,7 +37,9 @@ struct _TlRecon {
 void tl_recon_options_init(TlReconOptions *o) {
   *o = (TlReconOptions){.algo = TL_RECON_MLEM, .subsets = 1, .iterations = 10,
                         .projector = "siddon", .loglik = TL_LOGLIK_ITERATION,
-                        .use_cache = TRUE, .scatter = TL_SCATTER_AUTO};
+                        .use_cache = TRUE, .scatter = TL_SCATTER_AUTO,
+                        .tor_fwhm_mm = TL_TOR_FWHM_DEFAULT,
+                        .filter = {.kind = TL_FILTER_NONE}};
 }
 
 void tl_recon_free(TlRecon *r) {
@@ -49,6 +54,7 @@ void tl_recon_free(TlRecon *r) {
   tl_array_free(r->truth);
   tl_array_free(r->mu);
   tl_array_free(r->atten);
+  tl_array_free(r->scratch);
   g_free(r->mu_hash);
   tl_array_free(r->records);
   tl_array_free(r->crystals);
@@ -102,6 +108,14 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
   }
   if (!tl_image_grid_validate(grid, error)) return NULL;
   if (o.attenuation && !tl_recon_check_attenuation(o.attenuation, grid, error)) return NULL;
+  if (o.filter.kind == TL_FILTER_GAUSS &&
+      (!isfinite(o.filter.fwhm_mm) || !(o.filter.fwhm_mm > 0))) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "filter between iterations: Gaussian FWHM %g mm, expected a finite value > 0",
+                o.filter.fwhm_mm);
+    return NULL;
+  }
+  if (o.tof && !tl_tof_init(&(TlTof){0}, scanner, o.tof_n_sigma, error)) return NULL;
   g_autoptr(TlRecon) r = g_new0(TlRecon, 1);
   r->ctx = ctx;
   r->projector_name = g_strdup(o.projector ? o.projector : "siddon");
@@ -113,7 +127,8 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
     if (!r->mu || !tl_array_upload(r->mu, o.attenuation->data, error)) return NULL;
     r->mu_hash = tl_sensitivity_mu_hash(o.attenuation);
   }
-  r->proj = tl_projector_new(ctx, o.projector, grid, error);
+  TlProjectorParams pp = {.tor_fwhm_mm = o.tor_fwhm_mm};
+  r->proj = tl_projector_new_with(ctx, o.projector, grid, &pp, error);
   if (!r->proj) return NULL;
   tl_projector_set_scatter(r->proj, o.scatter);
   r->profile = tl_profile_new();
@@ -123,6 +138,10 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
   r->crystals = tl_scanner_upload(scanner, ctx, error);
   if (!r->crystals) return NULL;
   r->sub_first = g_new0(guint64, o.subsets + 1);
+  if (o.filter.kind != TL_FILTER_NONE && o.filter_every > 0) {
+    r->scratch = tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error);
+    if (!r->scratch) return NULL;
+  }
   return g_steal_pointer(&r);
 }
 
@@ -156,7 +175,13 @@ static gboolean recon_prepare(TlRecon *r, const TlScanner *scanner, gboolean per
   gboolean all_cached = TRUE, hit;
   guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(r->proj));
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
-  if (per_subset && S > 1) {
+  if (r->opt.uniform_sensitivity) {
+    /* seed 000 Table 3's baseline: no sensitivity image at all (s = 1, and binned subsets
+     * share it, since their per-subset images would be s / S) */
+    r->sens = tl_array_new_float(r->ctx, nv, error);
+    tl_expr_args_array(args, "s", r->sens);
+    if (!r->sens || !tl_expr_assign(r->ctx, r->stream, "s = 1", args, error)) return FALSE;
+  } else if (per_subset && S > 1) {
     r->sens_sub = g_new0(TlArray *, S);
     r->sens = tl_array_new_float(r->ctx, nv, error);
     if (!r->sens || !tl_stream_zero(r->stream, r->sens, error)) return FALSE;
@@ -204,10 +229,20 @@ TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlIma
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "the list-mode data hold no events");
     return NULL;
   }
+  if (opt && opt->tof && !lm->has_tof) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF reconstruction asked for, but the list-mode data carry no TOF bins "
+                "(header: tof = 0)");
+    return NULL;
+  }
   g_autoptr(TlRecon) r = recon_new(ctx, lm->scanner, grid, opt, error);
   if (!r) return NULL;
   guint S = r->opt.subsets;
   guint64 n = lm->n_events;
+  if (r->opt.tof) {
+    r->use_tof = tl_tof_init(&r->tof, lm->scanner, r->opt.tof_n_sigma, error);
+    if (!r->use_tof) return NULL;
+  }
   r->kind = TL_LORS_EVENTS;
   r->total_counts = (double)n;
   r->records = tl_array_new(ctx, n, sizeof(TlEvent), error);
@@ -249,6 +284,11 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
                              GError **error) {
   if (!scanner || !tl_scanner_validate(scanner, error)) {
     if (!scanner) g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no scanner");
+    return NULL;
+  }
+  if (opt && opt->tof) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "TOF reconstruction needs list-mode data: binned counts carry no TOF bins");
     return NULL;
   }
   guint n = scanner->n_crystals;
@@ -335,7 +375,8 @@ void tl_recon_set_submit_budget(TlRecon *r, guint64 budget) {
 
 gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error) {
   TlLors all = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
-                .count = r->sub_first[r->opt.subsets], .atten = r->atten};
+                .count = r->sub_first[r->opt.subsets], .atten = r->atten,
+                .tof = r->use_tof ? &r->tof : NULL};
   double data_term = 0, expected = 0;
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "s", r->sens);
@@ -376,7 +417,7 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
   guint S = r->opt.subsets, k = r->done % S;
   TlLors sub = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
                 .first = r->sub_first[k], .count = r->sub_first[k + 1] - r->sub_first[k],
-                .atten = r->atten};
+                .atten = r->atten, .tof = r->use_tof ? &r->tof : NULL};
   /* List mode: s^(k) = s / S, so the update multiplies by S / s; binned: 1 / s^(k). */
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "f", r->f);
@@ -384,9 +425,13 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
   tl_expr_args_array(args, "s", r->sens_sub ? r->sens_sub[k] : r->sens);
   tl_expr_args_scalar(args, "k", r->sens_sub ? 1.0f : (float)S);
   tl_expr_args_set_label(args, "update");
+  /* seed 000's inter-iteration filtering: on the new image before it becomes current */
+  gboolean filter = r->scratch && (r->done + 1) % r->opt.filter_every == 0;
   if (!tl_stream_zero(r->stream, r->c, error) ||
       !tl_projector_em(r->proj, r->stream, &sub, r->f, r->c, error) ||
       !tl_expr_assign(r->ctx, r->stream, "c = select(s > 0, f * c * k / s, 0)", args, error) ||
+      (filter && !tl_filter_apply(r->ctx, r->stream, &r->opt.filter, tl_recon_grid(r), r->c,
+                                  r->scratch, error)) ||
       !tl_stream_finish(r->stream, error))
     return drain(r); /* f still holds the last complete image */
   TlArray *t = r->f;
@@ -396,7 +441,7 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
 
   TlReconProgress p = {.iteration = (r->done - 1) / S + 1, .subset = k, .n_subsets = S,
                        .sub_iterations = r->done, .image = r->f, .loglik = NAN, .rmse = NAN,
-                       .profile = r->profile};
+                       .profile = r->profile, .filtered = filter};
   gboolean want_ll = r->opt.loglik == TL_LOGLIK_SUBITERATION ||
                      (r->opt.loglik == TL_LOGLIK_ITERATION && k == S - 1);
   if ((want_ll && !tl_recon_loglik(r, &p.loglik, error)) ||

@@ -39,6 +39,7 @@
 #include <gio/gio.h>
 #include "tl-listmode.h"
 #include "tl-projector.h"
+#include "tl-filter.h"
 
 G_BEGIN_DECLS
 
@@ -61,6 +62,22 @@ typedef struct {
   /* mu-map in mm^-1 on the recon grid (NULL = no attenuation correction): checked (same
    * grid, finite, 0 <= mu <= TL_RECON_MU_MAX) and copied to the device at creation. */
   const TlImage *attenuation;
+  /* Time of flight (list mode only): weight each event by its TOF bin (TlTof in
+   * tl-projector.h). GError when the data carry no TOF bins. tof_n_sigma: truncation in
+   * sigmas (<= 0: TL_TOF_N_SIGMA). The sensitivity image stays the non-TOF one. */
+  gboolean tof;
+  double tof_n_sigma;
+  /* Projector "tor": FWHM (mm) of its Gaussian across the tube (TlProjectorParams). */
+  double tor_fwhm_mm;
+  /* Filter between iterations (seed 000 "inter-iteration" filtering; STIR's inter-iteration
+   * filter interval): after every filter_every-th sub-iteration the new image is filtered
+   * before it becomes the current one (filter_every = subsets: once per iteration).
+   * filter_every = 0 or kind TL_FILTER_NONE: never. */
+  TlFilter filter;
+  guint filter_every;
+  /* s_n = 1 everywhere instead of the sensitivity image (seed 000 Table 3's baseline "MLEM
+   * without extensions"; not a correct model, for comparisons only). */
+  gboolean uniform_sensitivity;
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
@@ -71,7 +88,8 @@ typedef struct {
  * [0, TL_RECON_MU_MAX]. The GError names both grids, or the voxel and its value. */
 gboolean tl_recon_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
 
-/* MLEM, 1 subset, 10 iterations, Siddon, log-likelihood after each iteration, cache on. */
+/* MLEM, 1 subset, 10 iterations, Siddon, log-likelihood after each iteration, cache on, no
+ * TOF, no filter, tor_fwhm_mm = TL_TOR_FWHM_DEFAULT. */
 void tl_recon_options_init(TlReconOptions *o);
 
 typedef struct {
@@ -83,6 +101,7 @@ typedef struct {
   double loglik;         /* NAN when not computed this time */
   double rmse;           /* NAN without a truth */
   double seconds;        /* wall time of this sub-iteration (log-likelihood and RMSE included) */
+  gboolean filtered;     /* the filter between iterations ran on this image */
   const TlProfile *profile; /* GPU time per kernel since the start */
 } TlReconProgress;
 

@@ -2,9 +2,11 @@
 #include "tl-projector-ray.h"
 
 /* A ray crosses at most one plane per voxel boundary: nx + ny + nz voxels. */
-static guint32 siddon_cost(const TlImageGrid *g) { return g->dims[0] + g->dims[1] + g->dims[2]; }
+static guint32 siddon_cost(const TlProjector *p) {
+  return p->grid.dims[0] + p->grid.dims[1] + p->grid.dims[2];
+}
 
-static const TlRayTracer siddon_tracer = {.tracer = 0, .ray_cost = siddon_cost};
+static const TlRayTracer siddon_tracer = {.tracer = TL_RAY_TRACER_SIDDON, .ray_cost = siddon_cost};
 
 static gboolean siddon_init(TlProjector *p, GError **error) {
   return tl_ray_projector_init(p, &siddon_tracer, error);
