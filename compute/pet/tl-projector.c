@@ -68,6 +68,10 @@ void tl_projector_free(TlProjector *p) {
 }
 
 const char *tl_projector_name(const TlProjector *p) { return p->klass->name; }
+
+char *tl_projector_key(const TlProjector *p) {
+  return p->klass->key ? p->klass->key(p) : g_strdup(p->klass->name);
+}
 const TlImageGrid *tl_projector_grid(const TlProjector *p) { return &p->grid; }
 void tl_projector_set_scatter(TlProjector *p, TlScatter scatter) { p->scatter = scatter; }
 

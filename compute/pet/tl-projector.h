@@ -79,6 +79,8 @@ typedef struct {
   const char *name;
   const char *summary;
   gboolean (*init)(TlProjector *p, GError **error);
+  /* The name with the settings that change a_jn (caches key on it); NULL: the name. */
+  char *(*key)(const TlProjector *p);
   void (*finalize)(TlProjector *p);
   gboolean (*forward)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                       TlArray *out, GError **error);
@@ -121,6 +123,8 @@ void tl_projector_free(TlProjector *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProjector, tl_projector_free)
 
 const char *tl_projector_name(const TlProjector *p);
+/* Name + settings that change the weights, e.g. "tor fwhm 2 mm" (g_free). */
+char *tl_projector_key(const TlProjector *p);
 const TlImageGrid *tl_projector_grid(const TlProjector *p);
 void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
 

@@ -7,17 +7,15 @@
 #include "tl-pet-file.h"
 
 /* Without attenuation the key is what it always was (existing caches stay valid); with it a
- * line "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. The tube of
- * response's width is part of its name ("tor fwhm 2 mm"), as "%.9g" of the double. */
+ * line "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with
+ * settings name them (tl_projector_key: "tor fwhm 2 mm"). */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
   g_autofree char *gk = tl_image_grid_key(tl_projector_grid(p));
   g_autofree char *ak = mu_hash ? g_strdup_printf("attenuation sha256:%s\n", mu_hash)
                                 : g_strdup("");
-  g_autofree char *pk = g_str_equal(tl_projector_name(p), "tor")
-                            ? g_strdup_printf("tor fwhm %.9g mm", p->params.tor_fwhm_mm)
-                            : g_strdup(tl_projector_name(p));
+  g_autofree char *pk = tl_projector_key(p);
   return g_strdup_printf("tomolab-sensitivity 1\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
                          pk, sk, gk, subset, subsets, ak);
 }

@@ -39,9 +39,14 @@ static gboolean tor_init(TlProjector *p, GError **error) {
   return tl_ray_projector_init(p, &tor_tracer, error);
 }
 
+static char *tor_key(const TlProjector *p) {
+  return g_strdup_printf("tor fwhm %.9g mm", p->params.tor_fwhm_mm);
+}
+
 const TlProjectorClass tl_tor_class = {
     .name = "tor",
     .summary = "tube of response: Joseph's planes with a Gaussian across the tube (seed 002)",
     .init = tor_init,
+    .key = tor_key,
     TL_RAY_PROJECTOR_OPS,
 };
