@@ -21,7 +21,7 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
     if (p->n_subsets > 1) fprintf(stderr, " subset %u/%u", p->subset + 1, p->n_subsets);
     if (!isnan(p->loglik)) fprintf(stderr, "  log-likelihood %.10g", p->loglik);
     if (!isnan(p->rmse)) fprintf(stderr, "  RMSE %.6g", p->rmse);
-    fprintf(stderr, "  %.2f s\n", p->seconds);
+    fprintf(stderr, "  %.2f s%s\n", p->seconds, p->filtered ? "  filtered" : "");
   }
 }
 
@@ -39,6 +39,31 @@ static gboolean post_filter(TlContext *ctx, const TlFilter *f, TlImage *img, TlP
          tl_array_download(a, img->data, error);
 }
 
+/* --tof, --tof-nsigma, --tor-fwhm, --filter-every into `o`: NULL, or what is wrong with
+ * the combination (the values themselves are checked again by TlRecon). */
+static const char *check_extensions(TlReconOptions *o, gboolean binned, gboolean tof,
+                                    double tof_nsigma, double tor_fwhm, const TlFilter *filter,
+                                    int filter_every) {
+  if (tof && binned) return "--tof needs list mode: the bins of --binned have no TOF";
+  if (!isnan(tof_nsigma) && !tof) return "--tof-nsigma needs --tof";
+  if (!isnan(tof_nsigma) && !(tof_nsigma > 0)) return "--tof-nsigma must be > 0";
+  if (!isnan(tor_fwhm) && strcmp(o->projector, "tor") != 0)
+    return "--tor-fwhm needs --projector tor";
+  if (!isnan(tor_fwhm) && !(tor_fwhm >= 0 && isfinite(tor_fwhm)))
+    return "--tor-fwhm must be >= 0 mm";
+  if (filter_every != G_MININT && filter->kind == TL_FILTER_NONE)
+    return "--filter-every needs --filter";
+  if (filter_every != G_MININT && filter_every < 1) return "--filter-every must be >= 1";
+  o->tof = tof;
+  o->tof_n_sigma = isnan(tof_nsigma) ? TL_TOF_N_SIGMA : tof_nsigma;
+  if (!isnan(tor_fwhm)) o->tor_fwhm_mm = tor_fwhm;
+  if (filter_every > 0) {
+    o->filter = *filter;
+    o->filter_every = (guint)filter_every;
+  }
+  return NULL;
+}
+
 static int fail(GError *error) {
   fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
   g_error_free(error);
@@ -52,13 +77,28 @@ int tl_cli_recon(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
   g_autofree char *mu_path = NULL;
-  int subsets = 0, iterations = 3;
-  gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE;
+  int subsets = 0, iterations = 3, filter_every = G_MININT;
+  /* NAN / G_MININT = not given: tells "--tor-fwhm 2" from the default when checking
+   * combinations. */
+  double tof_nsigma = NAN, tor_fwhm = NAN;
+  gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
+  g_autofree char *tor_help = g_strdup_printf(
+      "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
+      TL_TOR_FWHM_DEFAULT);
+  g_autofree char *nsigma_help = g_strdup_printf(
+      "With --tof: truncate the TOF kernel at this many sigmas (default %g)", TL_TOF_N_SIGMA);
   GOptionEntry entries[] = {
       {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, "mlem (default) or osem", "ALGO"},
       {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets, "OSEM subsets (default 10)", "S"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 3)", "N"},
-      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector, "siddon (default) or joseph", "NAME"},
+      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
+       "siddon (default), joseph or tor (tube of response)", "NAME"},
+      {"tor-fwhm", 0, 0, G_OPTION_ARG_DOUBLE, &tor_fwhm,
+       tor_help, "MM"},
+      {"tof", 0, 0, G_OPTION_ARG_NONE, &tof,
+       "Time of flight: weight each event by its TOF bin (the file must have TOF bins)", NULL},
+      {"tof-nsigma", 0, 0, G_OPTION_ARG_DOUBLE, &tof_nsigma,
+       nsigma_help, "X"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
        "Image to write: .nii, .nii.gz or .raw (required)", "FILE"},
       {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
@@ -75,7 +115,11 @@ int tl_cli_recon(int argc, char **argv) {
        "When to compute the Poisson log-likelihood: never, iteration (default), subiteration",
        "WHEN"},
       {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter_text,
-       "Filter the final image: median3, median5 or gauss:FWHM (mm) (default none)", "FILTER"},
+       "Filter the final image (or, with --filter-every, between iterations): median3, median5 "
+       "or gauss:FWHM (mm) (default none)", "FILTER"},
+      {"filter-every", 0, 0, G_OPTION_ARG_INT, &filter_every,
+       "With --filter: filter inside the reconstruction after every N-th sub-iteration instead "
+       "of the final image (N = subsets: once per iteration)", "N"},
       {"profile", 0, 0, G_OPTION_ARG_NONE, &profile, "Print GPU time per kernel at the end", NULL},
       {"no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache,
        "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab", NULL},
@@ -88,6 +132,9 @@ int tl_cli_recon(int argc, char **argv) {
   g_option_context_set_description(oc,
       "Example: tomolab-cli recon scan.tlm --algo osem --subsets 10 --iterations 3 \\\n"
       "           --projector joseph -o img.nii --profile\n"
+      "With every PET extension: tomolab-cli recon scan.tlm --algo osem --subsets 10 \\\n"
+      "           --iterations 3 --tof --attenuation mu.nii --filter median3 --filter-every 10 \\\n"
+      "           -o img.nii\n"
       "List-mode MLEM/OSEM on the Vulkan device: one fused kernel per event (forward projection,\n"
       "ratio, back projection), then one fused array expression for the update. The sensitivity\n"
       "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.\n"
@@ -141,6 +188,11 @@ int tl_cli_recon(int argc, char **argv) {
     g_error_free(error);
     return 2;
   }
+  const char *bad = check_extensions(&o, binned, tof, tof_nsigma, tor_fwhm, &filter, filter_every);
+  if (bad) {
+    fprintf(stderr, "tomolab-cli recon: %s\n", bad);
+    return 2;
+  }
 
   g_autoptr(TlListmode) lm = tl_listmode_load(argv[1], &error);
   if (!lm) return fail(error);
@@ -165,6 +217,18 @@ int tl_cli_recon(int argc, char **argv) {
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.projector, tl_context_info(ctx)->name);
   if (mu && !quiet) fprintf(stderr, "recon: attenuation correction with %s\n", mu_path);
+  if (o.tof && !quiet)
+    fprintf(stderr, "recon: time of flight, %u bins of %g mm, kernel truncated at %g sigma\n",
+            lm->scanner->tof_bins, lm->scanner->tof_bin_mm, o.tof_n_sigma);
+  if (strcmp(o.projector, "tor") == 0 && !quiet)
+    fprintf(stderr, "recon: tube of response FWHM %g mm\n", o.tor_fwhm_mm);
+  if (filter.kind != TL_FILTER_NONE && !quiet) {
+    if (o.filter_every)
+      fprintf(stderr, "recon: filter %s every %u sub-iterations%s\n", filter_text, o.filter_every,
+              o.filter_every > o.subsets * o.iterations ? " (never: more than the run makes)" : "");
+    else
+      fprintf(stderr, "recon: filter %s on the final image\n", filter_text);
+  }
   g_autoptr(TlRecon) r = NULL;
   if (binned) {
     g_autoptr(GArray) bins = tl_listmode_histogram(lm);
@@ -201,7 +265,9 @@ int tl_cli_recon(int argc, char **argv) {
   g_autoptr(TlImage) img = tl_recon_image(r, &error);
   g_autoptr(TlProfile) prof = tl_profile_new();
   tl_profile_merge(prof, tl_recon_profile(r));
-  if (!img || !post_filter(ctx, &filter, img, prof, &error) ||
+  /* With --filter-every the filter already ran inside the reconstruction. */
+  TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
+  if (!img || !post_filter(ctx, &post, img, prof, &error) ||
       !tl_image_save(img, output, &error))
     return fail(error);
   if (!quiet)
