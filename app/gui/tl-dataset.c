@@ -12,6 +12,7 @@ static void dataset_clear(gpointer data) {
   tl_listmode_free(d->lm);
   tl_ct_data_free(d->ct);
   tl_image_free(d->truth);
+  tl_image_free(d->mu);
   tl_image_free(d->image);
 }
 
@@ -117,7 +118,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   double events = 2e5;
   guint64 seed = 1;
   guint32 coarsen = 2;
-  gboolean attenuation = FALSE;
+  gboolean attenuation = FALSE, tof = FALSE;
   GVariantDict dict;
   g_variant_dict_init(&dict, params);
   g_variant_dict_lookup(&dict, "phantom", "&s", &phantom);
@@ -126,6 +127,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   g_variant_dict_lookup(&dict, "seed", "t", &seed);
   g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
   g_variant_dict_lookup(&dict, "attenuation", "b", &attenuation);
+  g_variant_dict_lookup(&dict, "tof", "b", &tof);
 
   g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
   if (!scanner) {
@@ -137,8 +139,9 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   tl_phantom_options_init(&po);
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset(phantom, &po, &grid, error);
   g_autoptr(TlImage) activity = NULL, mu = NULL;
-  g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT "%s", phantom,
-                                          scanner->name, events, seed, attenuation ? ", attenuated" : "");
+  g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT "%s%s", phantom,
+                                          scanner->name, events, seed, attenuation ? ", attenuated" : "",
+                                          tof ? ", TOF" : "");
   g_variant_dict_clear(&dict);
   if (!ph || !tl_phantom_rasterise(ph, &grid, 0, &activity, &mu, error))
     return NULL;
@@ -146,6 +149,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   tl_simulate_params_init(&sp);
   sp.events = events;
   sp.seed = seed;
+  sp.tof = tof;
   sp.description = desc;
   TlListmode *lm = tl_simulate(scanner, activity, attenuation ? mu : NULL, &sp, NULL, NULL, cancel, NULL, error);
   if (!lm)
@@ -154,6 +158,8 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   d->name = g_steal_pointer(&desc);
   d->lm = lm;
   d->truth = g_steal_pointer(&activity);
+  d->mu = g_steal_pointer(&mu);
+  d->attenuated = attenuation;
   d->grid = grid;
   return d;
 }
@@ -205,12 +211,42 @@ static void image_free(TlJob *job) {
 }
 static const TlJobVTable kImageJob = {image_step, image_array, image_free};
 
+/* The attenuation map the options ask for: none, the phantom's, or a file read now
+ * (*owned keeps it). */
+static gboolean pet_mu(const TlDataset *d, const TlPetJobOptions *opt, TlImage **owned,
+                       const TlImage **mu, GError **error) {
+  switch (opt->mu) {
+  case TL_PET_MU_PHANTOM:
+    if (!d->mu) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                  "%s has no phantom mu-map: choose a mu-map file for attenuation correction", d->name);
+      return FALSE;
+    }
+    *mu = d->mu;
+    return TRUE;
+  case TL_PET_MU_FILE:
+    if (!opt->mu_path) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                  "Attenuation correction: no mu-map file chosen");
+      return FALSE;
+    }
+    return (*mu = *owned = tl_image_load(opt->mu_path, error)) != NULL;
+  default:
+    return TRUE;
+  }
+}
+
 TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
                           const TlCtJobOptions *ct_opt, GError **error) {
   if (d->ct)
     return tl_ct_job_new(ctx, d->ct, d->truth, &d->grid, ct_opt, error);
-  if (d->lm)
-    return tl_pet_job_new(ctx, d->lm, d->truth, &d->grid, opt, error);
+  if (d->lm) {
+    g_autoptr(TlImage) file_mu = NULL;
+    const TlImage *mu = NULL;
+    if (!pet_mu(d, opt, &file_mu, &mu, error))
+      return NULL;
+    return tl_pet_job_new(ctx, d->lm, d->truth, mu, &d->grid, opt, error);
+  }
   guint64 n = tl_image_grid_n_voxels(&d->grid);
   TlArray *a = tl_array_new_float(ctx, n, error);
   if (!a || !tl_array_upload(a, d->image->data, error)) {

@@ -14,6 +14,8 @@ typedef struct {
   TlListmode *lm;        /* PET list mode, NULL otherwise */
   TlCtData *ct;          /* a CT scan (.tlct or simulated), NULL otherwise */
   TlImage *truth;        /* on grid, NULL when unknown */
+  TlImage *mu;           /* PET: the phantom's mu-map (mm^-1) on grid when simulated */
+  gboolean attenuated;   /* PET: simulated with attenuation (so mu should be corrected for) */
   TlImage *image;        /* an opened image (lm and ct NULL) */
   TlImageGrid grid;
 } TlDataset;
@@ -25,8 +27,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_unref)
 
 /* params as win.simulate takes them (a{sv}): phantom (s), scanner (s: a preset name or a
  * scanner description file), events (d), seed (t), coarsen (u: grid voxels this many
- * times the scanner grid's), attenuation (b, default off: the reconstruction does not
- * correct for it yet, so attenuated data give the hot-rim image). Missing keys take the Simulate dialog's defaults. */
+ * times the scanner grid's), attenuation (b, default off; the phantom's mu-map is kept
+ * for the correction either way), tof (b, default off: record TOF bins; the scanner must
+ * have them). Missing keys take the Simulate dialog's defaults. */
 /* modality (s) "ct" simulates a CT scan instead (needs ctx): phantom (s, a CT preset,
  * default shepp-logan), beam (s: cone or parallel), size (u: volume voxels per side,
  * 1 mm, default 64), views (u, 90), detector (u: columns = rows, 96), i0 (d: incident
@@ -40,7 +43,8 @@ double tl_dataset_events(const TlDataset *d);
 TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error);
 
 /* A job for the runner: PET reconstruction of list mode, or the image itself (which has
- * nothing to iterate). The dataset must outlive the job's creation only. */
+ * nothing to iterate). The dataset must outlive the job's creation only. A mu-map file
+ * (opt->mu = TL_PET_MU_FILE) is read here, so call it on the worker. */
 TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
                           const TlCtJobOptions *ct_opt, GError **error);
 

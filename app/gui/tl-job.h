@@ -6,6 +6,7 @@
 #include "tl-profiler.h"
 #include "tl-array.h"
 #include "pet/tl-image.h"
+#include "pet/tl-filter.h"
 #include "pet/tl-listmode.h"
 #include "ct/tl-ct-data.h"
 
@@ -18,6 +19,7 @@ typedef struct {
   double loglik, rmse;   /* the plotted objective (PET: log-likelihood; CT: the solver's
                             objective, tl_ct_job_objective_label) and RMSE; NAN when not known */
   double seconds;
+  gboolean filtered;     /* PET: the filter between iterations ran on this image */
   TlProfile *profile;    /* GPU time of this sub-iteration only (owned by the step) */
 } TlJobStep;
 
@@ -44,16 +46,34 @@ void tl_job_free(TlJob *job);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlJob, tl_job_free)
 
 /* PET: list-mode MLEM/OSEM (tl-pet-job.c). */
+typedef enum {
+  TL_PET_MU_NONE,     /* no attenuation correction */
+  TL_PET_MU_PHANTOM,  /* the simulated phantom's mu-map (TlDataset.mu) */
+  TL_PET_MU_FILE,     /* a mu-map image file (mu_path), read when the job is made */
+} TlPetMu;
+
 typedef struct {
   gboolean osem;
   guint subsets;
-  char projector[16];    /* "siddon" or "joseph" */
+  char projector[16];    /* "siddon", "joseph" or "tor" */
+  double tor_fwhm_mm;    /* "tor": FWHM across the tube */
+  gboolean tof;          /* weight events by their TOF bins (data with TOF only) */
+  TlPetMu mu;
+  char *mu_path;         /* TL_PET_MU_FILE; owned (tl_pet_job_options_clear) */
+  TlFilter filter;       /* TL_FILTER_NONE = none */
+  /* 0: the filter applies to what is shown and saved, a copy of the current image, while
+   * the iterations go on unfiltered (post-reconstruction filtering, whenever the run
+   * ends); N: inside the reconstruction after every N-th sub-iteration. */
+  guint filter_every;
 } TlPetJobOptions;
 
-/* Copies what it needs; `truth` (may be NULL) must be on `grid`. Slow (sensitivity image):
- * call on the worker. */
+void tl_pet_job_options_clear(TlPetJobOptions *o);
+
+/* Copies what it needs; `truth` and `mu` (attenuation, mm^-1; both may be NULL) must be on
+ * `grid`. Slow (sensitivity image): call on the worker. */
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
-                      const TlImageGrid *grid, const TlPetJobOptions *opt, GError **error);
+                      const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
+                      GError **error);
 
 /* CT: iterative TlCtRecon (SIRT, OS-SART, CGLS, MLEM) or FDK as a one-step job (tl-ct-job.c). */
 typedef struct {

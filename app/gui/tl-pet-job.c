@@ -1,5 +1,7 @@
 /* TlJob over TlRecon. TlRecon's profile accumulates since the start; the window wants
- * the cost of the last sub-iteration, so each step reports the difference. */
+ * the cost of the last sub-iteration, so each step reports the difference. A filter "after
+ * reconstruction" filters a copy of each new image (the run may end after any step), so
+ * the views and saving see the filtered image while the iterations use the unfiltered one. */
 #include <math.h>
 #include "tl-job.h"
 #include "pet/tl-recon.h"
@@ -7,6 +9,10 @@
 typedef struct {
   TlJob parent;
   TlRecon *recon;
+  TlContext *ctx;
+  TlFilter post;       /* filter of the shown image (TL_FILTER_NONE = none) */
+  TlArray *shown, *scratch; /* the filtered copy and the filter's scratch, once made */
+  gboolean shown_valid;     /* shown holds the last complete image, filtered */
   TlProfile *before;   /* the accumulated profile after the previous step */
   TlReconProgress last;
   gboolean have_last;
@@ -14,6 +20,10 @@ typedef struct {
 
 void tl_job_step_clear(TlJobStep *s) {
   g_clear_pointer(&s->profile, tl_profile_free);
+}
+
+void tl_pet_job_options_clear(TlPetJobOptions *o) {
+  g_clear_pointer(&o->mu_path, g_free);
 }
 
 void tl_job_free(TlJob *job) {
@@ -25,6 +35,21 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
   TlPetJob *self = data;
   self->last = *p;
   self->have_last = TRUE;
+}
+
+/* shown = post(current image), timed into `profile`. */
+static gboolean post_filter(TlPetJob *self, TlProfile *profile, GError **error) {
+  guint64 n = tl_image_grid_n_voxels(&self->parent.grid);
+  if (!self->shown && !(self->shown = tl_array_new_float(self->ctx, n, error)))
+    return FALSE;
+  if (!self->scratch && !(self->scratch = tl_array_new_float(self->ctx, n, error)))
+    return FALSE;
+  g_autoptr(TlStream) s = tl_stream_new(self->ctx, error);
+  if (!s)
+    return FALSE;
+  tl_stream_set_profile(s, profile);
+  return tl_stream_copy(s, tl_recon_image_array(self->recon), 0, self->shown, 0, n * sizeof(float), error) &&
+         tl_filter_apply(self->ctx, s, &self->post, &self->parent.grid, self->shown, self->scratch, error);
 }
 
 static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
@@ -43,20 +68,32 @@ static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
     .loglik = self->last.loglik,
     .rmse = self->last.rmse,
     .seconds = self->last.seconds,
+    .filtered = self->last.filtered,
     .profile = tl_profile_new_since(now, self->before),
   };
   tl_profile_clear(self->before);
   tl_profile_merge(self->before, now);
+  if (self->post.kind != TL_FILTER_NONE) {
+    self->shown_valid = post_filter(self, out->profile, error);
+    if (!self->shown_valid) {
+      tl_job_step_clear(out);
+      return FALSE;
+    }
+  }
   return TRUE;
 }
 
 static const TlArray *pet_image(TlJob *job) {
-  return tl_recon_image_array(((TlPetJob *)job)->recon);
+  TlPetJob *self = (TlPetJob *)job;
+  /* Before the first step (the initial image) nothing has been filtered yet. */
+  return self->shown_valid ? self->shown : tl_recon_image_array(self->recon);
 }
 
 static void pet_free(TlJob *job) {
   TlPetJob *self = (TlPetJob *)job;
   tl_recon_free(self->recon);
+  g_clear_pointer(&self->shown, tl_array_free);
+  g_clear_pointer(&self->scratch, tl_array_free);
   tl_profile_free(self->before);
   g_free(self);
 }
@@ -64,12 +101,20 @@ static void pet_free(TlJob *job) {
 static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free};
 
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
-                      const TlImageGrid *grid, const TlPetJobOptions *opt, GError **error) {
+                      const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
+                      GError **error) {
   TlReconOptions o;
   tl_recon_options_init(&o);
   o.algo = opt->osem ? TL_RECON_OSEM : TL_RECON_MLEM;
   o.subsets = opt->osem ? MAX(opt->subsets, 1) : 1;
   o.projector = opt->projector;
+  o.tor_fwhm_mm = opt->tor_fwhm_mm;
+  o.tof = opt->tof;
+  o.attenuation = mu;
+  if (opt->filter_every) {
+    o.filter = opt->filter;
+    o.filter_every = opt->filter_every;
+  }
   /* The convergence plot wants a point per sub-iteration. */
   o.loglik = TL_LOGLIK_SUBITERATION;
   TlRecon *recon = tl_recon_new_listmode(ctx, lm, grid, &o, error);
@@ -82,6 +127,8 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   TlPetJob *self = g_new0(TlPetJob, 1);
   self->parent = (TlJob){&kPetJob, *grid, o.subsets, (double)lm->n_events};
   self->recon = recon;
+  self->ctx = ctx;
+  self->post = opt->filter_every ? (TlFilter){TL_FILTER_NONE, 0} : opt->filter;
   self->before = tl_profile_new();
   /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
   tl_profile_merge(self->before, tl_recon_profile(recon));

@@ -16,12 +16,22 @@ typedef enum { TL_LEVELS_MIN_MAX, TL_LEVELS_P99_5, TL_LEVELS_P99, TL_LEVELS_MANU
 void tl_side_panel_set_dataset(TlSidePanel *self, const char *file, const char *scanner,
                                guint64 events, const TlImageGrid *grid, gboolean truth);
 const char *tl_side_panel_get_dataset_file(TlSidePanel *self);
+/* What the dataset allows the PET rows: list mode (else they are insensitive), TOF bins,
+ * a simulated phantom's mu-map (offered for attenuation correction, and chosen when the
+ * simulation attenuated). Quiet (no "changed"). */
+void tl_side_panel_set_pet_data(TlSidePanel *self, gboolean list_mode, gboolean tof, gboolean phantom_mu,
+                                gboolean attenuated);
+/* As if chosen in the file dialog: attenuation correction with this mu-map file; emits
+ * "changed::algorithm". */
+void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path);
+/* Fills `opt` (clear it with tl_pet_job_options_clear). */
 void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt);
 guint tl_side_panel_get_iterations(TlSidePanel *self);
 /* As if typed in: emits "changed::iterations". */
 void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations);
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations);
-/* The algorithm and projector choices of a modality: PET (MLEM, OSEM; Siddon, Joseph) or
+/* The algorithm and projector choices of a modality: PET (MLEM, OSEM; Siddon, Joseph, tube
+ * of response) or
  * CT (SIRT, OS-SART, CGLS, MLEM, FDK; Joseph, Siddon, Raycast). Quiet (no "changed"). */
 void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct);
 gboolean tl_side_panel_get_ct(TlSidePanel *self);

@@ -8,7 +8,8 @@ struct _TlSimulateDialog {
   AdwWindow parent_instance;
   AdwComboRow *phantom_row, *scanner_row;
   GtkSpinButton *events_spin, *seed_spin, *coarsen_spin;
-  GtkSwitch *attenuation_switch;
+  GtkSwitch *attenuation_switch, *tof_switch;
+  AdwActionRow *tof_row;
   AdwComboRow *modality_row, *ct_phantom_row, *beam_row;
   AdwPreferencesGroup *pet_group, *ct_group;
   GtkSpinButton *size_spin, *views_spin, *detector_spin, *i0_spin, *ct_seed_spin;
@@ -35,6 +36,16 @@ static void on_modality(TlSimulateDialog *self) {
   gtk_widget_set_visible(GTK_WIDGET(self->pet_group), !ct);
 }
 
+/* TOF only where the scanner preset records TOF bins (the simulator refuses it elsewhere). */
+static void on_scanner(TlSimulateDialog *self) {
+  g_autoptr(TlScanner) s = tl_scanner_new_preset(selected_string(self->scanner_row), NULL);
+  gboolean tof = s && s->tof_bins > 0;
+  gtk_widget_set_sensitive(GTK_WIDGET(self->tof_row), tof);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->tof_row), tof ? NULL : "This scanner has no TOF bins");
+  if (!tof)
+    gtk_switch_set_active(self->tof_switch, FALSE);
+}
+
 static guint32 spin_u(GtkSpinButton *s) { return (guint32)gtk_spin_button_get_value(s); }
 
 GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self) {
@@ -57,6 +68,7 @@ GVariant *tl_simulate_dialog_get_params(TlSimulateDialog *self) {
   g_variant_builder_add(&b, "{sv}", "seed", g_variant_new_uint64((guint64)gtk_spin_button_get_value(self->seed_spin)));
   g_variant_builder_add(&b, "{sv}", "coarsen", g_variant_new_uint32((guint32)gtk_spin_button_get_value(self->coarsen_spin)));
   g_variant_builder_add(&b, "{sv}", "attenuation", g_variant_new_boolean(gtk_switch_get_active(self->attenuation_switch)));
+  g_variant_builder_add(&b, "{sv}", "tof", g_variant_new_boolean(gtk_switch_get_active(self->tof_switch)));
   return g_variant_builder_end(&b);
 }
 
@@ -82,6 +94,8 @@ static void tl_simulate_dialog_class_init(TlSimulateDialogClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, seed_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, coarsen_spin);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, attenuation_switch);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, tof_switch);
+  gtk_widget_class_bind_template_child(wc, TlSimulateDialog, tof_row);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, modality_row);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, ct_phantom_row);
   gtk_widget_class_bind_template_child(wc, TlSimulateDialog, beam_row);
@@ -115,6 +129,8 @@ static void tl_simulate_dialog_init(TlSimulateDialog *self) {
   adw_combo_row_set_model(self->scanner_row, scanners);
   select_name(self->phantom_row, "nema");
   select_name(self->scanner_row, "dmi");
+  g_signal_connect_swapped(self->scanner_row, "notify::selected", G_CALLBACK(on_scanner), self);
+  on_scanner(self);
   g_autoptr(GListModel) ct_phantoms = names_model(tl_ct_phantom_preset_names());
   adw_combo_row_set_model(self->ct_phantom_row, ct_phantoms);
   select_name(self->ct_phantom_row, "shepp-logan");

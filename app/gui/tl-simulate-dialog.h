@@ -1,5 +1,5 @@
-/* TlSimulateDialog: a modality switch, then for PET phantom, scanner preset, events, seed and
- * grid coarsening, for CT phantom, beam, volume, views, detector, incident photons and seed;
+/* TlSimulateDialog: a modality switch, then for PET phantom, scanner preset, events, seed,
+ * grid coarsening, attenuation and TOF (scanners with TOF bins only), for CT phantom, beam, volume, views, detector, incident photons and seed;
  * "Simulate" activates win.simulate on the window it belongs to with an a{sv} of those
  * values (CT: modality = "ct"). */
 #pragma once

@@ -1,5 +1,6 @@
 /* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
- * export the views (PNG, written after the next paint) and the plots. Each has a dialog action and a "-to" / "-file" action
+ * export the views (PNG, written after the next paint) and the plots, choose a mu-map for
+ * attenuation correction. Each has a dialog action and a "-to" / "-file" action
  * taking the path (tests and scripts use those).
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
@@ -206,6 +207,16 @@ static void act_open(GSimpleAction *a, GVariant *p, gpointer data) {
   choose(data, "Open", FALSE, NULL, "*.tlm;*.tlct;*.nii;*.nii.gz;*.raw", "List mode, CT data and images",
          tl_window_request_open);
 }
+/* The side panel keeps the path; the file is read when the next job is made. */
+static void set_attenuation(TlWindow *self, const char *path) {
+  tl_side_panel_set_attenuation_file(self->side_panel, path);
+}
+static void act_open_attenuation(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Attenuation Map (mm⁻¹)", FALSE, NULL, "*.nii;*.nii.gz;*.raw", "Images", set_attenuation);
+}
+static void act_attenuation_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_attenuation(data, g_variant_get_string(p, NULL));
+}
 static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
   tl_window_request_open(data, g_variant_get_string(p, NULL));
 }
@@ -231,6 +242,8 @@ static void act_export_plots_to(GSimpleAction *a, GVariant *p, gpointer data) {
 static const GActionEntry kFileActions[] = {
   {"open", act_open, NULL, NULL, NULL, {0}},
   {"open-file", act_open_file, "s", NULL, NULL, {0}},
+  {"open-attenuation", act_open_attenuation, NULL, NULL, NULL, {0}},
+  {"attenuation-file", act_attenuation_file, "s", NULL, NULL, {0}},
   {"save-image", act_save_image, NULL, NULL, NULL, {0}},
   {"save-image-to", act_save_image_to, "s", NULL, NULL, {0}},
   {"export-view", act_export_view, NULL, NULL, NULL, {0}},

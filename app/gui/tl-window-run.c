@@ -65,8 +65,8 @@ static void update_status(TlWindow *self, const TlJobStep *step) {
     if (self->sub_iterations)
       g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
     if (step)
-      g_string_append_printf(s, " (iteration %u, subset %u/%u) · %.3g %s/s", step->iteration,
-                             step->subset + 1, step->n_subsets,
+      g_string_append_printf(s, " (iteration %u, subset %u/%u%s) · %.3g %s/s", step->iteration,
+                             step->subset + 1, step->n_subsets, step->filtered ? ", filtered" : "",
                              step->seconds > 0 ? tl_dataset_events(self->dataset) / (double)step->n_subsets / step->seconds : 0,
                              self->dataset->ct ? "rays" : "events");
   }
@@ -166,6 +166,7 @@ typedef struct {
 static void job_spec_free(gpointer data) {
   JobSpec *s = data;
   tl_dataset_unref(s->dataset);
+  tl_pet_job_options_clear(&s->opt);
   g_free(s);
 }
 
@@ -256,6 +257,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
                                    : g_strdup(d->lm ? d->lm->scanner->name : NULL);
   if (tl_dataset_iterative(d))
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
+  tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_update_fourth_pane(self);
   tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);

@@ -171,6 +171,10 @@ static void test_sirt(void) {
   g_assert_null(tl_window_get_last_error(win));
   g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_true(tl_side_panel_get_ct(tl_window_get_side_panel(win)));
+  /* TOF, attenuation and the PET filters do not apply to CT. */
+  GObject *pet_group = gtk_widget_get_template_child(GTK_WIDGET(tl_window_get_side_panel(win)),
+                                                     TL_TYPE_SIDE_PANEL, "pet_group");
+  g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(pet_group)));
 
   check_projection_view(win);
   Watch w = {0};

@@ -3,6 +3,7 @@
  * each reconstruction to a fraction of a second on lavapipe. */
 #include "tl-gui-test.h"
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 #include <adwaita.h>
 #include "tl-simulate-dialog.h"
@@ -11,7 +12,7 @@
 
 #define WAIT_TIMEOUT_S 90
 
-static char *tmpdir, *scanner_path;
+static char *tmpdir, *scanner_path, *tof_scanner_path;
 
 static gboolean wake(gpointer data) { return G_SOURCE_CONTINUE; }
 
@@ -499,7 +500,89 @@ static void test_frame_clock(void) {
   destroy_window(win);
 }
 
-/* 8 rings of a 12-sided polygon with 4 crystals per side. */
+static GObject *panel_child(TlWindow *win, const char *name) {
+  GObject *o = gtk_widget_get_template_child(GTK_WIDGET(tl_window_get_side_panel(win)), TL_TYPE_SIDE_PANEL, name);
+  g_assert_nonnull(o);
+  return o;
+}
+
+/* Waits for the run the side panel's last change prepared again. */
+static void wait_prepared(TlWindow *win) {
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_null(tl_window_get_last_error(win));
+}
+
+/* Runs the prepared job to the end; the saved image is finite, non-negative, not all 0, and
+ * the last sub-iteration's profile has the filter. */
+static void run_and_check(TlWindow *win, guint sub_iterations, const char *name) {
+  activate(win, "run", NULL);
+  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, sub_iterations);
+  const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "median3"));
+  g_autofree char *nii = g_build_filename(tmpdir, name, NULL);
+  activate(win, "save-image-to", g_variant_new_string(nii));
+  g_assert_true(wait_for(win, file_exists, nii));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlImage) im = tl_image_load(nii, &error);
+  g_assert_no_error(error);
+  for (guint64 i = 0; i < tl_image_grid_n_voxels(&im->grid); i++)
+    g_assert_true(isfinite(im->data[i]) && im->data[i] >= 0);
+  g_assert_cmpfloat(tl_image_sum(im), >, 0);
+}
+
+/* The PET extensions in the side panel: TOF only for data with TOF bins; on attenuated TOF
+ * data the phantom's mu-map is chosen, and TOF + a median filter between iterations (once
+ * per iteration) runs to the end, then the same with the filter after reconstruction. */
+static void test_pet_extensions(void) {
+  TlWindow *win = window_with_data(3, 2);
+  GtkWidget *tof_row = GTK_WIDGET(panel_child(win, "tof_row"));
+  g_assert_false(gtk_widget_get_sensitive(tof_row));
+  g_assert_nonnull(gtk_widget_get_tooltip_text(tof_row));
+  g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(panel_child(win, "pet_group"))));
+
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
+  g_variant_dict_insert(&d, "scanner", "s", tof_scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 3e4);
+  g_variant_dict_insert(&d, "coarsen", "u", 2);
+  g_variant_dict_insert(&d, "tof", "b", TRUE);
+  g_variant_dict_insert(&d, "attenuation", "b", TRUE);
+  activate(win, "simulate", g_variant_dict_end(&d));
+  answer_replace(win, TRUE);
+  g_assert_true(wait_for(win, is_idle, NULL));
+  wait_prepared(win);
+  g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "TOF"));
+  g_assert_true(gtk_widget_get_sensitive(tof_row));
+
+  gtk_switch_set_active(GTK_SWITCH(panel_child(win, "tof_switch")), TRUE);
+  wait_prepared(win);
+  adw_combo_row_set_selected(ADW_COMBO_ROW(panel_child(win, "filter_row")), 1);  /* median 3^3 */
+  wait_prepared(win);
+  adw_combo_row_set_selected(ADW_COMBO_ROW(panel_child(win, "placement_row")), 1);  /* between */
+  wait_prepared(win);
+  gtk_spin_button_set_value(GTK_SPIN_BUTTON(panel_child(win, "every_spin")), 3);
+  wait_prepared(win);
+  TlPetJobOptions opt;
+  tl_side_panel_get_options(tl_window_get_side_panel(win), &opt);
+  g_assert_true(opt.tof);
+  g_assert_cmpint(opt.mu, ==, TL_PET_MU_PHANTOM);
+  g_assert_cmpint(opt.filter.kind, ==, TL_FILTER_MEDIAN3);
+  g_assert_cmpuint(opt.filter_every, ==, 3);
+  tl_pet_job_options_clear(&opt);
+  run_and_check(win, 6, "between.nii");
+
+  /* After reconstruction: a changed setting after a run offers a restart. */
+  adw_combo_row_set_selected(ADW_COMBO_ROW(panel_child(win, "placement_row")), 0);
+  activate(win, "restart", NULL);
+  wait_prepared(win);
+  run_and_check(win, 6, "after.nii");
+  destroy_window(win);
+}
+
+/* 8 rings of a 12-sided polygon with 4 crystals per side; a copy with TOF bins. */
 static void write_scanner(void) {
   TlScannerLayout l = {0};
   l.kind = TL_SCANNER_RING;
@@ -515,6 +598,13 @@ static void write_scanner(void) {
   g_assert_no_error(error);
   scanner_path = g_build_filename(tmpdir, "ring.scanner", NULL);
   g_assert_true(tl_scanner_save(s, scanner_path, &error));
+  g_autoptr(TlScanner) tof = tl_scanner_copy(s);
+  tof->tof_bins = 9;          /* 9 x 15 mm covers every LOR of the 60 mm ring */
+  tof->tof_bin_mm = 15;
+  tof->tof_fwhm_ps = 200;     /* sigma 12.7 mm along the LOR */
+  g_assert_true(tl_scanner_validate(tof, &error));
+  tof_scanner_path = g_build_filename(tmpdir, "ring-tof.scanner", NULL);
+  g_assert_true(tl_scanner_save(tof, tof_scanner_path, &error));
 }
 
 static void remove_tmpdir(void) {
@@ -540,9 +630,11 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/replace-while-running", test_replace_while_running);
   g_test_add_func("/gui/workbench/confirm-replace", test_confirm_replace);
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
+  g_test_add_func("/gui/workbench/pet-extensions", test_pet_extensions);
   int status = g_test_run();
   remove_tmpdir();
   g_free(scanner_path);
+  g_free(tof_scanner_path);
   g_free(tmpdir);
   return status;
 }
