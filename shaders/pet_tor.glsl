@@ -12,7 +12,7 @@
 // so as the width goes to 0 the weights become Joseph's. The tube's Gaussian has sigma
 // PET_TOR_SIGMA (mm) in the distance perpendicular to the LOR; the plane cuts it in an
 // ellipse whose marginal along transverse axis u has s_u = sigma sqrt(1 + (d_u / d_m)^2)
-// (in voxels: / vox_u); the weight is the product of the two marginals (their correlation,
+// (d in mm; in voxels: / vox_u); the weight is the product of the two marginals (their correlation,
 // present when the LOR is oblique in both axes, is left out). Taps reach R = 1 + 3 s voxels
 // from the sample; S_u = sum of T_u over those taps (in or out of the image) renormalises the
 // truncated kernel, so every plane carries exactly Joseph's len_mm / |d_m| and a uniform
@@ -31,10 +31,11 @@ float pet_tor_tap(float x, float s) {
 }
 
 float pet_tor(PetLor l, uint mode, float w, TlFloats img) {
-  vec3 d = (l.p1 - l.p0) / pc.vox;
-  ivec3 ax = pet_axes(d);
+  vec3 d = l.p1 - l.p0;  // mm: the ellipse's marginals are slopes in mm
+  ivec3 ax = pet_axes(d / pc.vox);
   int m = ax.x, u = ax.y, v = ax.z;
   if (d[m] == 0.0) return 0.0;
+  // |d_u / d_m| <= vox_u / vox_m, so s_u <= sigma sqrt 2 / min(vox) (the bound of tl-tor.c)
   vec2 s = vec2(sqrt(1.0 + (d[u] / d[m]) * (d[u] / d[m])) / pc.vox[u],
                 sqrt(1.0 + (d[v] / d[m]) * (d[v] / d[m])) / pc.vox[v]) * PET_TOR_SIGMA;
   vec2 reach = min(vec2(1.0) + 3.0 * s, vec2(float(PET_TOR_TAPS / 2 - 1)));
