@@ -73,3 +73,23 @@ float *fx_download(const TlArray *a) {
   g_assert_no_error(error);
   return out;
 }
+
+void fx_random_unit(GRand *r, double u[3]) {
+  double z = g_rand_double_range(r, -1, 1), phi = g_rand_double_range(r, 0, 2 * G_PI);
+  double s = sqrt(1 - z * z);
+  u[0] = s * cos(phi);
+  u[1] = s * sin(phi);
+  u[2] = z;
+}
+
+double fx_dot(const float *a, const float *b, guint64 n) {
+  double s = 0;
+  for (guint64 i = 0; i < n; i++) s += (double)a[i] * b[i];
+  return s;
+}
+
+double fx_max_abs(const double *a, guint64 n) {
+  double m = 0;
+  for (guint64 i = 0; i < n; i++) m = MAX(m, fabs(a[i]));
+  return m;
+}

@@ -23,3 +23,9 @@ TlArray *fx_upload_crystals(TlContext *ctx, const TlScanner *s);
 TlArray *fx_upload(TlContext *ctx, const void *src, guint64 n, gsize elem);
 float *fx_download(const TlArray *a);
 
+
+/* A direction uniform on the unit sphere. */
+void fx_random_unit(GRand *r, double u[3]);
+/* sum a_i b_i in double; max |a_i|. */
+double fx_dot(const float *a, const float *b, guint64 n);
+double fx_max_abs(const double *a, guint64 n);

@@ -23,14 +23,6 @@ static TlRefKind ref_kind(const char *name) {
  * y in [-16, 16], z in [-15, 15]) so rays through corners and faces are exact. */
 static TlImageGrid grid_small(void) { return fx_grid(20, 16, 12, 2.0f, 2.0f, 2.5f); }
 
-static void random_unit(GRand *r, double u[3]) {
-  double z = g_rand_double_range(r, -1, 1), phi = g_rand_double_range(r, 0, 2 * G_PI);
-  double s = sqrt(1 - z * z);
-  u[0] = s * cos(phi);
-  u[1] = s * sin(phi);
-  u[2] = z;
-}
-
 static void set_lor(Lor *l, const double c[3], const double u[3], double h0, double h1) {
   for (int k = 0; k < 3; k++) {
     l->p0[k] = (float)(c[k] - h0 * u[k]);
@@ -55,8 +47,8 @@ static GArray *make_lors(const TlImageGrid *g, guint n, guint32 seed) {
     double c[3] = {0}, u[3], v[3];
     guint kind = i % 10;
     if (kind < 6) { /* chords of the sphere */
-      random_unit(r, u);
-      random_unit(r, v);
+      fx_random_unit(r, u);
+      fx_random_unit(r, v);
       for (int k = 0; k < 3; k++) {
         l->p0[k] = (float)(45 * u[k]);
         l->p1[k] = (float)(45 * v[k]);
@@ -75,17 +67,17 @@ static GArray *make_lors(const TlImageGrid *g, guint n, guint32 seed) {
       set_lor(l, c, u, 40, 40);
     } else if (kind == 7) { /* through a voxel corner */
       for (int k = 0; k < 3; k++) c[k] = lo[k] + g_rand_int_range(r, 0, g->dims[k] + 1) * g->voxel_mm[k];
-      random_unit(r, u);
+      fx_random_unit(r, u);
       set_lor(l, c, u, 60, 60);
     } else if (kind == 8) { /* ending inside the image */
       for (int k = 0; k < 3; k++) c[k] = g_rand_double_range(r, lo[k], hi[k]);
-      random_unit(r, u);
+      fx_random_unit(r, u);
       set_lor(l, c, u, g_rand_double_range(r, 0, 10), g_rand_double_range(r, 0, 10));
     } else if (i % 20 == 9) { /* zero length */
       for (int k = 0; k < 3; k++) l->p0[k] = l->p1[k] = (float)g_rand_double_range(r, lo[k], hi[k]);
     } else { /* diagonal through the centre region */
       for (int k = 0; k < 3; k++) c[k] = g_rand_double_range(r, -2, 2);
-      random_unit(r, u);
+      fx_random_unit(r, u);
       set_lor(l, c, u, 50, 50);
     }
   }
@@ -124,12 +116,6 @@ static void project(TlProjector *p, const TlLors *lors, const float *x, const fl
   *z = fx_download(dz);
 }
 
-static double dot(const float *a, const float *b, guint64 n) {
-  double s = 0;
-  for (guint64 i = 0; i < n; i++) s += (double)a[i] * b[i];
-  return s;
-}
-
 /* <A x, y> = <x, A^T y> for random x, y: 10^5 end-point LORs and 2 * 10^4 crystal pairs. */
 static void test_adjoint(gconstpointer name) {
   GError *error = NULL;
@@ -145,7 +131,7 @@ static void test_adjoint(gconstpointer name) {
   g_autofree float *w = random_floats(lors->len, 3);
   g_autofree float *y = NULL, *z = NULL;
   project(p, &l, x, w, &y, &z);
-  double ax_w = dot(y, w, lors->len), x_atw = dot(x, z, nv);
+  double ax_w = fx_dot(y, w, lors->len), x_atw = fx_dot(x, z, nv);
   g_test_message("%s end points: <Ax,w> = %.9g, <x,A^T w> = %.9g", (char *)name, ax_w, x_atw);
   g_assert_cmpfloat(fabs(ax_w - x_atw), <=, 1e-5 * fabs(ax_w));
   guint hits = 0;
@@ -167,17 +153,11 @@ static void test_adjoint(gconstpointer name) {
   TlLors le = {.kind = TL_LORS_EVENTS, .records = erec, .crystals = cry, .count = ne};
   g_autofree float *y2 = NULL, *z2 = NULL;
   project(p, &le, x, w, &y2, &z2);
-  ax_w = dot(y2, w, ne);
-  x_atw = dot(x, z2, nv);
+  ax_w = fx_dot(y2, w, ne);
+  x_atw = fx_dot(x, z2, nv);
   g_test_message("%s crystal pairs: <Ax,w> = %.9g, <x,A^T w> = %.9g", (char *)name, ax_w, x_atw);
   g_assert_cmpfloat(fabs(ax_w - x_atw), <=, 1e-5 * fabs(ax_w));
   fx_scanner_free(sc);
-}
-
-static double max_abs(const double *a, guint64 n) {
-  double m = 0;
-  for (guint64 i = 0; i < n; i++) m = MAX(m, fabs(a[i]));
-  return m;
 }
 
 /* Device forward and back projection equal the C reference within 1e-5 of the largest value. */
@@ -208,13 +188,13 @@ static void test_reference(gconstpointer name) {
     if (fabs(y[i] - ry[i]) > ey) ey = fabs(y[i] - ry[i]), worst = i;
   for (guint64 i = 0; i < nv; i++) ez = MAX(ez, fabs(z[i] - rz[i]));
   g_test_message("%s: forward max error %.3g of %.3g (LOR %u: %.7g vs %.7g), back %.3g of %.3g",
-                 (char *)name, ey, max_abs(ry, lors->len), worst, y[worst], ry[worst], ez,
-                 max_abs(rz, nv));
+                 (char *)name, ey, fx_max_abs(ry, lors->len), worst, y[worst], ry[worst], ez,
+                 fx_max_abs(rz, nv));
   const Lor *wl = &g_array_index(lors, Lor, worst);
   g_test_message("worst LOR %.9g %.9g %.9g %.9g %.9g %.9g", wl->p0[0], wl->p0[1], wl->p0[2],
                  wl->p1[0], wl->p1[1], wl->p1[2]);
-  g_assert_cmpfloat(ey, <=, 1e-5 * max_abs(ry, lors->len));
-  g_assert_cmpfloat(ez, <=, 1e-5 * max_abs(rz, nv));
+  g_assert_cmpfloat(ey, <=, 1e-5 * fx_max_abs(ry, lors->len));
+  g_assert_cmpfloat(ez, <=, 1e-5 * fx_max_abs(rz, nv));
 }
 
 /* The analytic chord of a line through an axis-aligned box (slab method), mm. */
@@ -309,7 +289,7 @@ static void test_joseph_smooth(void) {
   for (guint i = 0; i < n; i++) {
     double c[3], u[3];
     for (int k = 0; k < 3; k++) c[k] = g_rand_double_range(r, -1.5 * sigma / sqrt(3), 1.5 * sigma / sqrt(3));
-    random_unit(r, u);
+    fx_random_unit(r, u);
     set_lor(&g_array_index(lors, Lor, i), c, u, 200, 200);
   }
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, n, sizeof(Lor));

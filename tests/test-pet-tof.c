@@ -76,18 +76,6 @@ static void project(TlProjector *p, const TlLors *l, const float *x, const float
   *z = fx_download(dz);
 }
 
-static double dot(const float *a, const float *b, guint64 n) {
-  double s = 0;
-  for (guint64 i = 0; i < n; i++) s += (double)a[i] * b[i];
-  return s;
-}
-
-static double max_abs(const double *a, guint64 n) {
-  double m = 0;
-  for (guint64 i = 0; i < n; i++) m = MAX(m, fabs(a[i]));
-  return m;
-}
-
 static TlRefKind ref_kind(const char *name) {
   return g_str_equal(name, "siddon") ? TL_REF_SIDDON : TL_REF_JOSEPH;
 }
@@ -111,7 +99,7 @@ static void test_adjoint(gconstpointer name) {
   TlLors l = {.kind = TL_LORS_EVENTS, .records = rec, .crystals = cry, .count = ne, .tof = &tof};
   g_autofree float *y = NULL, *z = NULL;
   project(p, &l, x, w, &y, &z);
-  double ax_w = dot(y, w, ne), x_atw = dot(x, z, nv);
+  double ax_w = fx_dot(y, w, ne), x_atw = fx_dot(x, z, nv);
   guint hits = 0;
   for (guint i = 0; i < ne; i++) hits += y[i] > 0;
   g_test_message("%s TOF: <Ax,w> = %.9g, <x,A^T w> = %.9g, %u of %u events non-zero",
@@ -164,7 +152,7 @@ static void test_reference(gconstpointer name) {
     es = MAX(es, fabs(y[i] - y2[i]));
   }
   for (guint64 n = 0; n < nv; n++) ez = MAX(ez, fabs(z[n] - rz[n]));
-  double my = max_abs(ry, ne), mz = max_abs(rz, nv);
+  double my = fx_max_abs(ry, ne), mz = fx_max_abs(rz, nv);
   g_test_message("%s TOF: forward error %.3g of %.3g, back %.3g of %.3g, swapped ends %.3g",
                  (char *)name, ey, my, ez, mz, es);
   g_assert_cmpfloat(my, >, 0);

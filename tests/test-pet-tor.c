@@ -18,14 +18,6 @@ typedef struct {
 /* 24 x 20 x 16 voxels of 2 mm (48 x 40 x 32 mm). */
 static TlImageGrid grid_iso(void) { return fx_grid(24, 20, 16, 2.0f, 2.0f, 2.0f); }
 
-static void random_unit(GRand *r, double u[3]) {
-  double z = g_rand_double_range(r, -1, 1), phi = g_rand_double_range(r, 0, 2 * G_PI);
-  double s = sqrt(1 - z * z);
-  u[0] = s * cos(phi);
-  u[1] = s * sin(phi);
-  u[2] = z;
-}
-
 /* n LORs: chords between random points of a sphere of radius 45 mm (many miss the image or
  * graze it, where the tube reaches voxels the line misses), lines through the central region,
  * axis-parallel ones, short ones ending inside and zero-length ones. */
@@ -37,12 +29,12 @@ static GArray *make_lors(guint n, guint32 seed) {
     Lor *l = &g_array_index(a, Lor, i);
     double c[3], u[3], v[3], h0 = 50, h1 = 50;
     for (int k = 0; k < 3; k++) c[k] = g_rand_double_range(r, -12, 12);
-    random_unit(r, u);
+    fx_random_unit(r, u);
     switch (i % 8) {
     case 0: case 1: case 2: case 3: /* sphere chords */
-      random_unit(r, v);
+      fx_random_unit(r, v);
       for (int k = 0; k < 3; k++) c[k] = 0, u[k] = v[k];
-      random_unit(r, v);
+      fx_random_unit(r, v);
       for (int k = 0; k < 3; k++) l->p0[k] = (float)(45 * u[k]), l->p1[k] = (float)(45 * v[k]);
       continue;
     case 4: /* axis-parallel */
@@ -104,18 +96,6 @@ static void project(TlProjector *p, GArray *lors, const float *x, const float *w
   if (z) *z = fx_download(dz);
 }
 
-static double dot(const float *a, const float *b, guint64 n) {
-  double s = 0;
-  for (guint64 i = 0; i < n; i++) s += (double)a[i] * b[i];
-  return s;
-}
-
-static double max_abs_d(const double *a, guint64 n) {
-  double m = 0;
-  for (guint64 i = 0; i < n; i++) m = MAX(m, fabs(a[i]));
-  return m;
-}
-
 /* <A x, w> = <x, A^T w> within 1e-5 for 5 * 10^4 LORs, widths 2 and 5 mm. */
 static void test_adjoint(void) {
   TlImageGrid g = grid_iso();
@@ -127,7 +107,7 @@ static void test_adjoint(void) {
     g_autoptr(TlProjector) p = tor(&g, widths[i]);
     g_autofree float *y = NULL, *z = NULL;
     project(p, lors, x, w, &y, &z);
-    double ax_w = dot(y, w, lors->len), x_atw = dot(x, z, nv);
+    double ax_w = fx_dot(y, w, lors->len), x_atw = fx_dot(x, z, nv);
     g_test_message("tor %g mm: <Ax,w> = %.9g, <x,A^T w> = %.9g", widths[i], ax_w, x_atw);
     g_assert_cmpfloat(fabs(ax_w - x_atw), <=, 1e-5 * fabs(ax_w));
   }
@@ -155,9 +135,9 @@ static void reference_errors(const TlImageGrid *g, double width, double *ey, dou
   for (guint64 n = 0; n < nv; n++) *ez = MAX(*ez, fabs(z[n] - rz[n]));
   g_test_message("tor %g mm on %gx%gx%g mm voxels: forward error %.3g of %.3g, back %.3g of %.3g",
                  width, g->voxel_mm[0], g->voxel_mm[1], g->voxel_mm[2], *ey,
-                 max_abs_d(ry, lors->len), *ez, max_abs_d(rz, nv));
-  *ey /= max_abs_d(ry, lors->len);
-  *ez /= max_abs_d(rz, nv);
+                 fx_max_abs(ry, lors->len), *ez, fx_max_abs(rz, nv));
+  *ey /= fx_max_abs(ry, lors->len);
+  *ez /= fx_max_abs(rz, nv);
 }
 
 /* Device forward and back projection equal the reference within 1e-5 of the largest value:
@@ -212,9 +192,9 @@ static void test_reference(void) {
   }
   double ey = 0;
   for (guint i = 0; i < ne; i++) ey = MAX(ey, fabs(y[i] - ry[i]));
-  g_test_message("tor 3 mm with TOF: forward error %.3g of %.3g", ey, max_abs_d(ry, ne));
-  g_assert_cmpfloat(max_abs_d(ry, ne), >, 0);
-  g_assert_cmpfloat(ey, <=, 1e-5 * max_abs_d(ry, ne));
+  g_test_message("tor 3 mm with TOF: forward error %.3g of %.3g", ey, fx_max_abs(ry, ne));
+  g_assert_cmpfloat(fx_max_abs(ry, ne), >, 0);
+  g_assert_cmpfloat(ey, <=, 1e-5 * fx_max_abs(ry, ne));
 }
 
 /* Anisotropic voxels (2 x 2 x 3 mm): the tube's Gaussian is one in the perpendicular distance
@@ -289,7 +269,7 @@ static void test_uniform(void) {
     double c[3], u[3];
     int m = i % 3;
     for (int k = 0; k < 3; k++) c[k] = g_rand_double_range(r, -3, 3);
-    do random_unit(r, u); while (fabs(u[m]) < cos(20 * G_PI / 180));
+    do fx_random_unit(r, u); while (fabs(u[m]) < cos(20 * G_PI / 180));
     Lor *l = &g_array_index(lors, Lor, i);
     for (int k = 0; k < 3; k++) {
       l->p0[k] = (float)(c[k] - 100 * u[k]);
