@@ -71,7 +71,7 @@ static GVariant *point_params(void) {
 
 /* A window with the tiny dataset simulated, the run prepared (paused) with OSEM of
  * `subsets` subsets and `iterations` iterations. */
-static TlWindow *window_with_data(guint subsets, guint iterations) {
+static TlWindow *window_with_events(guint subsets, guint iterations, double events) {
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_set_default_size(GTK_WINDOW(win), 900, 700);
   gtk_window_present(GTK_WINDOW(win));
@@ -82,7 +82,7 @@ static TlWindow *window_with_data(guint subsets, guint iterations) {
   g_variant_dict_init(&d, NULL);
   g_variant_dict_insert(&d, "phantom", "s", "cylinder");
   g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 3e4);
+  g_variant_dict_insert(&d, "events", "d", events);
   g_variant_dict_insert(&d, "seed", "t", (guint64)7);
   g_variant_dict_insert(&d, "coarsen", "u", 2);
   activate(win, "simulate", g_variant_dict_end(&d));
@@ -91,6 +91,10 @@ static TlWindow *window_with_data(guint subsets, guint iterations) {
   g_assert_nonnull(tl_window_get_dataset_name(win));
   g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   return win;
+}
+
+static TlWindow *window_with_data(guint subsets, guint iterations) {
+  return window_with_events(subsets, iterations, 3e4);
 }
 
 static void destroy_window(TlWindow *win) {
@@ -474,26 +478,33 @@ static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) 
   return G_SOURCE_CONTINUE;
 }
 
-/* The main thread never waits for the device: frames keep coming while it computes. */
+/* The main thread never waits for the device: frames keep coming while it computes. A main
+ * thread that waited for a sub-iteration (or for most of one) would miss frames for that
+ * long, so the longest gap between frames is compared with the mean sub-iteration time of
+ * the same run (MLEM on 20x more events than elsewhere: sub-iterations last long enough to tell);
+ * both stretch alike when other jobs load the machine, where a fixed bound in ms would not. */
 static void test_frame_clock(void) {
-  TlWindow *win = window_with_data(3, 20);
+  TlWindow *win = window_with_events(1, 8, 6e5);
   Ticks t = {0};
   guint id = gtk_widget_add_tick_callback(GTK_WIDGET(win), on_tick, &t, NULL);
   spin_for(0.2);
   t.measuring = TRUE;
   t.last = 0;
+  gint64 t0 = g_get_monotonic_time();
   activate(win, "run", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(24)));
+  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(4)));
+  double mean_step = (g_get_monotonic_time() - t0) / 4.0;
   t.measuring = FALSE;
-  g_test_message("%u ticks, longest gap %.1f ms (frame clock: %.1f ms) after sub-iteration %u of %u",
-                 t.ticks, t.max_gap / 1000.0, t.frame_time_gap / 1000.0, t.at, tl_window_get_sub_iterations(win));
+  g_test_message("%u ticks, longest gap %.1f ms (frame clock: %.1f ms) after sub-iteration %u; "
+                 "mean sub-iteration %.1f ms",
+                 t.ticks, t.max_gap / 1000.0, t.frame_time_gap / 1000.0, t.at, mean_step / 1000.0);
   g_assert_cmpuint(t.ticks, >, 10);
 #if defined(__SANITIZE_ADDRESS__)
   /* Instrumented (and in scripts/test.sh unoptimised) code says nothing about latency:
    * the run still goes through this path for the sanitizers, the gap is only reported. */
   g_test_message("frame gap not asserted under AddressSanitizer");
 #else
-  g_assert_cmpint(t.max_gap, <=, 50 * 1000);
+  g_assert_cmpfloat(t.max_gap, <, 0.5 * mean_step);
 #endif
   gtk_widget_remove_tick_callback(GTK_WIDGET(win), id);
   activate(win, "stop", NULL);
