@@ -6,6 +6,7 @@
 #include <glib.h>
 #include "pet/tl-image.h"
 #include "pet/tl-listmode.h"
+#include "pet/tl-projector.h"
 
 typedef enum { PET_CPU_SIDDON, PET_CPU_JOSEPH } PetCpuKind;
 
@@ -15,3 +16,12 @@ void pet_cpu_forward(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s,
 /* img += A^T w (w NULL = all ones). */
 void pet_cpu_back(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s, const TlEvent *ev,
                   guint64 n, const float *w, float *img);
+
+/* The same with time of flight (TlTof of tl-projector.h): each event's weights times its TOF
+ * bin's kernel h_b at the sample point, only the planes / voxels inside the bin's window
+ * visited. tof NULL = the non-TOF functions above. */
+void pet_cpu_forward_tof(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s,
+                         const TlEvent *ev, guint64 n, const TlTof *tof, const float *x,
+                         float *out);
+void pet_cpu_back_tof(PetCpuKind kind, const TlImageGrid *g, const TlScanner *s,
+                      const TlEvent *ev, guint64 n, const TlTof *tof, const float *w, float *img);
