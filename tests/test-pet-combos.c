@@ -117,6 +117,19 @@ static double max_rel_diff(const TlImage *a, const TlImage *b) {
   return d / m;
 }
 
+/* No validation message so far, every voxel finite and >= 0, and not all zero; the sum. */
+static double assert_valid_image(const TlImage *x) {
+  g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
+  double sum = 0;
+  for (guint64 i = 0; i < tl_image_grid_n_voxels(&x->grid); i++) {
+    g_assert_true(isfinite(x->data[i]));
+    g_assert_cmpfloat(x->data[i], >=, 0.0f);
+    sum += x->data[i];
+  }
+  g_assert_cmpfloat(sum, >, 0);
+  return sum;
+}
+
 /* 2 x 2 x 3 combinations per projector, one OSEM sub-iteration each: no validation message,
  * finite, >= 0, not all zero, the filtered flag set exactly when a filter is asked for, and
  * switching any one option (TOF, attenuation, filter) changes the image (> 1e-3 of its
@@ -132,14 +145,7 @@ static void test_combinations(gconstpointer projector) {
         g_autoptr(GArray) flags = NULL;
         gint64 t0 = g_get_monotonic_time();
         TlImage *x = im[tof][att][f] = run(&o, 1, &flags);
-        g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
-        double sum = 0;
-        for (guint64 i = 0; i < tl_image_grid_n_voxels(&x->grid); i++) {
-          g_assert_true(isfinite(x->data[i]));
-          g_assert_cmpfloat(x->data[i], >=, 0.0f);
-          sum += x->data[i];
-        }
-        g_assert_cmpfloat(sum, >, 0);
+        double sum = assert_valid_image(x);
         g_assert_cmpuint(flags->len, ==, 1);
         g_assert_cmpint(g_array_index(flags, gboolean, 0), ==, f != 0);
         g_test_message("%s tof=%u atten=%u filter=%s: sum %.6g, %.2f s", (char *)projector, tof,
@@ -163,14 +169,7 @@ static void test_tor(void) {
   o.tor_fwhm_mm = 3;
   g_autoptr(GArray) flags = NULL;
   g_autoptr(TlImage) x = run(&o, 1, &flags);
-  g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
-  double sum = 0;
-  for (guint64 i = 0; i < tl_image_grid_n_voxels(&x->grid); i++) {
-    g_assert_true(isfinite(x->data[i]));
-    g_assert_cmpfloat(x->data[i], >=, 0.0f);
-    sum += x->data[i];
-  }
-  g_assert_cmpfloat(sum, >, 0);
+  assert_valid_image(x);
   g_assert_true(g_array_index(flags, gboolean, 0));
 }
 
