@@ -9,47 +9,18 @@
 #include "tl-window.h"
 #include "ct/tl-ct-simulate.h"
 
-#define WAIT_TIMEOUT_S 90
-
 static char *tmpdir;
 
-static gboolean wake(gpointer data) { return G_SOURCE_CONTINUE; }
-
-typedef gboolean (*Cond)(TlWindow *win, gpointer data);
-
-static gboolean wait_for(TlWindow *win, Cond cond, gpointer data) {
-  gint64 end = g_get_monotonic_time() + WAIT_TIMEOUT_S * G_USEC_PER_SEC;
-  guint timer = g_timeout_add(20, wake, NULL);
-  gboolean ok;
-  while (!(ok = cond(win, data)) && g_get_monotonic_time() < end)
-    g_main_context_iteration(NULL, TRUE);
-  g_source_remove(timer);
-  return ok;
-}
-
-static gboolean is_ready(TlWindow *w, gpointer d) { return tl_window_get_state(w) != TL_WINDOW_LOADING; }
-static gboolean is_idle(TlWindow *w, gpointer d) { return !tl_window_is_busy(w); }
-static gboolean in_state(TlWindow *w, gpointer d) {
-  return tl_window_has_run(w) && tl_window_get_run_state(w) == (TlRunState)GPOINTER_TO_INT(d);
-}
-static gboolean reached(TlWindow *w, gpointer d) {
-  return tl_window_get_sub_iterations(w) >= GPOINTER_TO_UINT(d);
-}
 static gboolean not_running(TlWindow *w, gpointer d) {
   return tl_window_has_run(w) && tl_window_get_run_state(w) != TL_RUN_RUNNING &&
          tl_window_get_run_state(w) != TL_RUN_PREPARING;
-}
-
-static void activate(TlWindow *win, const char *name, GVariant *param) {
-  g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(win), name));
-  g_action_group_activate_action(G_ACTION_GROUP(win), name, param);
 }
 
 static TlWindow *new_window(void) {
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_set_default_size(GTK_WINDOW(win), 900, 700);
   gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(wait_for(win, is_ready, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
   g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
   return win;
 }
@@ -66,19 +37,6 @@ static GVariant *ct_params(void) {
   return g_variant_dict_end(&d);
 }
 
-static void destroy_window(TlWindow *win) {
-  gtk_window_destroy(GTK_WINDOW(win));
-  while (g_main_context_iteration(NULL, FALSE)) {}
-}
-
-static GBytes *texture_bytes(GdkTexture *t) {
-  g_assert_nonnull(t);
-  gsize stride = gdk_texture_get_width(t) * 4;
-  guchar *data = g_malloc(stride * gdk_texture_get_height(t));
-  gdk_texture_download(t, data, stride);
-  return g_bytes_new_take(data, stride * gdk_texture_get_height(t));
-}
-
 typedef struct {
   GBytes *last[TL_N_VIEWS];
   guint steps, changed[TL_N_VIEWS];
@@ -92,7 +50,7 @@ static void on_frame(TlWindow *win, gboolean new_step, Watch *w) {
     GdkTexture *t = tl_slice_view_get_texture(tl_window_get_slice_view(win, v));
     if (!t)
       continue;
-    GBytes *now = texture_bytes(t);
+    GBytes *now = tl_gui_texture_bytes(t);
     if (!w->last[v] || !g_bytes_equal(now, w->last[v]))
       w->changed[v]++;
     g_clear_pointer(&w->last[v], g_bytes_unref);
@@ -120,11 +78,11 @@ static char *plot_header(TlPlot *plot) {
 /* Steps one sub-iteration at a time until `n` are done. */
 static void step_to(TlWindow *win, guint n) {
   for (guint i = tl_window_get_sub_iterations(win); i < n; i++) {
-    g_assert_true(wait_for(win, not_running, NULL));
-    activate(win, "step", NULL);
-    g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(i + 1)));
+    g_assert_true(tl_gui_wait_for(win, not_running, NULL));
+    tl_gui_activate(win, "step", NULL);
+    g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(i + 1)));
   }
-  g_assert_true(wait_for(win, not_running, NULL));
+  g_assert_true(tl_gui_wait_for(win, not_running, NULL));
 }
 
 /* Whether the picture has more than one colour. */
@@ -148,28 +106,28 @@ static void check_projection_view(TlWindow *win) {
   const TlSlice *s = tl_slice_view_get_slice(image);
   g_assert_cmpuint(s->width, ==, 24);
   g_assert_cmpuint(s->height, ==, 24);
-  g_autoptr(GBytes) first = texture_bytes(tl_slice_view_get_texture(image));
+  g_autoptr(GBytes) first = tl_gui_texture_bytes(tl_slice_view_get_texture(image));
   g_assert_true(non_blank(first));
   /* A quarter turn later the (asymmetric) phantom casts another shadow. */
   tl_projection_view_set_view(pv, 6);
   g_assert_cmpuint(tl_projection_view_get_view(pv), ==, 6);
-  g_autoptr(GBytes) quarter = texture_bytes(tl_slice_view_get_texture(image));
+  g_autoptr(GBytes) quarter = tl_gui_texture_bytes(tl_slice_view_get_texture(image));
   g_assert_true(non_blank(quarter));
   g_assert_false(g_bytes_equal(first, quarter));
   tl_projection_view_set_view(pv, 1000);  /* clamped */
   g_assert_cmpuint(tl_projection_view_get_view(pv), ==, 23);
   tl_projection_view_set_view(pv, 0);
-  g_autoptr(GBytes) back = texture_bytes(tl_slice_view_get_texture(image));
+  g_autoptr(GBytes) back = tl_gui_texture_bytes(tl_slice_view_get_texture(image));
   g_assert_true(g_bytes_equal(first, back));
 }
 
 static void test_sirt(void) {
   TlWindow *win = new_window();
   tl_side_panel_set_ct_algorithm(tl_window_get_side_panel(win), "sirt", 1, 3);
-  activate(win, "simulate", ct_params());
-  g_assert_true(wait_for(win, is_idle, NULL));
+  tl_gui_activate(win, "simulate", ct_params());
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_true(tl_side_panel_get_ct(tl_window_get_side_panel(win)));
   /* TOF, attenuation and the PET filters do not apply to CT. */
   GObject *pet_group = gtk_widget_get_template_child(GTK_WIDGET(tl_window_get_side_panel(win)),
@@ -208,12 +166,12 @@ static void test_sirt(void) {
   g_assert_null(strstr(header, "log-likelihood"));
 
   /* win.show-mip hides and shows the fourth pane: here the projections. */
-  activate(win, "show-mip", NULL);
+  tl_gui_activate(win, "show-mip", NULL);
   g_assert_false(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_projection_view(win))));
-  activate(win, "show-mip", NULL);
+  tl_gui_activate(win, "show-mip", NULL);
   g_assert_true(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_projection_view(win))));
   g_assert_false(gtk_widget_get_visible(GTK_WIDGET(tl_window_get_slice_view(win, TL_VIEW_MIP))));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* A .tlct file opens as a CT dataset (no truth: no RMSE); CGLS, then MLEM's label. */
@@ -237,11 +195,11 @@ static void test_open_tlct(void) {
   g_assert_true(tl_ct_data_save(data, path, &error));
 
   tl_side_panel_set_ct_algorithm(tl_window_get_side_panel(win), "cgls", 1, 2);
-  activate(win, "open-file", g_variant_new_string(path));
-  g_assert_true(wait_for(win, is_idle, NULL));
+  tl_gui_activate(win, "open-file", g_variant_new_string(path));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, "scan.tlct");
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   step_to(win, 2);
   g_assert_null(tl_window_get_last_error(win));
   TlPlot *plot = tl_window_get_convergence_plot(win);
@@ -252,22 +210,22 @@ static void test_open_tlct(void) {
 
   /* MLEM: the plotted value is a log-likelihood. */
   tl_side_panel_set_ct_algorithm(tl_window_get_side_panel(win), "mlem", 2, 1);
-  activate(win, "restart", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_activate(win, "restart", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   step_to(win, 1);
   g_autofree char *header = plot_header(plot);
   g_assert_nonnull(strstr(header, "log-likelihood"));
   g_assert_null(tl_window_get_last_error(win));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* FDK is a job of one step. */
 static void test_fdk(void) {
   TlWindow *win = new_window();
   tl_side_panel_set_ct_algorithm(tl_window_get_side_panel(win), "fdk", 1, 1);
-  activate(win, "simulate", ct_params());
-  g_assert_true(wait_for(win, is_idle, NULL));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_activate(win, "simulate", ct_params());
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   step_to(win, 1);
   g_assert_cmpint(tl_window_get_run_state(win), ==, TL_RUN_FINISHED);
   g_assert_null(tl_window_get_last_error(win));
@@ -279,7 +237,7 @@ static void test_fdk(void) {
   g_assert_cmpfloat(hi, >, 0.005);
   const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
   g_assert_nonnull(tl_profile_lookup(p, "fdk filter"));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 static const char *param_s(GVariant *p, const char *key) {
@@ -297,7 +255,7 @@ static guint32 param_u(GVariant *p, const char *key) {
 /* The Simulate dialog's modality switch: PET asks for a scanner, CT for an orbit. */
 static void test_dialog_modality(void) {
   TlWindow *win = new_window();
-  activate(win, "simulate-dialog", NULL);
+  tl_gui_activate(win, "simulate-dialog", NULL);
   TlSimulateDialog *dialog = NULL;
   GListModel *tops = gtk_window_get_toplevels();
   for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
@@ -321,17 +279,7 @@ static void test_dialog_modality(void) {
   g_assert_cmpuint(param_u(ct, "detector"), ==, 96);
   g_assert_false(g_variant_lookup(ct, "scanner", "&s", NULL));
   gtk_window_destroy(GTK_WINDOW(dialog));
-  destroy_window(win);
-}
-
-static void remove_tmpdir(void) {
-  g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name(dir))) {
-    g_autofree char *p = g_build_filename(tmpdir, name, NULL);
-    g_unlink(p);
-  }
-  g_rmdir(tmpdir);
+  tl_gui_destroy_window(win);
 }
 
 int main(int argc, char **argv) {
@@ -344,7 +292,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/ct/fdk", test_fdk);
   g_test_add_func("/gui/ct/dialog-modality", test_dialog_modality);
   int status = g_test_run();
-  remove_tmpdir();
+  tl_gui_remove_dir(tmpdir);
   g_free(tmpdir);
   return status;
 }

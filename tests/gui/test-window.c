@@ -20,11 +20,6 @@ static TlWindowState wait_loaded(TlWindow *win) {
   return tl_window_get_state(win);
 }
 
-static void destroy_window(TlWindow *win) {
-  gtk_window_destroy(GTK_WINDOW(win));
-  while (g_main_context_iteration(NULL, FALSE)) {}
-}
-
 static void test_shows_device(void) {
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_present(GTK_WINDOW(win));
@@ -53,7 +48,7 @@ static void test_shows_device(void) {
   g_assert_true(g_str_has_prefix(validation, tl_context_validation_enabled(ctx) ? "On" : "Off"));
   g_assert_cmpuint(tl_context_validation_messages(ctx), ==, 0);
 
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 static void test_missing_device(void) {
@@ -64,7 +59,7 @@ static void test_missing_device(void) {
   const GError *error = tl_window_get_error(win);
   g_assert_nonnull(error);
   g_assert_nonnull(strstr(tl_window_get_error_text(win), error->message));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* Closing the window while the worker runs must not touch the disposed widgets. */

@@ -10,52 +10,13 @@
 #include "tl-window.h"
 #include "pet/tl-listmode.h"
 
-#define WAIT_TIMEOUT_S 90
-
 static char *tmpdir, *scanner_path, *tof_scanner_path;
 
-static gboolean wake(gpointer data) { return G_SOURCE_CONTINUE; }
-
-typedef gboolean (*Cond)(TlWindow *win, gpointer data);
-
-/* Runs the main loop until cond holds (FALSE on timeout). */
-static gboolean wait_for(TlWindow *win, Cond cond, gpointer data) {
-  gint64 end = g_get_monotonic_time() + WAIT_TIMEOUT_S * G_USEC_PER_SEC;
-  guint timer = g_timeout_add(20, wake, NULL);
-  gboolean ok;
-  while (!(ok = cond(win, data)) && g_get_monotonic_time() < end)
-    g_main_context_iteration(NULL, TRUE);
-  g_source_remove(timer);
-  return ok;
-}
-
-static void spin_for(double seconds) {
-  gint64 end = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
-  guint timer = g_timeout_add(20, wake, NULL);
-  while (g_get_monotonic_time() < end)
-    g_main_context_iteration(NULL, TRUE);
-  g_source_remove(timer);
-}
-
-static gboolean is_ready(TlWindow *w, gpointer d) { return tl_window_get_state(w) != TL_WINDOW_LOADING; }
 static gboolean is_settled(TlWindow *w, gpointer d) { return tl_window_is_settled(w); }
-static gboolean is_idle(TlWindow *w, gpointer d) { return !tl_window_is_busy(w); }
-static gboolean in_state(TlWindow *w, gpointer d) {
-  return tl_window_has_run(w) && tl_window_get_run_state(w) == (TlRunState)GPOINTER_TO_INT(d);
-}
-static gboolean reached(TlWindow *w, gpointer d) {
-  return tl_window_get_sub_iterations(w) >= GPOINTER_TO_UINT(d);
-}
-
-static void activate(TlWindow *win, const char *name, GVariant *param) {
-  g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(win), name));
-  g_action_group_activate_action(G_ACTION_GROUP(win), name, param);
-}
-
 /* Answers the pending "Replace the current reconstruction?" dialog. */
 static void answer_replace(TlWindow *win, gboolean replace) {
   g_assert_nonnull(tl_window_get_replace_dialog(win));
-  activate(win, "confirm-replace", g_variant_new_boolean(replace));
+  tl_gui_activate(win, "confirm-replace", g_variant_new_boolean(replace));
   g_assert_null(tl_window_get_replace_dialog(win));
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "confirm-replace"));
 }
@@ -75,7 +36,7 @@ static TlWindow *window_with_events(guint subsets, guint iterations, double even
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_set_default_size(GTK_WINDOW(win), 900, 700);
   gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(wait_for(win, is_ready, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
   g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
   tl_side_panel_set_algorithm(tl_window_get_side_panel(win), TRUE, subsets, iterations);
   GVariantDict d;
@@ -85,29 +46,16 @@ static TlWindow *window_with_events(guint subsets, guint iterations, double even
   g_variant_dict_insert(&d, "events", "d", events);
   g_variant_dict_insert(&d, "seed", "t", (guint64)7);
   g_variant_dict_insert(&d, "coarsen", "u", 2);
-  activate(win, "simulate", g_variant_dict_end(&d));
-  g_assert_true(wait_for(win, is_idle, NULL));
+  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_nonnull(tl_window_get_dataset_name(win));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   return win;
 }
 
 static TlWindow *window_with_data(guint subsets, guint iterations) {
   return window_with_events(subsets, iterations, 3e4);
-}
-
-static void destroy_window(TlWindow *win) {
-  gtk_window_destroy(GTK_WINDOW(win));
-  while (g_main_context_iteration(NULL, FALSE)) {}
-}
-
-static GBytes *texture_bytes(GdkTexture *t) {
-  g_assert_nonnull(t);
-  gsize stride = gdk_texture_get_width(t) * 4;
-  guchar *data = g_malloc(stride * gdk_texture_get_height(t));
-  gdk_texture_download(t, data, stride);
-  return g_bytes_new_take(data, stride * gdk_texture_get_height(t));
 }
 
 typedef struct {
@@ -122,7 +70,7 @@ static void on_frame(TlWindow *win, gboolean new_step, Watch *w) {
     return;
   w->steps++;
   for (int v = 0; v < TL_N_VIEWS; v++) {
-    GBytes *now = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, v)));
+    GBytes *now = tl_gui_texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, v)));
     if (!w->last[v] || !g_bytes_equal(now, w->last[v]))
       w->changed[v]++;
     g_clear_pointer(&w->last[v], g_bytes_unref);
@@ -163,8 +111,8 @@ static void test_run(void) {
   TlWindow *win = window_with_data(3, 1);
   Watch w = {win};
   gulong id = g_signal_connect(win, "frame", G_CALLBACK(on_frame), &w);
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 3);
   g_assert_cmpuint(w.steps, ==, 3);
   for (int v = 0; v < TL_N_VIEWS; v++)
@@ -190,11 +138,11 @@ static void test_run(void) {
   g_assert_cmpuint(tl_plot_n_points(plot, 1), ==, 3);
 
   /* Save (NIfTI), view PNG and plots as CSV + PNG (once the page transition is over). */
-  g_assert_true(wait_for(win, is_settled, NULL));
-  spin_for(0.1);
+  g_assert_true(tl_gui_wait_for(win, is_settled, NULL));
+  tl_gui_spin(0.1);
   g_autofree char *nii = g_build_filename(tmpdir, "image.nii", NULL);
-  activate(win, "save-image-to", g_variant_new_string(nii));
-  g_assert_true(wait_for(win, file_exists, nii));  /* between two sub-iterations, on the worker */
+  tl_gui_activate(win, "save-image-to", g_variant_new_string(nii));
+  g_assert_true(tl_gui_wait_for(win, file_exists, nii));  /* between two sub-iterations, on the worker */
   g_autoptr(GError) error = NULL;
   g_autoptr(TlImage) im = tl_image_load(nii, &error);
   g_assert_no_error(error);
@@ -205,18 +153,18 @@ static void test_run(void) {
   SliceCheck check = {im, {3, 2, 1}};
   g_signal_emit_by_name(tl_window_get_slice_view(win, TL_VIEW_AXIAL), "position-changed",
                         check.pos[0], check.pos[1], check.pos[2]);
-  g_assert_true(wait_for(win, slices_match, &check));
+  g_assert_true(tl_gui_wait_for(win, slices_match, &check));
   const guint nx = im->grid.dims[0], ny = im->grid.dims[1];
 
   /* Without the MIP only rows and column spans are read, never the whole volume. */
-  activate(win, "show-mip", NULL);
+  tl_gui_activate(win, "show-mip", NULL);
   SliceCheck ranges = {im, {nx - 2, 1, im->grid.dims[2] - 1}};
   g_signal_emit_by_name(tl_window_get_slice_view(win, TL_VIEW_CORONAL), "position-changed",
                         ranges.pos[0], ranges.pos[1], ranges.pos[2]);
-  g_assert_true(wait_for(win, slices_match, &ranges));
+  g_assert_true(tl_gui_wait_for(win, slices_match, &ranges));
   g_assert_null(tl_slice_view_get_slice(tl_window_get_slice_view(win, TL_VIEW_MIP))->data);
-  activate(win, "show-mip", NULL);
-  g_assert_true(wait_for(win, slices_match, &ranges));
+  tl_gui_activate(win, "show-mip", NULL);
+  g_assert_true(tl_gui_wait_for(win, slices_match, &ranges));
 
   /* Line profile across the axial view, with the truth overlaid. */
   g_signal_emit_by_name(tl_window_get_slice_view(win, TL_VIEW_AXIAL), "line", 0.5, ny / 2.0, nx - 0.5, ny / 2.0);
@@ -226,11 +174,11 @@ static void test_run(void) {
   g_assert_cmpuint(tl_plot_n_points(line, 1), ==, tl_plot_n_points(line, 0));
 
   g_autofree char *png = g_build_filename(tmpdir, "view.png", NULL);
-  activate(win, "export-view-to", g_variant_new_string(png));  /* written after the next paint */
-  g_assert_true(wait_for(win, file_exists, png));
+  tl_gui_activate(win, "export-view-to", g_variant_new_string(png));  /* written after the next paint */
+  g_assert_true(tl_gui_wait_for(win, file_exists, png));
   g_assert_null(tl_window_get_last_error(win));
   g_autofree char *prefix = g_build_filename(tmpdir, "plots", NULL);
-  activate(win, "export-plots-to", g_variant_new_string(prefix));
+  tl_gui_activate(win, "export-plots-to", g_variant_new_string(prefix));
   g_autofree char *csv = g_strconcat(prefix, "-convergence.csv", NULL);
   g_autofree char *text = NULL;
   g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
@@ -244,18 +192,18 @@ static void test_run(void) {
   g_assert_null(tl_window_get_last_error(win));
 
   /* Another colour map recolours the views. */
-  g_autoptr(GBytes) hot = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  g_autoptr(GBytes) hot = tl_gui_texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
   tl_side_panel_set_colormap(tl_window_get_side_panel(win), TL_COLORMAP_VIRIDIS);
-  g_autoptr(GBytes) viridis = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  g_autoptr(GBytes) viridis = tl_gui_texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
   g_assert_false(g_bytes_equal(hot, viridis));
 
   /* The saved image opens as a dataset of its own: shown, nothing to run. */
-  activate(win, "open-file", g_variant_new_string(nii));
-  g_assert_true(wait_for(win, is_idle, NULL));
+  tl_gui_activate(win, "open-file", g_variant_new_string(nii));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, "image.nii");
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   SliceCheck centre = {im, {nx / 2, ny / 2, im->grid.dims[2] / 2}};
-  g_assert_true(wait_for(win, slices_match, &centre));
+  g_assert_true(tl_gui_wait_for(win, slices_match, &centre));
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "run"));
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "step"));
   g_assert_null(tl_window_get_last_error(win));
@@ -263,7 +211,7 @@ static void test_run(void) {
   g_signal_handler_disconnect(win, id);
   for (int v = 0; v < TL_N_VIEWS; v++)
     g_clear_pointer(&w.last[v], g_bytes_unref);
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* The Simulate dialog offers the PET core's presets and hands win.simulate its values;
@@ -271,8 +219,8 @@ static void test_run(void) {
 static void test_dialog_and_overlay(void) {
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(wait_for(win, is_ready, NULL));
-  activate(win, "simulate-dialog", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  tl_gui_activate(win, "simulate-dialog", NULL);
   TlSimulateDialog *dialog = NULL;
   GListModel *tops = gtk_window_get_toplevels();
   for (guint i = 0; i < g_list_model_get_n_items(tops); i++) {
@@ -294,41 +242,41 @@ static void test_dialog_and_overlay(void) {
 
   GtkWidget *overlay = GTK_WIDGET(tl_window_get_profile_view(win));
   g_assert_false(gtk_widget_get_visible(overlay));
-  activate(win, "show-profiling", NULL);
+  tl_gui_activate(win, "show-profiling", NULL);
   g_assert_true(gtk_widget_get_visible(overlay));
-  activate(win, "show-profiling", NULL);
+  tl_gui_activate(win, "show-profiling", NULL);
   g_assert_false(gtk_widget_get_visible(overlay));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* A new dataset while a run is under way: the old run is retired, never waited for. */
 static void test_replace_while_running(void) {
   TlWindow *win = window_with_data(3, 50);
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
-  activate(win, "simulate", point_params());
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  tl_gui_activate(win, "simulate", point_params());
   answer_replace(win, TRUE);  /* asked first: see /gui/workbench/confirm-replace */
-  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_true(g_str_has_prefix(tl_window_get_dataset_name(win), "point on"));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
-  destroy_window(win);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  tl_gui_destroy_window(win);
 }
 
 /* A new dataset while a run is paused asks first: Cancel keeps the dataset and the run
  * (stepping goes on), Replace simulates and retires the run. */
 static void test_confirm_replace(void) {
   TlWindow *win = window_with_data(3, 5);
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_autofree char *name = g_strdup(tl_window_get_dataset_name(win));
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "confirm-replace"));
 
-  activate(win, "simulate", point_params());
+  tl_gui_activate(win, "simulate", point_params());
   GtkWindow *dialog = tl_window_get_replace_dialog(win);
   g_assert_true(ADW_IS_MESSAGE_DIALOG(dialog));
   g_assert_cmpstr(adw_message_dialog_get_heading(ADW_MESSAGE_DIALOG(dialog)), ==,
@@ -337,105 +285,105 @@ static void test_confirm_replace(void) {
   g_assert_cmpint(adw_message_dialog_get_response_appearance(ADW_MESSAGE_DIALOG(dialog), "replace"), ==,
                   ADW_RESPONSE_DESTRUCTIVE);
   g_assert_true(gtk_window_get_modal(dialog));
-  spin_for(0.1);
+  tl_gui_spin(0.1);
   g_assert_false(tl_window_is_busy(win));  /* nothing started */
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
 
   answer_replace(win, FALSE);
-  spin_for(0.1);
+  tl_gui_spin(0.1);
   g_assert_false(tl_window_is_busy(win));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
   g_assert_cmpint(tl_window_get_run_state(win), ==, TL_RUN_PAUSED);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 1);
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(2)));
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(2)));
 
   /* The dialog's own Cancel (closing it) answers the same way. */
-  activate(win, "simulate", point_params());
+  tl_gui_activate(win, "simulate", point_params());
   gtk_window_close(tl_window_get_replace_dialog(win));
   g_assert_null(tl_window_get_replace_dialog(win));
   g_assert_false(tl_window_is_busy(win));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
 
-  activate(win, "simulate", point_params());
+  tl_gui_activate(win, "simulate", point_params());
   answer_replace(win, TRUE);
-  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_true(g_str_has_prefix(tl_window_get_dataset_name(win), "point on"));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
 
   /* Stopped: nothing left to lose, no question. */
-  activate(win, "stop", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_STOPPED)));
-  activate(win, "simulate", point_params());
+  tl_gui_activate(win, "stop", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_STOPPED)));
+  tl_gui_activate(win, "simulate", point_params());
   g_assert_null(tl_window_get_replace_dialog(win));
-  g_assert_true(wait_for(win, is_idle, NULL));
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
-  destroy_window(win);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_destroy_window(win);
 }
 
 static void test_pause_step_stop(void) {
   TlWindow *win = window_with_data(3, 20);
   /* Paused after preparing: nothing runs by itself. */
-  spin_for(0.3);
+  tl_gui_spin(0.3);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
 
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
-  activate(win, "pause", NULL);
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  tl_gui_activate(win, "pause", NULL);
   /* The sub-iteration under way completes, then nothing more. */
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   guint n = tl_window_get_sub_iterations(win);
-  spin_for(0.5);
+  tl_gui_spin(0.5);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, n);
 
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(n + 1)));
-  spin_for(0.3);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(n + 1)));
+  tl_gui_spin(0.3);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, n + 1);
   g_assert_cmpint(tl_window_get_run_state(win), ==, TL_RUN_PAUSED);
 
   /* A parameter changed while paused applies from the next step: 2 iterations of 3
    * subsets end the run at 6. */
   tl_side_panel_set_iterations(tl_window_get_side_panel(win), 2);
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 6);
   tl_side_panel_set_iterations(tl_window_get_side_panel(win), 20);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   n = 6;
 
   /* Resume, then stop: the last complete image stays and nothing more runs. */
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(n + 2)));
-  activate(win, "stop", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_STOPPED)));
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(n + 2)));
+  tl_gui_activate(win, "stop", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_STOPPED)));
   guint stopped = tl_window_get_sub_iterations(win);
-  g_autoptr(GBytes) shown = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
-  spin_for(0.3);
+  g_autoptr(GBytes) shown = tl_gui_texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  tl_gui_spin(0.3);
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, stopped);
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "step"));
   g_assert_false(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "run"));
-  g_autoptr(GBytes) after = texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
+  g_autoptr(GBytes) after = tl_gui_texture_bytes(tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL)));
   g_assert_true(g_bytes_equal(shown, after));
   g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(win), "save-image"));
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 static void test_corrupt_file(void) {
   TlWindow *win = window_with_data(3, 1);
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(1)));
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
   g_autofree char *name = g_strdup(tl_window_get_dataset_name(win));
 
   g_autofree char *bad = g_build_filename(tmpdir, "corrupt.tlm", NULL);
   g_assert_true(g_file_set_contents(bad, "TOMOLAB-LISTMODE 1\nnot a header\n\x01\x02", -1, NULL));
   g_autoptr(GError) expected = NULL;
   g_assert_null(tl_listmode_load(bad, &expected));
-  activate(win, "open-file", g_variant_new_string(bad));
+  tl_gui_activate(win, "open-file", g_variant_new_string(bad));
   answer_replace(win, TRUE);  /* the paused run asks first */
-  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   const char *shown = tl_window_get_last_error(win);
   g_assert_nonnull(shown);
   g_assert_nonnull(strstr(shown, expected->message));
@@ -444,18 +392,18 @@ static void test_corrupt_file(void) {
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
   g_assert_true(tl_window_has_run(win));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 1);
-  activate(win, "step", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(2)));
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(2)));
 
   /* A bad image too. */
   g_autofree char *bad_nii = g_build_filename(tmpdir, "corrupt.nii", NULL);
   g_assert_true(g_file_set_contents(bad_nii, "garbage", -1, NULL));
-  activate(win, "open-file", g_variant_new_string(bad_nii));
+  tl_gui_activate(win, "open-file", g_variant_new_string(bad_nii));
   answer_replace(win, TRUE);
-  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_nonnull(strstr(tl_window_get_last_error(win), "corrupt.nii"));
   g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 typedef struct {
@@ -487,12 +435,12 @@ static void test_frame_clock(void) {
   TlWindow *win = window_with_events(1, 8, 6e5);
   Ticks t = {0};
   guint id = gtk_widget_add_tick_callback(GTK_WIDGET(win), on_tick, &t, NULL);
-  spin_for(0.2);
+  tl_gui_spin(0.2);
   t.measuring = TRUE;
   t.last = 0;
   gint64 t0 = g_get_monotonic_time();
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, reached, GUINT_TO_POINTER(4)));
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(4)));
   double mean_step = (g_get_monotonic_time() - t0) / 4.0;
   t.measuring = FALSE;
   g_test_message("%u ticks, longest gap %.1f ms (frame clock: %.1f ms) after sub-iteration %u; "
@@ -507,8 +455,8 @@ static void test_frame_clock(void) {
   g_assert_cmpfloat(t.max_gap, <, 0.5 * mean_step);
 #endif
   gtk_widget_remove_tick_callback(GTK_WIDGET(win), id);
-  activate(win, "stop", NULL);
-  destroy_window(win);
+  tl_gui_activate(win, "stop", NULL);
+  tl_gui_destroy_window(win);
 }
 
 static GObject *panel_child(TlWindow *win, const char *name) {
@@ -519,22 +467,22 @@ static GObject *panel_child(TlWindow *win, const char *name) {
 
 /* Waits for the run the side panel's last change prepared again. */
 static void wait_prepared(TlWindow *win) {
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_null(tl_window_get_last_error(win));
 }
 
 /* Runs the prepared job to the end; the saved image is finite, non-negative, not all 0, and
  * the last sub-iteration's profile has the filter. */
 static void run_and_check(TlWindow *win, guint sub_iterations, const char *name) {
-  activate(win, "run", NULL);
-  g_assert_true(wait_for(win, in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, sub_iterations);
   const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
   g_assert_nonnull(tl_profile_lookup(p, "median3"));
   g_autofree char *nii = g_build_filename(tmpdir, name, NULL);
-  activate(win, "save-image-to", g_variant_new_string(nii));
-  g_assert_true(wait_for(win, file_exists, nii));
+  tl_gui_activate(win, "save-image-to", g_variant_new_string(nii));
+  g_assert_true(tl_gui_wait_for(win, file_exists, nii));
   g_autoptr(GError) error = NULL;
   g_autoptr(TlImage) im = tl_image_load(nii, &error);
   g_assert_no_error(error);
@@ -561,9 +509,9 @@ static void test_pet_extensions(void) {
   g_variant_dict_insert(&d, "coarsen", "u", 2);
   g_variant_dict_insert(&d, "tof", "b", TRUE);
   g_variant_dict_insert(&d, "attenuation", "b", TRUE);
-  activate(win, "simulate", g_variant_dict_end(&d));
+  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
   answer_replace(win, TRUE);
-  g_assert_true(wait_for(win, is_idle, NULL));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   wait_prepared(win);
   g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "TOF"));
   g_assert_true(gtk_widget_get_sensitive(tof_row));
@@ -587,10 +535,10 @@ static void test_pet_extensions(void) {
 
   /* After reconstruction: a changed setting after a run offers a restart. */
   adw_combo_row_set_selected(ADW_COMBO_ROW(panel_child(win, "placement_row")), 0);
-  activate(win, "restart", NULL);
+  tl_gui_activate(win, "restart", NULL);
   wait_prepared(win);
   run_and_check(win, 6, "after.nii");
-  destroy_window(win);
+  tl_gui_destroy_window(win);
 }
 
 /* 8 rings of a 12-sided polygon with 4 crystals per side; a copy with TOF bins. */
@@ -618,16 +566,6 @@ static void write_scanner(void) {
   g_assert_true(tl_scanner_save(tof, tof_scanner_path, &error));
 }
 
-static void remove_tmpdir(void) {
-  g_autoptr(GDir) dir = g_dir_open(tmpdir, 0, NULL);
-  const char *name;
-  while (dir && (name = g_dir_read_name(dir))) {
-    g_autofree char *p = g_build_filename(tmpdir, name, NULL);
-    g_unlink(p);
-  }
-  g_rmdir(tmpdir);
-}
-
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
     return 0;
@@ -643,7 +581,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
   g_test_add_func("/gui/workbench/pet-extensions", test_pet_extensions);
   int status = g_test_run();
-  remove_tmpdir();
+  tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);
   g_free(tof_scanner_path);
   g_free(tmpdir);

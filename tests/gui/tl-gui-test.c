@@ -17,3 +17,65 @@ gboolean tl_gui_test_init(int *argc, char ***argv) {
   tl_test_pin_vulkan_modules();
   return TRUE;
 }
+
+static gboolean wake(gpointer data) { return G_SOURCE_CONTINUE; }
+
+gboolean tl_gui_wait_for(TlWindow *win, TlGuiCond cond, gpointer data) {
+  gint64 end = g_get_monotonic_time() + TL_GUI_WAIT_TIMEOUT_S * G_USEC_PER_SEC;
+  guint timer = g_timeout_add(20, wake, NULL);
+  gboolean ok;
+  while (!(ok = cond(win, data)) && g_get_monotonic_time() < end)
+    g_main_context_iteration(NULL, TRUE);
+  g_source_remove(timer);
+  return ok;
+}
+
+void tl_gui_spin(double seconds) {
+  gint64 end = g_get_monotonic_time() + (gint64)(seconds * G_USEC_PER_SEC);
+  guint timer = g_timeout_add(20, wake, NULL);
+  while (g_get_monotonic_time() < end)
+    g_main_context_iteration(NULL, TRUE);
+  g_source_remove(timer);
+}
+
+gboolean tl_gui_is_ready(TlWindow *w, gpointer d) {
+  return tl_window_get_state(w) != TL_WINDOW_LOADING;
+}
+
+gboolean tl_gui_is_idle(TlWindow *w, gpointer d) { return !tl_window_is_busy(w); }
+
+gboolean tl_gui_in_state(TlWindow *w, gpointer d) {
+  return tl_window_has_run(w) && tl_window_get_run_state(w) == (TlRunState)GPOINTER_TO_INT(d);
+}
+
+gboolean tl_gui_reached(TlWindow *w, gpointer d) {
+  return tl_window_get_sub_iterations(w) >= GPOINTER_TO_UINT(d);
+}
+
+void tl_gui_activate(TlWindow *win, const char *name, GVariant *param) {
+  g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(win), name));
+  g_action_group_activate_action(G_ACTION_GROUP(win), name, param);
+}
+
+void tl_gui_destroy_window(TlWindow *win) {
+  gtk_window_destroy(GTK_WINDOW(win));
+  while (g_main_context_iteration(NULL, FALSE)) {}
+}
+
+GBytes *tl_gui_texture_bytes(GdkTexture *t) {
+  g_assert_nonnull(t);
+  gsize stride = gdk_texture_get_width(t) * 4;
+  guchar *data = g_malloc(stride * gdk_texture_get_height(t));
+  gdk_texture_download(t, data, stride);
+  return g_bytes_new_take(data, stride * gdk_texture_get_height(t));
+}
+
+void tl_gui_remove_dir(const char *dir) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name(d))) {
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    g_unlink(p);
+  }
+  g_rmdir(dir);
+}
