@@ -25,8 +25,7 @@ struct _TlRecon {
   TlArray *mu;       /* attenuation: the mu-map (mm^-1) or NULL */
   TlArray *atten;    /* attenuation: a_j = exp(-integral of mu) per record, or NULL */
   char *mu_hash;     /* SHA-256 of the mu-map's bytes: part of the sensitivity cache key */
-  TlTof tof;
-  gboolean use_tof;  /* list mode with TOF asked for: lors carry &tof */
+  TlTof tof;         /* opt.tof (list mode only): the kernel the LORs carry */
   TlArray *scratch;  /* the filter between iterations' temporary, or NULL */
   double truth_sum, total_counts;
   guint done;
@@ -115,12 +114,12 @@ static TlRecon *recon_new(TlContext *ctx, const TlScanner *scanner, const TlImag
                 o.filter.fwhm_mm);
     return NULL;
   }
-  if (o.tof && !tl_tof_init(&(TlTof){0}, scanner, o.tof_n_sigma, error)) return NULL;
   g_autoptr(TlRecon) r = g_new0(TlRecon, 1);
   r->ctx = ctx;
   r->projector_name = g_strdup(o.projector ? o.projector : "siddon");
   o.projector = r->projector_name;
   r->opt = o;
+  if (o.tof && !tl_tof_init(&r->tof, scanner, o.tof_n_sigma, error)) return NULL;
   r->opt.attenuation = NULL; /* the caller's map is copied below, not kept */
   if (o.attenuation) {
     r->mu = tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error);
@@ -239,10 +238,6 @@ TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlIma
   if (!r) return NULL;
   guint S = r->opt.subsets;
   guint64 n = lm->n_events;
-  if (r->opt.tof) {
-    r->use_tof = tl_tof_init(&r->tof, lm->scanner, r->opt.tof_n_sigma, error);
-    if (!r->use_tof) return NULL;
-  }
   r->kind = TL_LORS_EVENTS;
   r->total_counts = (double)n;
   r->records = tl_array_new(ctx, n, sizeof(TlEvent), error);
@@ -376,7 +371,7 @@ void tl_recon_set_submit_budget(TlRecon *r, guint64 budget) {
 gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error) {
   TlLors all = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
                 .count = r->sub_first[r->opt.subsets], .atten = r->atten,
-                .tof = r->use_tof ? &r->tof : NULL};
+                .tof = r->opt.tof ? &r->tof : NULL};
   double data_term = 0, expected = 0;
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "s", r->sens);
@@ -417,7 +412,7 @@ gboolean tl_recon_step(TlRecon *r, GError **error) {
   guint S = r->opt.subsets, k = r->done % S;
   TlLors sub = {.kind = r->kind, .records = r->records, .crystals = r->crystals,
                 .first = r->sub_first[k], .count = r->sub_first[k + 1] - r->sub_first[k],
-                .atten = r->atten, .tof = r->use_tof ? &r->tof : NULL};
+                .atten = r->atten, .tof = r->opt.tof ? &r->tof : NULL};
   /* List mode: s^(k) = s / S, so the update multiplies by S / s; binned: 1 / s^(k). */
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "f", r->f);
