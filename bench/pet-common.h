@@ -2,7 +2,7 @@
  * bookkeeping, the NEMA IEC body simulation of the PET-DMI reference case, and one timed
  * projector operation on the device. */
 #pragma once
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-projector.h"
 #include "tomolab-compute.h"
 

@@ -1,10 +1,10 @@
-/* The PET projectors of shaders/pet_siddon.glsl and pet_joseph.glsl in plain C + OpenMP, the
+/* The PET projectors of shaders/pet/pet_siddon.glsl and pet_joseph.glsl in plain C + OpenMP, the
  * CPU baseline bench/pet measures the device against: same algorithms, same float
  * arithmetic, events in parallel; back projection into per-thread images that are summed at
  * the end (what a CPU code does instead of atomics). */
 #pragma once
 #include <glib.h>
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-projector.h"
 

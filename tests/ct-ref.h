@@ -3,7 +3,7 @@
 #pragma once
 #include "ct/tl-ct-geometry.h"
 #include "ct/tl-ct-phantom.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 
 /* Seed 003 eq. 1 over views [first, first + count): out[voxel] = sum_n p^_n(u, v) / w^2
  * with p^ bilinear interpolation, zero boundary. proj: count views, contiguous. */

@@ -2,7 +2,7 @@
 #pragma once
 #include "tl-test-common.h"
 #include "pet/tl-scanner.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 #include "pet/tl-listmode.h"
 
 /* A grid of dims voxels of size vox centred on the origin (corners on exact binary values

@@ -5,7 +5,7 @@
  * with a Gaussian in closed form, and time of flight as a weight per sample point. */
 #pragma once
 #include <glib.h>
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 
 typedef enum { TL_REF_SIDDON, TL_REF_JOSEPH, TL_REF_TOR } TlRefKind;
 

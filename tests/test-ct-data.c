@@ -4,7 +4,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "ct/tl-ct-simulate.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "tl-test-common.h"
 
 static TlContext *ctx;

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-sensitivity.h"
 #include "pet/tl-simulate.h"

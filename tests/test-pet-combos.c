@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
-#include "pet/tl-filter.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-filter.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-simulate.h"
 

@@ -1,4 +1,4 @@
-/* Filters on device volumes (compute/pet/tl-filter.h) against plain C references written
+/* Filters on device volumes (compute/image/tl-filter.h) against plain C references written
  * here, independent of the GLSL: the median exactly (it returns one of its inputs), the
  * Gaussian as a direct 3-D convolution in double within 1e-6 relative; replicate edges
  * (constant volumes, a hot corner voxel), total of an interior blob, profiler labels, bad
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tl-test-common.h"
-#include "pet/tl-filter.h"
+#include "image/tl-filter.h"
 
 static TlContext *ctx;
 

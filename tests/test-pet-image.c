@@ -1,6 +1,6 @@
 /* Image grids, NIfTI-1 (checked against nifticlib's own matrices) and the raw fallback. */
 #include "tl-test-common.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 #include <glib/gstdio.h>
 #include <nifti1_io.h>
 #include <string.h>

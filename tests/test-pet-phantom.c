@@ -1,6 +1,7 @@
 /* Phantoms: analytic volumes, rod counts, thin sources, validation. */
 #include "tl-test-common.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
+#include "pet/tl-scanner.h"
 #include <math.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* Monte-Carlo simulator and list-mode files: determinism, attenuation against the analytic
  * mean, the TOF convention, file validation, histogram, device upload. */
 #include "tl-test-common.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
 #include <glib/gstdio.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* The tube-of-response projector ("tor", shaders/pet_tor.glsl): adjointness, agreement with
+/* The tube-of-response projector ("tor", shaders/pet/pet_tor.glsl): adjointness, agreement with
  * the closed-form C reference of pet-ref.c (with and without TOF), width 0 = Joseph, the
  * distance to Joseph shrinking with the width, a uniform image projecting as with Joseph (each
  * plane's weights keep the hat's sum), and bad widths. */

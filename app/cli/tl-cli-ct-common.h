@@ -1,7 +1,7 @@
 /* Helpers shared by the CT verbs (ct-simulate, ct-recon). */
 #pragma once
 #include "tl-cli.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 
 /* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the isocentre. */
 /* "A" or "A,B" (B = A when omitted); "AxB" is accepted for sizes too. */

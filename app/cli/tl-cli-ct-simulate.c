@@ -1,7 +1,7 @@
 /* tomolab-cli ct-simulate: a CT scan of a phantom into a .tlct file (docs/formats.md "CT"). */
 #include "tl-cli-ct-common.h"
 #include "ct/tl-ct-simulate.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
 #include "ct/tl-ct-data.h"
-#include "pet/tl-filter.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-filter.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include <math.h>
 #include <signal.h>

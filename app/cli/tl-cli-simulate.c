@@ -1,7 +1,7 @@
 /* tomolab-cli simulate: a phantom on a scanner, Monte Carlo, into a list-mode file. */
 #define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "tl-cli.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
 #include <stdio.h>
 #include <string.h>

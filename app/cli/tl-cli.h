@@ -1,7 +1,7 @@
 /* tomolab-cli verbs: each takes argc/argv after the verb name and returns an exit status. */
 #pragma once
 #include "tomolab-compute.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 
 typedef struct {
   const char *name;

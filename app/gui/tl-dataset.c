@@ -1,7 +1,7 @@
 /* Simulation and loading for the window (no GTK here: this runs on worker threads). */
 #include <string.h>
 #include "tl-dataset.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
 #include "ct/tl-ct-simulate.h"
 

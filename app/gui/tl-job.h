@@ -5,8 +5,8 @@
 #include <gio/gio.h>
 #include "tl-profiler.h"
 #include "tl-array.h"
-#include "pet/tl-image.h"
-#include "pet/tl-filter.h"
+#include "image/tl-image.h"
+#include "image/tl-filter.h"
 #include "pet/tl-listmode.h"
 #include "ct/tl-ct-data.h"
 

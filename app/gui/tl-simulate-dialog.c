@@ -1,6 +1,6 @@
 /* Layout in ui/tl-simulate-dialog.ui; the choices come from the PET core's preset lists. */
 #include "tl-simulate-dialog.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include "pet/tl-scanner.h"
 #include "ct/tl-ct-phantom.h"
 

@@ -1,6 +1,6 @@
 /* The .tlct file: text header (with the geometry embedded) + float32 projections. */
 #include "tl-ct-data.h"
-#include "pet/tl-pet-file.h"
+#include "image/tl-file.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>

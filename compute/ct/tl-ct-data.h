@@ -14,7 +14,7 @@
  *   <4 x views x det_v x det_u bytes>
  */
 #pragma once
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 #include "tl-ct-geometry.h"
 
 G_BEGIN_DECLS

@@ -60,7 +60,7 @@ struct _TlCtFdk {
   guint batch;
 };
 
-/* Mirror the push blocks of shaders/ct_fdk_weight.comp and ct_fdk_filter.comp. */
+/* Mirror the push blocks of shaders/ct/ct_fdk_weight.comp and ct_fdk_filter.comp. */
 typedef struct {
   TlPush1D h;
   guint64 src, dst, scale, views;

@@ -11,7 +11,7 @@
  * Views may come in any order but each exactly once. Matrices are normalised on reading
  * (tl_ct_geometry_validate), so any scale a foreign tool writes is accepted. */
 #include "tl-ct-geometry.h"
-#include "pet/tl-pet-file.h"
+#include "image/tl-file.h"
 #include <errno.h>
 #include <string.h>
 

@@ -90,7 +90,7 @@ gboolean tl_ct_geometry_source(const TlCtGeometry *g, guint view, double out[3])
 /* Unit direction of the ray through pixel (u, v), from the source side to the detector. */
 void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, double origin[3],
                         double dir[3]);
-/* The rays of a view as the kernels build them (shaders/ct_common.glsl): pixel (u, v) ->
+/* The rays of a view as the kernels build them (shaders/ct/ct_common.glsl): pixel (u, v) ->
  * A + t D, A = Qa (u, v, 1), D = normalise(Qd (u, v, 1)), both affine in (u, v). A is
  * where the ray crosses the plane through `ref` perpendicular to the principal ray (cone:
  * to the central ray; parallel: to D), so a kernel holds points near the volume in float

@@ -1,7 +1,7 @@
 /* Ellipsoid phantoms: rasterisation and exact line integrals (for simulation without the
  * "inverse crime" of projecting with the reconstruction's own projector). */
 #include "tl-ct-phantom.h"
-#include "pet/tl-phantom.h"
+#include "image/tl-phantom.h"
 #include <math.h>
 #include <string.h>
 

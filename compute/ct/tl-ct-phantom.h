@@ -6,10 +6,10 @@
  *   "ball"                  one ball of radius 0.8, value 1
  * The slice z = 0 of either Shepp-Logan is the familiar 2-D phantom (seed 001 Code 3.2
  * uses the modified one). Values are attenuation per mm once multiplied by `scale`.
- * A PET phantom's mu-map (compute/pet/tl-phantom.h, mm^-1 at 511 keV) is reused as an
+ * A PET phantom's mu-map (compute/image/tl-phantom.h, mm^-1 at 511 keV) is reused as an
  * attenuation object through tl_ct_phantom_mu_map(). */
 #pragma once
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 
 G_BEGIN_DECLS
 

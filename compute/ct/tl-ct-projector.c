@@ -1,5 +1,5 @@
 /* CT projectors: the per-view table, argument checks and the dispatches of
- * shaders/ct_forward.comp, ct_back.comp and ct_bp_voxel.comp. */
+ * shaders/ct/ct_forward.comp, ct_back.comp and ct_bp_voxel.comp. */
 #include "tl-ct-projector.h"
 #include <math.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #define TL_CT_VIEW_FLOATS 32
 #define TL_CT_BP_BLOCK 4 /* CT_BP_BLOCK of ct_bp_voxel.comp = CT_BACK_BLOCK of ct_back.comp */
 
-/* Mirrors CT_PUSH in shaders/ct_common.glsl (scalar layout, 96 bytes). */
+/* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 96 bytes). */
 typedef struct {
   TlPush1D h;
   guint64 image, proj, views;
@@ -54,7 +54,7 @@ gboolean tl_ct_method_from_name(const char *name, TlCtMethod *out, GError **erro
   return FALSE;
 }
 
-/* One view of the table (shaders/ct_common.glsl), derived in double; rays start near the
+/* One view of the table (shaders/ct/ct_common.glsl), derived in double; rays start near the
  * volume's centre. */
 static void view_record(const TlCtGeometry *g, const TlImageGrid *grid, guint k,
                         float out[TL_CT_VIEW_FLOATS]) {

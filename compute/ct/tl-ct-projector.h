@@ -18,7 +18,7 @@
  * TlStream and return before it runs; the arrays must outlive that work. */
 #pragma once
 #include "tl-stream.h"
-#include "pet/tl-image.h"
+#include "image/tl-image.h"
 #include "tl-ct-geometry.h"
 
 G_BEGIN_DECLS
@@ -55,7 +55,7 @@ TlCtMethod tl_ct_projector_method(const TlCtProjector *p);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
 void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
 float tl_ct_projector_step(const TlCtProjector *p);
-/* The per-view table the kernels read (32 floats per view, shaders/ct_common.glsl). */
+/* The per-view table the kernels read (32 floats per view, shaders/ct/ct_common.glsl). */
 const TlArray *tl_ct_projector_views_table(const TlCtProjector *p);
 
 /* Every view of the geometry. */

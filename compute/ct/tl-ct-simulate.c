@@ -2,7 +2,7 @@
  * (seeded), the log transform as a fused expression on the device. */
 #include "tl-ct-simulate.h"
 #include "expr/tl-expr.h"
-#include "pet/tl-rng.h"
+#include "image/tl-rng.h"
 #include <math.h>
 #include <string.h>
 

@@ -7,7 +7,7 @@
  * the Vulkan driver, and the expression arrives as text instead of a C++ type.
  *
  * Arrays are reached through buffer device addresses in push constants (as in
- * shaders/tl_common.glsl, whose declarations are repeated below because runtime
+ * shaders/core/tl_common.glsl, whose declarations are repeated below because runtime
  * sources cannot #include), so one array may exceed maxStorageBufferRange.
  * User names never reach the GLSL: arrays become a0.., scalars s0.., so no
  * name can clash with a GLSL keyword or inject code. */

@@ -1,5 +1,5 @@
 /* Joseph's projector: bilinear interpolation on the planes through the voxel centres across the
- * ray's dominant axis (shaders/pet_joseph.glsl). */
+ * ray's dominant axis (shaders/pet/pet_joseph.glsl). */
 #include "tl-projector-ray.h"
 
 /* Four voxels on each plane of the longest axis. */

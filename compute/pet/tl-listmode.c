@@ -2,7 +2,7 @@
  * then n_events little-endian TlEvent records of 12 bytes. */
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */
 #include "tl-listmode.h"
-#include "tl-pet-file.h"
+#include "image/tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>

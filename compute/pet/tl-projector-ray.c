@@ -1,10 +1,10 @@
 /* Ray-tracing projectors on the device: pipelines per variant (created on first use) and the
- * push block shared by shaders/pet_forward.comp, pet_back.comp and pet_em.comp. */
+ * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
 #include "tl-projector-ray.h"
 #include <stddef.h>
 #include <string.h>
 
-/* shaders/pet_common.glsl: Push (scalar layout). */
+/* shaders/pet/pet_common.glsl: Push (scalar layout). */
 typedef struct {
   TlPush1D h;
   guint64 lors, crystals, image, dst, aux;
@@ -90,7 +90,7 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   }
   /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_FWD_LOGLIK
    * (pet_forward only; other kernels ignore the entry), PET_TOF, its sigma, bin width and
-   * truncation, PET_TOR_SIGMA (shaders/pet_common.glsl) */
+   * truncation, PET_TOR_SIGMA (shaders/pet/pet_common.glsl) */
   guint32 spec[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
                       float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
                       float_bits(tof ? tof->n_sigma : 3.0f), float_bits(r->tor_sigma_mm)};

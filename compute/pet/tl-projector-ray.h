@@ -1,5 +1,5 @@
 /* Internal: the projector operations shared by the ray-tracing projectors (Siddon, Joseph).
- * They run the kernels shaders/pet_{forward,back,em}.comp; a class picks its tracer with the
+ * They run the kernels shaders/pet/pet_{forward,back,em}.comp; a class picks its tracer with the
  * PET_TRACER specialization constant and says how many voxels one ray may touch (the cost
  * of one LOR against the stream's submit budget). */
 #pragma once
@@ -7,7 +7,7 @@
 
 G_BEGIN_DECLS
 
-/* PET_TRACER values (shaders/pet_trace.glsl) */
+/* PET_TRACER values (shaders/pet/pet_trace.glsl) */
 enum { TL_RAY_TRACER_SIDDON = 0, TL_RAY_TRACER_JOSEPH = 1, TL_RAY_TRACER_TOR = 2 };
 
 typedef struct {

@@ -16,7 +16,7 @@
  * compare-and-swap loop (TlScatter). A TlProjector is used by one thread at a time. */
 #pragma once
 #include "tl-stream.h"
-#include "tl-image.h"
+#include "image/tl-image.h"
 #include "tl-listmode.h"
 
 G_BEGIN_DECLS
@@ -161,7 +161,7 @@ gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlSca
 void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
 
 /* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
- * p < n (n - 1) / 2 (shaders/pet_common.glsl). */
+ * p < n (n - 1) / 2 (shaders/pet/pet_common.glsl). */
 guint64 tl_pair_count(guint n_crystals);
 guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
 void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);

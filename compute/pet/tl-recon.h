@@ -39,7 +39,7 @@
 #include <gio/gio.h>
 #include "tl-listmode.h"
 #include "tl-projector.h"
-#include "tl-filter.h"
+#include "image/tl-filter.h"
 
 G_BEGIN_DECLS
 

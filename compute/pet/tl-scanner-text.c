@@ -1,7 +1,7 @@
 /* The scanner text description (docs/formats.md): "key = value" lines that either start
  * from a preset and override some of its keys, or give a regular ring / dual-head layout,
  * or list an explicit crystal table after "crystals = N". */
-#include "tl-pet-file.h"
+#include "image/tl-file.h"
 #include "tl-scanner.h"
 #include <string.h>
 

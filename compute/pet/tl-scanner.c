@@ -294,3 +294,27 @@ TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error) {
   if (a && !tl_array_upload(a, s->crystals, error)) g_clear_pointer(&a, tl_array_free);
   return a;
 }
+
+TlImageGrid tl_scanner_default_grid(const TlScanner *s) {
+  if (g_strcmp0(s->name, "dmi") == 0) return tl_image_grid_centred(215, 215, 71, 2.78f, 2.78f, 2.78f);
+  if (g_strcmp0(s->name, "small-animal") == 0)
+    return tl_image_grid_centred(128, 128, 159, 0.795f, 0.795f, 0.795f);
+  /* seed 004: 0.5 x 0.6 x 0.6 mm voxels, 119 planes across the gap; 60 mm in y and z */
+  if (g_strcmp0(s->name, "dual-head") == 0)
+    return tl_image_grid_centred(119, 100, 100, 0.5f, 0.6f, 0.6f);
+  float v = 0.5f * MIN(s->crystal_size[0], s->crystal_size[1]);
+  float lo[3] = {G_MAXFLOAT, G_MAXFLOAT, G_MAXFLOAT}, hi[3] = {-G_MAXFLOAT, -G_MAXFLOAT, -G_MAXFLOAT};
+  for (guint i = 0; i < s->n_crystals; i++)
+    for (int d = 0; d < 3; d++) {
+      lo[d] = MIN(lo[d], s->crystals[i].centre[d]);
+      hi[d] = MAX(hi[d], s->crystals[i].centre[d]);
+    }
+  guint n[3];
+  for (int d = 0; d < 3; d++) {
+    /* transaxially 80% of the crystal span, axially all of it */
+    float ext = (d == 2 && s->kind == TL_SCANNER_RING) ? hi[d] - lo[d] + s->crystal_size[1]
+                                                        : 0.8f * (hi[d] - lo[d]);
+    n[d] = MAX(1, (guint)ceilf(ext / v));
+  }
+  return tl_image_grid_centred(n[0], n[1], n[2], v, v, v);
+}

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include "tl-array.h"
 #include "tl-error.h"
+#include "image/tl-image.h"
 
 G_BEGIN_DECLS
 
@@ -83,5 +84,9 @@ const char *const *tl_scanner_preset_names(void); /* NULL-terminated */
 float tl_scanner_tof_sigma_mm(const TlScanner *s);
 /* The crystal table on the device: n_crystals elements of 32 bytes (TlCrystal). */
 TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
+
+/* A grid suited to a scanner: the reference grids for the presets (DMI: 215 x 215 x 71
+ * of 2.78 mm), else one covering the field of view with voxels of half a crystal. */
+TlImageGrid tl_scanner_default_grid(const TlScanner *s);
 
 G_END_DECLS

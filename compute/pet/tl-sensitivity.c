@@ -4,7 +4,7 @@
 #include "tl-sensitivity.h"
 #include <glib/gstdio.h>
 #include <string.h>
-#include "tl-pet-file.h"
+#include "image/tl-file.h"
 
 /* Without attenuation the key is what it always was (existing caches stay valid); with it a
  * line "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with

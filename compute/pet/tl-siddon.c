@@ -1,4 +1,4 @@
-/* Siddon's projector: exact intersection lengths (shaders/pet_siddon.glsl). */
+/* Siddon's projector: exact intersection lengths (shaders/pet/pet_siddon.glsl). */
 #include "tl-projector-ray.h"
 
 /* A ray crosses at most one plane per voxel boundary: nx + ny + nz voxels. */

@@ -1,8 +1,8 @@
 /* Monte-Carlo simulator: fixed blocks of work on a GThreadPool, one random stream per block. */
 #include "tl-simulate.h"
 #include "tl-detect.h"
-#include "tl-ray-integral.h"
-#include "tl-rng.h"
+#include "image/tl-ray-integral.h"
+#include "image/tl-rng.h"
 #include <math.h>
 #include <string.h>
 

@@ -6,7 +6,7 @@
  * with its own random stream. No scatter, positron range, non-collinearity or dead time. */
 #pragma once
 #include <gio/gio.h>
-#include "tl-image.h"
+#include "image/tl-image.h"
 #include "tl-listmode.h"
 
 G_BEGIN_DECLS

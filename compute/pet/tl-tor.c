@@ -1,5 +1,5 @@
 /* Tube of response (seed 002): Joseph's plane walk with the bilinear hat convolved with a
- * Gaussian across the tube (shaders/pet_tor.glsl); TlProjectorParams.tor_fwhm_mm sets it. */
+ * Gaussian across the tube (shaders/pet/pet_tor.glsl); TlProjectorParams.tor_fwhm_mm sets it. */
 #include "tl-projector-ray.h"
 #include <math.h>
 

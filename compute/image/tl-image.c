@@ -1,6 +1,6 @@
 /* TlImageGrid / TlImage basics and the raw float32 format (data file + ".txt" sidecar). */
 #include "tl-image.h"
-#include "tl-pet-file.h"
+#include "tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>

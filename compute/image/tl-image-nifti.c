@@ -4,7 +4,7 @@
  * affine with code SCANNER_ANAT, so any reader lands the volume where it was. */
 #include <nifti1_io.h>
 #include "tl-image.h"
-#include "tl-pet-file.h"
+#include "tl-file.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * by a half-executed dispatch).
  *
  * 1-D kernels: the first 8 bytes of the push block are `uint base; uint count;`
- * (see shaders/tl_common.glsl). tl_stream_dispatch_1d() splits n items into
+ * (see shaders/core/tl_common.glsl). tl_stream_dispatch_1d() splits n items into
  * chunks of at most TL_CHUNK_MAX items, each a 2-D grid of workgroups so no
  * dimension exceeds maxComputeWorkGroupCount, and rewrites base/count per chunk. */
 #pragma once

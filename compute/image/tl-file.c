@@ -1,5 +1,5 @@
 /* Atomic writes and key = value parsing for the PET formats. */
-#include "tl-pet-file.h"
+#include "tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>

@@ -4,7 +4,6 @@
  * the fraction of the voxel it covers). Thin sources (points, lines) add activity instead. */
 #pragma once
 #include "tl-image.h"
-#include "tl-scanner.h"
 
 G_BEGIN_DECLS
 
@@ -63,8 +62,5 @@ const char *const *tl_phantom_preset_names(void); /* NULL-terminated */
 gboolean tl_phantom_rasterise(const TlPhantom *ph, const TlImageGrid *grid, guint supersample,
                               TlImage **activity, TlImage **mu, GError **error);
 
-/* A grid suited to a scanner: the reference grids for the presets (DMI: 215 x 215 x 71
- * of 2.78 mm), else one covering the field of view with voxels of half a crystal. */
-TlImageGrid tl_scanner_default_grid(const TlScanner *s);
 
 G_END_DECLS
