@@ -93,6 +93,43 @@ static void test_host_array(void) {
   for (int i = 0; i < 1000; i++) g_assert_cmpfloat(p[i], ==, -2.0f);
 }
 
+/* A view is its parent's elements [first, first + count): kernels (tl_test_fill), zeroing,
+ * copies and transfers through it touch exactly those, and the parent sees the writes. */
+static void test_view(void) {
+  GError *error = NULL;
+  enum { N = 1000, FIRST = 300, COUNT = 200 };
+  g_autoptr(TlArray) a = tl_array_new_float(ctx, N, &error);
+  g_assert_no_error(error);
+  float host[N], back[N];
+  for (int i = 0; i < N; i++) host[i] = (float)i;
+  g_assert_true(tl_array_upload(a, host, &error));
+  g_autoptr(TlArray) v = tl_array_new_view(a, FIRST, COUNT, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_array_length(v), ==, COUNT);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  tl_test_fill(ctx, s, v, -1.0f, NULL);
+  g_assert_true(tl_array_download(a, back, &error));
+  for (int i = 0; i < N; i++)
+    g_assert_cmpfloat(back[i], ==, i >= FIRST && i < FIRST + COUNT ? -1.0f : (float)i);
+  /* transfers address the view's own elements */
+  g_assert_true(tl_array_download_range(v, 10, 1, back, &error));
+  g_assert_cmpfloat(back[0], ==, -1.0f);
+  float seven = 7.0f;
+  g_assert_true(tl_array_upload_range(v, COUNT - 1, 1, &seven, &error));
+  /* zeroing a view leaves the rest, copies read and write at the view's offset */
+  g_autoptr(TlArray) w = tl_array_new_view(a, 0, 10, &error);
+  g_assert_true(tl_stream_copy(s, v, 4 * (COUNT - 1), w, 0, 4, &error));
+  g_assert_true(tl_stream_zero(s, v, &error) && tl_stream_finish(s, &error));
+  g_assert_true(tl_array_download(a, back, &error));
+  g_assert_no_error(error);
+  g_assert_cmpfloat(back[0], ==, 7.0f);
+  for (int i = 1; i < N; i++)
+    g_assert_cmpfloat(back[i], ==, i >= FIRST && i < FIRST + COUNT ? 0.0f : (float)i);
+  g_assert_null(tl_array_new_view(a, N - 5, 6, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
@@ -104,6 +141,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/array/roundtrip/300MiB-and-kernel", test_large);
   g_test_add_func("/array/bad-ranges", test_bad_ranges);
   g_test_add_func("/array/host", test_host_array);
+  g_test_add_func("/array/view", test_view);
   int rc = g_test_run();
   tl_test_context_done(ctx);
   return rc;

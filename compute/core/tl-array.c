@@ -15,6 +15,8 @@ struct _TlArray {
   gsize elem_size;
   guint64 bytes;
   void *mapped; /* host arrays only */
+  guint64 offset;  /* views: byte offset into the parent's buffer */
+  gboolean view;   /* views own neither buffer nor memory */
 };
 
 static TlArray *array_new(TlContext *ctx, guint64 n, gsize elem_size, gboolean host,
@@ -110,8 +112,32 @@ TlArray *tl_array_new_host(TlContext *ctx, guint64 n, gsize elem_size, gboolean 
   return array_new(ctx, n, elem_size, TRUE, readback, error);
 }
 
+TlArray *tl_array_new_view(TlArray *parent, guint64 first, guint64 count, GError **error) {
+  if (first > parent->n || count > parent->n - first) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "view of elements [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                ") is outside an array of %" G_GUINT64_FORMAT,
+                first, first + count, parent->n);
+    return NULL;
+  }
+  TlArray *v = g_new0(TlArray, 1);
+  *v = *parent;
+  v->view = TRUE;
+  v->memory = VK_NULL_HANDLE;
+  v->n = count;
+  v->bytes = count * parent->elem_size;
+  v->offset = parent->offset + first * parent->elem_size;
+  v->address = parent->address + first * parent->elem_size;
+  if (parent->mapped) v->mapped = (char *)parent->mapped + first * parent->elem_size;
+  return v;
+}
+
 void tl_array_free(TlArray *a) {
   if (!a) return;
+  if (a->view) {
+    g_free(a);
+    return;
+  }
   VkDevice dev = tl_context_device(a->ctx);
   if (a->mapped) vkUnmapMemory(dev, a->memory);
   if (a->buffer) vkDestroyBuffer(dev, a->buffer, NULL);
@@ -124,6 +150,7 @@ gsize tl_array_elem_size(const TlArray *a) { return a->elem_size; }
 guint64 tl_array_size_bytes(const TlArray *a) { return a->bytes; }
 VkDeviceAddress tl_array_address(const TlArray *a) { return a->address; }
 VkBuffer tl_array_buffer(const TlArray *a) { return a->buffer; }
+guint64 tl_array_buffer_offset(const TlArray *a) { return a->offset; }
 TlContext *tl_array_context(const TlArray *a) { return a->ctx; }
 void *tl_array_map(TlArray *a) { return a->mapped; }
 

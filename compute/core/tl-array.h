@@ -17,6 +17,11 @@ static inline TlArray *tl_array_new_float(TlContext *ctx, guint64 n, GError **er
  * data the CPU streams in). `readback` prefers cached memory for fast CPU reads. */
 TlArray *tl_array_new_host(TlContext *ctx, guint64 n_elems, gsize elem_size, gboolean readback,
                            GError **error);
+/* Elements [first, first + count) of `parent` as an array of their own (same buffer, no copy):
+ * kernels, expressions, transfers and copies see just those elements. The parent must outlive
+ * the view; freeing the view frees nothing of the parent. Used for the per-subset parts of a
+ * data vector (recon/tl-operator.h). */
+TlArray *tl_array_new_view(TlArray *parent, guint64 first, guint64 count, GError **error);
 /* Host pointer of a host array; NULL for device arrays. */
 void *tl_array_map(TlArray *a);
 void tl_array_free(TlArray *a);
@@ -27,6 +32,8 @@ gsize tl_array_elem_size(const TlArray *a);
 guint64 tl_array_size_bytes(const TlArray *a);
 VkDeviceAddress tl_array_address(const TlArray *a);
 VkBuffer tl_array_buffer(const TlArray *a);
+/* Byte offset of the array's first element in tl_array_buffer() (non-zero for views). */
+guint64 tl_array_buffer_offset(const TlArray *a);
 TlContext *tl_array_context(const TlArray *a);
 
 /* Host -> device / device -> host for elements [first, first+count). Blocking. */

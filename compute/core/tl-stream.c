@@ -294,14 +294,19 @@ gboolean tl_stream_copy(TlStream *s, const TlArray *src, guint64 src_byte, TlArr
   }
   if (bytes == 0) return TRUE;
   if (!prepare(s, bytes / 4, FALSE, error)) return FALSE;
-  VkBufferCopy c = {.srcOffset = src_byte, .dstOffset = dst_byte, .size = bytes};
+  VkBufferCopy c = {.srcOffset = tl_array_buffer_offset(src) + src_byte,
+                   .dstOffset = tl_array_buffer_offset(dst) + dst_byte, .size = bytes};
   vkCmdCopyBuffer(s->slots[s->cur].cb, tl_array_buffer(src), tl_array_buffer(dst), 1, &c);
   return TRUE;
 }
 
 gboolean tl_stream_zero(TlStream *s, TlArray *a, GError **error) {
   if (!prepare(s, tl_array_size_bytes(a) / 4, FALSE, error)) return FALSE;
-  vkCmdFillBuffer(s->slots[s->cur].cb, tl_array_buffer(a), 0, VK_WHOLE_SIZE, 0);
+  /* a view fills only its own bytes; an empty array's 4-byte buffer is filled whole */
+  VkDeviceSize size = tl_array_buffer_offset(a) || tl_array_size_bytes(a) ? tl_array_size_bytes(a)
+                                                                         : VK_WHOLE_SIZE;
+  if (size == 0) return TRUE;
+  vkCmdFillBuffer(s->slots[s->cur].cb, tl_array_buffer(a), tl_array_buffer_offset(a), size, 0);
   return TRUE;
 }
 
