@@ -16,6 +16,7 @@ typedef enum {
   TL_ERROR_PARSE,          /* expression syntax error; message holds the column */
   TL_ERROR_IO,             /* file read/write */
   TL_ERROR_FORMAT,         /* file contents not as the format says */
+  TL_ERROR_UNSUPPORTED,    /* an optional operation this object does not offer */
 } TlError;
 
 /* Human-readable name of a VkResult (takes int to keep vulkan.h out of this header). */

@@ -1,0 +1,138 @@
+/* TlSolver: one reconstruction run = a problem (operator + data) + an algorithm from the
+ * registry + options, with the step / callback / cancel contract every front end uses
+ * (elsa's Problem / Solver split, seed 001 ch. 3; PETSc's KSP over a MatShell).
+ *
+ *   step      one sub-iteration (the next subset); the new image is written into a second
+ *             buffer and becomes current only when the step completed, so a cancel between
+ *             the stream's submissions leaves the last complete image
+ *   callback  after each step: the image, the objective, the RMSE against a ground truth,
+ *             the wall time and the profiler's per-kernel GPU times
+ *   cancel    a GCancellable checked before each step and between submissions
+ *
+ * Algorithms (one file each, listed in compute/tl-registry.c; formulas in their files):
+ *   mlem, osem       EM for Poisson data with the additive term (seed 000 eq. 4-5)
+ *   osl              MAP one-step-late EM (Green 1990) with a prior
+ *   bsrem            block sequential regularised EM (De Pierro & Yamagishi 2001), convergent
+ *   sirt, os-sart    simultaneous / ordered-subset algebraic reconstruction
+ *   cgls             conjugate gradients on the normal equations
+ * The objective reported is the penalised Poisson log-likelihood
+ *   sum_j (m_j log ybar_j - ybar_j) - beta R(x)   (up to the constant -sum log m_j!)
+ * for emission algorithms, else 1/2 |A x - y|^2. */
+#pragma once
+#include <gio/gio.h>
+#include "tl-operator.h"
+#include "tl-prior.h"
+#include "image/tl-filter.h"
+
+G_BEGIN_DECLS
+
+/* The data side of ybar = D A x + a. Arrays are whole data vectors in the operator's data
+ * order (tl-operator.h) and are borrowed: they must outlive the solver. */
+typedef struct {
+  TlOperator *op;
+  TlArray *data;     /* measured y; NULL = the operator's own counts (list mode, bins) */
+  TlArray *additive; /* a (expected randoms + scatter per datum, >= 0), or NULL = 0 */
+} TlProblem;
+
+typedef enum {
+  TL_ALGO_EMISSION = 1 << 0,   /* Poisson model: x >= 0, y counts (mlem, osem, osl, bsrem) */
+  TL_ALGO_SUBSETS = 1 << 1,    /* uses the operator's subsets (others need one subset) */
+  TL_ALGO_PRIOR = 1 << 2,      /* takes a prior (others refuse one) */
+  TL_ALGO_NEEDS_DATA = 1 << 3, /* needs an explicit data vector: not for list mode */
+  TL_ALGO_NEEDS_PRIOR = 1 << 4,/* meaningless without a prior (osl with beta 0 is mlem) */
+} TlAlgorithmFlags;
+
+typedef enum {
+  TL_OBJECTIVE_NEVER,
+  TL_OBJECTIVE_ITERATION,    /* after the last subset of each iteration (default) */
+  TL_OBJECTIVE_SUBITERATION, /* after every sub-iteration */
+} TlObjectiveWhen;
+
+typedef struct _TlSolver TlSolver;
+typedef struct _TlAlgorithmClass TlAlgorithmClass;
+
+typedef struct {
+  guint iterations;        /* full passes over the subsets that tl_solver_run makes */
+  float relaxation;        /* sirt / os-sart lambda in (0, 2); bsrem alpha_0 in (0, 1] */
+  gboolean nonnegative;    /* sirt / os-sart / cgls: clamp at 0 after each update */
+  TlObjectiveWhen objective;
+  /* Prior (algorithms with TL_ALGO_PRIOR): a name from the registry, or NULL = none. */
+  const char *prior;
+  double beta;
+  TlPriorParams prior_params;
+  /* Filter between iterations: after every filter_every-th sub-iteration the new image is
+   * filtered before it becomes current (STIR's inter-iteration filter). 0 / NONE: never. */
+  TlFilter filter;
+  guint filter_every;
+  /* s = 1 instead of the sensitivity (seed 000 Table 3's baseline; comparisons only). */
+  gboolean uniform_sensitivity;
+  /* RMSE of the image scaled to the truth's total (emission images are in counts per unit
+   * sensitivity; phantoms in their own units), or of the image as it is. */
+  gboolean rmse_scaled;
+} TlSolverOptions;
+
+/* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,
+ * epsilon 1e-3), no filter, rmse_scaled TRUE. */
+void tl_solver_options_init(TlSolverOptions *o);
+
+typedef struct {
+  guint iteration;          /* 1-based iteration this sub-iteration belongs to */
+  guint subset;             /* 0-based */
+  guint n_subsets;
+  guint sub_iterations;     /* sub-iterations done so far (this one included) */
+  const TlArray *image;     /* the new image on the device */
+  double objective;         /* NAN when not computed this time */
+  /* Emission: the log-likelihood data term came from the EM pass itself, at the image the
+   * pass started from (one step late, no extra projection). */
+  gboolean objective_from_pass;
+  double rmse;              /* NAN without a truth */
+  double seconds;           /* wall time of this sub-iteration (objective and RMSE included) */
+  gboolean filtered;        /* the filter between iterations ran on this image */
+  const TlProfile *profile; /* GPU time per kernel since the start */
+} TlSolverProgress;
+
+typedef void (*TlSolverCallback)(const TlSolverProgress *progress, gpointer user_data);
+
+/* The algorithm by registry name ("mlem", "osem", "osl", "bsrem", "sirt", "os-sart", "sart",
+ * "cgls"). GError when the algorithm does not apply to the problem (list mode and least
+ * squares, several subsets for an algorithm without TL_ALGO_SUBSETS, a prior it cannot take),
+ * naming both. The problem's arrays are borrowed; the operator too (it must outlive the
+ * solver). Set-up work (sensitivity images, row sums) runs here. */
+TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
+                        const TlSolverOptions *opt, GError **error);
+void tl_solver_free(TlSolver *sv);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlSolver, tl_solver_free)
+
+/* Whether `klass` can run on `op` (and why not). */
+gboolean tl_algorithm_applies(const TlAlgorithmClass *klass, const TlOperator *op,
+                              GError **error);
+
+gboolean tl_solver_set_truth(TlSolver *sv, const TlImage *truth, GError **error);
+/* Starting image (default: emission 1 scaled so the expected total matches the data, else 0).
+ * Resets the counters. */
+gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error);
+void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data);
+void tl_solver_set_cancellable(TlSolver *sv, GCancellable *cancellable);
+void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget);
+/* New prior / strength, used from the next step on (the window changes them while paused).
+ * name NULL = none. */
+gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
+                             const TlPriorParams *params, GError **error);
+
+gboolean tl_solver_step(TlSolver *sv, GError **error);
+gboolean tl_solver_run(TlSolver *sv, GError **error);
+/* The objective of the current image (may cost a projection of all data). */
+gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **error);
+
+guint tl_solver_sub_iterations(const TlSolver *sv);
+const TlImageGrid *tl_solver_grid(const TlSolver *sv);
+const TlArray *tl_solver_image_array(const TlSolver *sv);
+TlImage *tl_solver_image(TlSolver *sv, GError **error);
+const TlProfile *tl_solver_profile(const TlSolver *sv);
+TlOperator *tl_solver_operator(TlSolver *sv);
+const TlSolverOptions *tl_solver_options(const TlSolver *sv);
+const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
+/* Emission algorithms: the sensitivity image of subset s (or of all subsets, s = G_MAXUINT). */
+const TlArray *tl_solver_sensitivity(const TlSolver *sv, guint subset);
+
+G_END_DECLS

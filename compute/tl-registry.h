@@ -1,0 +1,24 @@
+/* The one registry front ends list from (CLI, window, Python, tests): operator classes,
+ * algorithms and priors, each with a name and a one-line summary. A new operator, algorithm
+ * or prior is one file + one line in its table: operators in compute/tl-registry.c (they live
+ * in pet/, ct/ and recon/), algorithms and priors in compute/recon/tl-recon-registry.c. */
+#pragma once
+#include "recon/tl-operator.h"
+#include "recon/tl-solver.h"
+#include "recon/tl-prior.h"
+
+G_BEGIN_DECLS
+
+/* NULL-terminated. */
+const TlOperatorClass *const *tl_registry_operators(void);
+const TlAlgorithmClass *const *tl_registry_algorithms(void);
+const TlPriorClass *const *tl_registry_priors(void);
+
+const TlAlgorithmClass *tl_registry_algorithm(const char *name, GError **error);
+const TlPriorClass *tl_registry_prior(const char *name, GError **error);
+
+const char *tl_algorithm_name(const TlAlgorithmClass *klass);
+const char *tl_algorithm_summary(const TlAlgorithmClass *klass);
+guint tl_algorithm_flags(const TlAlgorithmClass *klass); /* TlAlgorithmFlags */
+
+G_END_DECLS
