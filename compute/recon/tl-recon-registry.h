@@ -1,0 +1,17 @@
+/* The recon module's half of the registry (compute/tl-registry.h is what front ends use):
+ * every algorithm and prior class, one line each in tl-recon-registry.c. */
+#pragma once
+#include "tl-solver.h"
+#include "tl-prior.h"
+
+G_BEGIN_DECLS
+
+const TlAlgorithmClass *const *tl_recon_algorithms(void); /* NULL-terminated */
+const TlPriorClass *const *tl_recon_priors(void);         /* NULL-terminated */
+
+/* The classes (defined one per file). */
+extern const TlPriorClass tl_prior_quadratic;
+extern const TlPriorClass tl_prior_rdp;
+extern const TlPriorClass tl_prior_tv;
+
+G_END_DECLS
