@@ -3,6 +3,13 @@
 #include "tl-solver-private.h"
 
 static const TlAlgorithmClass *const algorithms[] = {
+    &tl_algo_mlem,
+    &tl_algo_osem,
+    &tl_algo_osl,
+    &tl_algo_bsrem,
+    &tl_algo_sirt,
+    &tl_algo_os_sart,
+    &tl_algo_cgls,
     NULL,
 };
 

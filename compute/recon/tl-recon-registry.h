@@ -10,6 +10,13 @@ const TlAlgorithmClass *const *tl_recon_algorithms(void); /* NULL-terminated */
 const TlPriorClass *const *tl_recon_priors(void);         /* NULL-terminated */
 
 /* The classes (defined one per file). */
+extern const TlAlgorithmClass tl_algo_mlem;
+extern const TlAlgorithmClass tl_algo_osem;
+extern const TlAlgorithmClass tl_algo_osl;
+extern const TlAlgorithmClass tl_algo_bsrem;
+extern const TlAlgorithmClass tl_algo_sirt;
+extern const TlAlgorithmClass tl_algo_os_sart;
+extern const TlAlgorithmClass tl_algo_cgls;
 extern const TlPriorClass tl_prior_quadratic;
 extern const TlPriorClass tl_prior_rdp;
 extern const TlPriorClass tl_prior_tv;

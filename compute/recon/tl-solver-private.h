@@ -51,6 +51,12 @@ struct _TlSolver {
   TlSolverCallback cb;
   gpointer cb_data;
   guint sub_iterations;
+  gboolean want_objective; /* this step's objective will be reported */
+  gboolean fp_valid;   /* one subset: q holds D A x of the current image (from the objective) */
+  TlArray *partials;   /* the fused EM pass's log-likelihood partial sums */
+  gboolean pass_pending; /* partials of this step's pass still to be read */
+  double pass_sum;     /* data term of the EM passes of this iteration so far */
+  guint pass_count;    /* how many subsets it holds */
   gpointer state;      /* the algorithm's own */
 };
 
@@ -58,5 +64,21 @@ struct _TlSolver {
 gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error);
 /* Emission: the sensitivity image for subset s (shared when all subsets use one). */
 TlArray *tl_solver_sens(TlSolver *sv, guint subset);
+/* Whether the emission step can use the operator's fused EM pass (its own counts, no
+ * additive term, D inside its kernels). */
+gboolean tl_solver_em_fast(const TlSolver *sv);
+/* Makes sv->y / sv->y_sub (the problem's data, or the operator's counts). */
+gboolean tl_solver_need_data(TlSolver *sv, GError **error);
+/* The (penalised) objective of sv->x; data_term: the emission data term if already known. */
+gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double *objective,
+                                  GError **error);
+/* Emission, shared by mlem / osem / osl / bsrem: records sv->vol = A_k^T D_k (y_k / ybar_k)
+ * over the data with ybar = D_k A_k x + a_k > 0 (the fused EM pass when possible), and, when
+ * objectives are wanted, the pass's own log-likelihood data term. */
+gboolean tl_solver_em_correction(TlSolver *sv, guint subset, GError **error);
+/* After the step's update is recorded: adds the pass's data term to the iteration's and, at
+ * the iteration's last subset, sets *objective to the penalised log-likelihood from the
+ * passes (the image each subset started from; exact for one subset). */
+gboolean tl_solver_em_objective(TlSolver *sv, guint subset, double *objective, GError **error);
 /* The prior's gradient of sv->x into sv->grad (zero without a prior). */
 gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error);

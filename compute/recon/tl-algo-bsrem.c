@@ -1,0 +1,37 @@
+/* Block sequential regularised EM (De Pierro & Yamagishi 2001, IEEE TMI 20(4); the relaxed
+ * form of Ahn & Fessler 2003), convergent for the penalised log-likelihood
+ * Phi(x) = L(x) - beta R(x) with relaxation alpha_n -> 0:
+ *
+ *   x_n <- x_n + alpha_i (x_n / s_n^(k)) [c_n - s_n^(k) - (beta / S) dR/dx_n (x)]
+ *
+ * (the bracket is the gradient of subset k's share of Phi; with alpha = 1 and beta = 0 this
+ * is the OSEM update), alpha_i = alpha_0 / (1 + i) for iteration i (0-based), then a floor
+ * TL_BSREM_FLOOR keeps x > 0 (0 is a fixed point of the preconditioner x / s); voxels with
+ * s = 0 are 0. c as in tl-algo-em.c. */
+#include "tl-solver-private.h"
+
+#define TL_BSREM_FLOOR 1e-8f
+
+static gboolean bsrem_step(TlSolver *sv, guint k, double *objective, gboolean *is_new,
+                           GError **error) {
+  guint iteration = sv->sub_iterations / sv->n_subsets;
+  tl_expr_args_array(sv->args, "s", tl_solver_sens(sv, k));
+  tl_expr_args_scalar(sv->args, "b", (float)(sv->opt.beta / sv->n_subsets));
+  tl_expr_args_scalar(sv->args, "al", sv->opt.relaxation / (1.0f + iteration));
+  tl_expr_args_scalar(sv->args, "fl", TL_BSREM_FLOOR);
+  tl_expr_args_set_label(sv->args, "bsrem update");
+  gboolean ok = tl_solver_em_correction(sv, k, error) &&
+                tl_solver_prior_gradient(sv, error) &&
+                tl_solver_expr(sv, "n = select(s > 0, max(x + al * x * (c - s - b * g) / s, fl), 0)",
+                               error) &&
+                tl_solver_em_objective(sv, k, objective, error);
+  tl_expr_args_set_label(sv->args, NULL);
+  return ok;
+}
+
+const TlAlgorithmClass tl_algo_bsrem = {
+    .name = "bsrem",
+    .summary = "block sequential regularised EM (De Pierro & Yamagishi 2001), convergent MAP",
+    .flags = TL_ALGO_EMISSION | TL_ALGO_SUBSETS | TL_ALGO_PRIOR,
+    .step = bsrem_step,
+};

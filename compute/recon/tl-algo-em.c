@@ -1,0 +1,109 @@
+/* MLEM and OSEM for the Poisson model ybar = D A x + a (seed 000 eq. 4-5; Shepp & Vardi 1982,
+ * Hudson & Larkin 1994 for ordered subsets), and the EM back projection the penalised EM
+ * algorithms (osl, bsrem) share:
+ *
+ *   c_n   = sum_{j in S_k} d_j a_jn y_j / ybar_j          over data with ybar_j > 0
+ *   x_n  <- x_n c_n / s_n^(k),   s^(k) = the column sums of D A over subset k
+ *                                (every measurable datum of the subset; 0 where s = 0)
+ *
+ * With the operator's own counts, no additive term and D inside its kernels, c comes from the
+ * operator's fused forward-ratio-back pass (seed 000 Listing 1), which also sums
+ * m_j log ybar_j for the log-likelihood, so the objective costs no extra projection. */
+#include "tl-solver-private.h"
+#include <math.h>
+
+static gboolean pass_sum(TlSolver *sv, guint subset, double *out, GError **error) {
+  guint64 n = tl_operator_em_partials(sv->op, subset);
+  g_autofree float *h = g_new(float, MAX(n, 1));
+  if (!tl_stream_finish(sv->stream, error)) return FALSE;
+  g_autoptr(TlArray) v = tl_array_new_view(sv->partials, 0, n, error);
+  if (!v || !tl_array_download(v, h, error)) return FALSE;
+  double s = 0;
+  for (guint64 i = 0; i < n; i++) s += h[i];
+  *out = s;
+  return TRUE;
+}
+
+gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
+  gboolean want = sv->want_objective;
+  sv->pass_pending = FALSE;
+  tl_expr_args_array(sv->args, "c", sv->vol);
+  if (!tl_stream_zero(sv->stream, sv->vol, error)) return FALSE;
+  if (tl_solver_em_fast(sv)) {
+    guint64 np = want ? tl_operator_em_partials(sv->op, k) : 0;
+    if (np && (!sv->partials || tl_array_length(sv->partials) < np)) {
+      g_clear_pointer(&sv->partials, tl_array_free);
+      if (!(sv->partials = tl_array_new_float(sv->ctx, np, error))) return FALSE;
+    }
+    g_autoptr(TlArray) pv = np ? tl_array_new_view(sv->partials, 0, np, error) : NULL;
+    if (np && !pv) return FALSE;
+    if (!tl_operator_em(sv->op, sv->stream, k, sv->x, sv->vol, pv, error)) return FALSE;
+    sv->pass_pending = np > 0; /* read after the step's update is recorded: no extra wait */
+    return TRUE;
+  }
+  TlArray *q = sv->q_sub[k];
+  tl_expr_args_array(sv->args, "q", q);
+  tl_expr_args_array(sv->args, "y", sv->y_sub[k]);
+  if (!tl_operator_forward(sv->op, sv->stream, k, sv->x, q, error)) return FALSE;
+  if (sv->a_sub) {
+    tl_expr_args_array(sv->args, "a", sv->a_sub[k]);
+    tl_expr_args_set_label(sv->args, "em ratio");
+    if (!tl_solver_expr(sv, "q = q + a", error)) return FALSE;
+  }
+  double data;
+  tl_expr_args_set_label(sv->args, "em loglik");
+  if (want) {
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args,
+                        &data, error))
+      return FALSE;
+    if (k == 0) sv->pass_sum = 0, sv->pass_count = 0;
+    sv->pass_sum += data;
+    sv->pass_count++;
+  }
+  tl_expr_args_set_label(sv->args, "em ratio");
+  gboolean ok = tl_solver_expr(sv, "q = select(q > 0, y / q, 0)", error) &&
+                tl_operator_adjoint(sv->op, sv->stream, k, q, sv->vol, error);
+  tl_expr_args_set_label(sv->args, NULL);
+  return ok;
+}
+
+gboolean tl_solver_em_objective(TlSolver *sv, guint k, double *objective, GError **error) {
+  if (!sv->want_objective) return TRUE;
+  if (sv->pass_pending) {
+    double data;
+    if (!pass_sum(sv, k, &data, error)) return FALSE;
+    if (k == 0) sv->pass_sum = 0, sv->pass_count = 0;
+    sv->pass_sum += data;
+    sv->pass_count++;
+    sv->pass_pending = FALSE;
+  }
+  /* the iteration's passes: the data term of each subset at the image that subset started
+   * from; exact for one subset (the log-likelihood of the image before this step) */
+  if (k != sv->n_subsets - 1 || sv->pass_count != sv->n_subsets) return TRUE;
+  return tl_solver_objective_with(sv, &sv->pass_sum, objective, error);
+}
+
+static gboolean em_step(TlSolver *sv, guint k, double *objective, gboolean *is_new,
+                        GError **error) {
+  tl_expr_args_array(sv->args, "s", tl_solver_sens(sv, k));
+  tl_expr_args_set_label(sv->args, "update");
+  gboolean ok = tl_solver_em_correction(sv, k, error) &&
+                tl_solver_expr(sv, "n = select(s > 0, x * c / s, 0)", error) &&
+                tl_solver_em_objective(sv, k, objective, error);
+  tl_expr_args_set_label(sv->args, NULL);
+  return ok;
+}
+
+const TlAlgorithmClass tl_algo_mlem = {
+    .name = "mlem",
+    .summary = "maximum-likelihood expectation maximisation (all data each update)",
+    .flags = TL_ALGO_EMISSION,
+    .step = em_step,
+};
+
+const TlAlgorithmClass tl_algo_osem = {
+    .name = "osem",
+    .summary = "ordered-subsets EM (one update per subset)",
+    .flags = TL_ALGO_EMISSION | TL_ALGO_SUBSETS,
+    .step = em_step,
+};

@@ -1,0 +1,520 @@
+/* The solver: common set-up (data views, sensitivity images, start image, prior, filter), the
+ * step / callback / cancel contract, objective and RMSE. The algorithms' own maths lives in
+ * one file each (tl-algo-*.c). */
+#include "tl-solver-private.h"
+#include "tl-recon-registry.h"
+#include <math.h>
+#include <string.h>
+
+void tl_solver_options_init(TlSolverOptions *o) {
+  memset(o, 0, sizeof *o);
+  o->iterations = 10;
+  o->relaxation = 1.0f;
+  o->objective = TL_OBJECTIVE_ITERATION;
+  tl_prior_params_init(&o->prior_params);
+  o->filter.kind = TL_FILTER_NONE;
+  o->rmse_scaled = TRUE;
+}
+
+gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error) {
+  return tl_expr_assign(sv->ctx, sv->stream, expr, sv->args, error);
+}
+
+TlArray *tl_solver_sens(TlSolver *sv, guint subset) { return sv->sens[subset]; }
+
+gboolean tl_algorithm_applies(const TlAlgorithmClass *k, const TlOperator *op, GError **error) {
+  const char *why = NULL;
+  if ((k->flags & TL_ALGO_NEEDS_DATA) && tl_operator_is_listmode(op))
+    why = "it needs a data vector of every possible datum; list-mode data has events only "
+          "(histogram the events, or use an EM algorithm)";
+  else if (!(k->flags & TL_ALGO_SUBSETS) && tl_operator_n_subsets(op) != 1)
+    why = "it uses all data at once: make the operator with 1 subset";
+  if (!why) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "algorithm %s does not apply to %s (%u subsets): %s",
+              k->name, tl_operator_label(op), tl_operator_n_subsets(op), why);
+  return FALSE;
+}
+
+static const TlAlgorithmClass *find_algorithm(const char *name, GError **error) {
+  if (g_strcmp0(name, "sart") == 0) name = "os-sart";
+  const TlAlgorithmClass *const *all = tl_recon_algorithms();
+  for (guint i = 0; all[i]; i++)
+    if (g_strcmp0(all[i]->name, name) == 0) return all[i];
+  GString *known = g_string_new(NULL);
+  for (guint i = 0; all[i]; i++) g_string_append_printf(known, "%s%s", i ? ", " : "", all[i]->name);
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown algorithm '%s' (known: %s)",
+              name ? name : "(none)", known->str);
+  g_string_free(known, TRUE);
+  return NULL;
+}
+
+static void free_views(TlArray **v, guint n) {
+  if (!v) return;
+  for (guint i = 0; i < n; i++) tl_array_free(v[i]);
+  g_free(v);
+}
+
+void tl_solver_free(TlSolver *sv) {
+  if (!sv) return;
+  if (sv->stream) tl_stream_free(sv->stream); /* waits for in-flight work first */
+  if (sv->klass && sv->klass->finalize) sv->klass->finalize(sv);
+  free_views(sv->y_sub, sv->n_subsets);
+  free_views(sv->a_sub, sv->n_subsets);
+  free_views(sv->q_sub, sv->n_subsets);
+  if (sv->sens) {
+    for (guint s = 0; s < sv->n_subsets; s++)
+      if (sv->sens[s] != sv->sens_all) tl_array_free(sv->sens[s]);
+    g_free(sv->sens);
+  }
+  TlArray *arrays[] = {sv->y_owned, sv->q, sv->x, sv->next, sv->vol, sv->sens_all, sv->truth,
+                       sv->filter_tmp, sv->grad};
+  for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++) tl_array_free(arrays[i]);
+  tl_prior_free(sv->prior);
+  tl_profile_free(sv->profile);
+  tl_expr_args_free(sv->args);
+  g_clear_object(&sv->cancellable);
+  g_free(sv->prior_name);
+  g_free(sv);
+}
+
+static TlArray **views(TlSolver *sv, TlArray *whole, GError **error) {
+  TlArray **v = g_new0(TlArray *, sv->n_subsets);
+  for (guint s = 0; s < sv->n_subsets; s++) {
+    guint64 first = whole == sv->q ? 0 : tl_operator_subset_first(sv->op, s);
+    if (!(v[s] = tl_array_new_view(whole, first, tl_operator_subset_length(sv->op, s), error))) {
+      free_views(v, sv->n_subsets);
+      return NULL;
+    }
+  }
+  return v;
+}
+
+/* Whether the emission step can use the operator's fused EM pass: the data are its own
+ * counts, no additive term, and D (if any) applied inside its kernels. */
+gboolean tl_solver_em_fast(const TlSolver *sv) {
+  return tl_operator_has_em(sv->op) && !sv->pb.data && !sv->pb.additive &&
+         (!tl_operator_diag(sv->op) || (sv->op->klass->flags & TL_OPERATOR_NATIVE_DIAG));
+}
+
+/* The measured data as an array (the problem's, or the operator's counts made once). */
+gboolean tl_solver_need_data(TlSolver *sv, GError **error) {
+  if (sv->y_sub) return TRUE;
+  if (sv->pb.data) {
+    sv->y = sv->pb.data;
+  } else {
+    if (!(sv->y_owned = tl_array_new_float(sv->ctx, MAX(tl_operator_n_data(sv->op), 1), error)))
+      return FALSE;
+    g_autoptr(TlArray) v = tl_array_new_view(sv->y_owned, 0, tl_operator_n_data(sv->op), error);
+    if (!v || !tl_operator_counts(sv->op, sv->stream, v, error) || !tl_stream_finish(sv->stream, error))
+      return FALSE;
+    sv->y = sv->y_owned;
+  }
+  return (sv->y_sub = views(sv, sv->y, error)) != NULL;
+}
+
+/* Emission set-up: per-subset column sums (the operator's sensitivity) and their total. */
+static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
+  guint S = sv->n_subsets;
+  sv->sens = g_new0(TlArray *, S);
+  if (!(sv->sens_all = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
+  tl_expr_args_array(sv->args, "S", sv->sens_all);
+  if (sv->opt.uniform_sensitivity) {
+    /* seed 000 Table 3's baseline: s = 1 in total, 1/S per subset */
+    tl_expr_args_scalar(sv->args, "k", 1.0f / S);
+    if (!tl_solver_expr(sv, "S = 1", error)) return FALSE;
+    for (guint s = 0; s < S; s++) {
+      if (S == 1) {
+        sv->sens[s] = sv->sens_all;
+        continue;
+      }
+      if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
+      tl_expr_args_array(sv->args, "s", sv->sens[s]);
+      if (!tl_solver_expr(sv, "s = k", error)) return FALSE;
+    }
+    return tl_stream_finish(sv->stream, error);
+  }
+  if (S == 1) {
+    sv->sens[0] = sv->sens_all;
+    return tl_operator_sensitivity(sv->op, sv->stream, 0, sv->sens_all, error) &&
+           tl_stream_finish(sv->stream, error);
+  }
+  if (!tl_stream_zero(sv->stream, sv->sens_all, error)) return FALSE;
+  for (guint s = 0; s < S; s++) {
+    if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error)) ||
+        !tl_operator_sensitivity(sv->op, sv->stream, s, sv->sens[s], error))
+      return FALSE;
+    tl_expr_args_array(sv->args, "s", sv->sens[s]);
+    tl_expr_args_set_label(sv->args, "sensitivity total");
+    if (!tl_solver_expr(sv, "S = S + s", error)) return FALSE;
+  }
+  tl_expr_args_set_label(sv->args, NULL);
+  return tl_stream_finish(sv->stream, error);
+}
+
+/* Emission start: a constant where s > 0 such that the expected total sum_n s_n x_n equals the
+ * measured total minus the additive term's (the measured total if that is not positive). */
+static gboolean start_emission(TlSolver *sv, GError **error) {
+  double ssum = 0, total = 0, atotal = 0;
+  if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(S)", sv->args, &ssum, error)) return FALSE;
+  if (sv->y) {
+    tl_expr_args_array(sv->args, "y", sv->y);
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(y)", sv->args, &total, error)) return FALSE;
+  } else {
+    total = (double)tl_operator_n_data(sv->op); /* list mode: one count per event */
+  }
+  if (sv->pb.additive) {
+    tl_expr_args_array(sv->args, "a", sv->pb.additive);
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &atotal, error)) return FALSE;
+  }
+  double t = total - atotal > 0 ? total - atotal : total;
+  tl_expr_args_scalar(sv->args, "c0", ssum > 0 && t > 0 ? (float)(t / ssum) : 1.0f);
+  tl_expr_args_set_label(sv->args, "init");
+  gboolean ok = tl_solver_expr(sv, "x = select(S > 0, c0, 0)", error);
+  tl_expr_args_set_label(sv->args, NULL);
+  return ok && tl_stream_finish(sv->stream, error);
+}
+
+static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
+                              const TlSolverOptions *o, GError **error) {
+  const TlOperator *op = pb->op;
+  if (!tl_algorithm_applies(k, op, error)) return FALSE;
+  const char *why = tl_operator_n_data(op) == 0 ? "the operator has no data" : NULL;
+  for (int i = 0; i < 2 && !why; i++) {
+    const TlArray *a = i ? pb->additive : pb->data;
+    if (a && (tl_array_length(a) != tl_operator_n_data(op) || tl_array_elem_size(a) != 4))
+      why = i ? "the additive term's length is not the operator's data length"
+              : "the data's length is not the operator's data length";
+  }
+  if (!why && !pb->data && !tl_operator_has_counts(op))
+    why = "no data given and the operator holds no counts";
+  if (!why && pb->additive && !(k->flags & TL_ALGO_EMISSION))
+    why = "an additive term belongs to the Poisson model: use an EM algorithm";
+  if (!why && o->prior && !(k->flags & TL_ALGO_PRIOR))
+    why = "it takes no prior (use osl or bsrem)";
+  if (!why && !o->prior && (k->flags & TL_ALGO_NEEDS_PRIOR))
+    why = "it needs a prior (--prior rdp|quadratic|tv)";
+  if (!why && (!isfinite(o->beta) || o->beta < 0)) why = "beta must be finite and >= 0";
+  if (!why && (k->flags & (TL_ALGO_EMISSION | TL_ALGO_PRIOR)) == 0 &&
+      !(o->relaxation > 0 && o->relaxation < 2))
+    why = "the relaxation must lie in (0, 2)";
+  if (!why && !strcmp(k->name, "bsrem") && !(o->relaxation > 0 && o->relaxation <= 1))
+    why = "bsrem's relaxation alpha_0 must lie in (0, 1]";
+  if (!why && o->filter.kind == TL_FILTER_GAUSS && o->filter_every &&
+      (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
+    why = "the Gaussian filter's FWHM must be finite and > 0";
+  if (!why) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: %s", k->name,
+              tl_operator_label(op), why);
+  return FALSE;
+}
+
+TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
+                        const TlSolverOptions *opt, GError **error) {
+  const TlAlgorithmClass *k = find_algorithm(algorithm, error);
+  if (!k) return NULL;
+  TlSolverOptions o;
+  if (opt) o = *opt;
+  else tl_solver_options_init(&o);
+  if (!problem || !problem->op) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s: no operator", k->name);
+    return NULL;
+  }
+  if (!check_problem(k, problem, &o, error)) return NULL;
+  g_autoptr(TlSolver) sv = g_new0(TlSolver, 1);
+  sv->ctx = ctx;
+  sv->klass = k;
+  sv->op = problem->op;
+  sv->pb = *problem;
+  sv->n_subsets = tl_operator_n_subsets(sv->op);
+  sv->n_voxels = tl_operator_n_voxels(sv->op);
+  sv->args = tl_expr_args_new();
+  sv->profile = tl_profile_new();
+  if (!(sv->stream = tl_stream_new(ctx, error))) return NULL;
+  tl_stream_set_profile(sv->stream, sv->profile);
+  sv->opt = o;
+  sv->opt.prior = NULL;
+  if (o.prior && !tl_solver_set_prior(sv, o.prior, o.beta, &o.prior_params, error)) return NULL;
+  guint64 qn = tl_operator_max_subset_length(sv->op);
+  if (!(sv->x = tl_array_new_float(ctx, sv->n_voxels, error)) ||
+      !(sv->next = tl_array_new_float(ctx, sv->n_voxels, error)) ||
+      !(sv->vol = tl_array_new_float(ctx, sv->n_voxels, error)))
+    return NULL;
+  tl_expr_args_array(sv->args, "x", sv->x);
+  if (o.filter.kind != TL_FILTER_NONE && o.filter_every > 0 &&
+      !(sv->filter_tmp = tl_array_new_float(ctx, sv->n_voxels, error)))
+    return NULL;
+  gboolean emission = (k->flags & TL_ALGO_EMISSION) != 0;
+  /* the scratch data vector: not needed by the fused EM pass (list mode keeps 12 B/event) */
+  if (!emission || !tl_solver_em_fast(sv)) {
+    if (!(sv->q = tl_array_new_float(ctx, MAX(qn, 1), error)) || !(sv->q_sub = views(sv, sv->q, error)) ||
+        !tl_solver_need_data(sv, error))
+      return NULL;
+  }
+  if (problem->additive && !(sv->a_sub = views(sv, problem->additive, error))) return NULL;
+  if (emission) {
+    if (!setup_sensitivity(sv, error) || !start_emission(sv, error)) return NULL;
+  } else if (!tl_stream_zero(sv->stream, sv->x, error) || !tl_stream_finish(sv->stream, error)) {
+    return NULL;
+  }
+  if (k->init && !k->init(sv, error)) return NULL;
+  if (!tl_stream_finish(sv->stream, error)) return NULL;
+  return g_steal_pointer(&sv);
+}
+
+gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
+                             const TlPriorParams *params, GError **error) {
+  if (name && !(sv->klass->flags & TL_ALGO_PRIOR)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s takes no prior (use osl or bsrem)",
+                sv->klass->name);
+    return FALSE;
+  }
+  if (!isfinite(beta) || beta < 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "prior strength beta = %g: expected a "
+                "finite value >= 0", beta);
+    return FALSE;
+  }
+  if (!name) {
+    g_clear_pointer(&sv->prior, tl_prior_free);
+    g_clear_pointer(&sv->prior_name, g_free);
+    sv->opt.prior = NULL;
+    sv->opt.beta = beta;
+    return TRUE;
+  }
+  TlPrior *p = tl_prior_new(sv->ctx, name, tl_operator_grid(sv->op), params, error);
+  if (!p) return FALSE;
+  if (!sv->grad && !(sv->grad = tl_array_new_float(sv->ctx, sv->n_voxels, error))) {
+    tl_prior_free(p);
+    return FALSE;
+  }
+  tl_prior_free(sv->prior);
+  sv->prior = p;
+  g_free(sv->prior_name);
+  sv->prior_name = g_strdup(name);
+  sv->opt.prior = sv->prior_name;
+  sv->opt.beta = beta;
+  if (params) sv->opt.prior_params = *params;
+  return TRUE;
+}
+
+gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error) {
+  tl_expr_args_array(sv->args, "g", sv->grad ? sv->grad : sv->vol);
+  if (!sv->prior) return !sv->grad || tl_stream_zero(sv->stream, sv->grad, error);
+  return tl_prior_gradient(sv->prior, sv->stream, sv->x, sv->grad, error);
+}
+
+static gboolean check_image(TlSolver *sv, const TlImage *im, const char *what, GError **error) {
+  if (tl_image_grid_equal(&im->grid, tl_operator_grid(sv->op))) return TRUE;
+  g_autofree char *a = tl_image_grid_key(&im->grid), *b = tl_image_grid_key(tl_operator_grid(sv->op));
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "the %s's grid (%s) is not the reconstruction grid (%s)", what, a, b);
+  return FALSE;
+}
+
+gboolean tl_solver_set_truth(TlSolver *sv, const TlImage *truth, GError **error) {
+  if (!check_image(sv, truth, "ground truth", error)) return FALSE;
+  if (!sv->truth && !(sv->truth = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
+  sv->truth_sum = tl_image_sum(truth);
+  return tl_array_upload(sv->truth, truth->data, error);
+}
+
+gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error) {
+  if (!check_image(sv, image, "starting image", error) ||
+      !tl_array_upload(sv->x, image->data, error))
+    return FALSE;
+  sv->sub_iterations = 0;
+  if (sv->klass->reset) sv->klass->reset(sv);
+  return TRUE;
+}
+
+void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
+  sv->cb = cb;
+  sv->cb_data = user_data;
+}
+
+void tl_solver_set_cancellable(TlSolver *sv, GCancellable *cancellable) {
+  g_set_object(&sv->cancellable, cancellable);
+  tl_stream_set_cancellable(sv->stream, cancellable);
+}
+
+void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget) {
+  tl_stream_set_submit_budget(sv->stream, budget);
+}
+
+/* -beta R(x) of the current image (0 without a prior). */
+static gboolean penalty(TlSolver *sv, double *out, GError **error) {
+  *out = 0;
+  if (!sv->prior || sv->opt.beta == 0) return TRUE;
+  double r;
+  if (!tl_prior_value(sv->prior, sv->stream, sv->x, &r, error)) return FALSE;
+  *out = -sv->opt.beta * r;
+  return TRUE;
+}
+
+/* Emission: sum_j m_j log ybar_j over the data with ybar > 0 (ybar = D A x + a), over every
+ * subset, from explicit projections. */
+static gboolean emission_data_term(TlSolver *sv, double *out, GError **error) {
+  if (!tl_solver_need_data(sv, error)) return FALSE;
+  if (!sv->q && (!(sv->q = tl_array_new_float(sv->ctx, MAX(tl_operator_max_subset_length(sv->op), 1), error)) ||
+                 !(sv->q_sub = views(sv, sv->q, error))))
+    return FALSE;
+  double total = 0;
+  for (guint s = 0; s < sv->n_subsets; s++) {
+    double part;
+    tl_expr_args_array(sv->args, "q", sv->q_sub[s]);
+    tl_expr_args_array(sv->args, "y", sv->y_sub[s]);
+    tl_expr_args_set_label(sv->args, "objective");
+    if (!tl_operator_forward(sv->op, sv->stream, s, sv->x, sv->q_sub[s], error)) return FALSE;
+    if (sv->a_sub) {
+      tl_expr_args_array(sv->args, "a", sv->a_sub[s]);
+      if (!tl_solver_expr(sv, "q = q + a", error)) return FALSE;
+    }
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args, &part,
+                        error))
+      return FALSE;
+    total += part;
+  }
+  tl_expr_args_set_label(sv->args, NULL);
+  *out = total;
+  return TRUE;
+}
+
+/* The expected total of the model over every measurable datum: sum_n s_n x_n + sum_j a_j. */
+static gboolean emission_expected(TlSolver *sv, double *out, GError **error) {
+  double sx = 0, at = 0;
+  tl_expr_args_array(sv->args, "S", sv->sens_all);
+  tl_expr_args_set_label(sv->args, "objective sum(s x)");
+  if (!tl_expr_reduce(sv->ctx, sv->stream, "dot(S, x)", sv->args, &sx, error)) return FALSE;
+  if (sv->pb.additive) {
+    tl_expr_args_array(sv->args, "a", sv->pb.additive);
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &at, error)) return FALSE;
+  }
+  tl_expr_args_set_label(sv->args, NULL);
+  *out = sx + at;
+  return TRUE;
+}
+
+/* The penalised objective of the current image, with the data term given (emission, from an
+ * EM pass) or computed. */
+gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double *objective,
+                                  GError **error) {
+  double pen;
+  if (sv->klass->flags & TL_ALGO_EMISSION) {
+    double d = data_term ? *data_term : 0, e;
+    if ((!data_term && !emission_data_term(sv, &d, error)) || !emission_expected(sv, &e, error) ||
+        !penalty(sv, &pen, error))
+      return FALSE;
+    *objective = d - e + pen;
+    return TRUE;
+  }
+  if (!tl_solver_need_data(sv, error)) return FALSE;
+  double total = 0;
+  for (guint s = 0; s < sv->n_subsets; s++) {
+    double part;
+    tl_expr_args_array(sv->args, "q", sv->q_sub[s]);
+    tl_expr_args_array(sv->args, "y", sv->y_sub[s]);
+    tl_expr_args_set_label(sv->args, "objective");
+    if (!tl_operator_forward(sv->op, sv->stream, s, sv->x, sv->q_sub[s], error) ||
+        !tl_expr_reduce(sv->ctx, sv->stream, "dot(q - y, q - y)", sv->args, &part, error))
+      return FALSE;
+    total += part;
+  }
+  tl_expr_args_set_label(sv->args, NULL);
+  *objective = 0.5 * total;
+  return TRUE;
+}
+
+/* After a failure (a cancel, mostly): wait for what was submitted so a later step starts
+ * clean; the image is untouched (steps write sv->next). */
+static gboolean drain(TlSolver *sv) {
+  tl_stream_finish(sv->stream, NULL);
+  if (sv->klass->reset) sv->klass->reset(sv);
+  return FALSE;
+}
+
+gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **error) {
+  if (!tl_solver_objective_with(sv, NULL, objective, error)) return drain(sv);
+  return TRUE;
+}
+
+static gboolean rmse(TlSolver *sv, double *out, GError **error) {
+  tl_expr_args_array(sv->args, "t", sv->truth);
+  tl_expr_args_set_label(sv->args, "rmse");
+  double xs = 0, norm = 0;
+  float scale = 1.0f;
+  if (sv->opt.rmse_scaled) {
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(x)", sv->args, &xs, error)) return FALSE;
+    scale = xs > 0 ? (float)(sv->truth_sum / xs) : 0.0f;
+  }
+  tl_expr_args_scalar(sv->args, "rs", scale);
+  gboolean ok = tl_expr_reduce(sv->ctx, sv->stream, "l2norm(rs*x - t)", sv->args, &norm, error);
+  tl_expr_args_set_label(sv->args, NULL);
+  *out = norm / sqrt((double)sv->n_voxels);
+  return ok;
+}
+
+gboolean tl_solver_step(TlSolver *sv, GError **error) {
+  if (g_cancellable_set_error_if_cancelled(sv->cancellable, error)) return FALSE;
+  gint64 t0 = g_get_monotonic_time();
+  guint S = sv->n_subsets, k = sv->sub_iterations % S;
+  double objective = NAN;
+  gboolean is_new = FALSE;
+  tl_expr_args_array(sv->args, "x", sv->x);
+  tl_expr_args_array(sv->args, "n", sv->next);
+  sv->want_objective = sv->opt.objective != TL_OBJECTIVE_NEVER;
+  gboolean filter = sv->filter_tmp && (sv->sub_iterations + 1) % sv->opt.filter_every == 0;
+  if (!sv->klass->step(sv, k, &objective, &is_new, error) ||
+      (filter && !tl_filter_apply(sv->ctx, sv->stream, &sv->opt.filter, tl_operator_grid(sv->op),
+                                  sv->next, sv->filter_tmp, error)) ||
+      !tl_stream_finish(sv->stream, error))
+    return drain(sv);
+  TlArray *t = sv->x;
+  sv->x = sv->next;
+  sv->next = t;
+  tl_expr_args_array(sv->args, "x", sv->x);
+  tl_expr_args_array(sv->args, "n", sv->next);
+  sv->sub_iterations++;
+
+  gboolean want = sv->opt.objective == TL_OBJECTIVE_SUBITERATION ||
+                  (sv->opt.objective == TL_OBJECTIVE_ITERATION && k == S - 1);
+  TlSolverProgress p = {.iteration = (sv->sub_iterations - 1) / S + 1, .subset = k,
+                        .n_subsets = S, .sub_iterations = sv->sub_iterations, .image = sv->x,
+                        .objective = NAN, .rmse = NAN, .filtered = filter,
+                        .profile = sv->profile};
+  if (want) {
+    if (!isnan(objective)) {
+      p.objective = objective; /* the algorithm's own (CGLS: new image; EM pass: the old) */
+      p.objective_from_pass = !is_new;
+    } else if (!tl_solver_objective_with(sv, NULL, &p.objective, error)) {
+      return drain(sv);
+    }
+  }
+  if (sv->truth && !rmse(sv, &p.rmse, error)) return drain(sv);
+  p.seconds = (g_get_monotonic_time() - t0) * 1e-6;
+  if (sv->cb) sv->cb(&p, sv->cb_data);
+  return TRUE;
+}
+
+gboolean tl_solver_run(TlSolver *sv, GError **error) {
+  while (sv->sub_iterations < sv->opt.iterations * sv->n_subsets)
+    if (!tl_solver_step(sv, error)) return FALSE;
+  return TRUE;
+}
+
+guint tl_solver_sub_iterations(const TlSolver *sv) { return sv->sub_iterations; }
+const TlImageGrid *tl_solver_grid(const TlSolver *sv) { return tl_operator_grid(sv->op); }
+const TlArray *tl_solver_image_array(const TlSolver *sv) { return sv->x; }
+const TlProfile *tl_solver_profile(const TlSolver *sv) { return sv->profile; }
+TlOperator *tl_solver_operator(TlSolver *sv) { return sv->op; }
+const TlSolverOptions *tl_solver_options(const TlSolver *sv) { return &sv->opt; }
+const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv) { return sv->klass; }
+
+const TlArray *tl_solver_sensitivity(const TlSolver *sv, guint subset) {
+  if (!sv->sens) return NULL;
+  return subset == G_MAXUINT ? sv->sens_all : sv->sens[subset];
+}
+
+TlImage *tl_solver_image(TlSolver *sv, GError **error) {
+  g_autoptr(TlImage) im = tl_image_new(tl_operator_grid(sv->op));
+  if (!tl_array_download(sv->x, im->data, error)) return NULL;
+  return g_steal_pointer(&im);
+}
