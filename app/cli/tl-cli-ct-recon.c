@@ -3,6 +3,8 @@
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-simulate.h"
+#include "tl-cli.h"
+#include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,11 +39,20 @@ int tl_cli_ct_recon(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *filter = NULL, *objective = NULL;
   int subsets = 0, iterations = 10, batch = 0;
-  double relaxation = 1.0;
+  double relaxation = 1.0, beta = 0, gamma = NAN, epsilon = NAN;
+  g_autofree char *prior = NULL;
   gboolean profile = FALSE, nonneg = FALSE, quiet = FALSE;
+  g_autofree char *algo_reg = tl_cli_registry_help("algorithm", FALSE);
+  g_autofree char *algo_help = g_strdup_printf("fdk (default, direct), or an iterative %s",
+                                               algo_reg);
+  g_autofree char *prior_help = tl_cli_registry_help("prior", FALSE);
   GOptionEntry entries[] = {
-      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo,
-       "fdk (default), sirt, sart (= os-sart), cgls or mlem", "ALGO"},
+      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, algo_help, "ALGO"},
+      {"prior", 0, 0, G_OPTION_ARG_STRING, &prior, prior_help, "NAME"},
+      {"beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Prior strength beta (default 0)", "B"},
+      {"gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "rdp: gamma >= 0 (default 2)", "G"},
+      {"epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon, "rdp / tv: epsilon > 0 (default 1e-3)",
+       "E"},
       {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
        "FDK ramp filter window: ram-lak (default), shepp-logan, hann", "NAME"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 10)", "N"},
@@ -90,7 +101,27 @@ int tl_cli_ct_recon(int argc, char **argv) {
   TlCtReconOptions o;
   tl_ct_recon_options_init(&o);
   TlCtFilter window = TL_CT_FILTER_RAM_LAK;
-  if ((!fdk && !tl_ct_algo_from_name(algo, &o.algo, &error)) ||
+  const TlAlgorithmClass *ak = fdk ? NULL : tl_registry_algorithm(algo, &error);
+  if (!fdk && !ak) return tl_cli_ct_fail(VERB, error);
+  if (ak) {
+    o.algorithm = tl_algorithm_name(ak);
+    /* the old names keep their meaning: sart / mlem with subsets are OS-SART / OSEM */
+    tl_ct_algo_from_name(o.algorithm, &o.algo, NULL);
+    if (g_str_equal(o.algorithm, "os-sart")) o.algo = TL_CT_SART;
+  }
+  if (prior && (!ak || !(tl_algorithm_flags(ak) & TL_ALGO_PRIOR))) {
+    fprintf(stderr, "tomolab-cli " VERB ": --prior needs --algo osl or bsrem\n");
+    return 2;
+  }
+  if (!prior && (beta != 0 || !isnan(gamma) || !isnan(epsilon))) {
+    fprintf(stderr, "tomolab-cli " VERB ": --beta, --gamma and --epsilon need --prior\n");
+    return 2;
+  }
+  o.prior = prior;
+  o.beta = beta;
+  if (!isnan(gamma)) o.prior_params.gamma = gamma;
+  if (!isnan(epsilon)) o.prior_params.epsilon = epsilon;
+  if ((prior && !tl_registry_prior(prior, &error)) ||
       (filter && !tl_ct_filter_from_name(filter, &window, &error)) ||
       (projector && !tl_ct_method_from_name(projector, &o.projector, &error)))
     return tl_cli_ct_fail(VERB, error);
@@ -99,7 +130,9 @@ int tl_cli_ct_recon(int argc, char **argv) {
     return 2;
   }
   o.iterations = (guint)iterations;
-  o.subsets = subsets ? (guint)subsets : o.algo == TL_CT_SART ? 10 : 1;
+  o.subsets = subsets                                                ? (guint)subsets
+              : ak && (tl_algorithm_flags(ak) & TL_ALGO_SUBSETS) && o.algo != TL_CT_MLEM ? 10
+                                                                                          : 1;
   o.relaxation = (float)relaxation;
   o.nonnegative = nonneg;
   if (objective) {
@@ -135,7 +168,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
             "%s on %s\n", g->beam == TL_CT_CONE ? "cone beam" : "parallel beam", g->n_views,
             g->det_u, g->det_v, grid.dims[0], grid.dims[1], grid.dims[2], grid.voxel_mm[0],
             grid.voxel_mm[1], grid.voxel_mm[2],
-            fdk ? "FDK" : tl_ct_algo_name(o.algo), tl_context_info(ctx)->name);
+            fdk ? "FDK" : o.algorithm, tl_context_info(ctx)->name);
   g_autoptr(TlArray) proj = tl_ct_data_upload(ctx, d, &error);
   if (!proj) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) img = NULL;

@@ -71,5 +71,7 @@ int tl_cli_info(int argc, char **argv) {
   }
   print_device(tl_context_info(ctx), tl_context_validation_enabled(ctx),
                tl_context_pipeline_cache_path(ctx));
+  printf("\n");
+  tl_cli_print_registry(stdout);
   return 0;
 }

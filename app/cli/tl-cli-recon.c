@@ -4,6 +4,7 @@
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
+#include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,7 +77,8 @@ int tl_cli_recon(int argc, char **argv) {
     if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
-  g_autofree char *mu_path = NULL;
+  g_autofree char *mu_path = NULL, *prior = NULL;
+  double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
   int subsets = 0, iterations = 3, filter_every = G_MININT;
   /* NAN / G_MININT = not given: tells "--tor-fwhm 2" from the default when checking
    * combinations. */
@@ -87,9 +89,20 @@ int tl_cli_recon(int argc, char **argv) {
       TL_TOR_FWHM_DEFAULT);
   g_autofree char *nsigma_help = g_strdup_printf(
       "With --tof: truncate the TOF kernel at this many sigmas (default %g)", TL_TOF_N_SIGMA);
+  g_autofree char *algo_help = tl_cli_registry_help("algorithm", TRUE);
+  g_autofree char *prior_help = tl_cli_registry_help("prior", TRUE);
   GOptionEntry entries[] = {
-      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, "mlem (default) or osem", "ALGO"},
-      {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets, "OSEM subsets (default 10)", "S"},
+      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, algo_help, "ALGO"},
+      {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets,
+       "Subsets for the algorithms that use them (default 10)", "S"},
+      {"prior", 0, 0, G_OPTION_ARG_STRING, &prior, prior_help, "NAME"},
+      {"beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Prior strength beta (default 0)", "B"},
+      {"gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma,
+       "rdp: edge preservation gamma >= 0 (default 2)", "G"},
+      {"epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon,
+       "rdp / tv: smoothing epsilon > 0 (default 1e-3)", "E"},
+      {"relaxation", 0, 0, G_OPTION_ARG_DOUBLE, &relaxation,
+       "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 3)", "N"},
       {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
        "siddon (default), joseph or tor (tube of response)", "NAME"},
@@ -127,11 +140,13 @@ int tl_cli_recon(int argc, char **argv) {
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("SCAN.tlm - reconstruct a PET list-mode file");
+  g_autoptr(GOptionContext) oc = g_option_context_new("SCAN.tlm|SCAN.tlct - reconstruct PET list mode (or a CT scan)");
   g_option_context_add_main_entries(oc, entries, NULL);
   g_option_context_set_description(oc,
       "Example: tomolab-cli recon scan.tlm --algo osem --subsets 10 --iterations 3 \\\n"
       "           --projector joseph -o img.nii --profile\n"
+      "Penalised (MAP): tomolab-cli recon scan.tlm --algo bsrem --subsets 10 --iterations 5 \\\n"
+      "           --prior rdp --beta 0.05 --gamma 2 -o img.nii\n"
       "With every PET extension: tomolab-cli recon scan.tlm --algo osem --subsets 10 \\\n"
       "           --iterations 3 --tof --attenuation mu.nii --filter median3 --filter-every 10 \\\n"
       "           -o img.nii\n"
@@ -153,20 +168,49 @@ int tl_cli_recon(int argc, char **argv) {
   }
   TlReconOptions o;
   tl_recon_options_init(&o);
-  if (algo && strcmp(algo, "osem") == 0) {
+  const TlAlgorithmClass *ak = tl_registry_algorithm(algo ? algo : "mlem", &error);
+  if (!ak) {
+    fprintf(stderr, "tomolab-cli recon: --algo: %s\n", error->message);
+    g_error_free(error);
+    return 2;
+  }
+  guint aflags = tl_algorithm_flags(ak);
+  o.algorithm = tl_algorithm_name(ak);
+  if (aflags & TL_ALGO_SUBSETS) {
     o.algo = TL_RECON_OSEM;
     o.subsets = subsets > 0 ? (guint)subsets : 10;
-  } else if (algo && strcmp(algo, "mlem") != 0) {
-    fprintf(stderr, "tomolab-cli recon: --algo '%s': expected mlem or osem\n", algo);
-    return 2;
   } else if (subsets > 1) {
-    fprintf(stderr, "tomolab-cli recon: --subsets needs --algo osem\n");
+    fprintf(stderr, "tomolab-cli recon: --subsets: %s uses all data at once\n", o.algorithm);
     return 2;
   }
   if (iterations < 1 || subsets < 0) {
     fprintf(stderr, "tomolab-cli recon: --iterations must be >= 1 and --subsets >= 1\n");
     return 2;
   }
+  if ((aflags & TL_ALGO_NEEDS_DATA) && !binned) {
+    fprintf(stderr, "tomolab-cli recon: --algo %s needs binned data (--binned): list-mode "
+            "events are no data vector\n", o.algorithm);
+    return 2;
+  }
+  if (prior && !tl_registry_prior(prior, &error)) {
+    fprintf(stderr, "tomolab-cli recon: --prior: %s\n", error->message);
+    g_error_free(error);
+    return 2;
+  }
+  if (prior && !(aflags & TL_ALGO_PRIOR)) {
+    fprintf(stderr, "tomolab-cli recon: --prior needs --algo osl or bsrem (%s takes none)\n",
+            o.algorithm);
+    return 2;
+  }
+  if (!prior && (beta != 0 || !isnan(gamma) || !isnan(epsilon))) {
+    fprintf(stderr, "tomolab-cli recon: --beta, --gamma and --epsilon need --prior\n");
+    return 2;
+  }
+  o.prior = prior;
+  o.beta = beta;
+  if (!isnan(gamma)) o.prior_params.gamma = gamma;
+  if (!isnan(epsilon)) o.prior_params.epsilon = epsilon;
+  if (!isnan(relaxation)) o.relaxation = (float)relaxation;
   o.iterations = (guint)iterations;
   o.projector = projector ? projector : "siddon";
   o.use_cache = !no_cache;
@@ -213,9 +257,12 @@ int tl_cli_recon(int argc, char **argv) {
   gint64 t0 = g_get_monotonic_time();
   if (!quiet)
     fprintf(stderr, "recon: %" G_GUINT64_FORMAT " events, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s on %s\n", lm->n_events, lm->scanner->name, grid.dims[0],
+            "%g x %g x %g mm, %s, %s on %s\n", lm->n_events, lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
-            o.projector, tl_context_info(ctx)->name);
+            o.algorithm, o.projector, tl_context_info(ctx)->name);
+  if (prior && !quiet)
+    fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, beta,
+            o.prior_params.gamma, o.prior_params.epsilon);
   if (mu && !quiet) fprintf(stderr, "recon: attenuation correction with %s\n", mu_path);
   if (o.tof && !quiet)
     fprintf(stderr, "recon: time of flight, %u bins of %g mm, kernel truncated at %g sigma\n",

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "tl-job.h"
+#include "tl-registry.h"
 #include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-simulate.h"
@@ -22,8 +23,10 @@ typedef struct {
 } TlCtJob;
 
 const char *tl_ct_job_objective_label(const char *algo) {
-  if (g_strcmp0(algo, "mlem") == 0)
-    return "log-likelihood (rises)";
+  const TlAlgorithmClass *k = tl_registry_algorithm(algo, NULL);
+  if (k && (tl_algorithm_flags(k) & TL_ALGO_EMISSION))
+    return (tl_algorithm_flags(k) & TL_ALGO_PRIOR) ? "penalised log-likelihood (rises)"
+                                                   : "log-likelihood (rises)";
   if (g_strcmp0(algo, "fdk") == 0)
     return "objective ½‖Ax−y‖² (none for FDK)";
   return "objective ½‖Ax−y‖² (falls)";
@@ -77,7 +80,13 @@ static void ct_free(TlJob *job) {
   g_free(self);
 }
 
-static const TlJobVTable kCtJob = {ct_step, ct_image, ct_free};
+static gboolean ct_set_prior(TlJob *job, const char *prior, double beta, double gamma,
+                             GError **error) {
+  TlCtJob *self = (TlCtJob *)job;
+  return tl_job_solver_set_prior(tl_ct_recon_solver(self->recon), prior, beta, gamma, error);
+}
+
+static const TlJobVTable kCtJob = {ct_step, ct_image, ct_free, ct_set_prior};
 
 /* FDK: the one step is the whole reconstruction; a second has nothing to add. */
 static gboolean fdk_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
@@ -131,11 +140,17 @@ TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
   }
   TlCtReconOptions o;
   tl_ct_recon_options_init(&o);
-  if (!tl_ct_algo_from_name(opt->algo[0] ? opt->algo : "sirt", &o.algo, error)) {
+  const TlAlgorithmClass *k = tl_registry_algorithm(opt->algo[0] ? opt->algo : "sirt", error);
+  if (!k) {
     ct_free(&self->parent);
     return NULL;
   }
-  o.subsets = (o.algo == TL_CT_SART || o.algo == TL_CT_MLEM) ? MAX(opt->subsets, 1) : 1;
+  o.algorithm = tl_algorithm_name(k);
+  gboolean subsets = (tl_algorithm_flags(k) & TL_ALGO_SUBSETS) || g_str_equal(o.algorithm, "mlem");
+  o.subsets = subsets ? MAX(opt->subsets, 1) : 1;
+  o.prior = opt->prior[0] && (tl_algorithm_flags(k) & TL_ALGO_PRIOR) ? opt->prior : NULL;
+  o.beta = o.prior ? opt->beta : 0;
+  if (o.prior) o.prior_params.gamma = opt->gamma;
   o.projector = method;
   o.objective = TL_CT_OBJECTIVE_SUBITERATION; /* a point per sub-iteration on the plot */
   self->parent = (TlJob){&kCtJob, *grid, o.subsets, events};

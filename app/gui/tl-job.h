@@ -9,6 +9,7 @@
 #include "image/tl-filter.h"
 #include "pet/tl-listmode.h"
 #include "ct/tl-ct-data.h"
+#include "recon/tl-solver.h"
 
 G_BEGIN_DECLS
 
@@ -33,6 +34,10 @@ typedef struct {
   /* The current image on the device, on `grid`. */
   const TlArray *(*image)(TlJob *job);
   void (*free)(TlJob *job);
+  /* Optional: a new prior (name "" = none), beta and gamma, used from the next step on;
+   * called on the worker between steps. */
+  gboolean (*set_prior)(TlJob *job, const char *prior, double beta, double gamma,
+                        GError **error);
 } TlJobVTable;
 
 struct _TlJob {
@@ -45,7 +50,11 @@ struct _TlJob {
 void tl_job_free(TlJob *job);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlJob, tl_job_free)
 
-/* PET: list-mode MLEM/OSEM (tl-pet-job.c). */
+/* Applies a prior change to a job's solver (shared by the PET and CT jobs). */
+gboolean tl_job_solver_set_prior(TlSolver *sv, const char *prior, double beta, double gamma,
+                                 GError **error);
+
+/* PET: list-mode reconstruction with any list-mode algorithm of the registry (tl-pet-job.c). */
 typedef enum {
   TL_PET_MU_NONE,     /* no attenuation correction */
   TL_PET_MU_PHANTOM,  /* the simulated phantom's mu-map (TlDataset.mu) */
@@ -53,8 +62,11 @@ typedef enum {
 } TlPetMu;
 
 typedef struct {
-  gboolean osem;
+  char algorithm[16];    /* a registry algorithm for list mode: mlem, osem, osl, bsrem */
+  gboolean osem;         /* it takes subsets */
   guint subsets;
+  char prior[16];        /* osl / bsrem: quadratic, rdp, tv, or "" */
+  double beta, gamma;
   char projector[16];    /* "siddon", "joseph" or "tor" */
   double tor_fwhm_mm;    /* "tor": FWHM across the tube */
   gboolean tof;          /* weight events by their TOF bins (data with TOF only) */
@@ -77,8 +89,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
 
 /* CT: iterative TlCtRecon (SIRT, OS-SART, CGLS, MLEM) or FDK as a one-step job (tl-ct-job.c). */
 typedef struct {
-  char algo[16];         /* "sirt", "os-sart", "cgls", "mlem" or "fdk" */
-  guint subsets;         /* os-sart and mlem */
+  char algo[16];         /* a registry algorithm ("sirt", "os-sart", "cgls", "mlem", "osem",
+                            "osl", "bsrem") or "fdk" */
+  guint subsets;         /* the algorithms with subsets, and mlem (= osem) */
+  char prior[16];        /* osl / bsrem: quadratic, rdp, tv, or "" */
+  double beta, gamma;
   char projector[16];    /* "joseph", "siddon" or "raycast" */
 } TlCtJobOptions;
 

@@ -98,7 +98,21 @@ static void pet_free(TlJob *job) {
   g_free(self);
 }
 
-static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free};
+gboolean tl_job_solver_set_prior(TlSolver *sv, const char *prior, double beta, double gamma,
+                                 GError **error) {
+  TlPriorParams pp;
+  tl_prior_params_init(&pp);
+  pp.gamma = gamma;
+  return tl_solver_set_prior(sv, prior && prior[0] ? prior : NULL, beta, &pp, error);
+}
+
+static gboolean pet_set_prior(TlJob *job, const char *prior, double beta, double gamma,
+                              GError **error) {
+  return tl_job_solver_set_prior(tl_recon_solver(((TlPetJob *)job)->recon), prior, beta, gamma,
+                                 error);
+}
+
+static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free, pet_set_prior};
 
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
                       const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
@@ -106,7 +120,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   TlReconOptions o;
   tl_recon_options_init(&o);
   o.algo = opt->osem ? TL_RECON_OSEM : TL_RECON_MLEM;
+  o.algorithm = opt->algorithm[0] ? opt->algorithm : NULL;
   o.subsets = opt->osem ? MAX(opt->subsets, 1) : 1;
+  o.prior = opt->prior[0] ? opt->prior : NULL;
+  o.beta = o.prior ? opt->beta : 0;
+  if (o.prior) o.prior_params.gamma = opt->gamma;
   o.projector = opt->projector;
   o.tor_fwhm_mm = opt->tor_fwhm_mm;
   o.tof = opt->tof;

@@ -31,6 +31,9 @@ struct _TlRunner {
   guint total;
   TlViewRequest view;
   gboolean view_dirty;
+  char prior[16];           /* request: a new prior for the job's next step */
+  double beta, gamma;
+  gboolean prior_dirty;
 
   TlJob *job;               /* worker only */
   guint done;               /* sub-iterations done (worker) */
@@ -202,7 +205,8 @@ static gpointer worker(gpointer data) {
     gboolean work = !r->quit && !r->stop && !r->failed && (r->running || r->steps > 0) &&
                     !(r->total && r->done >= r->total);
     TlRunState state = idle_state(r);
-    if (!work && !r->view_dirty && state == last_state && !r->quit && !r->save_path) {
+    if (!work && !r->view_dirty && !r->prior_dirty && state == last_state && !r->quit &&
+        !r->save_path) {
       g_cond_wait(&r->cond, &r->lock);
       continue;
     }
@@ -220,12 +224,20 @@ static gpointer worker(gpointer data) {
       r->steps--;
     TlViewRequest view = r->view;
     r->view_dirty = FALSE;
+    gboolean new_prior = r->prior_dirty;
+    char prior[16];
+    double beta = r->beta, gamma = r->gamma;
+    memcpy(prior, r->prior, sizeof prior);
+    r->prior_dirty = FALSE;
     g_mutex_unlock(&r->lock);
 
     TlFrame *f = g_new0(TlFrame, 1);
     g_mutex_lock(&r->device_lock);
     gboolean ok = TRUE;
-    if (do_step) {
+    /* a prior changed while running or paused: the next sub-iteration uses it */
+    if (new_prior && r->job->vt->set_prior)
+      ok = r->job->vt->set_prior(r->job, prior, beta, gamma, &error);
+    if (ok && do_step) {
       ok = r->job->vt->step(r->job, r->cancel, &f->step, &error);
       if (ok) {
         f->has_step = TRUE;
@@ -334,6 +346,11 @@ void tl_runner_run(TlRunner *r) { REQUEST(r, r->running = TRUE); }
 void tl_runner_pause(TlRunner *r) { REQUEST(r, r->running = FALSE; r->steps = 0); }
 void tl_runner_step(TlRunner *r) { REQUEST(r, r->running = FALSE; r->steps++); }
 void tl_runner_set_total(TlRunner *r, guint total) { REQUEST(r, r->total = total); }
+
+void tl_runner_set_prior(TlRunner *r, const char *prior, double beta, double gamma) {
+  REQUEST(r, g_strlcpy(r->prior, prior ? prior : "", sizeof r->prior); r->beta = beta;
+          r->gamma = gamma; r->prior_dirty = TRUE);
+}
 
 void tl_runner_stop(TlRunner *r) {
   REQUEST(r, r->stop = TRUE; r->running = FALSE; r->steps = 0);

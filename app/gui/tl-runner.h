@@ -68,6 +68,9 @@ void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */
 void tl_runner_stop(TlRunner *r);     /* the last complete image stays */
 void tl_runner_set_view(TlRunner *r, const TlViewRequest *view);
 void tl_runner_set_total(TlRunner *r, guint total_sub_iterations);
+/* A new prior (name "" or NULL = none), beta and gamma for the job's next sub-iteration
+ * (penalised algorithms; others ignore it). */
+void tl_runner_set_prior(TlRunner *r, const char *prior, double beta, double gamma);
 /* Writes the current image (NIfTI, atomic) between two sub-iterations; a frame with
  * `saved` or `save_error` answers. */
 void tl_runner_save(TlRunner *r, const char *path);

@@ -3,6 +3,7 @@
  * images, and each row only applies (is sensitive or shown) when its choice can be used. */
 #include "tl-side-panel.h"
 #include "pet/tl-projector.h"
+#include "tl-registry.h"
 
 struct _TlSidePanel {
   AdwBin parent_instance;
@@ -15,7 +16,12 @@ struct _TlSidePanel {
   AdwComboRow *mu_row, *filter_row, *placement_row;
   GtkSpinButton *tor_spin, *fwhm_spin, *every_spin;
   GtkSwitch *tof_switch;
-  AdwPreferencesGroup *pet_group;
+  AdwPreferencesGroup *pet_group, *prior_group;
+  /* Prior (algorithms that take one) */
+  AdwComboRow *prior_row;
+  AdwActionRow *beta_row, *gamma_row;
+  GtkSpinButton *beta_spin, *gamma_spin;
+  GPtrArray *algos;   /* algo_row's names, from the registry (+ "fdk" for CT) */
   TlPetMu mu_kinds[3];  /* mu_row's items */
   char *mu_path;
   gboolean list_mode, has_tof;
@@ -65,10 +71,16 @@ static TlFilterKind selected_filter(TlSidePanel *self) {
   return kFilters[MIN(adw_combo_row_get_selected(self->filter_row), G_N_ELEMENTS(kFilters) - 1)];
 }
 
+static const char *selected_algorithm(TlSidePanel *self);
+static gboolean has_subsets(TlSidePanel *self);
+static void get_prior(TlSidePanel *self, char *name, gsize size, double *beta, double *gamma);
+
 void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   *opt = (TlPetJobOptions){0};
-  opt->osem = adw_combo_row_get_selected(self->algo_row) == 1;
+  g_strlcpy(opt->algorithm, self->ct ? "osem" : selected_algorithm(self), sizeof opt->algorithm);
+  opt->osem = has_subsets(self);
   opt->subsets = opt->osem ? (guint)gtk_spin_button_get_value_as_int(self->subsets_spin) : 1;
+  get_prior(self, opt->prior, sizeof opt->prior, &opt->beta, &opt->gamma);
   guint p = MIN(adw_combo_row_get_selected(self->projector_row), G_N_ELEMENTS(kPetProjectors) - 2);
   g_strlcpy(opt->projector, self->ct ? "siddon" : kPetProjectors[p], sizeof opt->projector);
   opt->tor_fwhm_mm = gtk_spin_button_get_value(self->tor_spin);
@@ -146,17 +158,85 @@ void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path) {
   emit(self, "algorithm");
 }
 
-static const char *const kCtAlgos[] = {"sirt", "os-sart", "cgls", "mlem", "fdk", NULL};
-static const char *const kCtAlgoLabels[] = {"SIRT", "OS-SART", "CGLS", "MLEM", "FDK", NULL};
 static const char *const kCtProjectors[] = {"joseph", "siddon", "raycast", NULL};
 static const char *const kCtProjectorLabels[] = {"Joseph", "Siddon", "Raycast", NULL};
-static const char *const kPetAlgoLabels[] = {"MLEM", "OSEM", NULL};
 static const char *const kPetProjectorLabels[] = {"Siddon", "Joseph", "Tube of response", NULL};
 
-/* Whether the selected algorithm takes subsets. */
-static gboolean has_subsets(TlSidePanel *self) {
+/* The algorithms a modality offers, in the registry's order: list-mode PET those that run on
+ * events (no explicit data vector); CT every one, and FDK. */
+static void fill_algorithms(TlSidePanel *self) {
+  g_ptr_array_set_size(self->algos, 0);
+  g_autoptr(GtkStringList) labels = gtk_string_list_new(NULL);
+  const TlAlgorithmClass *const *all = tl_registry_algorithms();
+  for (guint i = 0; all[i]; i++) {
+    if (!self->ct && (tl_algorithm_flags(all[i]) & TL_ALGO_NEEDS_DATA)) continue;
+    g_ptr_array_add(self->algos, (gpointer)tl_algorithm_name(all[i]));
+  }
+  if (self->ct) g_ptr_array_add(self->algos, (gpointer) "fdk");
+  for (guint i = 0; i < self->algos->len; i++) {
+    g_autofree char *label = g_ascii_strup(self->algos->pdata[i], -1);
+    gtk_string_list_append(labels, label);
+  }
+  adw_combo_row_set_model(self->algo_row, G_LIST_MODEL(labels));
+}
+
+static const char *selected_algorithm(TlSidePanel *self) {
   guint a = adw_combo_row_get_selected(self->algo_row);
-  return self->ct ? (a == 1 || a == 3) : a == 1;
+  return a < self->algos->len ? self->algos->pdata[a] : "mlem";
+}
+
+static void select_algorithm(TlSidePanel *self, const char *name) {
+  for (guint i = 0; i < self->algos->len; i++)
+    if (g_str_equal(self->algos->pdata[i], name)) adw_combo_row_set_selected(self->algo_row, i);
+}
+
+static guint selected_flags(TlSidePanel *self) {
+  const TlAlgorithmClass *k = tl_registry_algorithm(selected_algorithm(self), NULL);
+  return k ? tl_algorithm_flags(k) : 0;
+}
+
+/* Whether the selected algorithm takes subsets (CT's MLEM keeps them: it is OSEM then). */
+static gboolean has_subsets(TlSidePanel *self) {
+  return (selected_flags(self) & TL_ALGO_SUBSETS) ||
+         (self->ct && g_str_equal(selected_algorithm(self), "mlem"));
+}
+
+/* The prior rows apply to algorithms that take a prior; beta and gamma to a chosen prior,
+ * gamma to the relative difference prior only. */
+static void update_prior_rows(TlSidePanel *self) {
+  gboolean takes = (selected_flags(self) & TL_ALGO_PRIOR) != 0;
+  gtk_widget_set_sensitive(GTK_WIDGET(self->prior_group), takes);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->prior_group),
+                              takes ? NULL : "Choose OSL or BSREM for a penalised reconstruction");
+  guint p = adw_combo_row_get_selected(self->prior_row);
+  const TlPriorClass *const *priors = tl_registry_priors();
+  const char *name = p > 0 ? priors[p - 1]->name : NULL;
+  gtk_widget_set_sensitive(GTK_WIDGET(self->beta_row), name != NULL);
+  gtk_widget_set_visible(GTK_WIDGET(self->gamma_row), name && g_str_equal(name, "rdp"));
+}
+
+static void get_prior(TlSidePanel *self, char *name, gsize size, double *beta, double *gamma) {
+  name[0] = 0;
+  *beta = gtk_spin_button_get_value(self->beta_spin);
+  *gamma = gtk_spin_button_get_value(self->gamma_spin);
+  guint p = adw_combo_row_get_selected(self->prior_row);
+  if (p > 0 && (selected_flags(self) & TL_ALGO_PRIOR))
+    g_strlcpy(name, tl_registry_priors()[p - 1]->name, size);
+}
+
+void tl_side_panel_get_prior(TlSidePanel *self, char name[16], double *beta, double *gamma) {
+  get_prior(self, name, 16, beta, gamma);
+}
+
+void tl_side_panel_set_prior(TlSidePanel *self, const char *name, double beta, double gamma) {
+  const TlPriorClass *const *priors = tl_registry_priors();
+  guint sel = 0;
+  for (guint i = 0; priors[i]; i++)
+    if (g_strcmp0(priors[i]->name, name) == 0) sel = i + 1;
+  adw_combo_row_set_selected(self->prior_row, sel);
+  gtk_spin_button_set_value(self->beta_spin, beta);
+  gtk_spin_button_set_value(self->gamma_spin, gamma);
+  update_prior_rows(self);
 }
 
 void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct) {
@@ -165,13 +245,13 @@ void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct) {
   gboolean quiet = self->quiet;
   self->quiet = TRUE;
   self->ct = ct;
-  g_autoptr(GtkStringList) algos = gtk_string_list_new(ct ? kCtAlgoLabels : kPetAlgoLabels);
+  fill_algorithms(self);
   g_autoptr(GtkStringList) projs = gtk_string_list_new(ct ? kCtProjectorLabels : kPetProjectorLabels);
-  adw_combo_row_set_model(self->algo_row, G_LIST_MODEL(algos));
   adw_combo_row_set_model(self->projector_row, G_LIST_MODEL(projs));
-  adw_combo_row_set_selected(self->algo_row, ct ? 0 : 1);   /* SIRT / OSEM */
+  select_algorithm(self, ct ? "sirt" : "osem");
   adw_combo_row_set_selected(self->projector_row, 0);
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  update_prior_rows(self);
   adw_preferences_row_set_title(ADW_PREFERENCES_ROW(self->scanner_row), ct ? "Acquisition" : "Scanner");
   adw_preferences_row_set_title(ADW_PREFERENCES_ROW(self->events_row), ct ? "Detector pixels (all views)" : "Events");
   update_pet_rows(self);
@@ -182,9 +262,9 @@ gboolean tl_side_panel_get_ct(TlSidePanel *self) { return self->ct; }
 
 void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt) {
   *opt = (TlCtJobOptions){0};
-  guint a = MIN(adw_combo_row_get_selected(self->algo_row), G_N_ELEMENTS(kCtAlgos) - 2);
   guint p = MIN(adw_combo_row_get_selected(self->projector_row), G_N_ELEMENTS(kCtProjectors) - 2);
-  g_strlcpy(opt->algo, self->ct ? kCtAlgos[a] : "sirt", sizeof opt->algo);
+  g_strlcpy(opt->algo, self->ct ? selected_algorithm(self) : "sirt", sizeof opt->algo);
+  get_prior(self, opt->prior, sizeof opt->prior, &opt->beta, &opt->gamma);
   g_strlcpy(opt->projector, self->ct ? kCtProjectors[p] : "joseph", sizeof opt->projector);
   opt->subsets = tl_side_panel_get_subsets(self);
 }
@@ -196,12 +276,11 @@ guint tl_side_panel_get_subsets(TlSidePanel *self) {
 void tl_side_panel_set_ct_algorithm(TlSidePanel *self, const char *algo, guint subsets, guint iterations) {
   tl_side_panel_set_modality(self, TRUE);
   self->quiet = TRUE;
-  for (guint i = 0; kCtAlgos[i]; i++)
-    if (g_strcmp0(kCtAlgos[i], algo) == 0)
-      adw_combo_row_set_selected(self->algo_row, i);
+  select_algorithm(self, algo);
   gtk_spin_button_set_value(self->subsets_spin, subsets);
   gtk_spin_button_set_value(self->iterations_spin, iterations);
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  update_prior_rows(self);
   self->quiet = FALSE;
 }
 
@@ -213,13 +292,26 @@ void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations) {
   gtk_spin_button_set_value(self->iterations_spin, iterations);
 }
 
+void tl_side_panel_set_pet_algorithm(TlSidePanel *self, const char *algo, guint subsets,
+                                     guint iterations) {
+  tl_side_panel_set_modality(self, FALSE);
+  self->quiet = TRUE;
+  select_algorithm(self, algo);
+  gtk_spin_button_set_value(self->subsets_spin, subsets);
+  gtk_spin_button_set_value(self->iterations_spin, iterations);
+  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
+  update_prior_rows(self);
+  self->quiet = FALSE;
+}
+
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations) {
   tl_side_panel_set_modality(self, FALSE);
   self->quiet = TRUE;
-  adw_combo_row_set_selected(self->algo_row, osem ? 1 : 0);
+  select_algorithm(self, osem ? "osem" : "mlem");
   gtk_spin_button_set_value(self->subsets_spin, subsets);
   gtk_spin_button_set_value(self->iterations_spin, iterations);
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), osem);
+  update_prior_rows(self);
   self->quiet = FALSE;
 }
 
@@ -249,7 +341,13 @@ static void emit(TlSidePanel *self, const char *what) {
 static void on_algorithm(TlSidePanel *self) {
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
   update_pet_rows(self);
+  update_prior_rows(self);
   emit(self, "algorithm");
+}
+/* Prior, beta, gamma: the running job takes them at its next sub-iteration. */
+static void on_prior(TlSidePanel *self) {
+  update_prior_rows(self);
+  emit(self, "prior");
 }
 static void on_iterations(TlSidePanel *self) { emit(self, "iterations"); }
 static void on_display(TlSidePanel *self) { emit(self, "display"); }
@@ -262,6 +360,7 @@ static void tl_side_panel_dispose(GObject *object) {
 static void tl_side_panel_finalize(GObject *object) {
   g_free(TL_SIDE_PANEL(object)->file);
   g_free(TL_SIDE_PANEL(object)->mu_path);
+  g_ptr_array_unref(TL_SIDE_PANEL(object)->algos);
   G_OBJECT_CLASS(tl_side_panel_parent_class)->finalize(object);
 }
 
@@ -297,14 +396,31 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, placement_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, every_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, every_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, prior_group);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, prior_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, beta_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, beta_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, gamma_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, gamma_spin);
   gtk_widget_class_bind_template_callback(wc, on_algorithm);
+  gtk_widget_class_bind_template_callback(wc, on_prior);
   gtk_widget_class_bind_template_callback(wc, on_iterations);
   gtk_widget_class_bind_template_callback(wc, on_display);
 }
 
 static void tl_side_panel_init(TlSidePanel *self) {
   self->quiet = TRUE;
+  self->algos = g_ptr_array_new();
   gtk_widget_init_template(GTK_WIDGET(self));
+  {
+    g_autoptr(GtkStringList) priors = gtk_string_list_new(NULL);
+    gtk_string_list_append(priors, "None");
+    const TlPriorClass *const *all = tl_registry_priors();
+    for (guint i = 0; all[i]; i++) gtk_string_list_append(priors, all[i]->summary ? all[i]->name : "?");
+    adw_combo_row_set_model(self->prior_row, G_LIST_MODEL(priors));
+  }
+  self->ct = TRUE; /* so set_modality(FALSE) fills the PET lists */
+  tl_side_panel_set_modality(self, FALSE);
   gtk_spin_button_set_value(self->tor_spin, TL_TOR_FWHM_DEFAULT);
   tl_side_panel_set_pet_data(self, FALSE, FALSE, FALSE, FALSE);
   self->quiet = FALSE;

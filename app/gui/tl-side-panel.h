@@ -30,6 +30,13 @@ guint tl_side_panel_get_iterations(TlSidePanel *self);
 /* As if typed in: emits "changed::iterations". */
 void tl_side_panel_set_iterations(TlSidePanel *self, guint iterations);
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations);
+/* PET, any algorithm of the registry that runs on list mode (mlem, osem, osl, bsrem). */
+void tl_side_panel_set_pet_algorithm(TlSidePanel *self, const char *algo, guint subsets,
+                                     guint iterations);
+/* The prior chosen for algorithms that take one (name "" = none), its beta and gamma; and
+ * setting them (quiet). */
+void tl_side_panel_get_prior(TlSidePanel *self, char name[16], double *beta, double *gamma);
+void tl_side_panel_set_prior(TlSidePanel *self, const char *name, double beta, double gamma);
 /* The algorithm and projector choices of a modality: PET (MLEM, OSEM; Siddon, Joseph, tube
  * of response) or
  * CT (SIRT, OS-SART, CGLS, MLEM, FDK; Joseph, Siddon, Raycast). Quiet (no "changed"). */

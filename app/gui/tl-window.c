@@ -480,6 +480,14 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
       if (!(self->dataset->ct && g_str_equal(ct.algo, "fdk")))
         tl_runner_set_total(self->runner, tl_side_panel_get_iterations(panel) * tl_side_panel_get_subsets(panel));
     }
+  } else if (g_str_equal(what, "prior")) {
+    /* Prior, beta, gamma: the running (or paused) job takes them at its next sub-iteration. */
+    if (self->runner && tl_dataset_iterative(self->dataset)) {
+      char prior[16];
+      double beta, gamma;
+      tl_side_panel_get_prior(panel, prior, &beta, &gamma);
+      tl_runner_set_prior(self->runner, prior, beta, gamma);
+    }
   } else if (self->runner && self->sub_iterations > 0 && tl_dataset_iterative(self->dataset)) {
     /* Subsets, algorithm and projector are baked into the running job. */
     AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");

@@ -1,5 +1,8 @@
-/* TlCtRecon: iterative CT reconstruction on the device, with the step / callback / cancel
- * contract of the PET TlRecon (compute/pet/tl-recon.h): a step is one sub-iteration, a
+/* TlCtRecon: iterative CT reconstruction on the device: the CT problem (the operator of
+ * tl-ct-operator.h over the views, the projections regrouped by subset) run by the one
+ * reconstruction core (recon/tl-solver.h), so every algorithm of the registry applies
+ * (least squares: sirt, os-sart, cgls; emission data: mlem, osem, osl, bsrem with a prior).
+ * The step / callback / cancel contract is the solver's: a step is one sub-iteration, a
  * callback follows each with the image, the objective, the RMSE against a ground truth and
  * the profiler's timings, and a cancel between submissions leaves the last complete image
  * (every step writes its new image into a second buffer, swapped in only when the step
@@ -26,6 +29,7 @@
 #pragma once
 #include <gio/gio.h>
 #include "tl-ct-projector.h"
+#include "recon/tl-solver.h"
 
 G_BEGIN_DECLS
 
@@ -45,6 +49,12 @@ typedef struct {
   float relaxation;       /* SIRT / SART lambda, in (0, 2) */
   gboolean nonnegative;   /* SIRT / SART: clamp the image at 0 after each update */
   TlCtObjectiveWhen objective;
+  /* Any algorithm of the registry by name (NULL: algo's). */
+  const char *algorithm;
+  /* Prior for osl / bsrem (NULL = none), its strength and parameters. */
+  const char *prior;
+  double beta;
+  TlPriorParams prior_params;
 } TlCtReconOptions;
 
 /* SIRT, 1 subset, 10 iterations, Joseph, lambda 1, no clamp, objective per iteration. */
@@ -101,6 +111,8 @@ const TlArray *tl_ct_recon_image_array(const TlCtRecon *r);
 TlImage *tl_ct_recon_image(TlCtRecon *r, GError **error);
 const TlProfile *tl_ct_recon_profile(const TlCtRecon *r);
 TlCtProjector *tl_ct_recon_projector(TlCtRecon *r);
+TlOperator *tl_ct_recon_operator(TlCtRecon *r);
+TlSolver *tl_ct_recon_solver(TlCtRecon *r);
 const TlCtReconOptions *tl_ct_recon_options(const TlCtRecon *r);
 
 G_END_DECLS

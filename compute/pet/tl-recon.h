@@ -1,4 +1,8 @@
-/* TlRecon: list-mode and binned MLEM / OSEM on the device.
+/* TlRecon: PET reconstruction on the device: the PET problem (the list-mode or binned
+ * operator of tl-pet-operator.h, with its sensitivity images, attenuation factors and TOF) run
+ * by the one reconstruction core (recon/tl-solver.h) with any emission algorithm of the
+ * registry (mlem, osem, osl, bsrem; binned data also sirt, os-sart, cgls) and a prior. The
+ * maths below is what those algorithms do on this operator.
  *
  * MLEM (seed 000 eq. 5, seed 002 eq. 2), with a_jn the projector's weights, s_n the
  * sensitivity image and m_j the measured count of LOR j (1 per list-mode event):
@@ -40,6 +44,7 @@
 #include "tl-listmode.h"
 #include "tl-projector.h"
 #include "image/tl-filter.h"
+#include "recon/tl-solver.h"
 
 G_BEGIN_DECLS
 
@@ -78,6 +83,13 @@ typedef struct {
   /* s_n = 1 everywhere instead of the sensitivity image (seed 000 Table 3's baseline "MLEM
    * without extensions"; not a correct model, for comparisons only). */
   gboolean uniform_sensitivity;
+  /* Any algorithm of the registry by name (NULL: algo's mlem / osem). */
+  const char *algorithm;
+  /* Prior for osl / bsrem (NULL = none), its strength and parameters. */
+  const char *prior;
+  double beta;
+  TlPriorParams prior_params;
+  float relaxation;       /* bsrem alpha_0, sirt / os-sart lambda (default 1) */
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
@@ -147,5 +159,8 @@ gboolean tl_recon_sensitivity_cached(const TlRecon *r);
 TlImage *tl_recon_image(TlRecon *r, GError **error);
 const TlProfile *tl_recon_profile(const TlRecon *r);
 TlProjector *tl_recon_projector(TlRecon *r);
+/* The operator and the solver underneath (the window changes the prior between steps). */
+TlOperator *tl_recon_operator(TlRecon *r);
+TlSolver *tl_recon_solver(TlRecon *r);
 
 G_END_DECLS

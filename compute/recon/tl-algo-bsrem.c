@@ -2,27 +2,32 @@
  * form of Ahn & Fessler 2003), convergent for the penalised log-likelihood
  * Phi(x) = L(x) - beta R(x) with relaxation alpha_n -> 0:
  *
- *   x_n <- x_n + alpha_i (x_n / s_n^(k)) [c_n - s_n^(k) - (beta / S) dR/dx_n (x)]
+ *   x_n <- x_n + alpha_i (x_n / s_n) [c_n - s_n^(k) - (beta / S) dR/dx_n (x)]
  *
- * (the bracket is the gradient of subset k's share of Phi; with alpha = 1 and beta = 0 this
- * is the OSEM update), alpha_i = alpha_0 / (1 + i) for iteration i (0-based), then a floor
- * TL_BSREM_FLOOR keeps x > 0 (0 is a fixed point of the preconditioner x / s); voxels with
- * s = 0 are 0. c as in tl-algo-em.c. */
+ * (the bracket is the gradient of subset k's share of Phi, s^(k) its column sums; the
+ * preconditioner x / s uses the sensitivity of all subsets, as Ahn & Fessler's D(x)),
+ * alpha_i = alpha_0 / (1 + i) for iteration i (0-based), constant over its sub-iterations;
+ * voxels with s = 0 keep their value. Then x is clamped into [TL_BSREM_FLOOR, TL_BSREM_UPPER]:
+ * the floor keeps x > 0 (0 is a fixed point of the preconditioner), the bound is the
+ * "bounded interval" of the convergence proof. c as in tl-algo-em.c. */
 #include "tl-solver-private.h"
 
-#define TL_BSREM_FLOOR 1e-8f
+#define TL_BSREM_FLOOR 1e-6f
+#define TL_BSREM_UPPER 1e30f
 
 static gboolean bsrem_step(TlSolver *sv, guint k, double *objective, gboolean *is_new,
                            GError **error) {
   guint iteration = sv->sub_iterations / sv->n_subsets;
   tl_expr_args_array(sv->args, "s", tl_solver_sens(sv, k));
+  tl_expr_args_array(sv->args, "S", sv->sens_all);
+  tl_expr_args_scalar(sv->args, "up", TL_BSREM_UPPER);
   tl_expr_args_scalar(sv->args, "b", (float)(sv->opt.beta / sv->n_subsets));
   tl_expr_args_scalar(sv->args, "al", sv->opt.relaxation / (1.0f + iteration));
   tl_expr_args_scalar(sv->args, "fl", TL_BSREM_FLOOR);
   tl_expr_args_set_label(sv->args, "bsrem update");
   gboolean ok = tl_solver_em_correction(sv, k, error) &&
                 tl_solver_prior_gradient(sv, error) &&
-                tl_solver_expr(sv, "n = select(s > 0, max(x + al * x * (c - s - b * g) / s, fl), 0)",
+                tl_solver_expr(sv, "n = min(max(select(S > 0, x + al * x * (c - s - b * g) / S, x), fl), up)",
                                error) &&
                 tl_solver_em_objective(sv, k, objective, error);
   tl_expr_args_set_label(sv->args, NULL);

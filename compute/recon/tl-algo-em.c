@@ -56,9 +56,7 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args,
                         &data, error))
       return FALSE;
-    if (k == 0) sv->pass_sum = 0, sv->pass_count = 0;
-    sv->pass_sum += data;
-    sv->pass_count++;
+    sv->pass_terms[k] = data;
   }
   tl_expr_args_set_label(sv->args, "em ratio");
   gboolean ok = tl_solver_expr(sv, "q = select(q > 0, y / q, 0)", error) &&
@@ -67,20 +65,27 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
   return ok;
 }
 
+void tl_solver_forget_passes(TlSolver *sv) {
+  for (guint k = 0; k < sv->n_subsets; k++) sv->pass_terms[k] = NAN;
+}
+
 gboolean tl_solver_em_objective(TlSolver *sv, guint k, double *objective, GError **error) {
   if (!sv->want_objective) return TRUE;
   if (sv->pass_pending) {
     double data;
     if (!pass_sum(sv, k, &data, error)) return FALSE;
-    if (k == 0) sv->pass_sum = 0, sv->pass_count = 0;
-    sv->pass_sum += data;
-    sv->pass_count++;
+    sv->pass_terms[k] = data;
     sv->pass_pending = FALSE;
   }
-  /* the iteration's passes: the data term of each subset at the image that subset started
-   * from; exact for one subset (the log-likelihood of the image before this step) */
-  if (k != sv->n_subsets - 1 || sv->pass_count != sv->n_subsets) return TRUE;
-  return tl_solver_objective_with(sv, &sv->pass_sum, objective, error);
+  gboolean every = sv->opt.objective == TL_OBJECTIVE_SUBITERATION;
+  if (!every && k != sv->n_subsets - 1) return TRUE;
+  double sum = 0;
+  guint known = 0;
+  for (guint s = 0; s < sv->n_subsets; s++)
+    if (!isnan(sv->pass_terms[s])) sum += sv->pass_terms[s], known++;
+  if (known == 0) return TRUE;
+  sum *= (double)sv->n_subsets / known;
+  return tl_solver_objective_with(sv, &sum, objective, error);
 }
 
 static gboolean em_step(TlSolver *sv, guint k, double *objective, gboolean *is_new,

@@ -55,8 +55,7 @@ struct _TlSolver {
   gboolean fp_valid;   /* one subset: q holds D A x of the current image (from the objective) */
   TlArray *partials;   /* the fused EM pass's log-likelihood partial sums */
   gboolean pass_pending; /* partials of this step's pass still to be read */
-  double pass_sum;     /* data term of the EM passes of this iteration so far */
-  guint pass_count;    /* how many subsets it holds */
+  double *pass_terms;  /* per subset: the data term of its latest EM pass (NAN: none yet) */
   gpointer state;      /* the algorithm's own */
 };
 
@@ -76,9 +75,13 @@ gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double 
  * over the data with ybar = D_k A_k x + a_k > 0 (the fused EM pass when possible), and, when
  * objectives are wanted, the pass's own log-likelihood data term. */
 gboolean tl_solver_em_correction(TlSolver *sv, guint subset, GError **error);
-/* After the step's update is recorded: adds the pass's data term to the iteration's and, at
- * the iteration's last subset, sets *objective to the penalised log-likelihood from the
- * passes (the image each subset started from; exact for one subset). */
+/* After the step's update is recorded: keeps the pass's data term as its subset's latest and
+ * sets *objective to the penalised log-likelihood from the passes: the latest data term of
+ * every subset (each at the image its pass started from; scaled by S / known while some
+ * subset has none yet) minus the expected total and beta R at the image this step started
+ * from. Exact for one subset (MLEM: the log-likelihood of the image before this step); for
+ * OSEM an estimate that costs no projection. */
+void tl_solver_forget_passes(TlSolver *sv);
 gboolean tl_solver_em_objective(TlSolver *sv, guint subset, double *objective, GError **error);
 /* The prior's gradient of sv->x into sv->grad (zero without a prior). */
 gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error);

@@ -74,6 +74,7 @@ void tl_solver_free(TlSolver *sv) {
   tl_expr_args_free(sv->args);
   g_clear_object(&sv->cancellable);
   g_free(sv->prior_name);
+  g_free(sv->pass_terms);
   g_free(sv);
 }
 
@@ -227,6 +228,8 @@ TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *
   sv->pb = *problem;
   sv->n_subsets = tl_operator_n_subsets(sv->op);
   sv->n_voxels = tl_operator_n_voxels(sv->op);
+  sv->pass_terms = g_new(double, sv->n_subsets);
+  tl_solver_forget_passes(sv);
   sv->args = tl_expr_args_new();
   sv->profile = tl_profile_new();
   if (!(sv->stream = tl_stream_new(ctx, error))) return NULL;
@@ -322,6 +325,7 @@ gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error)
       !tl_array_upload(sv->x, image->data, error))
     return FALSE;
   sv->sub_iterations = 0;
+  tl_solver_forget_passes(sv);
   if (sv->klass->reset) sv->klass->reset(sv);
   return TRUE;
 }
@@ -427,6 +431,7 @@ gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double 
  * clean; the image is untouched (steps write sv->next). */
 static gboolean drain(TlSolver *sv) {
   tl_stream_finish(sv->stream, NULL);
+  sv->pass_pending = FALSE;
   if (sv->klass->reset) sv->klass->reset(sv);
   return FALSE;
 }
