@@ -156,6 +156,13 @@ TlOperator *tl_csr_operator_new(TlContext *ctx, const TlImageGrid *grid, guint64
       !block_lengths(m, subsets, lengths, len, error))
     return NULL;
   guint64 nnz = row_ptr[m];
+  /* the per-subset column offsets grow with S x n: refuse before the host allocation */
+  if ((guint64)subsets * (n + 1) > G_MAXUINT32 / 4) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CSR operator: %u subsets x %" G_GUINT64_FORMAT " column offsets each exceed a "
+                "4 GiB device array; use fewer subsets", subsets, n + 1);
+    return NULL;
+  }
 
   g_autoptr(TlOperator) op = g_new0(TlOperator, 1);
   tl_operator_init(op, &tl_csr_operator_class, ctx, grid, subsets, len);
