@@ -17,7 +17,7 @@ typedef struct {
 
 typedef struct {
   TlPipeline *value, *gradient;
-  TlArray *partials; /* host-visible, one float per workgroup */
+  TlArray *partials; /* host-visible, one float per workgroup: one value() at a time per prior */
   guint64 n_groups;
 } PriorPriv;
 
