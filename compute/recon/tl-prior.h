@@ -12,14 +12,17 @@
  *   quadratic  R = 1/4 sum_j sum_{k in N_j} w_jk (x_j - x_k)^2
  *   rdp        R = 1/2 sum_j sum_{k in N_j} w_jk (x_j - x_k)^2 / (x_j + x_k + gamma |x_j - x_k| + eps)
  *              (Nuyts et al. 2002, the relative difference prior; gamma >= 0 sets how edges are
- *              kept; eps > 0 keeps it finite where x_j = x_k = 0)
- *   tv         R = sum_j sqrt(|grad x|_j^2 + eps^2), grad = forward differences along x, y, z
- *              in mm (voxel size), the difference across the grid's far face taken as 0
+ *              kept; eps > 0 keeps it finite where x_j = x_k = 0; for images x >= 0, where the
+ *              denominator is >= eps)
+ *   tv         R = sum_j (sqrt(|grad x|_j^2 + eps^2) - eps), grad = forward differences along
+ *              x, y, z in mm (voxel size), the difference across the grid's far face taken as 0
+ *              (the - eps makes R = 0 on a constant image, like the other two; no gradient
+ *              changes)
  *
  * (The 1/4 and 1/2 make each pair count once with the pair terms of the papers: the double
  * sum visits every pair twice.) value() and gradient() see the image only; beta is the
  * algorithm's. A new prior is one file with a TlPriorClass and one line in
- * compute/tl-registry.c. */
+ * compute/recon/tl-recon-registry.c. */
 #pragma once
 #include "tl-stream.h"
 #include "image/tl-image.h"
@@ -50,8 +53,8 @@ struct _TlPrior {
 
 void tl_prior_params_init(TlPriorParams *p); /* gamma 2, epsilon 1e-3 */
 
-/* By name from compute/tl-registry.c's list; GError names the known ones. NULL params:
- * defaults. Checks the parameters (finite, gamma >= 0, epsilon > 0). */
+/* By name from compute/recon/tl-recon-registry.c's list; GError names the known ones. NULL
+ * params: defaults. Checks the parameters (finite, gamma >= 0, epsilon > 0). */
 TlPrior *tl_prior_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                       const TlPriorParams *params, GError **error);
 TlPrior *tl_prior_new_class(TlContext *ctx, const TlPriorClass *klass, const TlImageGrid *grid,
@@ -63,7 +66,7 @@ const char *tl_prior_name(const TlPrior *p);
 /* New gamma / epsilon between iterations (the window changes them while paused). */
 gboolean tl_prior_set_params(TlPrior *p, const TlPriorParams *params, GError **error);
 
-/* grad = dR/dx (overwritten), recorded on s. */
+/* grad = dR/dx (overwritten; a separate array from x), recorded on s. */
 gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlArray *grad,
                            GError **error);
 /* *value = R(x): one dispatch of partial sums, then the stream is finished and the partials
