@@ -3,8 +3,12 @@
 #include "tl-registry.h"
 #include "recon/tl-recon-registry.h"
 #include "recon/tl-solver-private.h"
+#include "recon/tl-csr-operator.h"
+#include "ct/tl-ct-operator.h"
 
 static const TlOperatorClass *const operators[] = {
+    &tl_ct_operator_class,
+    &tl_csr_operator_class,
     NULL,
 };
 
