@@ -88,8 +88,8 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
     if (mode == TL_SCATTER_CAS_PORTABLE)
       shader = g_str_equal(kernel, "pet_back") ? "pet_back_cas" : "pet_em_cas";
   }
-  /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_FWD_LOGLIK
-   * (pet_forward only; other kernels ignore the entry), PET_TOF, its sigma, bin width and
+  /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_LOGLIK
+   * (pet_forward and pet_em; pet_back ignores the entry), PET_TOF, its sigma, bin width and
    * truncation, PET_TOR_SIGMA (shaders/pet/pet_common.glsl) */
   guint32 spec[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
                       float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
@@ -163,15 +163,19 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
 }
 
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
-                             const TlArray *image, TlArray *corr, GError **error) {
+                             const TlArray *image, TlArray *corr, TlArray *partials,
+                             GError **error) {
+  /* PET_LOGLIK picks the variant, so the pass without the log-likelihood is the old kernel */
   TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), lors->atten != NULL,
-                             lors->tof, 0, 2, error);
+                             lors->tof, partials != NULL, 2, error);
   if (!pl) return FALSE;
   TlPetPush push;
   push_init(p, &push);
   push_lors(&push, lors);
   push.image = tl_array_address(image);
   push.dst = tl_array_address(corr);
+  if (partials) push.aux = tl_array_address(partials);
+  /* one label for both variants: the profile shows one EM kernel per sub-iteration */
   g_autofree char *lb = label(p, "em");
   return tl_stream_dispatch_1d(s, pl, lb, lors->count, &push, error);
 }

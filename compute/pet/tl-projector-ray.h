@@ -23,7 +23,8 @@ gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lor
 gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                                const TlArray *weights, TlArray *image, GError **error);
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
-                             const TlArray *image, TlArray *corr, GError **error);
+                             const TlArray *image, TlArray *corr, TlArray *partials,
+                             GError **error);
 gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
                                  const TlArray *image, double *sum, GError **error);
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,

@@ -198,7 +198,24 @@ gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const 
   if (!check_lors(lors, error) || !check_image(p, image, "EM image", error) ||
       !check_image(p, corr, "EM correction image", error))
     return FALSE;
-  return p->klass->em(p, s, lors, image, corr, error);
+  return p->klass->em(p, s, lors, image, corr, NULL, error);
+}
+
+guint64 tl_projector_loglik_partials(const TlProjector *p, const TlLors *lors) {
+  /* every PET kernel runs with the context's default workgroup size (tl-projector-ray.c) */
+  guint64 local = tl_context_default_local_size(p->ctx);
+  return (lors->count + local - 1) / local;
+}
+
+gboolean tl_projector_em_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+                                const TlArray *image, TlArray *corr, TlArray *partials,
+                                GError **error) {
+  if (!check_lors(lors, error) || !check_image(p, image, "EM image", error) ||
+      !check_image(p, corr, "EM correction image", error) ||
+      !check_floats(partials, tl_projector_loglik_partials(p, lors),
+                    "EM log-likelihood partial sums", error))
+    return FALSE;
+  return p->klass->em(p, s, lors, image, corr, partials, error);
 }
 
 gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,

@@ -86,8 +86,10 @@ typedef struct {
                       TlArray *out, GError **error);
   gboolean (*back)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *weights,
                    TlArray *image, GError **error);
+  /* partials: NULL, or tl_projector_loglik_partials() floats for the same pass's
+   * log-likelihood partial sums (tl_projector_em_loglik). */
   gboolean (*em)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
-                 TlArray *corr, GError **error);
+                 TlArray *corr, TlArray *partials, GError **error);
   gboolean (*loglik)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                      double *sum, GError **error);
   gboolean (*sensitivity)(TlProjector *p, TlStream *s, const TlScanner *scanner,
@@ -139,6 +141,16 @@ gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
  * (m_j: 1 per event, the count of a bin). */
 gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                          TlArray *corr, GError **error);
+/* tl_projector_em that, in the same pass (no second projection), also writes the Poisson
+ * log-likelihood data term sum_j m_j log (A image)_j over LORs with (A image)_j > 0 as float
+ * partial sums: partials[g] for g < tl_projector_loglik_partials(p, lors) (one per workgroup;
+ * partials may be longer, the rest is untouched). Sum them in double on the host: that is
+ * tl_projector_loglik at `image`, the image before any update from `corr`. */
+gboolean tl_projector_em_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+                                const TlArray *image, TlArray *corr, TlArray *partials,
+                                GError **error);
+/* Number of partial sums tl_projector_em_loglik writes for `lors` (0 for no LORs). */
+guint64 tl_projector_loglik_partials(const TlProjector *p, const TlLors *lors);
 /* *sum = sum_j m_j log (A image)_j over LORs with (A image)_j > 0. Finishes the stream. */
 gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, double *sum, GError **error);

@@ -10,6 +10,8 @@
 //                 exp(-integral of mu along j). Events/bins/end points read a_j from
 //                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
 //                 image) integrate the mu-map in pc.image along the pair first.
+//   5 PET_LOGLIK  1 (pet_forward, pet_em) also write per-workgroup partial sums of the
+//                 log-likelihood data term m_j log ybar_j to pc.aux (pet_loglik.glsl)
 //   6 PET_TOF     1 time of flight (list-mode events: word 2 of a record is the TOF bin);
 //   7..9          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
 //                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
@@ -25,6 +27,7 @@ layout(constant_id = 1) const uint PET_TRACER = 0;
 layout(constant_id = 2) const uint PET_LORS = 0;
 layout(constant_id = 3) const uint PET_ATOMIC = 1;
 layout(constant_id = 4) const uint PET_ATTEN = 0;
+layout(constant_id = 5) const uint PET_LOGLIK = 0;
 layout(constant_id = 6) const uint PET_TOF = 0;
 layout(constant_id = 7) const float PET_TOF_SIGMA = 1.0;
 layout(constant_id = 8) const float PET_TOF_BIN = 1.0;
@@ -43,7 +46,7 @@ layout(push_constant, scalar) uniform Push {
   TlFloats crystals;   // TlCrystal table: 8 words each (centre xyz, group, normal xyz, ring)
   TlFloats image;      // image read by forward projection; all pairs + PET_ATTEN: the mu-map
   TlFloats dst;        // forward: one value per LOR; back: image accumulated; em: correction
-  TlFloats aux;        // back: per-LOR weights (flags bit 0); forward log-likelihood: partials
+  TlFloats aux;        // back: per-LOR weights (flags bit 0); PET_LOGLIK: partial sums
   uvec3 dims;          // image voxels
   uint first;          // first record of the range; all pairs: subset offset
   vec3 lo;             // outer corner of voxel (0,0,0), mm

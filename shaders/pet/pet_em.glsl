@@ -12,17 +12,32 @@
 // The a_j cancel here, so attenuation reaches the update only through the sensitivity
 // s'_n = sum_j a_j a_jn (eq. 7) -- but they are kept so the kernel stays the model ybar = A' f
 // (and stays right once additive terms such as randoms enter ybar).
+//
+// PET_LOGLIK = 1: the same pass also sums the Poisson log-likelihood data term
+//   sum_j m_j log ybar_j  over ybar_j > 0
+// from the forward value it already has, into per-workgroup partials (pet_loglik.glsl), so
+// OSEM's convergence plot needs no separate log-likelihood projection per sub-iteration. It
+// is the log-likelihood at the image this pass reads (before its update).
 #include "pet_trace.glsl"
+#include "pet_loglik.glsl"
 
 void main() {
   uint i = tl_local_item();
-  if (i >= pc.tl_count) return;
-  PetLor l;
-  if (!pet_lor(pc.tl_base + i, l)) return;
-  float a = pet_atten(pc.tl_base + i, l);
-  float y = a * pet_trace(l, PET_FORWARD, 0.0, pc.image);
-  // Guard: an LOR whose expected count is zero sees only zero voxels, which the multiplicative
-  // update keeps at zero; it carries nothing to back project, so it is skipped.
-  if (!(y > 0.0) || l.m == 0.0) return;
-  pet_trace(l, PET_BACK, a * l.m / y, pc.dst);
+  float ll = 0.0;
+  // no early return: the log-likelihood variant's reduction needs every invocation
+  if (i < pc.tl_count) {
+    PetLor l;
+    if (pet_lor(pc.tl_base + i, l)) {
+      float a = pet_atten(pc.tl_base + i, l);
+      float y = a * pet_trace(l, PET_FORWARD, 0.0, pc.image);
+      // Guard: an LOR whose expected count is zero sees only zero voxels, which the
+      // multiplicative update keeps at zero; it carries nothing to back project, so it is
+      // skipped (and left out of the log-likelihood, like tl_projector_loglik).
+      if (y > 0.0 && l.m != 0.0) {
+        pet_trace(l, PET_BACK, a * l.m / y, pc.dst);
+        if (PET_LOGLIK == 1u) ll = l.m * log(y);
+      }
+    }
+  }
+  if (PET_LOGLIK == 1u) pet_loglik_store(ll);
 }

@@ -2,15 +2,12 @@
 #extension GL_GOOGLE_include_directive : require
 // Forward projection, one invocation per LOR: y_j = sum_n a_jn x_n (seed 002 eq. 1); with
 // PET_ATTEN = 1 y_j = a_j sum_n a_jn x_n (a_j = exp(-integral of mu), seed 000 eq. 6).
-// PET_FWD_LOGLIK = 1 keeps no per-LOR value (list mode holds no more than its 12-byte events on
+// PET_LOGLIK = 1 keeps no per-LOR value (list mode holds no more than its 12-byte events on
 // the device) and writes per-workgroup partial sums of m_j log y_j over LORs with y_j > 0 to
-// aux, for the Poisson log-likelihood (compute/pet/tl-recon.c).
+// aux (pet_loglik.glsl), for the Poisson log-likelihood (compute/pet/tl-recon.c).
 #define PET_NO_FLOAT_ATOMIC  // gathers only
 #include "pet_trace.glsl"
-
-layout(constant_id = 5) const uint PET_FWD_LOGLIK = 0;
-
-shared float pet_partial[gl_WorkGroupSize.x];
+#include "pet_loglik.glsl"
 
 void main() {
   uint i = tl_local_item();
@@ -19,20 +16,10 @@ void main() {
     PetLor l;
     if (pet_lor(pc.tl_base + i, l))
       y = pet_atten(pc.tl_base + i, l) * pet_trace(l, PET_FORWARD, 0.0, pc.image);
-    if (PET_FWD_LOGLIK == 0u)
+    if (PET_LOGLIK == 0u)
       pc.dst.v[pc.tl_base + i] = y;
     else if (y > 0.0)
       ll = l.m * log(y);
   }
-  if (PET_FWD_LOGLIK == 1u) {
-    // chunks start at multiples of the workgroup size, so this indexes workgroups globally
-    uint lid = gl_LocalInvocationID.x;
-    pet_partial[lid] = ll;
-    barrier();
-    if (lid == 0u) {
-      float s = 0.0;
-      for (uint k = 0u; k < gl_WorkGroupSize.x; k++) s += pet_partial[k];
-      pc.aux.v[(pc.tl_base + i) / gl_WorkGroupSize.x] = s;
-    }
-  }
+  if (PET_LOGLIK == 1u) pet_loglik_store(ll);
 }

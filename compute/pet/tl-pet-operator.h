@@ -1,0 +1,87 @@
+/* The PET system matrices as TlOperator classes (recon/tl-operator.h): "pet-listmode" (one
+ * datum per recorded event, count 1) and "pet-binned" (one datum per stored crystal-pair bin,
+ * its count). Both model
+ *
+ *   ybar = D A x (+ a, held by the problem)
+ *
+ * with A the projector's weights a_jn (tl-projector.h: Siddon, Joseph, TOR; TOF list mode)
+ * and D per-record factors applied inside the kernels (TL_OPERATOR_NATIVE_DIAG: D reaches
+ * them as TlLors.atten). With a mu-map, D = exp(-A mu) (seed 000 eq. 6) is computed once per
+ * dataset at creation and set with tl_operator_set_diag.
+ *
+ * Subsets and data order (the data vector IS the stored record order, so whole-vector arrays
+ * such as D index records directly):
+ *   list mode  event j belongs to subset j mod S (interleaved: each subset a 1/S sample of the
+ *              acquisition); subsets stored one after the other, within a subset events grouped
+ *              by dominant axis in pieces of 2^20 (the sums do not depend on the order);
+ *   binned     bin (a, b) belongs to subset tl_pair_index(a, b) mod S, subsets one after the
+ *              other, each sorted by pair index.
+ * Sensitivity (column sums of D_s A_s over every pair the scanner could record, seed 000 eq. 7
+ * with attenuation): list mode s / S with s the all-pairs image (each subset a 1/S sample);
+ * binned the subset's own pairs (p mod S = s, seed 004 eq. 4). Images are computed on first
+ * use, cached on disk as tl-sensitivity.c does (the mu-map's hash in the key), and kept.
+ * They use the attenuation of the options only: factors later set or combined with
+ * tl_operator_set_diag (normalisation) are not known for unrecorded pairs and do not enter. */
+#pragma once
+#include "recon/tl-operator.h"
+#include "tl-listmode.h"
+#include "tl-projector.h"
+
+G_BEGIN_DECLS
+
+/* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
+ * bone ~0.017; anything above this is taken for a map in the wrong units (e.g. cm^-1). */
+#define TL_PET_MU_MAX 0.05f
+
+typedef struct {
+  const char *projector;     /* "siddon" (NULL = this), "joseph" or "tor" */
+  TlProjectorParams params;  /* tor_fwhm_mm */
+  guint subsets;             /* S in 1..1000 */
+  TlScatter scatter;         /* back projection: float atomics or CAS */
+  /* Time of flight (list mode only; GError for binned data or data without TOF bins):
+   * tof_n_sigma is the truncation in sigmas (<= 0: TL_TOF_N_SIGMA). The sensitivity stays the
+   * non-TOF one (the bins of a pair sum to its non-TOF weights). */
+  gboolean tof;
+  double tof_n_sigma;
+  /* mu-map in mm^-1 on the operator's grid, or NULL: checked (tl_pet_check_attenuation),
+   * used at creation for D and by the sensitivity images; not kept by reference. */
+  const TlImage *attenuation;
+  gboolean use_cache;        /* sensitivity images cached on disk */
+} TlPetOperatorOptions;
+
+/* Siddon, default projector params, 1 subset, TL_SCATTER_AUTO, no TOF, no attenuation,
+ * cache on. */
+void tl_pet_operator_options_init(TlPetOperatorOptions *o);
+
+/* mu on `grid`, every voxel finite and in [0, TL_PET_MU_MAX]; the GError names both grids,
+ * or the voxel and its value. */
+gboolean tl_pet_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
+
+/* The events are copied to the device (regrouped by subset); lm may be freed after. opt NULL:
+ * the defaults. */
+TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
+                                         const TlImageGrid *grid,
+                                         const TlPetOperatorOptions *opt, GError **error);
+/* Counts per crystal pair (tl_listmode_histogram or read); bins with count 0 may be left out.
+ * Every bin must be a detectable pair with a finite count >= 0, and the total > 0. */
+TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
+                                       const TlBin *bins, guint64 n_bins,
+                                       const TlImageGrid *grid,
+                                       const TlPetOperatorOptions *opt, GError **error);
+
+/* Whether op is one of these classes (the accessors below take only those). */
+gboolean tl_is_pet_operator(const TlOperator *op);
+TlProjector *tl_pet_operator_projector(TlOperator *op);
+const TlScanner *tl_pet_operator_scanner(const TlOperator *op);
+/* Sum of the measured counts (list mode: the number of events). */
+double tl_pet_operator_total_counts(const TlOperator *op);
+/* Whether every sensitivity image made so far came from the disk cache (FALSE before any). */
+gboolean tl_pet_operator_sensitivity_cached(const TlOperator *op);
+/* The records of subset s as the projector takes them (with D as atten and the TOF kernel);
+ * s = G_MAXUINT: every record. Valid while op lives and D is not replaced. */
+TlLors tl_pet_operator_lors(const TlOperator *op, guint subset);
+
+extern const TlOperatorClass tl_pet_listmode_operator_class;
+extern const TlOperatorClass tl_pet_binned_operator_class;
+
+G_END_DECLS
