@@ -375,6 +375,120 @@ static void test_sensitivity(gconstpointer data) {
   g_assert_true(tl_pet_operator_sensitivity_cached(again));
 }
 
+/* The compare-and-swap kernel (pet_em_cas, built without the float-atomic capability, what
+ * devices lacking it run) gives the float-atomic pass's correction image and log-likelihood. */
+static void test_em_cas(void) {
+  GError *error = NULL;
+  TlImageGrid g = grid();
+  guint64 nv = fx_voxels(&g);
+  g_autoptr(TlListmode) lm = listmode();
+  g_autoptr(GArray) bins = bins_of(lm);
+  g_autoptr(TlImage) mu = mu_map(&g);
+  g_autofree float *x = random_floats(nv, 26, 0, 1);
+  g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
+  g_autoptr(TlStream) st = tl_stream_new(ctx, &error);
+  TlPetOperatorOptions o;
+  tl_pet_operator_options_init(&o);
+  o.projector = "joseph";
+  o.subsets = S;
+  o.attenuation = mu;
+  o.use_cache = FALSE;
+  g_autoptr(TlOperator) fa = tl_pet_operator_new_binned(ctx, lm->scanner, (TlBin *)bins->data,
+                                                        bins->len, &g, &o, &error);
+  o.scatter = TL_SCATTER_CAS_PORTABLE;
+  g_autoptr(TlOperator) cas = tl_pet_operator_new_binned(ctx, lm->scanner, (TlBin *)bins->data,
+                                                         bins->len, &g, &o, &error);
+  g_assert_no_error(error);
+  for (guint s = 0; s < S; s++) {
+    guint64 np = tl_operator_em_partials(fa, s);
+    g_assert_cmpuint(np, ==, tl_operator_em_partials(cas, s));
+    g_autoptr(TlArray) c1 = tl_array_new_float(ctx, nv, &error);
+    g_autoptr(TlArray) c2 = tl_array_new_float(ctx, nv, &error);
+    g_autoptr(TlArray) p1 = tl_array_new_float(ctx, np, &error);
+    g_autoptr(TlArray) p2 = tl_array_new_float(ctx, np, &error);
+    g_assert_true(tl_stream_zero(st, c1, &error) && tl_stream_zero(st, c2, &error));
+    g_assert_true(tl_operator_em(fa, st, s, dx, c1, p1, &error));
+    g_assert_true(tl_operator_em(cas, st, s, dx, c2, p2, &error));
+    g_assert_true(tl_stream_finish(st, &error));
+    g_assert_no_error(error);
+    g_autofree float *h1 = fx_download(c1), *h2 = fx_download(c2);
+    g_autofree float *q1 = fx_download(p1), *q2 = fx_download(p2);
+    g_autofree double *r1 = g_new(double, nv);
+    for (guint64 n = 0; n < nv; n++) r1[n] = h1[n];
+    double l1 = 0, l2 = 0;
+    for (guint64 k = 0; k < np; k++) l1 += q1[k], l2 += q2[k];
+    double e = rel_max(h2, r1, nv);
+    g_test_message("subset %u: CAS vs float atomics %.3g; loglik %.9g vs %.9g", s, e, l2, l1);
+    g_assert_cmpfloat(e, <=, 1e-5);
+    g_assert_cmpfloat(fabs(l1), >, 0);
+    g_assert_cmpfloat(l2, ==, l1); /* the same forward values, summed in the same order */
+  }
+}
+
+/* More subsets than bins: the empty subsets take empty views, and their EM pass writes a
+ * log-likelihood of 0 into its one partial sum and nothing into the correction image. */
+static void test_empty_subset(void) {
+  GError *error = NULL;
+  TlImageGrid g = grid();
+  guint64 nv = fx_voxels(&g);
+  g_autoptr(TlListmode) lm = listmode();
+  g_autoptr(GArray) bins = bins_of(lm);
+  /* two bins whose LORs cross the image */
+  TlBin two[2];
+  guint got = 0;
+  g_autoptr(TlImage) ones = tl_image_new(&g);
+  for (guint64 n = 0; n < nv; n++) ones->data[n] = 1;
+  for (guint i = 0; i < bins->len && got < 2; i++) {
+    TlBin b = g_array_index(bins, TlBin, i);
+    double p0[3], p1[3];
+    ends(lm->scanner, b.a, b.b, p0, p1);
+    if (tl_ref_forward(TL_REF_SIDDON, &g, p0, p1, ones->data) > 1.0) two[got++] = b;
+  }
+  g_assert_cmpuint(got, ==, 2);
+  two[0].count = two[1].count = 2;
+  TlPetOperatorOptions o;
+  tl_pet_operator_options_init(&o);
+  o.subsets = 7;
+  o.use_cache = FALSE;
+  g_autoptr(TlOperator) op = tl_pet_operator_new_binned(ctx, lm->scanner, two, 2, &g, &o, &error);
+  g_assert_no_error(error);
+  g_autofree float *x = random_floats(nv, 27, 0.5, 1);
+  g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
+  g_autoptr(TlArray) c = tl_array_new_float(ctx, nv, &error);
+  g_autoptr(TlArray) y = tl_array_new_float(ctx, 2, &error);
+  g_autoptr(TlStream) st = tl_stream_new(ctx, &error);
+  g_assert_no_error(error);
+  guint empty = 0;
+  double ll = 0;
+  for (guint s = 0; s < 7; s++) {
+    guint64 np = tl_operator_em_partials(op, s);
+    g_assert_cmpuint(np, >=, 1);
+    g_autofree float *junk = g_new(float, np);
+    for (guint64 k = 0; k < np; k++) junk[k] = 123.0f;
+    g_autoptr(TlArray) part = fx_upload(ctx, junk, np, 4);
+    g_autoptr(TlArray) yv = tl_array_new_view(y, 0, tl_operator_subset_length(op, s), &error);
+    g_assert_true(tl_stream_zero(st, c, &error));
+    g_assert_true(tl_operator_forward(op, st, s, dx, yv, &error));
+    g_assert_true(tl_operator_em(op, st, s, dx, c, part, &error));
+    g_assert_true(tl_stream_finish(st, &error));
+    g_assert_no_error(error);
+    g_autofree float *hp = fx_download(part), *hc = fx_download(c);
+    double sum = 0, csum = 0;
+    for (guint64 k = 0; k < np; k++) sum += hp[k];
+    for (guint64 n = 0; n < nv; n++) csum += hc[n];
+    if (tl_operator_subset_length(op, s) == 0) {
+      empty++;
+      g_assert_cmpfloat(sum, ==, 0);
+      g_assert_cmpfloat(csum, ==, 0);
+    } else {
+      g_assert_cmpfloat(csum, >, 0);
+      ll += sum;
+    }
+  }
+  g_assert_cmpuint(empty, >=, 5);
+  g_assert_cmpfloat(ll, !=, 0);
+}
+
 #define REFUSE(call)                                          \
   do {                                                        \
     g_assert_null(call);                                      \
@@ -476,6 +590,8 @@ int main(int argc, char **argv) {
       }
       nc++;
     }
+  g_test_add_func("/pet/operator/em-cas", test_em_cas);
+  g_test_add_func("/pet/operator/empty-subset", test_empty_subset);
   g_test_add_func("/pet/operator/bad-input", test_bad_input);
   int rc = g_test_run();
   tl_test_context_done(ctx);

@@ -105,13 +105,19 @@ static gboolean pet_em(TlOperator *op, TlStream *s, guint subset, const TlArray 
                        TlArray *corr, TlArray *partials, GError **error) {
   TlLors l = tl_pet_operator_lors(op, subset);
   PetOp *p = priv(op);
+  if (partials && l.count == 0) {
+    /* an empty subset (few bins, many subsets) dispatches nothing: its one partial is 0 */
+    g_autoptr(TlArray) first = tl_array_new_view(partials, 0, 1, error);
+    return first && tl_stream_zero(s, first, error);
+  }
   return partials ? tl_projector_em_loglik(p->proj, s, &l, x, corr, partials, error)
                   : tl_projector_em(p->proj, s, &l, x, corr, error);
 }
 
+/* At least 1: 0 would say "no log-likelihood" (tl-operator.h). */
 static guint64 pet_em_partials(TlOperator *op, guint subset) {
   TlLors l = tl_pet_operator_lors(op, subset);
-  return tl_projector_loglik_partials(priv(op)->proj, &l);
+  return MAX(tl_projector_loglik_partials(priv(op)->proj, &l), 1);
 }
 
 /* Pairs p with p mod stride = offset; seed 000 eq. 7 (s'_n = sum_p a_p a_pn) with a mu-map. */
