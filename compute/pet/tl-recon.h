@@ -45,6 +45,7 @@
 #include "tl-projector.h"
 #include "image/tl-filter.h"
 #include "recon/tl-solver.h"
+#include "tl-pet-operator.h"
 
 G_BEGIN_DECLS
 
@@ -94,7 +95,7 @@ typedef struct {
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
  * bone ~0.017; anything above this is taken for a map in the wrong units (e.g. cm^-1). */
-#define TL_RECON_MU_MAX 0.05f
+#define TL_RECON_MU_MAX TL_PET_MU_MAX
 
 /* The checks of TlReconOptions.attenuation: mu on `grid`, every voxel finite and in
  * [0, TL_RECON_MU_MAX]. The GError names both grids, or the voxel and its value. */

@@ -67,7 +67,7 @@ void tl_solver_free(TlSolver *sv) {
     g_free(sv->sens);
   }
   TlArray *arrays[] = {sv->y_owned, sv->q, sv->x, sv->next, sv->vol, sv->sens_all, sv->truth,
-                       sv->filter_tmp, sv->grad};
+                       sv->filter_tmp, sv->grad, sv->partials};
   for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++) tl_array_free(arrays[i]);
   tl_prior_free(sv->prior);
   tl_profile_free(sv->profile);
