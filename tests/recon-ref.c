@@ -18,9 +18,16 @@ static void model(const ReconRefProblem *p, guint64 r0, guint64 r1, const double
   }
 }
 
-/* s_b = M_b^T 1 over rows [r0, r1). */
+/* s_b = M_b^T 1 over rows [r0, r1), or the problem's own column sums of the subset(s) those
+ * rows are (all subsets for rows [0, m)). */
 static void colsums(const ReconRefProblem *p, guint64 r0, guint64 r1, double *s) {
   memset(s, 0, p->n * sizeof *s);
+  if (p->sens) {
+    for (guint b = 0; b < p->S; b++)
+      if (p->first[b] >= r0 && p->first[b + 1] <= r1)
+        for (guint64 j = 0; j < p->n; j++) s[j] += p->sens[b][j];
+    return;
+  }
   for (guint64 i = r0; i < r1; i++)
     for (guint64 j = 0; j < p->n; j++) s[j] += mij(p, i, j);
 }
@@ -138,7 +145,9 @@ void recon_ref_bsrem(const ReconRefProblem *p, double alpha0, double beta, Recon
       guint64 r0 = p->first[b], r1 = p->first[b + 1];
       if (grad) grad(x, g, user);
       model(p, r0, r1, x, ybar);
-      em_backproject(p, r0, r1, ybar, TRUE, bp);
+      /* the gradient's "- 1" term is s_b: the stored rows', or the given column sums */
+      em_backproject(p, r0, r1, ybar, !p->sens, bp);
+      for (guint64 j = 0; p->sens && j < p->n; j++) bp[j] -= p->sens[b][j];
       for (guint64 j = 0; j < p->n; j++) {
         if (s[j] > 0) x[j] += alpha * x[j] / s[j] * (bp[j] - beta / p->S * g[j]);
         x[j] = MIN(MAX(x[j], eps_x), upper);
@@ -152,7 +161,13 @@ double recon_ref_loglik(const ReconRefProblem *p, const double *x) {
   model(p, 0, p->m, x, ybar);
   double L = 0;
   for (guint64 i = 0; i < p->m; i++)
-    if (ybar[i] > 0) L += p->y[i] * log(ybar[i]) - ybar[i];
+    if (ybar[i] > 0) L += p->y[i] * log(ybar[i]) - (p->sens ? 0 : ybar[i]);
+  if (p->sens) {
+    g_autofree double *s = g_new(double, p->n);
+    colsums(p, 0, p->m, s);
+    for (guint64 j = 0; j < p->n; j++) L -= s[j] * x[j];
+    for (guint64 i = 0; p->a && i < p->m; i++) L -= p->a[i];
+  }
   return L;
 }
 

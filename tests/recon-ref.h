@@ -32,6 +32,11 @@ typedef struct {
   const double *d;       /* D (m) or NULL = 1 */
   const double *a;       /* additive term (m) or NULL = 0 */
   const double *y;       /* data (m) */
+  /* Optional: per subset b, the column sums s_b (n each) of every datum the system could
+   * measure, when the rows are only the recorded ones (PET list mode: all detectable pairs,
+   * not the events). NULL: s_b = M_b^T 1. The log-likelihood's expected total is then
+   * sum_b s_b . x + sum a instead of sum_i ybar_i. */
+  const double *const *sens;
 } ReconRefProblem;
 
 /* Prior gradient: g = dR/dx at x (n values, overwritten). */
