@@ -34,7 +34,8 @@ void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets
 void tl_side_panel_set_pet_algorithm(TlSidePanel *self, const char *algo, guint subsets,
                                      guint iterations);
 /* The prior chosen for algorithms that take one (name "" = none), its beta and gamma; and
- * setting them (quiet). */
+ * setting them as a person would (emits "changed::prior": a running or paused job takes them
+ * at its next sub-iteration). */
 void tl_side_panel_get_prior(TlSidePanel *self, char name[16], double *beta, double *gamma);
 void tl_side_panel_set_prior(TlSidePanel *self, const char *name, double beta, double gamma);
 /* The algorithm and projector choices of a modality: PET (MLEM, OSEM; Siddon, Joseph, tube

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 #include <adwaita.h>
+#include "tl-plot.h"
+#include "tl-profile-view.h"
 #include "tl-simulate-dialog.h"
 #include "tl-window.h"
 #include "pet/tl-listmode.h"
@@ -566,6 +568,50 @@ static void write_scanner(void) {
   g_assert_true(tl_scanner_save(tof, tof_scanner_path, &error));
 }
 
+/* Penalised reconstruction in the window: BSREM from the registry's list, a prior chosen
+ * while paused is used by the next sub-iteration (its gradient kernel appears in that step's
+ * profile, and not before), beta changed while paused again applies at once. */
+static void test_prior_while_paused(void) {
+  TlWindow *win = window_with_data(3, 20);
+  TlSidePanel *panel = tl_window_get_side_panel(win);
+  tl_side_panel_set_pet_algorithm(panel, "bsrem", 3, 20);
+  tl_gui_activate(win, "restart", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "bsrem update"));
+  g_assert_null(tl_profile_lookup(p, "prior gradient"));
+  /* the plotted log-likelihood comes from the EM pass: no projection of its own */
+  g_assert_nonnull(tl_profile_lookup(p, "em siddon"));
+  g_assert_null(tl_profile_lookup(p, "forward siddon"));
+  g_assert_true(tl_plot_n_points(tl_window_get_convergence_plot(win), 0) >= 1);
+
+  tl_side_panel_set_prior(panel, "rdp", 0.5, 2.0);
+  char name[16];
+  double beta, gamma;
+  tl_side_panel_get_prior(panel, name, &beta, &gamma);
+  g_assert_cmpstr(name, ==, "rdp");
+  g_assert_cmpfloat(beta, ==, 0.5);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(2)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "prior gradient"));
+  g_assert_null(tl_window_get_last_error(win));
+
+  /* back to none: the next step has no prior kernel again */
+  tl_side_panel_set_prior(panel, NULL, 0.5, 2.0);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(3)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_null(tl_profile_lookup(p, "prior gradient"));
+  g_assert_null(tl_window_get_last_error(win));
+  tl_gui_destroy_window(win);
+}
+
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
     return 0;
@@ -580,6 +626,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/confirm-replace", test_confirm_replace);
   g_test_add_func("/gui/workbench/frame-clock", test_frame_clock);
   g_test_add_func("/gui/workbench/pet-extensions", test_pet_extensions);
+  g_test_add_func("/gui/workbench/prior-while-paused", test_prior_while_paused);
   int status = g_test_run();
   tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);
