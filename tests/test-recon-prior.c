@@ -362,7 +362,7 @@ static void test_bad_input(void) {
   }
   /* unknown name: the message names it and the known ones */
   TlPrior *p = tl_prior_new(ctx, "huber", &g, NULL, &error);
-  expect_error(p, error, "\"huber\"");
+  expect_error(p, error, "'huber'");
   g_assert_nonnull(strstr(error->message, "quadratic, rdp, tv"));
   g_clear_error(&error);
   /* a bad grid */

@@ -305,14 +305,7 @@ void tl_side_panel_set_pet_algorithm(TlSidePanel *self, const char *algo, guint 
 }
 
 void tl_side_panel_set_algorithm(TlSidePanel *self, gboolean osem, guint subsets, guint iterations) {
-  tl_side_panel_set_modality(self, FALSE);
-  self->quiet = TRUE;
-  select_algorithm(self, osem ? "osem" : "mlem");
-  gtk_spin_button_set_value(self->subsets_spin, subsets);
-  gtk_spin_button_set_value(self->iterations_spin, iterations);
-  gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), osem);
-  update_prior_rows(self);
-  self->quiet = FALSE;
+  tl_side_panel_set_pet_algorithm(self, osem ? "osem" : "mlem", subsets, iterations);
 }
 
 TlColormap tl_side_panel_get_colormap(TlSidePanel *self) {

@@ -44,16 +44,8 @@ static gboolean check_params(const TlPriorClass *klass, const TlPriorParams *p, 
 
 TlPrior *tl_prior_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                       const TlPriorParams *params, GError **error) {
-  const TlPriorClass *const *list = tl_recon_priors();
-  for (gsize i = 0; name && list[i]; i++)
-    if (g_str_equal(list[i]->name, name))
-      return tl_prior_new_class(ctx, list[i], grid, params, error);
-  g_autoptr(GString) known = g_string_new(NULL);
-  for (gsize i = 0; list[i]; i++)
-    g_string_append_printf(known, "%s%s", i ? ", " : "", list[i]->name);
-  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown prior \"%s\"; expected one of %s",
-              name ? name : "(null)", known->str);
-  return NULL;
+  const TlPriorClass *k = tl_recon_find_prior(name, error);
+  return k ? tl_prior_new_class(ctx, k, grid, params, error) : NULL;
 }
 
 TlPrior *tl_prior_new_class(TlContext *ctx, const TlPriorClass *klass, const TlImageGrid *grid,

@@ -8,6 +8,9 @@ G_BEGIN_DECLS
 
 const TlAlgorithmClass *const *tl_recon_algorithms(void); /* NULL-terminated */
 const TlPriorClass *const *tl_recon_priors(void);         /* NULL-terminated */
+/* By name ("sart" is os-sart); GError naming the known ones. */
+const TlAlgorithmClass *tl_recon_find_algorithm(const char *name, GError **error);
+const TlPriorClass *tl_recon_find_prior(const char *name, GError **error);
 
 /* The classes (defined one per file). */
 extern const TlAlgorithmClass tl_algo_mlem;

@@ -35,19 +35,6 @@ gboolean tl_algorithm_applies(const TlAlgorithmClass *k, const TlOperator *op, G
   return FALSE;
 }
 
-static const TlAlgorithmClass *find_algorithm(const char *name, GError **error) {
-  if (g_strcmp0(name, "sart") == 0) name = "os-sart";
-  const TlAlgorithmClass *const *all = tl_recon_algorithms();
-  for (guint i = 0; all[i]; i++)
-    if (g_strcmp0(all[i]->name, name) == 0) return all[i];
-  GString *known = g_string_new(NULL);
-  for (guint i = 0; all[i]; i++) g_string_append_printf(known, "%s%s", i ? ", " : "", all[i]->name);
-  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown algorithm '%s' (known: %s)",
-              name ? name : "(none)", known->str);
-  g_string_free(known, TRUE);
-  return NULL;
-}
-
 static void free_views(TlArray **v, guint n) {
   if (!v) return;
   for (guint i = 0; i < n; i++) tl_array_free(v[i]);
@@ -211,7 +198,7 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
 
 TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
                         const TlSolverOptions *opt, GError **error) {
-  const TlAlgorithmClass *k = find_algorithm(algorithm, error);
+  const TlAlgorithmClass *k = tl_recon_find_algorithm(algorithm, error);
   if (!k) return NULL;
   TlSolverOptions o;
   if (opt) o = *opt;
