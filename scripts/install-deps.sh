@@ -12,6 +12,9 @@ packages=(
   libgtk-4-dev libadwaita-1-dev                 # the window
   xvfb xauth                                    # GUI tests on a virtual display
   desktop-file-utils appstream                  # desktop-file and metainfo validation
+  python3-yaml python3-jsonschema               # Flatpak manifest checks
+  flatpak flatpak-builder bubblewrap ostree     # the Flatpak, built and run here
+  debootstrap                                   # its local runtime from Debian packages
 )
 
 missing=()
