@@ -42,8 +42,8 @@ run build-asan --timeout-multiplier 3
 # The Flathub manifest built against a Debian 12 runtime made here (Flathub is out of reach),
 # installed for a private flatpak user, and checked inside the sandbox: `tomolab-cli info`,
 # a simulate + recon writing a NIfTI, the window's screenshot (scripts/flatpak-local.sh).
-# Measured on 2 cores: cold (debootstrap + runtime export + app build) about 8 min; with the
-# runtime cached in build-flatpak/ under a minute.
+# Measured on 2 shared cores: cold (debootstrap + runtime export + app build) 7.5 min; with
+# the runtime cached in build-flatpak/ 30 s.
 flatpak_log=$(mktemp)
 flatpak_rc=0
 bash scripts/flatpak-local.sh 2>&1 | tee "$flatpak_log" || flatpak_rc=$?  # pipefail: the script's status
