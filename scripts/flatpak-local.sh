@@ -28,8 +28,9 @@ sdk=$platform
 cache=${TOMOLAB_FLATPAK_CACHE:-$src/build-flatpak}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
-# A private installation: nothing lands in the user's own flatpak folders.
-export FLATPAK_USER_DIR=$cache/user
+# A private installation: nothing lands in the user's own flatpak folders, nor flatpak's
+# instance folders in their cache.
+export FLATPAK_USER_DIR=$cache/user XDG_CACHE_HOME=$cache/xdg-cache
 
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
