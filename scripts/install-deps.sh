@@ -12,6 +12,10 @@ packages=(
   libgtk-4-dev libadwaita-1-dev                 # the window
   xvfb xauth                                    # GUI tests on a virtual display
   desktop-file-utils appstream                  # desktop-file and metainfo validation
+  python3-yaml python3-jsonschema               # Flatpak manifest checks
+  flatpak flatpak-builder bubblewrap ostree     # the Flatpak, built and run here
+  elfutils                                      # flatpak-builder strips with the host's eu-strip
+  debootstrap                                   # its local runtime from Debian packages
 )
 
 missing=()
