@@ -12,6 +12,10 @@
 
 G_BEGIN_DECLS
 
+/* The most crystals a scanner may have (512 MiB of table; the largest clinical scanners have
+ * about 10^5): every count read from a file is held to it before anything is allocated. */
+#define TL_SCANNER_MAX_CRYSTALS (1u << 24)
+
 typedef enum {
   TL_SCANNER_RING,
   TL_SCANNER_DUAL_HEAD,
