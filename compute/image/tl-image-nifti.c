@@ -5,6 +5,7 @@
 #include <nifti1_io.h>
 #include "tl-image.h"
 #include "tl-file.h"
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -59,6 +60,15 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
 
   gboolean gz = g_str_has_suffix(path, ".gz");
   g_autofree char *tmp = tl_file_temp_name(path, gz ? ".nii.gz" : ".nii");
+  /* nifticlib reports nothing when it cannot write: try the temp file first for a reason */
+  FILE *probe = g_fopen(tmp, "wb");
+  if (!probe) {
+    int e = errno;
+    nifti_image_free(nim);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write NIfTI '%s': %s", path, g_strerror(e));
+    return FALSE;
+  }
+  fclose(probe);
   gboolean ok = nifti_set_filenames(nim, tmp, 0, 1) == 0 && nifti_set_type_from_names(nim) == 0;
   if (ok) {
     nim->data = im->data; /* borrowed for the write */
@@ -77,7 +87,9 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
   if (ok && g_rename(tmp, path) != 0) ok = FALSE;
   if (!ok) {
     g_remove(tmp);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write NIfTI '%s' (nifticlib failed)", path);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO,
+                "cannot write NIfTI '%s': the file written is short or unreadable (disk full?)",
+                path);
   }
   return ok;
 }
@@ -89,7 +101,7 @@ static gboolean to_float(const nifti_image *nim, float *out, const char *path, G
   if (!isfinite(inter)) inter = 0;
   size_t n = nim->nvox;
 #define CONV(T)                                                          \
-  for (size_t i = 0; i < n; i++) out[i] = (float)(((const T *)nim->data)[i] * slope + inter); \
+  for (size_t i = 0; i < n; i++) out[i] = tl_float_from_double(((const T *)nim->data)[i] * slope + inter); \
   break
   switch (nim->datatype) {
   case DT_UINT8: CONV(guint8);
@@ -140,16 +152,112 @@ static gboolean axis_map(const mat44 *m, const char *path, int perm[3], double s
   return TRUE;
 }
 
+/* Why nifti_image_read() refused a file, from its first bytes (through znzlib, so .nii.gz
+ * too): nifticlib itself gives no reason. */
+static void header_reason(const char *path, GError **error) {
+  guint8 h[348];
+  znzFile fp = znzopen(path, "rb", 1);
+  long n = znz_isnull(fp) ? -1 : (long)znzread(h, 1, sizeof h, fp);
+  if (!znz_isnull(fp)) znzclose(fp);
+  if (n < (long)sizeof h) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': header truncated: %ld bytes (expected at least 348)", path, MAX(n, 0));
+    return;
+  }
+  gint32 size;
+  memcpy(&size, h, 4);
+  if (size != 348 && GUINT32_SWAP_LE_BE((guint32)size) != 348) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': field sizeof_hdr is %d (expected 348: not a NIfTI-1 file)", path,
+                (int)size);
+    return;
+  }
+  g_autofree char *magic = tl_text_quote((const char *)h + 344, h[344] && h[345] && h[346] && h[347] ? 4 : strlen((const char *)h + 344), 8);
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+              "NIfTI '%s': nifticlib refused the header (field magic '%s', expected 'n+1' or "
+              "'ni1'; or a dim, datatype or vox_offset out of range)", path, magic);
+}
+
+/* nifticlib's own short-read check never fires (its reader returns (size_t)-1 and the caller
+ * compares with the wanted size), so a truncated file would load zero-filled: the data bytes
+ * are counted here before anything is allocated, in the file or through the gzip stream. */
+static gboolean check_data_size(const nifti_image *nim, const char *path, guint64 need_data,
+                                GError **error) {
+  guint64 need = (guint64)MAX(nim->iname_offset, 0) + need_data, have = 0;
+  gboolean gz = nifti_is_gzfile(nim->iname);
+  if (!gz) {
+    GStatBuf st;
+    if (g_stat(nim->iname, &st) != 0) {
+      int e = errno;
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': cannot open its data file '%s': %s",
+                  path, nim->iname, g_strerror(e));
+      return FALSE;
+    }
+    have = (guint64)st.st_size;
+  } else {
+    znzFile fp = znzopen(nim->iname, "rb", 1);
+    if (znz_isnull(fp)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': cannot open '%s'", path, nim->iname);
+      return FALSE;
+    }
+    g_autofree guint8 *buf = g_malloc(1 << 20);
+    for (;;) {
+      long got = (long)znzread(buf, 1, 1 << 20, fp);
+      if (got <= 0) break; /* end, or a corrupt stream: what was read so far counts */
+      have += (guint64)got;
+      if (have >= need) break;
+    }
+    znzclose(fp);
+  }
+  if (have < need) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': truncated: %" G_GUINT64_FORMAT " bytes%s, but vox_offset %d + %d x "
+                "%d x %d voxels of %d bytes need %" G_GUINT64_FORMAT, path, have,
+                gz ? " after decompression" : "", nim->iname_offset, nim->nx, nim->ny, nim->nz,
+                nim->nbyper, need);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 TlImage *tl_image_load_nifti(const char *path, GError **error) {
   quiet();
-  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': no such file", path);
+  if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
+  nifti_image *nim = nifti_image_read(path, 0); /* the header only: sizes are checked first */
+  if (!nim) {
+    header_reason(path, error);
     return NULL;
   }
-  nifti_image *nim = nifti_image_read(path, 1);
-  if (!nim || !nim->data) {
-    if (nim) nifti_image_free(nim);
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "NIfTI '%s': not a readable NIfTI-1 file", path);
+  /* the voxel count from dim[], checked against the stated limit without overflowing (nvox
+   * is nifticlib's product, which 7 large dims can wrap) */
+  guint64 nvox = 1;
+  for (int d = 1; d <= nim->ndim && d <= 7; d++) {
+    if (nim->dim[d] < 1) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "NIfTI '%s': field dim[%d] is %d (expected >= 1)",
+                  path, d, nim->dim[d]);
+      nifti_image_free(nim);
+      return NULL;
+    }
+    nvox *= (guint64)nim->dim[d];
+    if (nvox > TL_IMAGE_MAX_VOXELS) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': field dim claims %d x %d x %d x %d voxels (expected at most 2^28 "
+                  "voxels: larger images are refused)", path, nim->nx, nim->ny, nim->nz,
+                  nim->nt);
+      nifti_image_free(nim);
+      return NULL;
+    }
+  }
+  GError *e = NULL;
+  if (nim->nbyper < 1 || nim->nbyper > 32 || nim->ndim < 1 ||
+      !check_data_size(nim, path, nvox * (guint64)nim->nbyper, &e) ||
+      nifti_image_load(nim) != 0 || !nim->data) {
+    if (!e)
+      g_set_error(&e, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': nifticlib could not read the voxels (field datatype %d, %d bytes "
+                  "each)", path, nim->datatype, nim->nbyper);
+    g_propagate_error(error, e);
+    nifti_image_free(nim);
     return NULL;
   }
   TlImage *im = NULL;
@@ -191,6 +299,15 @@ TlImage *tl_image_load_nifti(const char *path, GError **error) {
   }
   flat = g_new(float, nim->nvox);
   if (!to_float(nim, flat, path, error)) goto out;
+  /* NaN and infinities are refused, as in the raw reader: they would reach a reconstruction
+   * as garbage (or as 0 after a clamp) */
+  for (size_t i = 0; i < nim->nvox; i++)
+    if (!isfinite(flat[i])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': voxel %" G_GSIZE_FORMAT " (file order) holds %g (expected a finite "
+                  "value)", path, (gsize)i, flat[i]);
+      goto out;
+    }
   im = tl_image_new(&g);
   guint64 stride_in[3] = {1, (guint64)n_in[0], (guint64)n_in[0] * n_in[1]};
   for (guint z = 0; z < g.dims[2]; z++)
