@@ -128,7 +128,9 @@ guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w) {
   if (!w) return r;
   double sigma = fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm, sum = 0;
   for (guint t = 0; t <= r; t++) {
-    w[t] = exp(-0.5 * (double)t * t / (sigma * sigma));
+    /* the centre weight is 1 whatever sigma: with a vanishing FWHM sigma^2 underflows to 0
+     * and 0/0 would make every weight NaN; the filter becomes the identity instead */
+    w[t] = t ? exp(-0.5 * (double)t * t / (sigma * sigma)) : 1.0;
     sum += t ? 2 * w[t] : w[t];
   }
   for (guint t = 0; t <= r; t++) w[t] /= sum;
