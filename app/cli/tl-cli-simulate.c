@@ -23,9 +23,15 @@ static void on_progress(double fraction, guint64 events, gpointer data) {
   fflush(stderr);
 }
 
+/* A name that looks like a path, or names something that exists, is a file: a missing
+ * scanner file is reported as missing, not as an "unknown scanner preset". */
+static gboolean is_scanner_file(const char *name) {
+  return !g_strv_contains(tl_scanner_preset_names(), name) &&
+         (strchr(name, '/') || strchr(name, '.') || g_file_test(name, G_FILE_TEST_EXISTS));
+}
+
 static TlScanner *open_scanner(const char *name, GError **error) {
-  if (g_strv_contains(tl_scanner_preset_names(), name)) return tl_scanner_new_preset(name, error);
-  if (g_file_test(name, G_FILE_TEST_IS_REGULAR)) return tl_scanner_load(name, error);
+  if (is_scanner_file(name)) return tl_scanner_load(name, error);
   return tl_scanner_new_preset(name, error); /* names the presets in its error */
 }
 
@@ -84,6 +90,13 @@ int tl_cli_simulate(int argc, char **argv) {
   if (!output || argc > 1) {
     fprintf(stderr, "tomolab-cli simulate: %s\n(see --help)\n",
             !output ? "-o FILE is required" : "unexpected arguments");
+    return 2;
+  }
+  const TlCliFile in[] = {{"--scanner", scanner_name && is_scanner_file(scanner_name) ? scanner_name : NULL}};
+  const TlCliFile out[] = {{"-o", output}, {"--truth", truth}, {"--mu", mu_out}};
+  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error)) {
+    fprintf(stderr, "tomolab-cli simulate: %s\n", error->message);
+    g_error_free(error);
     return 2;
   }
   g_autoptr(TlScanner) scanner = open_scanner(scanner_name ? scanner_name : "dmi", &error);

@@ -152,9 +152,10 @@ static gboolean axis_map(const mat44 *m, const char *path, int perm[3], double s
   return TRUE;
 }
 
-/* Why nifti_image_read() refused a file, from its first bytes (through znzlib, so .nii.gz
- * too): nifticlib itself gives no reason. */
-static void header_reason(const char *path, GError **error) {
+/* The fields nifticlib would complain about on stderr (and refuse without a reason), checked
+ * first from the header's bytes (through znzlib, so .nii.gz too). A .hdr/.img pair is read
+ * through its .hdr. */
+static gboolean header_check(const char *path, GError **error) {
   guint8 h[348];
   znzFile fp = znzopen(path, "rb", 1);
   long n = znz_isnull(fp) ? -1 : (long)znzread(h, 1, sizeof h, fp);
@@ -162,7 +163,7 @@ static void header_reason(const char *path, GError **error) {
   if (n < (long)sizeof h) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "NIfTI '%s': header truncated: %ld bytes (expected at least 348)", path, MAX(n, 0));
-    return;
+    return FALSE;
   }
   gint32 size;
   memcpy(&size, h, 4);
@@ -170,7 +171,27 @@ static void header_reason(const char *path, GError **error) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "NIfTI '%s': field sizeof_hdr is %d (expected 348: not a NIfTI-1 file)", path,
                 (int)size);
-    return;
+    return FALSE;
+  }
+  gboolean swap = size != 348;
+  gint16 dim0;
+  memcpy(&dim0, h + 40, 2);
+  if (swap) dim0 = (gint16)GUINT16_SWAP_LE_BE((guint16)dim0);
+  if (dim0 < 1 || dim0 > 7) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': field dim[0] is %d (expected 1 to 7 dimensions)", path, dim0);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* nifticlib refused a header that header_check() let through. */
+static void header_reason(const char *path, GError **error) {
+  guint8 h[348] = {0};
+  znzFile fp = znzopen(path, "rb", 1);
+  if (!znz_isnull(fp)) {
+    znzread(h, 1, sizeof h, fp);
+    znzclose(fp);
   }
   g_autofree char *magic = tl_text_quote((const char *)h + 344, h[344] && h[345] && h[346] && h[347] ? 4 : strlen((const char *)h + 344), 8);
   g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
@@ -220,9 +241,40 @@ static gboolean check_data_size(const nifti_image *nim, const char *path, guint6
   return TRUE;
 }
 
+/* The voxels read here, not by nifti_image_load(): that one silently turns NaN and infinite
+ * floats into 0 (a corrupt mu-map would reach a reconstruction as holes), and its short-read
+ * check never fires. */
+static gboolean read_voxels(nifti_image *nim, guint64 nvox) {
+  gsize bytes = (gsize)(nvox * (guint64)nim->nbyper);
+  znzFile fp = znzopen(nim->iname, "rb", nifti_is_gzfile(nim->iname));
+  if (znz_isnull(fp)) return FALSE;
+  void *data = g_try_malloc(MAX(bytes, 1));
+  gboolean ok = data && znzseek(fp, nim->iname_offset, SEEK_SET) >= 0; /* gzseek: the offset */
+  for (gsize done = 0; ok && done < bytes;) {
+    long got = (long)znzread((char *)data + done, 1, MIN(bytes - done, (gsize)1 << 30), fp);
+    if (got <= 0) ok = FALSE;
+    else done += (gsize)got;
+  }
+  znzclose(fp);
+  if (!ok) {
+    g_free(data);
+    return FALSE;
+  }
+  if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
+    nifti_swap_Nbytes(nvox, nim->swapsize, data);
+  nim->data = data; /* freed by nifti_image_free (malloc'd; g_malloc is malloc) */
+  return TRUE;
+}
+
 TlImage *tl_image_load_nifti(const char *path, GError **error) {
   quiet();
   if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
+  g_autofree char *hdr = NULL;
+  if (g_str_has_suffix(path, ".img") || g_str_has_suffix(path, ".img.gz")) {
+    hdr = g_strdup(path);
+    memcpy(strstr(hdr, ".img") + 1, "hdr", 3);
+  }
+  if (!header_check(hdr && g_file_test(hdr, G_FILE_TEST_EXISTS) ? hdr : path, error)) return NULL;
   nifti_image *nim = nifti_image_read(path, 0); /* the header only: sizes are checked first */
   if (!nim) {
     header_reason(path, error);
@@ -251,7 +303,7 @@ TlImage *tl_image_load_nifti(const char *path, GError **error) {
   GError *e = NULL;
   if (nim->nbyper < 1 || nim->nbyper > 32 || nim->ndim < 1 ||
       !check_data_size(nim, path, nvox * (guint64)nim->nbyper, &e) ||
-      nifti_image_load(nim) != 0 || !nim->data) {
+      !read_voxels(nim, nvox)) {
     if (!e)
       g_set_error(&e, TL_ERROR, TL_ERROR_FORMAT,
                   "NIfTI '%s': nifticlib could not read the voxels (field datatype %d, %d bytes "
