@@ -403,6 +403,32 @@ static void test_messages(void) {
 
 /* ---- 8. smaller ---- */
 
+/* Found by the fuzzers (tests/fuzz): -0.0 loaded back from NIfTI as +0.0 (x * 1 + 0), and
+ * messages of in-memory parsers quoted invalid UTF-8. */
+static void test_fuzz_findings(void) {
+  TlImageGrid g = tl_image_grid_centred(2, 1, 1, 1, 1, 1);
+  g_autoptr(TlImage) im = tl_image_new(&g);
+  im->data[0] = -0.0f;
+  g_autofree char *p = at("z.nii");
+  g_autoptr(GError) e = NULL;
+  g_assert_true(tl_image_save(im, p, &e));
+  g_autoptr(TlImage) back = tl_image_load(p, &e);
+  g_assert_no_error(e);
+  g_assert_true(signbit(back->data[0]));
+  TlFilter f;
+  g_assert_false(tl_filter_parse("gauss:\xff\xfe", &f, &e));
+  g_assert_true(g_utf8_validate(e->message, -1, NULL));
+  g_clear_error(&e);
+  g_assert_null(tl_ct_geometry_from_text("tomolab-ct-geometry = 1\nbeam = \xff\n", "g", &e));
+  g_assert_true(g_utf8_validate(e->message, -1, NULL));
+  g_assert_nonnull(strstr(e->message, "g:2"));
+  g_clear_error(&e);
+  double v;
+  g_assert_false(tl_kv_doubles("kv", 1, "k\xc3", "1 \xff", 1, &v, &e));
+  g_assert_true(g_utf8_validate(e->message, -1, NULL));
+  refused(cli("simulate", "--grid", "8x8x8@\xd0\xc7", "-o", "o.tlm", NULL), "--grid", NULL);
+}
+
 static void test_smaller(void) {
   /* a vanishing FWHM: finite weights (the identity), not NaN */
   double w[8];
@@ -434,5 +460,6 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/hostile/outputs", test_outputs, with_dir);
   g_test_add_data_func("/hostile/messages", test_messages, with_dir);
   g_test_add_data_func("/hostile/smaller", test_smaller, with_dir);
+  g_test_add_data_func("/hostile/fuzz-findings", test_fuzz_findings, with_dir);
   return g_test_run();
 }

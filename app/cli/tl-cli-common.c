@@ -46,17 +46,18 @@ gboolean tl_cli_parse_double(const char *what, const char *text, double min, dou
 /* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the scanner / isocentre. Every number
  * is a whole token, range-checked: sscanf("%u") took "-2" as 4294967294, wrapped 4294967304
  * to 8 and ignored trailing text. */
-gboolean tl_cli_parse_grid(const char *text, TlImageGrid *g, GError **error) {
-  const char *at = text ? strchr(text, '@') : NULL;
-  g_autofree char *dims_text = at ? g_strndup(text, at - text) : NULL;
+gboolean tl_cli_parse_grid(const char *text_in, TlImageGrid *g, GError **error) {
+  /* messages quote the text: never raw bytes, at most a line */
+  g_autofree char *text = tl_text_quote(text_in ? text_in : "", -1, 60);
+  const char *at = strchr(text_in ? text_in : "", '@');
+  g_autofree char *dims_text = at ? g_strndup(text_in, at - text_in) : NULL;
   g_auto(GStrv) dims = dims_text ? g_strsplit(dims_text, "x", -1) : NULL;
   g_auto(GStrv) sizes = at ? g_strsplit(at + 1, ",", -1) : NULL;
   guint nd = dims ? g_strv_length(dims) : 0, ns = sizes ? g_strv_length(sizes) : 0;
   if (nd != 3 || (ns != 1 && ns != 3)) {
-    g_autofree char *q = tl_text_quote(text ? text : "", -1, 60);
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "--grid '%s': expected NXxNYxNZ@VOXEL_MM or NXxNYxNZ@VX,VY,VZ (e.g. 215x215x71@2.78)",
-                q);
+                text);
     return FALSE;
   }
   guint64 n[3];

@@ -53,7 +53,7 @@ int tl_cli_ct_simulate(int argc, char **argv) {
       {"scale", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
        "Attenuation per unit of the phantom, mm^-1 (default 0.02 for the ellipsoid phantoms, "
        "2 for PET mu-maps at 511 keV, 1 for files)", "X"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text, /* bytes as given: quoted in messages */
        "Volume grid (default 128x128x128@1)", "NXxNYxNZ@MM"},
       {"beam", 0, 0, G_OPTION_ARG_STRING, &beam, "cone (default) or parallel", "BEAM"},
       {"views", 'n', 0, G_OPTION_ARG_INT, &views, "Views (default 180)", "N"},

@@ -59,7 +59,7 @@ int tl_cli_simulate(int argc, char **argv) {
        "Expected annihilations instead of --events", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "List-mode file to write (required)", "FILE"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (default 1)", "N"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text, /* bytes as given: quoted in messages */
        "Image grid, e.g. 215x215x71@2.78 (default: the scanner's)", "NXxNYxNZ@MM"},
       {"no-attenuation", 0, 0, G_OPTION_ARG_NONE, &no_att, "No attenuation", NULL},
       {"tof", 0, 0, G_OPTION_ARG_NONE, &tof, "Record TOF bins (TOF scanners)", NULL},

@@ -53,6 +53,8 @@ static gboolean view_key(const char *key, guint64 *k) {
 }
 
 TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GError **error) {
+  /* binary bytes would reach the messages below, which quote keys and lines */
+  if (!tl_text_check(source, text, strlen(text), 1, error)) return NULL;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   gboolean have_magic = FALSE, have_det = FALSE, have_views = FALSE, have_beam = FALSE;
   TlCtBeam beam = TL_CT_CONE;

@@ -117,9 +117,10 @@ gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *va
   errno = 0;
   guint64 v = g_ascii_strtoull(value, &end, 10);
   if (!*value || *value == '-' || *value == '+' || *end || errno || v > max) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 60);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s:%u: key '%s': value '%s' is not an integer in [0, %" G_GUINT64_FORMAT "]",
-                src, line, key, value, max);
+                src, line, k, q, max);
     return FALSE;
   }
   *out = v;
@@ -132,8 +133,9 @@ gboolean tl_kv_int(const char *src, guint line, const char *key, const char *val
   errno = 0;
   gint64 v = g_ascii_strtoll(value, &end, 10);
   if (!*value || *end || errno) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 60);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: key '%s': value '%s' is not an integer",
-                src, line, key, value);
+                src, line, k, q);
     return FALSE;
   }
   *out = v;
@@ -149,9 +151,10 @@ gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char 
     errno = 0;
     double v = g_ascii_strtod(p, &end);
     if (end == p || errno || !isfinite(v) || (*end && *end != ' ' && *end != '\t')) {
+      g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 80);
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s:%u: key '%s': value '%s' is not %u finite number%s", src, line, key,
-                  value, n, n > 1 ? "s separated by spaces" : "");
+                  "%s:%u: key '%s': value '%s' is not %u finite number%s", src, line, k,
+                  q, n, n > 1 ? "s separated by spaces" : "");
       return FALSE;
     }
     out[i] = v;
@@ -159,9 +162,10 @@ gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char 
   }
   while (*p == ' ' || *p == '\t') p++;
   if (*p) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 80);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s:%u: key '%s': value '%s' has more than the %u number%s expected", src,
-                line, key, value, n, n > 1 ? "s" : "");
+                line, k, q, n, n > 1 ? "s" : "");
     return FALSE;
   }
   return TRUE;

@@ -1,5 +1,6 @@
 /* Gaussian and median filters on device volumes (tl-filter.h). */
 #include "tl-filter.h"
+#include "tl-file.h"
 #include <math.h>
 #include <string.h>
 
@@ -72,6 +73,12 @@ gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error) {
   const char *expected = "expected median3, median5, gauss:FWHM (FWHM in mm, > 0) or none";
   if (!text) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no filter given; %s", expected);
+    return FALSE;
+  }
+  if (!g_utf8_validate(text, -1, NULL) || strlen(text) > 200) {
+    /* quoted: a message with invalid UTF-8 is not shown by GTK */
+    g_autofree char *q = tl_text_quote(text, -1, 60);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown filter \"%s\"; %s", q, expected);
     return FALSE;
   }
   if (g_str_equal(text, "none")) {

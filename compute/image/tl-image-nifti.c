@@ -94,6 +94,12 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
   return ok;
 }
 
+/* v * slope + inter, but no "+ 0": -0.0 + 0 is +0.0, and a saved image must load back with
+ * the same bits (found by tests/fuzz/fuzz-image). */
+static inline double scaled(double v, double slope, double inter) {
+  return inter != 0 ? v * slope + inter : v * slope;
+}
+
 /* Voxel values of any NIfTI datatype as float, with the scl_slope/scl_inter scaling. */
 static gboolean to_float(const nifti_image *nim, float *out, const char *path, GError **error) {
   double slope = nim->scl_slope, inter = nim->scl_inter;
@@ -101,7 +107,7 @@ static gboolean to_float(const nifti_image *nim, float *out, const char *path, G
   if (!isfinite(inter)) inter = 0;
   size_t n = nim->nvox;
 #define CONV(T)                                                          \
-  for (size_t i = 0; i < n; i++) out[i] = tl_float_from_double(((const T *)nim->data)[i] * slope + inter); \
+  for (size_t i = 0; i < n; i++) out[i] = tl_float_from_double(scaled(((const T *)nim->data)[i], slope, inter)); \
   break
   switch (nim->datatype) {
   case DT_UINT8: CONV(guint8);
