@@ -12,6 +12,7 @@ packages=(
   libgtk-4-dev libadwaita-1-dev                 # the window
   xvfb xauth                                    # GUI tests on a virtual display
   desktop-file-utils appstream                  # desktop-file and metainfo validation
+  clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
 )
 
 missing=()
