@@ -10,11 +10,14 @@
 #include <math.h>
 #include <string.h>
 
-#define TL_EXPR_MAX_DEPTH 200
-/* Tokens per expression other than parentheses and commas: each makes at most one node, so no tree is deeper than this and the
- * recursive walks (printing, code generation, freeing) stay far from the stack's end; a
- * 600 000-term sum would otherwise overflow it. */
-#define TL_EXPR_MAX_TOKENS 16384
+/* Terms and operators per expression (tokens other than parentheses and commas): each makes
+ * at most one node, so no tree is deeper than this and the recursive walks (printing, code
+ * generation, freeing) stay far from the stack's end; a 600 000-term sum overflowed it. */
+#define TL_EXPR_MAX_TOKENS 1000
+/* Parentheses and signs nested in the text. Above TL_EXPR_MAX_TOKENS + 1 on purpose: the
+ * fully parenthesised printed form nests one level per node of the tree, and must parse back
+ * (a long "- - - x" or "a - - - x" chain printed deeper than the old limit of 200). */
+#define TL_EXPR_MAX_DEPTH 1024
 
 typedef enum {
   TOK_END, TOK_NUM, TOK_IDENT, TOK_LPAREN, TOK_RPAREN, TOK_COMMA, TOK_ASSIGN,
