@@ -102,6 +102,12 @@ gboolean tl_cli_reject_zero(int argc, char **argv, const char *long_name, char s
   return TRUE;
 }
 
+int tl_cli_usage_error(const char *verb, GError *error) {
+  fprintf(stderr, "tomolab-cli %s: %s\n", verb, error->message);
+  g_error_free(error);
+  return 2;
+}
+
 /* Same file: same device and inode when both exist, else the same absolute path. */
 static gboolean same_file(const char *a, const char *b) {
   GStatBuf sa, sb;

@@ -111,11 +111,8 @@ int tl_cli_ct_simulate(int argc, char **argv) {
   const TlCliFile in[] = {{"--phantom", ellipsoids || pet ? NULL : ph_name},
                           {"--geometry", geometry_path}};
   const TlCliFile out[] = {{"-o", output}, {"--truth", truth_path}, {"--save-geometry", save_geometry}};
-  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error)) {
-    fprintf(stderr, "tomolab-cli " VERB ": %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
+  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error))
+    return tl_cli_usage_error(VERB, error);
 
   TlImageGrid grid = tl_image_grid_centred(128, 128, 128, 1, 1, 1);
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error))

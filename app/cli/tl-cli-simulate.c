@@ -94,11 +94,8 @@ int tl_cli_simulate(int argc, char **argv) {
   }
   const TlCliFile in[] = {{"--scanner", scanner_name && is_scanner_file(scanner_name) ? scanner_name : NULL}};
   const TlCliFile out[] = {{"-o", output}, {"--truth", truth}, {"--mu", mu_out}};
-  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error)) {
-    fprintf(stderr, "tomolab-cli simulate: %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
+  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error))
+    return tl_cli_usage_error("simulate", error);
   g_autoptr(TlScanner) scanner = open_scanner(scanner_name ? scanner_name : "dmi", &error);
   if (!scanner) return fail(error);
   if (mrd >= 0) {

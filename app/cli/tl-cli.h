@@ -25,6 +25,10 @@ gboolean tl_cli_parse_double(const char *what, const char *text, double min, dou
 gboolean tl_cli_reject_zero(int argc, char **argv, const char *long_name, char short_name,
                             GError **error);
 
+/* Prints "tomolab-cli VERB: message" on stderr, frees the error, returns 2 (a command line
+ * that contradicts itself). */
+int tl_cli_usage_error(const char *verb, GError *error);
+
 /* A file named on the command line and the option that named it (path NULL: not given). */
 typedef struct {
   const char *option;
