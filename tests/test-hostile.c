@@ -252,6 +252,18 @@ static void test_raw(void) {
   GDir *dh = g_dir_open(dir, 0, NULL);
   for (const char *n; (n = g_dir_read_name(dh));) g_assert_false(n[0] == '.');
   g_dir_close(dh);
+  /* a pending file of a killed save is removed at the next save; a live process's is kept */
+  int dead = 4194303;
+  while (kill(dead, 0) == 0 || errno != ESRCH) dead--;
+  g_autofree char *dead_name = g_strdup_printf(".t.raw.new-%d-0", dead);
+  g_autofree char *live_name = g_strdup_printf(".t.raw.new-%d-0", (int)getppid());
+  put(dead_name, "x", 1);
+  put(live_name, "x", 1);
+  g_assert_true(tl_image_save_raw(b, p, &e));
+  g_autofree char *dp = at(dead_name), *lp = at(live_name);
+  g_assert_false(g_file_test(dp, G_FILE_TEST_EXISTS));
+  g_assert_true(g_file_test(lp, G_FILE_TEST_EXISTS));
+  g_remove(lp);
   /* NaN in a raw file */
   float bad[4] = {1, NAN, 1, 1};
   g_assert_true(g_file_set_contents(p, (const char *)bad, 16, NULL));

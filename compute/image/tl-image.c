@@ -1,9 +1,12 @@
+#define _POSIX_C_SOURCE 200809L /* kill */
 /* TlImageGrid / TlImage basics and the raw float32 format (data file + ".txt" sidecar). */
 #include "tl-image.h"
 #include "tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -170,7 +173,7 @@ gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) 
   g_autofree char *pending_name =
       g_strdup_printf(".%s.new-%d-%d", base, (int)getpid(), g_atomic_int_add(&counter, 1));
   g_autofree char *pending = g_build_filename(dir, pending_name, NULL);
-  /* pending files of earlier runs that no sidecar names any more (killed before step 2) */
+  /* pending files of killed saves that the sidecar does not name (killed before step 2) */
   g_autofree char *current = NULL;
   g_file_get_contents(sidecar, &current, NULL, NULL);
   GDir *dh = g_dir_open(dir, 0, NULL);
@@ -178,6 +181,10 @@ gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) 
     if (!is_pending_name(n, base)) continue;
     g_autofree char *line = g_strdup_printf("data = %s\n", n);
     if (current && strstr(current, line)) continue;
+    /* only those of processes that no longer run: another one may be saving there now */
+    long pid = strtol(n + strlen(base) + 6, NULL, 10);
+    if (pid <= 0 || pid > G_MAXINT || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
     g_autofree char *stale = g_build_filename(dir, n, NULL);
     g_remove(stale);
   }
