@@ -61,7 +61,7 @@ static gboolean layout_check(const TlScannerLayout *l, GError **error) {
     else if (!(l->module_gap_mm >= 0 && isfinite(l->module_gap_mm) && isfinite(l->phase_deg)))
       bad = "module_gap_mm >= 0 and a finite phase_deg";
     else if ((guint64)l->n_rings * l->n_sides * l->crystals_per_side > TL_SCANNER_MAX_CRYSTALS)
-      bad = "at most 2^24 crystals (rings x sides x crystals_per_side)";
+      bad = "at most 2^21 crystals (rings x sides x crystals_per_side)";
     if (bad) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "ring layout: expected %s", bad);
       return FALSE;
@@ -82,7 +82,7 @@ static gboolean layout_check(const TlScannerLayout *l, GError **error) {
   if (l->kind == TL_SCANNER_DUAL_HEAD) {
     if (l->head_crystals[0] < 1 || l->head_crystals[1] < 1 ||
         2 * (guint64)l->head_crystals[0] * l->head_crystals[1] > TL_SCANNER_MAX_CRYSTALS)
-      bad = "head_crystals of at least 1 x 1 and at most 2^24 crystals in both heads";
+      bad = "head_crystals of at least 1 x 1 and at most 2^21 crystals in both heads";
     else if (!(l->head_pitch_mm[0] > 0 && l->head_pitch_mm[1] > 0 &&
                isfinite(l->head_pitch_mm[0]) && isfinite(l->head_pitch_mm[1])))
       bad = "positive finite head_pitch_mm";
