@@ -479,6 +479,14 @@ static void test_fuzz_findings(void) {
   g_autoptr(TlImage) back = tl_image_load(p, &e);
   g_assert_no_error(e);
   g_assert_true(signbit(back->data[0]));
+  /* an origin of -0.0 came back as +0.0 (m + 0) */
+  TlImageGrid gz = tl_image_grid_centred(1, 1, 1, 1, 1, 1);
+  gz.origin_mm[1] = -0.0f;
+  g_autoptr(TlImage) imz = tl_image_new(&gz);
+  g_assert_true(tl_image_save(imz, p, &e));
+  g_autoptr(TlImage) backz = tl_image_load(p, &e);
+  g_assert_no_error(e);
+  g_assert_true(tl_image_grid_equal(&backz->grid, &gz));
   TlFilter f;
   g_assert_false(tl_filter_parse("gauss:\xff\xfe", &f, &e));
   g_assert_true(g_utf8_validate(e->message, -1, NULL));

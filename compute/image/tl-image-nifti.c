@@ -349,7 +349,9 @@ TlImage *tl_image_load_nifti(const char *path, GError **error) {
     g.dims[d] = (guint)n_in[j];
     g.voxel_mm[d] = (float)fabs(step[d]);
     /* the voxel with the smallest coordinate along d becomes index 0 */
-    g.origin_mm[d] = (float)(m.m[d][3] + (step[d] < 0 ? step[d] * (n_in[j] - 1) : 0));
+    /* no "+ 0" for a positive step: -0.0 + 0 is +0.0, and the grid must load back bit for bit
+     * (found by tests/fuzz/fuzz-image) */
+    g.origin_mm[d] = (float)(step[d] < 0 ? m.m[d][3] + step[d] * (n_in[j] - 1) : m.m[d][3]);
   }
   if (!tl_image_grid_validate(&g, error)) {
     g_prefix_error(error, "NIfTI '%s': ", path);
