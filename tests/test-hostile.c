@@ -487,6 +487,14 @@ static void test_fuzz_findings(void) {
   g_autoptr(TlImage) backz = tl_image_load(p, &e);
   g_assert_no_error(e);
   g_assert_true(tl_image_grid_equal(&backz->grid, &gz));
+  /* a voxel size of FLT_MAX printed as "3.40282347e+38" read back as infinity */
+  gz.voxel_mm[0] = G_MAXFLOAT;
+  g_autoptr(TlImage) imf = tl_image_new(&gz);
+  g_autofree char *raw = at("f.raw");
+  g_assert_true(tl_image_save(imf, raw, &e));
+  g_autoptr(TlImage) backf = tl_image_load(raw, &e);
+  g_assert_no_error(e);
+  g_assert_true(tl_image_grid_equal(&backf->grid, &gz));
   TlFilter f;
   g_assert_false(tl_filter_parse("gauss:\xff\xfe", &f, &e));
   g_assert_true(g_utf8_validate(e->message, -1, NULL));

@@ -191,7 +191,10 @@ void tl_format_float(char buf[32], float v) {
 }
 
 float tl_float_from_double(double v) {
-  if (isnan(v) || fabs(v) <= FLT_MAX) return (float)v;
+  /* below the midpoint of FLT_MAX and 2^128 a double rounds to a finite float: the shortest
+   * text of FLT_MAX ("3.40282347e+38") is slightly above FLT_MAX and must read back as it
+   * (found by tests/fuzz/fuzz-image) */
+  if (isnan(v) || fabs(v) < 0x1.ffffffp127) return (float)v;
   return v > 0 ? INFINITY : -INFINITY;
 }
 
