@@ -16,6 +16,7 @@ packages=(
   flatpak flatpak-builder bubblewrap ostree     # the Flatpak, built and run here
   elfutils                                      # flatpak-builder strips with the host's eu-strip
   debootstrap                                   # its local runtime from Debian packages
+  clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
 )
 
 missing=()

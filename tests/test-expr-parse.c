@@ -142,11 +142,39 @@ static void test_deep_nesting(void) {
   g_assert_null(tl_expr_parse(s->str, TL_PARSE_ASSIGN, &error));
   g_assert_error(error, TL_ERROR, TL_ERROR_PARSE);
   g_clear_error(&error);
-  /* A long flat chain is fine (left-associative loops, not recursion). */
+  /* A long flat chain is fine (left-associative loops, not recursion)... */
   g_string_assign(s, "x = a");
-  for (int i = 0; i < 20000; i++) g_string_append(s, " + a");
+  for (int i = 0; i < 490; i++) g_string_append(s, " + a");
   g_autoptr(TlExprParsed) p = tl_expr_parse(s->str, TL_PARSE_ASSIGN, &error);
   g_assert_no_error(error);
+  /* ...up to a bound: the tree of a 600 000-term sum is 600 000 deep, and printing, code
+   * generation and freeing walk it recursively (it overflowed the stack) */
+  g_string_assign(s, "x = a");
+  for (int i = 0; i < 600000; i++) g_string_append(s, " + a");
+  g_assert_null(tl_expr_parse(s->str, TL_PARSE_ASSIGN, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_PARSE);
+  g_assert_nonnull(strstr(error->message, "longer than 1000"));
+  g_assert_cmpuint(strlen(error->message), <, 300); /* the text is cut, not quoted whole */
+  g_clear_error(&error);
+  /* sign chains print as "(-(-...a))", which must parse back (beyond 200 signs they did not);
+   * also after a binary minus, "b - - - a" (found by tests/fuzz/fuzz-expr) */
+  for (int n = 1; n < 1100; n += n < 300 ? 1 : 37) {
+    g_string_assign(s, n % 2 ? "x = " : "x = b - ");
+    for (int i = 0; i < n; i++) g_string_append(s, "- ");
+    g_string_append_c(s, 'a');
+    g_autoptr(TlExprParsed) q = tl_expr_parse(s->str, TL_PARSE_ASSIGN, &error);
+    if (!q) {
+      g_assert_error(error, TL_ERROR, TL_ERROR_PARSE);
+      g_clear_error(&error);
+      g_assert_cmpint(n, >=, 490); /* only chains past the limits are refused */
+      continue;
+    }
+    g_autofree char *printed = tl_expr_to_string(q);
+    g_autoptr(TlExprParsed) again = tl_expr_parse(printed, TL_PARSE_ASSIGN, &error);
+    g_assert_no_error(error);
+    g_autofree char *printed2 = tl_expr_to_string(again);
+    g_assert_cmpstr(printed, ==, printed2);
+  }
 }
 
 /* Random token soup: every outcome is a tree or a PARSE error, never a crash or

@@ -1,24 +1,158 @@
 /* Option parsing and Ctrl-C handling shared by the verbs. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
+#include "image/tl-file.h"
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 
-/* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the scanner / isocentre. */
-gboolean tl_cli_parse_grid(const char *text, TlImageGrid *g, GError **error) {
-  guint n[3];
-  float v[3];
-  char tail;
-  int k = sscanf(text, "%ux%ux%u@%f,%f,%f%c", &n[0], &n[1], &n[2], &v[0], &v[1], &v[2], &tail);
-  if (k == 4) v[1] = v[2] = v[0];
-  if (k != 4 && k != 6) {
+gboolean tl_cli_parse_uint(const char *what, const char *text, guint64 min, guint64 max,
+                           guint64 *out, GError **error) {
+  char *end = NULL;
+  errno = 0;
+  /* digits only: strtoull would take "-2" (as 2^64 - 2), leading spaces and "+" */
+  guint64 v = text && g_ascii_isdigit(text[0]) ? g_ascii_strtoull(text, &end, 10) : 0;
+  if (!text || !g_ascii_isdigit(text[0]) || *end || errno || v < min || v > max) {
+    g_autofree char *q = tl_text_quote(text ? text : "", -1, 60);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s '%s': expected a whole number in [%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT "]",
+                what, q, min, max);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+gboolean tl_cli_parse_double(const char *what, const char *text, double min, double max,
+                             double *out, GError **error) {
+  char *end = NULL;
+  errno = 0;
+  /* decimal only: strtod would also take "nan", "inf" and hex */
+  gboolean ok = text && *text && strspn(text, "0123456789.eE+-") == strlen(text);
+  double v = ok ? g_ascii_strtod(text, &end) : 0;
+  if (!ok || *end || errno || !isfinite(v) || v < min || v > max) {
+    g_autofree char *q = tl_text_quote(text ? text : "", -1, 60);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s '%s': expected a number in [%g, %g]",
+                what, q, min, max);
+    return FALSE;
+  }
+  *out = v;
+  return TRUE;
+}
+
+/* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the scanner / isocentre. Every number
+ * is a whole token, range-checked: sscanf("%u") took "-2" as 4294967294, wrapped 4294967304
+ * to 8 and ignored trailing text. */
+gboolean tl_cli_parse_grid(const char *text_in, TlImageGrid *g, GError **error) {
+  /* messages quote the text: never raw bytes, at most a line */
+  g_autofree char *text = tl_text_quote(text_in ? text_in : "", -1, 60);
+  const char *at = strchr(text_in ? text_in : "", '@');
+  g_autofree char *dims_text = at ? g_strndup(text_in, at - text_in) : NULL;
+  g_auto(GStrv) dims = dims_text ? g_strsplit(dims_text, "x", -1) : NULL;
+  g_auto(GStrv) sizes = at ? g_strsplit(at + 1, ",", -1) : NULL;
+  guint nd = dims ? g_strv_length(dims) : 0, ns = sizes ? g_strv_length(sizes) : 0;
+  if (nd != 3 || (ns != 1 && ns != 3)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "--grid '%s': expected NXxNYxNZ@VOXEL_MM or NXxNYxNZ@VX,VY,VZ (e.g. 215x215x71@2.78)",
                 text);
     return FALSE;
   }
-  *g = tl_image_grid_centred(n[0], n[1], n[2], v[0], v[1], v[2]);
-  return tl_image_grid_validate(g, error);
+  guint64 n[3];
+  double v[3];
+  for (int d = 0; d < 3; d++) {
+    g_autofree char *what = g_strdup_printf("--grid '%s': size along %c", text, "xyz"[d]);
+    if (!tl_cli_parse_uint(what, dims[d], 1, 65535, &n[d], error)) return FALSE;
+  }
+  for (guint d = 0; d < 3; d++) {
+    g_autofree char *what = g_strdup_printf("--grid '%s': voxel size", text);
+    if (!tl_cli_parse_double(what, sizes[ns == 1 ? 0 : d], 1e-6, 1e6, &v[d], error)) return FALSE;
+  }
+  *g = tl_image_grid_centred((guint)n[0], (guint)n[1], (guint)n[2], (float)v[0], (float)v[1],
+                             (float)v[2]);
+  if (!tl_image_grid_validate(g, error)) {
+    g_prefix_error(error, "--grid '%s': ", text);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean tl_cli_reject_zero(int argc, char **argv, const char *long_name, char short_name,
+                            GError **error) {
+  g_autofree char *eq = g_strdup_printf("--%s=", long_name);
+  g_autofree char *opt = g_strdup_printf("--%s", long_name);
+  char sh[3] = {'-', short_name, 0};
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    const char *value = NULL;
+    if (g_str_has_prefix(argv[i], eq)) value = argv[i] + strlen(eq);
+    else if ((strcmp(argv[i], opt) == 0 || (short_name && strcmp(argv[i], sh) == 0)) && i + 1 < argc)
+      value = argv[i + 1];
+    else if (short_name && argv[i][0] == '-' && argv[i][1] == short_name && argv[i][2])
+      value = argv[i] + 2; /* -s0 */
+    guint64 v;
+    if (value && tl_cli_parse_uint(opt, value, 0, G_MAXUINT64, &v, NULL) && v == 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "%s 0: expected at least 1 (0 is not taken to mean the default)", opt);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+int tl_cli_usage_error(const char *verb, GError *error) {
+  fprintf(stderr, "tomolab-cli %s: %s\n", verb, error->message);
+  g_error_free(error);
+  return 2;
+}
+
+/* Same file: same device and inode when both exist, else the same absolute path. */
+static gboolean same_file(const char *a, const char *b) {
+  GStatBuf sa, sb;
+  if (g_stat(a, &sa) == 0 && g_stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
+  return strcmp(ca, cb) == 0;
+}
+
+gboolean tl_cli_check_outputs(const TlCliFile *inputs, gsize n_inputs, const TlCliFile *outputs,
+                              gsize n_outputs, GError **error) {
+  for (gsize o = 0; o < n_outputs; o++) {
+    const char *path = outputs[o].path;
+    if (!path) continue;
+    for (gsize i = 0; i < n_inputs; i++)
+      if (inputs[i].path && same_file(path, inputs[i].path)) {
+        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                    "%s '%s' is the input %s '%s': an output never replaces an input",
+                    outputs[o].option, path, inputs[i].option, inputs[i].path);
+        return FALSE;
+      }
+    for (gsize k = 0; k < o; k++)
+      if (outputs[k].path && same_file(path, outputs[k].path)) {
+        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                    "%s '%s' is also the output of %s: each output needs its own file",
+                    outputs[o].option, path, outputs[k].option);
+        return FALSE;
+      }
+    /* writable now, not after the work: a temp file is made and removed in its folder */
+    if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s '%s' is a directory (expected a file name)",
+                  outputs[o].option, path);
+      return FALSE;
+    }
+    g_autofree char *tmp = tl_file_temp_name(path, NULL);
+    FILE *f = g_fopen(tmp, "wb");
+    if (!f) {
+      int e = errno;
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s '%s' cannot be written: %s",
+                  outputs[o].option, path, g_strerror(e));
+      return FALSE;
+    }
+    fclose(f);
+    g_remove(tmp);
+  }
+  return TRUE;
 }
 
 /* Ctrl-C. A signal handler may not call g_cancellable_cancel(), so it only sets a flag; a

@@ -53,7 +53,7 @@ int tl_cli_ct_simulate(int argc, char **argv) {
       {"scale", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
        "Attenuation per unit of the phantom, mm^-1 (default 0.02 for the ellipsoid phantoms, "
        "2 for PET mu-maps at 511 keV, 1 for files)", "X"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text, /* bytes as given: quoted in messages */
        "Volume grid (default 128x128x128@1)", "NXxNYxNZ@MM"},
       {"beam", 0, 0, G_OPTION_ARG_STRING, &beam, "cone (default) or parallel", "BEAM"},
       {"views", 'n', 0, G_OPTION_ARG_INT, &views, "Views (default 180)", "N"},
@@ -108,6 +108,11 @@ int tl_cli_ct_simulate(int argc, char **argv) {
   }
   const char *ph_name = phantom ? phantom : "modified-shepp-logan";
   gboolean ellipsoids = is_ct_preset(ph_name), pet = !ellipsoids && is_pet_preset(ph_name);
+  const TlCliFile in[] = {{"--phantom", ellipsoids || pet ? NULL : ph_name},
+                          {"--geometry", geometry_path}};
+  const TlCliFile out[] = {{"-o", output}, {"--truth", truth_path}, {"--save-geometry", save_geometry}};
+  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error))
+    return tl_cli_usage_error(VERB, error);
 
   TlImageGrid grid = tl_image_grid_centred(128, 128, 128, 1, 1, 1);
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error))

@@ -23,9 +23,15 @@ static void on_progress(double fraction, guint64 events, gpointer data) {
   fflush(stderr);
 }
 
+/* A name that looks like a path, or names something that exists, is a file: a missing
+ * scanner file is reported as missing, not as an "unknown scanner preset". */
+static gboolean is_scanner_file(const char *name) {
+  return !g_strv_contains(tl_scanner_preset_names(), name) &&
+         (strchr(name, '/') || strchr(name, '.') || g_file_test(name, G_FILE_TEST_EXISTS));
+}
+
 static TlScanner *open_scanner(const char *name, GError **error) {
-  if (g_strv_contains(tl_scanner_preset_names(), name)) return tl_scanner_new_preset(name, error);
-  if (g_file_test(name, G_FILE_TEST_IS_REGULAR)) return tl_scanner_load(name, error);
+  if (is_scanner_file(name)) return tl_scanner_load(name, error);
   return tl_scanner_new_preset(name, error); /* names the presets in its error */
 }
 
@@ -53,7 +59,7 @@ int tl_cli_simulate(int argc, char **argv) {
        "Expected annihilations instead of --events", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "List-mode file to write (required)", "FILE"},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Random seed (default 1)", "N"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text, /* bytes as given: quoted in messages */
        "Image grid, e.g. 215x215x71@2.78 (default: the scanner's)", "NXxNYxNZ@MM"},
       {"no-attenuation", 0, 0, G_OPTION_ARG_NONE, &no_att, "No attenuation", NULL},
       {"tof", 0, 0, G_OPTION_ARG_NONE, &tof, "Record TOF bins (TOF scanners)", NULL},
@@ -86,6 +92,10 @@ int tl_cli_simulate(int argc, char **argv) {
             !output ? "-o FILE is required" : "unexpected arguments");
     return 2;
   }
+  const TlCliFile in[] = {{"--scanner", scanner_name && is_scanner_file(scanner_name) ? scanner_name : NULL}};
+  const TlCliFile out[] = {{"-o", output}, {"--truth", truth}, {"--mu", mu_out}};
+  if (!tl_cli_check_outputs(in, G_N_ELEMENTS(in), out, G_N_ELEMENTS(out), &error))
+    return tl_cli_usage_error("simulate", error);
   g_autoptr(TlScanner) scanner = open_scanner(scanner_name ? scanner_name : "dmi", &error);
   if (!scanner) return fail(error);
   if (mrd >= 0) {

@@ -10,8 +10,36 @@ typedef struct {
   int (*run)(int argc, char **argv);
 } TlCliVerb;
 
-/* --grid NXxNYxNZ@V or NXxNYxNZ@VX,VY,VZ (mm), centred; validated. */
+/* --grid NXxNYxNZ@V or NXxNYxNZ@VX,VY,VZ (mm), centred; every number a whole token in range
+ * (sizes 1..65535, voxel sizes 1e-6..1e6 mm); validated. */
 gboolean tl_cli_parse_grid(const char *text, TlImageGrid *g, GError **error);
+
+/* Strict numbers: the whole token, digits only (no sign, no spaces) / decimal only (no nan,
+ * inf or hex), within [min, max]; the message names `what`, the text and the range. */
+gboolean tl_cli_parse_uint(const char *what, const char *text, guint64 min, guint64 max,
+                           guint64 *out, GError **error);
+gboolean tl_cli_parse_double(const char *what, const char *text, double min, double max,
+                             double *out, GError **error);
+
+/* Refuses "--NAME 0", "--NAME=0", "-S 0" and "-S0" in argv before option parsing, for counts
+ * whose parsed 0 means "not given" (--subsets 0 silently became 10). */
+gboolean tl_cli_reject_zero(int argc, char **argv, const char *long_name, char short_name,
+                            GError **error);
+
+/* Prints "tomolab-cli VERB: message" on stderr, frees the error, returns 2 (a command line
+ * that contradicts itself). */
+int tl_cli_usage_error(const char *verb, GError *error);
+
+/* A file named on the command line and the option that named it (path NULL: not given). */
+typedef struct {
+  const char *option;
+  const char *path;
+} TlCliFile;
+
+/* Before any work: no output is an input or another output (same inode, or the same path when
+ * it does not exist yet), none is a directory, and each can be created in its folder. */
+gboolean tl_cli_check_outputs(const TlCliFile *inputs, gsize n_inputs, const TlCliFile *outputs,
+                              gsize n_outputs, GError **error);
 
 /* Between begin and end, Ctrl-C cancels `cancel` (long work stops between GPU submissions and
  * keeps its last complete result); a second Ctrl-C ends the process. end() says whether

@@ -22,6 +22,7 @@ struct _TlApplication {
   int demo_coarsen;
   int exit_status;
   guint settled_frames;
+  gboolean opened; /* files were given (command line, "Open with") */
 };
 
 G_DEFINE_FINAL_TYPE(TlApplication, tl_application, ADW_TYPE_APPLICATION)
@@ -52,6 +53,9 @@ static void finish_screenshot(TlApplication *self, TlWindow *win) {
   if (tl_window_get_state(win) == TL_WINDOW_FAILED) {
     g_printerr("tomolab: %s\n", tl_window_get_error(win)->message);
     self->exit_status = 1;
+  } else if (self->opened && tl_window_get_last_error(win)) {
+    g_printerr("tomolab: %s\n", tl_window_get_last_error(win));
+    self->exit_status = 1;
   }
   if (tl_widget_save_png(GTK_WIDGET(win), self->screenshot, &error)) {
     g_print("Saved %s\n", self->screenshot);
@@ -74,6 +78,11 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
       tl_window_get_sub_iterations(win) < (guint)self->iterations &&
       !(tl_window_has_run(win) && tl_window_get_run_state(win) >= TL_RUN_FINISHED) &&
       !(!tl_window_has_run(win) && !tl_window_is_busy(win) && tl_window_get_last_error(win))) {
+    self->settled_frames = 0;
+    return G_SOURCE_CONTINUE;
+  }
+  /* a file named on the command line: shoot it loaded (or its error shown) */
+  if (self->opened && tl_window_is_busy(win)) {
     self->settled_frames = 0;
     return G_SOURCE_CONTINUE;
   }
@@ -106,6 +115,24 @@ static void tl_application_activate(GApplication *app) {
     }
   }
   gtk_window_present(win);
+}
+
+/* `tomolab FILE` and a file manager's "Open with" (the desktop file advertises the types):
+ * the window opens the last file named once its device is ready. */
+static void tl_application_open(GApplication *app, GFile **files, int n_files, const char *hint) {
+  TlApplication *self = TL_APPLICATION(app);
+  tl_application_activate(app);
+  GtkWindow *active = gtk_application_get_active_window(GTK_APPLICATION(app));
+  if (!TL_IS_WINDOW(active) || n_files < 1)
+    return;
+  self->opened = TRUE;
+  /* one dataset at a time: the last file wins, as if opened one after the other */
+  g_autofree char *path = g_file_get_path(files[n_files - 1]);
+  if (!path) { /* a URI with no local path (sftp://...): a readable error */
+    g_autofree char *uri = g_file_get_uri(files[n_files - 1]);
+    path = g_strdup(uri);
+  }
+  tl_window_open_file(TL_WINDOW(active), path);
 }
 
 static gint tl_application_handle_local_options(GApplication *app, GVariantDict *options) {
@@ -183,6 +210,7 @@ static void tl_application_class_init(TlApplicationClass *klass) {
   G_OBJECT_CLASS(klass)->finalize = tl_application_finalize;
   G_APPLICATION_CLASS(klass)->startup = tl_application_startup;
   G_APPLICATION_CLASS(klass)->activate = tl_application_activate;
+  G_APPLICATION_CLASS(klass)->open = tl_application_open;
   G_APPLICATION_CLASS(klass)->handle_local_options = tl_application_handle_local_options;
 }
 
@@ -194,5 +222,5 @@ static void tl_application_init(TlApplication *self) {
 
 TlApplication *tl_application_new(void) {
   return g_object_new(TL_TYPE_APPLICATION, "application-id", TL_APPLICATION_ID,
-                      "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+                      "flags", G_APPLICATION_DEFAULT_FLAGS | G_APPLICATION_HANDLES_OPEN, NULL);
 }

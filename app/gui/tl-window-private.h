@@ -48,6 +48,7 @@ struct _TlWindow {
   double line[4];
   char *last_error;
   gboolean demo_pending;
+  char *open_pending; /* a file to open once the device is ready (tl_window_open_file) */
   double demo_events;
   guint demo_coarsen;
   /* A new dataset asked for while a run is live, waiting for the person's answer. */

@@ -96,6 +96,10 @@ static void show_context(TlWindow *self) {
                        tl_context_validation_messages(self->ctx), self->devices);
   tl_profile_view_set_device(self->profile_view, info->name);
   set_state(self, TL_WINDOW_READY);
+  if (self->open_pending) {
+    g_autofree char *path = g_steal_pointer(&self->open_pending);
+    tl_window_request_open(self, path);
+  }
   if (self->demo_pending) {
     self->demo_pending = FALSE;
     GVariantDict d;
@@ -153,7 +157,10 @@ void tl_window_toast(TlWindow *self, const char *text) {
 /* Errors stay in the window (never a dialog that blocks the run, never an abort). */
 void tl_window_show_error(TlWindow *self, const char *context, const GError *error) {
   g_free(self->last_error);
-  self->last_error = g_strdup_printf("%s: %s", context, error->message);
+  /* valid UTF-8 whatever the message holds (a file name's bytes): GTK shows nothing for
+   * invalid text */
+  g_autofree char *text = g_strdup_printf("%s: %s", context, error->message);
+  self->last_error = g_utf8_make_valid(text, -1);
   /* Toast titles are markup. */
   g_autofree char *markup = g_markup_escape_text(self->last_error, -1);
   AdwToast *toast = adw_toast_new(markup);
@@ -210,6 +217,15 @@ static void simulate(TlWindow *self, GVariant *params, gboolean run) {
   g_autoptr(GTask) task = g_task_new(self, self->cancellable, simulate_done, GINT_TO_POINTER(run));
   g_task_set_task_data(task, g_variant_ref(params), (GDestroyNotify)g_variant_unref);
   g_task_run_in_thread(task, simulate_thread);
+}
+
+void tl_window_open_file(TlWindow *self, const char *path) {
+  if (self->state == TL_WINDOW_READY) {
+    tl_window_request_open(self, path);
+    return;
+  }
+  g_free(self->open_pending);
+  self->open_pending = g_strdup(path);
 }
 
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen) {
@@ -592,6 +608,7 @@ static void tl_window_dispose(GObject *object) {
   clear_replace(self);
   g_clear_pointer(&self->runner, tl_runner_free);
   g_clear_pointer(&self->retired, g_ptr_array_unref);
+  g_clear_pointer(&self->open_pending, g_free);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }

@@ -62,6 +62,10 @@ const char *tl_window_get_last_error(TlWindow *self);
  * dataset was asked for while a run is running or paused), NULL when none; answered by
  * its buttons or win.confirm-replace (b). */
 GtkWindow *tl_window_get_replace_dialog(TlWindow *self);
+/* Opens a dataset file (the command line, a file manager's "Open with"): now when the device
+ * is ready, else as soon as it is. A file that cannot be read shows a readable error and the
+ * previous dataset stays. */
+void tl_window_open_file(TlWindow *self, const char *path);
 /* Starts the demo once the device is open: NEMA on the DMI preset, OSEM running. */
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
 

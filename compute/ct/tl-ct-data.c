@@ -95,8 +95,8 @@ static gboolean parse_grid(const char *src, guint line, const char *value, TlIma
       return FALSE;
     }
     g->dims[i] = (guint)v[i];
-    g->voxel_mm[i] = (float)v[3 + i];
-    g->origin_mm[i] = (float)v[6 + i];
+    g->voxel_mm[i] = tl_float_from_double(v[3 + i]);
+    g->origin_mm[i] = tl_float_from_double(v[6 + i]);
   }
   g_autoptr(GError) e = NULL;
   if (!tl_image_grid_validate(g, &e)) {
@@ -108,6 +108,7 @@ static gboolean parse_grid(const char *src, guint line, const char *value, TlIma
 
 TlCtData *tl_ct_data_load(const char *path, GError **error) {
   g_autoptr(GError) e = NULL;
+  if (!tl_file_check_input(path, "CT scan", error)) return NULL;
   /* mapped, not read: a scan can be gigabytes and is copied once, into d->proj */
   g_autoptr(GMappedFile) map = g_mapped_file_new(path, FALSE, &e);
   if (!map) {
@@ -126,6 +127,7 @@ TlCtData *tl_ct_data_load(const char *path, GError **error) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: no 'end_header' line", path);
     return NULL;
   }
+  if (!tl_text_check(path, buf, end - buf + 1, 1, error)) return NULL;
   g_autofree char *header = g_strndup(buf, end - buf + 1);
   const char *data = end + strlen("\nend_header\n");
   g_auto(GStrv) lines = g_strsplit(header, "\n", -1);

@@ -53,6 +53,8 @@ static gboolean view_key(const char *key, guint64 *k) {
 }
 
 TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GError **error) {
+  /* binary bytes would reach the messages below, which quote keys and lines */
+  if (!tl_text_check(source, text, strlen(text), 1, error)) return NULL;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   gboolean have_magic = FALSE, have_det = FALSE, have_views = FALSE, have_beam = FALSE;
   TlCtBeam beam = TL_CT_CONE;
@@ -92,7 +94,9 @@ TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GEr
     } else if (strcmp(key, "detector") == 0) {
       double d[2];
       if (!tl_kv_doubles(source, line, key, value, 2, d, error)) return NULL;
-      if (d[0] != (guint)d[0] || d[1] != (guint)d[1]) {
+      /* range first: casting an out-of-range double to an integer is undefined */
+      if (!(d[0] >= 0 && d[0] <= G_MAXUINT && d[1] >= 0 && d[1] <= G_MAXUINT) ||
+          d[0] != (guint)d[0] || d[1] != (guint)d[1]) {
         g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                     "%s:%u: key 'detector': '%s' is not two pixel counts", source, line, value);
         return NULL;
@@ -105,6 +109,15 @@ TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GEr
         return NULL;
       }
       if (!tl_kv_uint(source, line, key, value, 1u << 24, &n_views, error)) return NULL;
+      /* one line per view: a count the rest of the text cannot hold is refused before the
+       * matrices are allocated */
+      guint rest = g_strv_length(lines + i) - 1;
+      if (n_views > rest) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s:%u: key 'views': value %" G_GUINT64_FORMAT " but only %u lines follow "
+                    "(expected one 'view K' line per view)", source, line, n_views, rest);
+        return NULL;
+      }
       have_views = TRUE;
       m = g_new0(double, 12 * n_views);
       seen = g_new0(guint8, n_views);
@@ -155,10 +168,13 @@ TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GEr
 TlCtGeometry *tl_ct_geometry_load(const char *path, GError **error) {
   g_autofree char *text = NULL;
   g_autoptr(GError) e = NULL;
-  if (!g_file_get_contents(path, &text, NULL, &e)) {
+  gsize len = 0;
+  if (!tl_file_check_input(path, "CT geometry file", error)) return NULL;
+  if (!g_file_get_contents(path, &text, &len, &e)) {
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s", e->message);
     return NULL;
   }
+  if (!tl_text_check(path, text, len, 1, error)) return NULL;
   return tl_ct_geometry_from_text(text, path, error);
 }
 

@@ -243,8 +243,17 @@ gboolean tl_ct_geometry_validate(TlCtGeometry *g, GError **error) {
                 g->det_u, g->det_v);
     return FALSE;
   }
-  for (guint k = 0; k < g->n_views; k++)
-    if (!normalise_view(g->beam, g->matrices + 12 * (gsize)k, k, error)) return FALSE;
+  for (guint k = 0; k < g->n_views; k++) {
+    double *P = g->matrices + 12 * (gsize)k, again[12], largest = 0;
+    for (int i = 0; i < 12; i++) largest = MAX(largest, fabs(P[i]));
+    if (!normalise_view(g->beam, P, k, error)) return FALSE;
+    /* whatever loads must save and load back identically: a matrix whose normalised form
+     * overflows, underflows or normalises differently a second time is refused here */
+    memcpy(again, P, sizeof again);
+    if (!normalise_view(g->beam, again, k, NULL) || memcmp(again, P, sizeof again) != 0)
+      return fail(error, k, "largest matrix entry %g: the matrix cannot be normalised exactly "
+                            "(entries too small or too large for double precision)", largest);
+  }
   return TRUE;
 }
 

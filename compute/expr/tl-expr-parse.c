@@ -10,7 +10,14 @@
 #include <math.h>
 #include <string.h>
 
-#define TL_EXPR_MAX_DEPTH 200
+/* Terms and operators per expression (tokens other than parentheses and commas): each makes
+ * at most one node, so no tree is deeper than this and the recursive walks (printing, code
+ * generation, freeing) stay far from the stack's end; a 600 000-term sum overflowed it. */
+#define TL_EXPR_MAX_TOKENS 1000
+/* Parentheses and signs nested in the text. Above TL_EXPR_MAX_TOKENS + 1 on purpose: the
+ * fully parenthesised printed form nests one level per node of the tree, and must parse back
+ * (a long "- - - x" or "a - - - x" chain printed deeper than the old limit of 200). */
+#define TL_EXPR_MAX_DEPTH 1024
 
 typedef enum {
   TOK_END, TOK_NUM, TOK_IDENT, TOK_LPAREN, TOK_RPAREN, TOK_COMMA, TOK_ASSIGN,
@@ -31,6 +38,8 @@ typedef struct {
   const char *pos;
   Tok tok;
   guint depth;
+  guint n_tokens;
+  gboolean after_paren; /* the current token follows '(' directly */
   TlExprParsed *out;
   GError **error;
 } Parser;
@@ -63,8 +72,13 @@ static gboolean fail_at(Parser *ps, guint column, const char *fmt, ...) {
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(ps->error, TL_ERROR, TL_ERROR_PARSE, "expression '%s': column %u: %s", ps->text,
-              column, what);
+  /* one readable line: a long text is cut, invalid UTF-8 replaced (GTK refuses it) */
+  gsize len = strlen(ps->text);
+  g_autofree char *msg =
+      g_strdup_printf("expression '%.*s%s': column %u: %s", (int)MIN(len, 100), ps->text,
+                      len > 100 ? "..." : "", column, what);
+  g_autofree char *valid = g_utf8_make_valid(msg, -1);
+  g_set_error_literal(ps->error, TL_ERROR, TL_ERROR_PARSE, valid);
   return FALSE;
 }
 
@@ -83,6 +97,9 @@ static gboolean lex(Parser *ps) {
   Tok *t = &ps->tok;
   t->start = p;
   t->column = (guint)(p - ps->text) + 1;
+  if (*p != '(' && *p != ')' && *p != ',' && ++ps->n_tokens > TL_EXPR_MAX_TOKENS)
+    return fail_at(ps, t->column, "expression longer than %d terms and operators",
+                   TL_EXPR_MAX_TOKENS);
   t->len = 1;
   char c = *p;
   if (c == '\0') {
@@ -261,6 +278,7 @@ static TlNode *parse_primary(Parser *ps) {
     return n;
   case TOK_LPAREN: {
     if (!lex(ps)) return NULL;
+    ps->after_paren = TRUE;
     TlNode *inner = parse_expr(ps);
     if (!inner) return NULL;
     if (ps->tok.type != TOK_RPAREN || !lex(ps)) {
@@ -276,23 +294,40 @@ static TlNode *parse_primary(Parser *ps) {
   }
 }
 
+/* Signs are read in a loop (a chain of them is no recursion) and each counts one nesting
+ * level, except one right after '(': the printed form "(-(-a))" then nests exactly as deep
+ * as the text "- -a" it came from, and parses back. */
 static TlNode *parse_unary(Parser *ps) {
-  if (ps->tok.type == TOK_MINUS || ps->tok.type == TOK_PLUS) {
+  guint n_minus = 0, depth0 = ps->depth;
+  gboolean free_sign = ps->after_paren;
+  ps->after_paren = FALSE;
+  GArray *cols = g_array_new(FALSE, FALSE, sizeof(guint));
+  while (ps->tok.type == TOK_MINUS || ps->tok.type == TOK_PLUS) {
     Tok t = ps->tok;
-    if (++ps->depth > TL_EXPR_MAX_DEPTH) {
+    if (!free_sign && ++ps->depth > TL_EXPR_MAX_DEPTH) {
       fail_at(ps, t.column, "expression nested more than %d levels deep", TL_EXPR_MAX_DEPTH);
+      g_array_free(cols, TRUE);
+      ps->depth = depth0;
       return NULL;
     }
-    if (!lex(ps)) return NULL;
-    TlNode *inner = parse_unary(ps);
-    ps->depth--;
-    if (!inner || t.type == TOK_PLUS) return inner;
-    TlNode *n = node_new(TL_NODE_NEG, 0, t.column);
-    n->n_kids = 1;
-    n->kid[0] = inner;
-    return n;
+    free_sign = FALSE;
+    if (t.type == TOK_MINUS) g_array_append_val(cols, t.column), n_minus++;
+    if (!lex(ps)) {
+      g_array_free(cols, TRUE);
+      ps->depth = depth0;
+      return NULL;
+    }
   }
-  return parse_primary(ps);
+  TlNode *n = parse_primary(ps);
+  ps->depth = depth0;
+  for (guint i = n_minus; n && i-- > 0;) {
+    TlNode *neg = node_new(TL_NODE_NEG, 0, g_array_index(cols, guint, i));
+    neg->n_kids = 1;
+    neg->kid[0] = n;
+    n = neg;
+  }
+  g_array_free(cols, TRUE);
+  return n;
 }
 
 /* One precedence level of left-associative binary operators. */

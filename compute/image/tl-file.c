@@ -1,15 +1,57 @@
 /* Atomic writes and key = value parsing for the PET formats. */
+#define _POSIX_C_SOURCE 200809L /* kill */
 #include "tl-file.h"
+#include <signal.h>
 #include <errno.h>
 #include <glib/gstdio.h>
+#include <float.h>
 #include <math.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* ".<name>.tmp-PID-N<ext>": the PID of a temp file, or 0 for any other name. */
+static int temp_pid(const char *name) {
+  const char *t = name[0] == '.' ? strstr(name + 1, ".tmp-") : NULL;
+  if (!t) return 0;
+  char *end = NULL;
+  long pid = strtol(t + 5, &end, 10);
+  if (end == t + 5 || *end != '-' || pid <= 0 || pid > G_MAXINT) return 0;
+  if (!g_ascii_isdigit(end[1])) return 0;
+  return (int)pid;
+}
+
+/* Temp files of processes that no longer run (killed during a save) in `dir`. A live PID is
+ * never touched: another Tomolab may be saving there now. */
+static void remove_stale_temps(const char *dir) {
+  GDir *d = g_dir_open(dir, 0, NULL);
+  if (!d) return;
+  for (const char *n; (n = g_dir_read_name(d));) {
+    int pid = temp_pid(n);
+    if (!pid || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+    g_autofree char *p = g_build_filename(dir, n, NULL);
+    g_remove(p);
+  }
+  g_dir_close(d);
+}
+
+gboolean tl_file_write_text(const char *path, const char *text, GError **error) {
+  char *tmp = NULL;
+  FILE *f = tl_file_begin(path, &tmp, error);
+  if (!f) return FALSE;
+  if (fputs(text, f) < 0) {
+    int e = errno;
+    tl_file_abort(f, &tmp);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
+    return FALSE;
+  }
+  return tl_file_commit(f, &tmp, path, error);
+}
+
 char *tl_file_temp_name(const char *path, const char *ext) {
   g_autofree char *dir = g_path_get_dirname(path);
   g_autofree char *base = g_path_get_basename(path);
+  remove_stale_temps(dir);
   /* hidden, unique per process and call, in the same folder so rename() is atomic */
   static gint counter;
   return g_strdup_printf("%s/.%s.tmp-%d-%d%s", dir, base, (int)getpid(),
@@ -75,9 +117,10 @@ gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *va
   errno = 0;
   guint64 v = g_ascii_strtoull(value, &end, 10);
   if (!*value || *value == '-' || *value == '+' || *end || errno || v > max) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 60);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s:%u: key '%s': value '%s' is not an integer in [0, %" G_GUINT64_FORMAT "]",
-                src, line, key, value, max);
+                src, line, k, q, max);
     return FALSE;
   }
   *out = v;
@@ -90,8 +133,9 @@ gboolean tl_kv_int(const char *src, guint line, const char *key, const char *val
   errno = 0;
   gint64 v = g_ascii_strtoll(value, &end, 10);
   if (!*value || *end || errno) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 60);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: key '%s': value '%s' is not an integer",
-                src, line, key, value);
+                src, line, k, q);
     return FALSE;
   }
   *out = v;
@@ -107,9 +151,10 @@ gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char 
     errno = 0;
     double v = g_ascii_strtod(p, &end);
     if (end == p || errno || !isfinite(v) || (*end && *end != ' ' && *end != '\t')) {
+      g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 80);
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s:%u: key '%s': value '%s' is not %u finite number%s", src, line, key,
-                  value, n, n > 1 ? "s separated by spaces" : "");
+                  "%s:%u: key '%s': value '%s' is not %u finite number%s", src, line, k,
+                  q, n, n > 1 ? "s separated by spaces" : "");
       return FALSE;
     }
     out[i] = v;
@@ -117,9 +162,10 @@ gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char 
   }
   while (*p == ' ' || *p == '\t') p++;
   if (*p) {
+    g_autofree char *k = tl_text_quote(key, -1, 60), *q = tl_text_quote(value, -1, 80);
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s:%u: key '%s': value '%s' has more than the %u number%s expected", src,
-                line, key, value, n, n > 1 ? "s" : "");
+                line, k, q, n, n > 1 ? "s" : "");
     return FALSE;
   }
   return TRUE;
@@ -142,4 +188,74 @@ void tl_format_float(char buf[32], float v) {
     g_ascii_formatd(buf, 32, fmt, v);
     if ((float)g_ascii_strtod(buf, NULL) == v) return;
   }
+}
+
+float tl_float_from_double(double v) {
+  /* below the midpoint of FLT_MAX and 2^128 a double rounds to a finite float: the shortest
+   * text of FLT_MAX ("3.40282347e+38") is slightly above FLT_MAX and must read back as it
+   * (found by tests/fuzz/fuzz-image) */
+  if (isnan(v) || fabs(v) < 0x1.ffffffp127) return (float)v;
+  return v > 0 ? INFINITY : -INFINITY;
+}
+
+char *tl_text_quote(const char *text, gssize len, gsize max) {
+  gsize n = len < 0 ? strlen(text) : (gsize)len;
+  GString *s = g_string_sized_new(MIN(n, max) + 8);
+  const char *p = text, *end = text + n;
+  while (p < end) {
+    if (s->len >= max) {
+      g_string_append(s, "...");
+      break;
+    }
+    gunichar c = g_utf8_get_char_validated(p, end - p);
+    if (c == (gunichar)-1 || c == (gunichar)-2 || c < 0x20 || c == 0x7f) {
+      g_string_append_printf(s, "\\x%02x", (guint8)*p);
+      p++;
+      continue;
+    }
+    const char *next = g_utf8_next_char(p);
+    g_string_append_len(s, p, next - p);
+    p = next;
+  }
+  return g_string_free(s, FALSE);
+}
+
+gboolean tl_file_check_input(const char *path, const char *what, GError **error) {
+  GStatBuf st;
+  if (g_stat(path, &st) != 0) {
+    int e = errno;
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot open %s '%s': %s", what, q, g_strerror(e));
+    return FALSE;
+  }
+  if (S_ISDIR(st.st_mode) || !S_ISREG(st.st_mode)) {
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "'%s' is %s, not a %s", q,
+                S_ISDIR(st.st_mode) ? "a directory" : "not a regular file", what);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean tl_text_check(const char *src, const char *text, gsize len, guint first_line,
+                       GError **error) {
+  const char *p = text, *end = text + len, *line_start = text;
+  guint line = first_line;
+  while (p < end) {
+    gunichar c = g_utf8_get_char_validated(p, end - p);
+    if (c == '\n') {
+      line++;
+      line_start = ++p;
+      continue;
+    }
+    if (c == (gunichar)-1 || c == (gunichar)-2 || (c < 0x20 && c != '\t' && c != '\r') ||
+        c == 0x7f) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s:%u: byte 0x%02x at column %u is not text (expected a UTF-8 text header)",
+                  src, line, (guint8)*p, (guint)(p - line_start) + 1);
+      return FALSE;
+    }
+    p = g_utf8_next_char(p);
+  }
+  return TRUE;
 }

@@ -1,5 +1,6 @@
 /* Gaussian and median filters on device volumes (tl-filter.h). */
 #include "tl-filter.h"
+#include "tl-file.h"
 #include <math.h>
 #include <string.h>
 
@@ -74,6 +75,12 @@ gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no filter given; %s", expected);
     return FALSE;
   }
+  if (!g_utf8_validate(text, -1, NULL) || strlen(text) > 200) {
+    /* quoted: a message with invalid UTF-8 is not shown by GTK */
+    g_autofree char *q = tl_text_quote(text, -1, 60);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown filter \"%s\"; %s", q, expected);
+    return FALSE;
+  }
   if (g_str_equal(text, "none")) {
   } else if (g_str_equal(text, "median3")) {
     f.kind = TL_FILTER_MEDIAN3;
@@ -128,7 +135,9 @@ guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w) {
   if (!w) return r;
   double sigma = fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm, sum = 0;
   for (guint t = 0; t <= r; t++) {
-    w[t] = exp(-0.5 * (double)t * t / (sigma * sigma));
+    /* the centre weight is 1 whatever sigma: with a vanishing FWHM sigma^2 underflows to 0
+     * and 0/0 would make every weight NaN; the filter becomes the identity instead */
+    w[t] = t ? exp(-0.5 * (double)t * t / (sigma * sigma)) : 1.0;
     sum += t ? 2 * w[t] : w[t];
   }
   for (guint t = 0; t <= r; t++) w[t] /= sum;

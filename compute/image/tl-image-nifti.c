@@ -5,6 +5,7 @@
 #include <nifti1_io.h>
 #include "tl-image.h"
 #include "tl-file.h"
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -59,6 +60,15 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
 
   gboolean gz = g_str_has_suffix(path, ".gz");
   g_autofree char *tmp = tl_file_temp_name(path, gz ? ".nii.gz" : ".nii");
+  /* nifticlib reports nothing when it cannot write: try the temp file first for a reason */
+  FILE *probe = g_fopen(tmp, "wb");
+  if (!probe) {
+    int e = errno;
+    nifti_image_free(nim);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write NIfTI '%s': %s", path, g_strerror(e));
+    return FALSE;
+  }
+  fclose(probe);
   gboolean ok = nifti_set_filenames(nim, tmp, 0, 1) == 0 && nifti_set_type_from_names(nim) == 0;
   if (ok) {
     nim->data = im->data; /* borrowed for the write */
@@ -77,9 +87,17 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
   if (ok && g_rename(tmp, path) != 0) ok = FALSE;
   if (!ok) {
     g_remove(tmp);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write NIfTI '%s' (nifticlib failed)", path);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO,
+                "cannot write NIfTI '%s': the file written is short or unreadable (disk full?)",
+                path);
   }
   return ok;
+}
+
+/* v * slope + inter, but no "+ 0": -0.0 + 0 is +0.0, and a saved image must load back with
+ * the same bits (found by tests/fuzz/fuzz-image). */
+static inline double scaled(double v, double slope, double inter) {
+  return inter != 0 ? v * slope + inter : v * slope;
 }
 
 /* Voxel values of any NIfTI datatype as float, with the scl_slope/scl_inter scaling. */
@@ -89,7 +107,7 @@ static gboolean to_float(const nifti_image *nim, float *out, const char *path, G
   if (!isfinite(inter)) inter = 0;
   size_t n = nim->nvox;
 #define CONV(T)                                                          \
-  for (size_t i = 0; i < n; i++) out[i] = (float)(((const T *)nim->data)[i] * slope + inter); \
+  for (size_t i = 0; i < n; i++) out[i] = tl_float_from_double(scaled(((const T *)nim->data)[i], slope, inter)); \
   break
   switch (nim->datatype) {
   case DT_UINT8: CONV(guint8);
@@ -140,16 +158,164 @@ static gboolean axis_map(const mat44 *m, const char *path, int perm[3], double s
   return TRUE;
 }
 
+/* The fields nifticlib would complain about on stderr (and refuse without a reason), checked
+ * first from the header's bytes (through znzlib, so .nii.gz too). A .hdr/.img pair is read
+ * through its .hdr. */
+static gboolean header_check(const char *path, GError **error) {
+  guint8 h[348];
+  znzFile fp = znzopen(path, "rb", 1);
+  long n = znz_isnull(fp) ? -1 : (long)znzread(h, 1, sizeof h, fp);
+  if (!znz_isnull(fp)) znzclose(fp);
+  if (n < (long)sizeof h) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': header truncated: %ld bytes (expected at least 348)", path, MAX(n, 0));
+    return FALSE;
+  }
+  gint32 size;
+  memcpy(&size, h, 4);
+  if (size != 348 && GUINT32_SWAP_LE_BE((guint32)size) != 348) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': field sizeof_hdr is %d (expected 348: not a NIfTI-1 file)", path,
+                (int)size);
+    return FALSE;
+  }
+  gboolean swap = size != 348;
+  gint16 dim0;
+  memcpy(&dim0, h + 40, 2);
+  if (swap) dim0 = (gint16)GUINT16_SWAP_LE_BE((guint16)dim0);
+  if (dim0 < 1 || dim0 > 7) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': field dim[0] is %d (expected 1 to 7 dimensions)", path, dim0);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* nifticlib refused a header that header_check() let through. */
+static void header_reason(const char *path, GError **error) {
+  guint8 h[348] = {0};
+  znzFile fp = znzopen(path, "rb", 1);
+  if (!znz_isnull(fp)) {
+    znzread(h, 1, sizeof h, fp);
+    znzclose(fp);
+  }
+  g_autofree char *magic = tl_text_quote((const char *)h + 344, h[344] && h[345] && h[346] && h[347] ? 4 : strlen((const char *)h + 344), 8);
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+              "NIfTI '%s': nifticlib refused the header (field magic '%s', expected 'n+1' or "
+              "'ni1'; or a dim, datatype or vox_offset out of range)", path, magic);
+}
+
+/* nifticlib's own short-read check never fires (its reader returns (size_t)-1 and the caller
+ * compares with the wanted size), so a truncated file would load zero-filled: the data bytes
+ * are counted here before anything is allocated, in the file or through the gzip stream. */
+static gboolean check_data_size(const nifti_image *nim, const char *path, guint64 need_data,
+                                GError **error) {
+  guint64 need = (guint64)MAX(nim->iname_offset, 0) + need_data, have = 0;
+  gboolean gz = nifti_is_gzfile(nim->iname);
+  if (!gz) {
+    GStatBuf st;
+    if (g_stat(nim->iname, &st) != 0) {
+      int e = errno;
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': cannot open its data file '%s': %s",
+                  path, nim->iname, g_strerror(e));
+      return FALSE;
+    }
+    have = (guint64)st.st_size;
+  } else {
+    znzFile fp = znzopen(nim->iname, "rb", 1);
+    if (znz_isnull(fp)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': cannot open '%s'", path, nim->iname);
+      return FALSE;
+    }
+    g_autofree guint8 *buf = g_malloc(1 << 20);
+    for (;;) {
+      long got = (long)znzread(buf, 1, 1 << 20, fp);
+      if (got <= 0) break; /* end, or a corrupt stream: what was read so far counts */
+      have += (guint64)got;
+      if (have >= need) break;
+    }
+    znzclose(fp);
+  }
+  if (have < need) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "NIfTI '%s': truncated: %" G_GUINT64_FORMAT " bytes%s, but vox_offset %d + %d x "
+                "%d x %d voxels of %d bytes need %" G_GUINT64_FORMAT, path, have,
+                gz ? " after decompression" : "", nim->iname_offset, nim->nx, nim->ny, nim->nz,
+                nim->nbyper, need);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The voxels read here, not by nifti_image_load(): that one silently turns NaN and infinite
+ * floats into 0 (a corrupt mu-map would reach a reconstruction as holes), and its short-read
+ * check never fires. */
+static gboolean read_voxels(nifti_image *nim, guint64 nvox) {
+  gsize bytes = (gsize)(nvox * (guint64)nim->nbyper);
+  znzFile fp = znzopen(nim->iname, "rb", nifti_is_gzfile(nim->iname));
+  if (znz_isnull(fp)) return FALSE;
+  void *data = g_try_malloc(MAX(bytes, 1));
+  gboolean ok = data && znzseek(fp, nim->iname_offset, SEEK_SET) >= 0; /* gzseek: the offset */
+  for (gsize done = 0; ok && done < bytes;) {
+    long got = (long)znzread((char *)data + done, 1, MIN(bytes - done, (gsize)1 << 30), fp);
+    if (got <= 0) ok = FALSE;
+    else done += (gsize)got;
+  }
+  znzclose(fp);
+  if (!ok) {
+    g_free(data);
+    return FALSE;
+  }
+  if (nim->swapsize > 1 && nim->byteorder != nifti_short_order())
+    nifti_swap_Nbytes(nvox, nim->swapsize, data);
+  nim->data = data; /* freed by nifti_image_free (malloc'd; g_malloc is malloc) */
+  return TRUE;
+}
+
 TlImage *tl_image_load_nifti(const char *path, GError **error) {
   quiet();
-  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "NIfTI '%s': no such file", path);
+  if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
+  g_autofree char *hdr = NULL;
+  if (g_str_has_suffix(path, ".img") || g_str_has_suffix(path, ".img.gz")) {
+    hdr = g_strdup(path);
+    memcpy(strstr(hdr, ".img") + 1, "hdr", 3);
+  }
+  if (!header_check(hdr && g_file_test(hdr, G_FILE_TEST_EXISTS) ? hdr : path, error)) return NULL;
+  nifti_image *nim = nifti_image_read(path, 0); /* the header only: sizes are checked first */
+  if (!nim) {
+    header_reason(path, error);
     return NULL;
   }
-  nifti_image *nim = nifti_image_read(path, 1);
-  if (!nim || !nim->data) {
-    if (nim) nifti_image_free(nim);
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "NIfTI '%s': not a readable NIfTI-1 file", path);
+  /* the voxel count from dim[], checked against the stated limit without overflowing (nvox
+   * is nifticlib's product, which 7 large dims can wrap) */
+  guint64 nvox = 1;
+  for (int d = 1; d <= nim->ndim && d <= 7; d++) {
+    if (nim->dim[d] < 1) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "NIfTI '%s': field dim[%d] is %d (expected >= 1)",
+                  path, d, nim->dim[d]);
+      nifti_image_free(nim);
+      return NULL;
+    }
+    nvox *= (guint64)nim->dim[d];
+    if (nvox > TL_IMAGE_MAX_VOXELS) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': field dim claims %d x %d x %d x %d voxels (expected at most 2^28 "
+                  "voxels: larger images are refused)", path, nim->nx, nim->ny, nim->nz,
+                  nim->nt);
+      nifti_image_free(nim);
+      return NULL;
+    }
+  }
+  GError *e = NULL;
+  if (nim->nbyper < 1 || nim->nbyper > 32 || nim->ndim < 1 ||
+      !check_data_size(nim, path, nvox * (guint64)nim->nbyper, &e) ||
+      !read_voxels(nim, nvox)) {
+    if (!e)
+      g_set_error(&e, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': nifticlib could not read the voxels (field datatype %d, %d bytes "
+                  "each)", path, nim->datatype, nim->nbyper);
+    g_propagate_error(error, e);
+    nifti_image_free(nim);
     return NULL;
   }
   TlImage *im = NULL;
@@ -183,7 +349,9 @@ TlImage *tl_image_load_nifti(const char *path, GError **error) {
     g.dims[d] = (guint)n_in[j];
     g.voxel_mm[d] = (float)fabs(step[d]);
     /* the voxel with the smallest coordinate along d becomes index 0 */
-    g.origin_mm[d] = (float)(m.m[d][3] + (step[d] < 0 ? step[d] * (n_in[j] - 1) : 0));
+    /* no "+ 0" for a positive step: -0.0 + 0 is +0.0, and the grid must load back bit for bit
+     * (found by tests/fuzz/fuzz-image) */
+    g.origin_mm[d] = (float)(step[d] < 0 ? m.m[d][3] + step[d] * (n_in[j] - 1) : m.m[d][3]);
   }
   if (!tl_image_grid_validate(&g, error)) {
     g_prefix_error(error, "NIfTI '%s': ", path);
@@ -191,6 +359,15 @@ TlImage *tl_image_load_nifti(const char *path, GError **error) {
   }
   flat = g_new(float, nim->nvox);
   if (!to_float(nim, flat, path, error)) goto out;
+  /* NaN and infinities are refused, as in the raw reader: they would reach a reconstruction
+   * as garbage (or as 0 after a clamp) */
+  for (size_t i = 0; i < nim->nvox; i++)
+    if (!isfinite(flat[i])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "NIfTI '%s': voxel %" G_GSIZE_FORMAT " (file order) holds %g (expected a finite "
+                  "value)", path, (gsize)i, flat[i]);
+      goto out;
+    }
   im = tl_image_new(&g);
   guint64 stride_in[3] = {1, (guint64)n_in[0], (guint64)n_in[0] * n_in[1]};
   for (guint z = 0; z < g.dims[2]; z++)

@@ -1,10 +1,14 @@
+#define _POSIX_C_SOURCE 200809L /* kill */
 /* TlImageGrid / TlImage basics and the raw float32 format (data file + ".txt" sidecar). */
 #include "tl-image.h"
 #include "tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 TlImageGrid tl_image_grid_centred(guint nx, guint ny, guint nz, float vx, float vy, float vz) {
   TlImageGrid g = {{nx, ny, nz}, {vx, vy, vz}, {0, 0, 0}};
@@ -37,9 +41,9 @@ gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error) {
       return FALSE;
     }
   }
-  if (tl_image_grid_n_voxels(g) >= G_MAXUINT32) {
+  if (tl_image_grid_n_voxels(g) > TL_IMAGE_MAX_VOXELS) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "image grid of %u x %u x %u voxels: expected fewer than 2^32 voxels", g->dims[0],
+                "image grid of %u x %u x %u voxels: expected at most 2^28 voxels", g->dims[0],
                 g->dims[1], g->dims[2]);
     return FALSE;
   }
@@ -132,23 +136,66 @@ gboolean tl_image_save(const TlImage *im, const char *path, GError **error) {
 
 /* --- raw float32: little-endian, x fastest; "<file>.txt" holds the grid --- */
 
-gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) {
-  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
-  const TlImageGrid *g = &im->grid;
+static char *raw_sidecar_text(const TlImageGrid *g, const char *data_name) {
   char b[6][32];
   for (int d = 0; d < 3; d++) {
     tl_format_float(b[d], g->voxel_mm[d]);
     tl_format_float(b[3 + d], g->origin_mm[d]);
   }
-  g_autofree char *sidecar = g_strconcat(path, ".txt", NULL);
-  g_autofree char *base = g_path_get_basename(path);
-  g_autofree char *text = g_strdup_printf(
+  return g_strdup_printf(
       "# Tomolab raw image (docs/formats.md)\ndata = %s\nformat = float32-le\n"
       "dims = %u %u %u\nvoxel_mm = %s %s %s\norigin_mm = %s %s %s\n",
-      base, g->dims[0], g->dims[1], g->dims[2], b[0], b[1], b[2], b[3], b[4], b[5]);
-  char *tmp = NULL;
-  FILE *f = tl_file_begin(path, &tmp, error);
-  if (!f) return FALSE;
+      data_name, g->dims[0], g->dims[1], g->dims[2], b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+/* A pending data file of `base`: ".<base>.new-PID-N", named by the sidecar while the pair is
+ * being replaced. */
+static gboolean is_pending_name(const char *name, const char *base) {
+  gsize n = strlen(base);
+  if (name[0] != '.' || strncmp(name + 1, base, n) != 0 || strncmp(name + 1 + n, ".new-", 5) != 0)
+    return FALSE;
+  const char *p = name + n + 6;
+  return *p && strspn(p, "0123456789-") == strlen(p);
+}
+
+/* The pair is replaced so that a crash at any point leaves the old pair or the new pair:
+ * (1) the new data go to a pending file; (2) the sidecar, replaced atomically, names that
+ * file: from here on readers get the new pair; (3) the pending file is renamed over the data
+ * file (a reader whose sidecar names a vanished pending file falls back to the data file,
+ * which now holds the new data); (4) the sidecar is rewritten to name the data file. */
+gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) {
+  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
+  const TlImageGrid *g = &im->grid;
+  g_autofree char *sidecar = g_strconcat(path, ".txt", NULL);
+  g_autofree char *base = g_path_get_basename(path);
+  g_autofree char *dir = g_path_get_dirname(path);
+  static gint counter;
+  g_autofree char *pending_name =
+      g_strdup_printf(".%s.new-%d-%d", base, (int)getpid(), g_atomic_int_add(&counter, 1));
+  g_autofree char *pending = g_build_filename(dir, pending_name, NULL);
+  /* pending files of killed saves that the sidecar does not name (killed before step 2) */
+  g_autofree char *current = NULL;
+  g_file_get_contents(sidecar, &current, NULL, NULL);
+  GDir *dh = g_dir_open(dir, 0, NULL);
+  for (const char *n; dh && (n = g_dir_read_name(dh));) {
+    if (!is_pending_name(n, base)) continue;
+    g_autofree char *line = g_strdup_printf("data = %s\n", n);
+    if (current && strstr(current, line)) continue;
+    /* only those of processes that no longer run: another one may be saving there now */
+    long pid = strtol(n + strlen(base) + 6, NULL, 10);
+    if (pid <= 0 || pid > G_MAXINT || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    g_autofree char *stale = g_build_filename(dir, n, NULL);
+    g_remove(stale);
+  }
+  if (dh) g_dir_close(dh);
+
+  FILE *f = g_fopen(pending, "wb");
+  if (!f) {
+    int e = errno;
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
+    return FALSE;
+  }
   guint64 n = tl_image_grid_n_voxels(g);
   gboolean ok = TRUE;
   if (G_BYTE_ORDER == G_LITTLE_ENDIAN) {
@@ -161,29 +208,41 @@ gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) 
       ok = fwrite(&w, 4, 1, f) == 1;
     }
   }
+  ok = ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  int e = errno;
+  if (fclose(f) != 0 && ok) ok = FALSE, e = errno;
   if (!ok) {
-    int e = errno;
-    tl_file_abort(f, &tmp);
+    g_remove(pending);
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
     return FALSE;
   }
-  /* sidecar first: a reader that finds the data finds its description too */
-  if (!g_file_set_contents(sidecar, text, -1, error)) {
-    tl_file_abort(f, &tmp);
+  g_autofree char *text_pending = raw_sidecar_text(g, pending_name);
+  if (!tl_file_write_text(sidecar, text_pending, error)) {
+    g_remove(pending);
     return FALSE;
   }
-  return tl_file_commit(f, &tmp, path, error);
+  if (g_rename(pending, path) != 0) {
+    e = errno;
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
+    return FALSE; /* the sidecar names the pending file: the new pair stands */
+  }
+  g_autofree char *text = raw_sidecar_text(g, base);
+  return tl_file_write_text(sidecar, text, error);
 }
 
 TlImage *tl_image_load_raw(const char *path, GError **error) {
   g_autofree char *sidecar = g_strconcat(path, ".txt", NULL);
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(sidecar, &text, NULL, error)) {
+  gsize text_len = 0;
+  if (!tl_file_check_input(sidecar, "raw image sidecar", error) ||
+      !g_file_get_contents(sidecar, &text, &text_len, error)) {
     g_prefix_error(error, "raw image '%s' needs its sidecar: ", path);
     return NULL;
   }
+  if (!tl_text_check(sidecar, text, text_len, 1, error)) return NULL;
   TlImageGrid g = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
   guint seen = 0;
+  g_autofree char *data_name = NULL;
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (guint i = 0; lines[i]; i++) {
     char *key, *value;
@@ -216,9 +275,12 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
     } else if (strcmp(key, "voxel_mm") == 0 || strcmp(key, "origin_mm") == 0) {
       if (!tl_kv_doubles(sidecar, i + 1, key, value, 3, v, error)) return NULL;
       float *dst = key[0] == 'v' ? g.voxel_mm : g.origin_mm;
-      for (int d = 0; d < 3; d++) dst[d] = (float)v[d];
+      for (int d = 0; d < 3; d++) dst[d] = tl_float_from_double(v[d]);
       seen |= key[0] == 'v' ? 4 : 8;
-    } else if (strcmp(key, "data") != 0) {
+    } else if (strcmp(key, "data") == 0) {
+      g_free(data_name);
+      data_name = g_strdup(value);
+    } else {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: unknown key '%s'", sidecar, i + 1, key);
       return NULL;
     }
@@ -233,9 +295,28 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
     g_prefix_error(error, "%s: ", sidecar);
     return NULL;
   }
+  /* the sidecar may name a pending data file of an interrupted save (tl_image_save_raw) */
+  g_autofree char *base = g_path_get_basename(path), *dir = g_path_get_dirname(path);
+  g_autofree char *data_path = NULL;
+  if (data_name && is_pending_name(data_name, base)) {
+    data_path = g_build_filename(dir, data_name, NULL);
+    if (!g_file_test(data_path, G_FILE_TEST_IS_REGULAR)) g_clear_pointer(&data_path, g_free);
+  }
+  if (!data_path) data_path = g_strdup(path);
   g_autofree char *bytes = NULL;
   gsize len = 0;
-  if (!g_file_get_contents(path, &bytes, &len, error)) return NULL;
+  GStatBuf st;
+  guint64 want = 4 * tl_image_grid_n_voxels(&g);
+  if (!tl_file_check_input(data_path, "raw image", error)) return NULL;
+  /* the size first: a wrong file is refused before it is read into memory */
+  if (g_stat(data_path, &st) == 0 && (guint64)st.st_size != want) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "raw image '%s': %" G_GUINT64_FORMAT " bytes, but %u x %u x %u float32 voxels "
+                "need %" G_GUINT64_FORMAT " (%s)", path, (guint64)st.st_size, g.dims[0],
+                g.dims[1], g.dims[2], want, (guint64)st.st_size < want ? "truncated" : "oversized");
+    return NULL;
+  }
+  if (!g_file_get_contents(data_path, &bytes, &len, error)) return NULL;
   guint64 n = tl_image_grid_n_voxels(&g);
   if (len != 4 * n) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
@@ -250,5 +331,13 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
     guint32 *w = (guint32 *)im->data;
     for (guint64 i = 0; i < n; i++) w[i] = GUINT32_FROM_LE(w[i]);
   }
+  for (guint64 i = 0; i < n; i++)
+    if (!isfinite(im->data[i])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "raw image '%s': voxel %" G_GUINT64_FORMAT " holds %g (expected a finite value)",
+                  path, i, im->data[i]);
+      tl_image_free(im);
+      return NULL;
+    }
   return im;
 }

@@ -6,6 +6,10 @@
 
 G_BEGIN_DECLS
 
+/* The largest image Tomolab makes or reads: 2^28 voxels (1 GiB of float32; the DMI grid is
+ * 3.3 * 10^6). Grids and image files claiming more are refused before any allocation. */
+#define TL_IMAGE_MAX_VOXELS (G_GUINT64_CONSTANT(1) << 28)
+
 typedef struct {
   guint dims[3];
   float voxel_mm[3];
@@ -23,7 +27,7 @@ guint64 tl_image_grid_n_voxels(const TlImageGrid *g);
 gboolean tl_image_grid_equal(const TlImageGrid *a, const TlImageGrid *b);
 char *tl_image_grid_key(const TlImageGrid *g);
 
-/* Dims >= 1, voxel sizes positive, everything finite, fewer than 2^32 voxels; the GError
+/* Dims >= 1, voxel sizes positive, everything finite, at most TL_IMAGE_MAX_VOXELS; the GError
  * names the field and the value found. Every fallible call taking a grid checks it. */
 gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
 /* Centre of voxel (i, j, k) in mm: origin + (i*vx, j*vy, k*vz). */

@@ -122,13 +122,16 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     if (lineno == 1) {
       g_strchomp(line);
       if (strcmp(line, MAGIC) != 0) {
+        /* quoted: a binary file's first "line" is raw bytes, unfit for a message */
+        g_autofree char *q = tl_text_quote(line, -1, 40);
         g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                    "%s: not a Tomolab list-mode file (first line '%.40s', expected '" MAGIC "')",
-                    path, line);
+                    "%s: not a Tomolab list-mode file (first line '%s', expected '" MAGIC "')",
+                    path, q);
         goto out;
       }
       continue;
     }
+    if (!tl_text_check(path, line, (gsize)len, lineno, error)) goto out;
     if (in_scanner) {
       if (strcmp(g_strchomp(line), "end_scanner") == 0)
         in_scanner = FALSE;
@@ -198,6 +201,7 @@ out:
 }
 
 TlListmode *tl_listmode_load(const char *path, GError **error) {
+  if (!tl_file_check_input(path, "list-mode file", error)) return NULL;
   FILE *f = g_fopen(path, "rb");
   if (!f) {
     int e = errno;

@@ -76,16 +76,19 @@ static gboolean parse_table(Parse *p, char **lines, guint *i, guint n_lines, gui
       g_prefix_error(error, "crystal row %u: ", row);
       return FALSE;
     }
-    if (v[6] < 0 || v[7] < 0 || v[6] != (guint32)v[6] || v[7] != (guint32)v[7]) {
+    /* range first: casting an out-of-range double to an integer is undefined; a ring id
+     * of at least n would make more rings than crystals (n_rings = max + 1 wraps at 2^32) */
+    if (!(v[6] >= 0 && v[6] < n && v[7] >= 0 && v[7] < n) || v[6] != (guint32)v[6] ||
+        v[7] != (guint32)v[7]) {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s:%u: crystal row %u: group %g and ring %g (expected integers >= 0)",
-                  p->src, lineno, row, v[6], v[7]);
+                  "%s:%u: crystal row %u: group %g and ring %g (expected integers in [0, %u))",
+                  p->src, lineno, row, v[6], v[7], n);
       return FALSE;
     }
     TlCrystal *k = &out[row++];
     for (int d = 0; d < 3; d++) {
-      k->centre[d] = (float)v[d];
-      k->normal[d] = (float)v[3 + d];
+      k->centre[d] = tl_float_from_double(v[d]);
+      k->normal[d] = tl_float_from_double(v[3 + d]);
     }
     k->group = (guint32)v[6];
     k->ring = (guint32)v[7];
@@ -121,11 +124,17 @@ static TlScanner *from_table(Parse *p, TlCrystal *table, guint n, GError **error
   s->n_crystals = n;
   s->crystals = table;
   for (guint i = 0; i < n; i++) s->n_rings = MAX(s->n_rings, table[i].ring + 1);
+  if (s->n_rings == 0) { /* n == 0; ring ids are < n, so n_rings cannot wrap */
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: key 'crystals': value 0 (expected at least 1 crystal)", p->src);
+    s->crystals = NULL;
+    return NULL;
+  }
   /* ring-major ids when every ring holds n / n_rings consecutive crystals */
   s->crystals_per_ring = n % s->n_rings == 0 ? n / s->n_rings : 0;
   for (guint i = 0; s->crystals_per_ring && i < n; i++)
     if (table[i].ring != i / s->crystals_per_ring) s->crystals_per_ring = 0;
-  if (!get_uint(p, "crystals_per_ring", G_MAXUINT32, &s->crystals_per_ring, error)) {
+  if (!get_uint(p, "crystals_per_ring", n, &s->crystals_per_ring, error)) {
     s->crystals = NULL;
     return NULL;
   }
@@ -140,7 +149,7 @@ static TlScanner *from_table(Parse *p, TlCrystal *table, guint n, GError **error
     s->crystals = NULL;
     return NULL;
   }
-  for (int d = 0; d < 3; d++) s->crystal_size[d] = (float)size[d];
+  for (int d = 0; d < 3; d++) s->crystal_size[d] = tl_float_from_double(size[d]);
   s->max_ring_difference = s->n_rings - 1;
   return g_steal_pointer(&s);
 }
@@ -239,9 +248,9 @@ static gboolean apply_common(Parse *p, TlScanner *s, GError **error) {
       !get_doubles(p, "tof_bin_mm", 1, &tof[0], error) ||
       !get_doubles(p, "tof_fwhm_ps", 1, &tof[1], error))
     return FALSE;
-  for (int d = 0; d < 3; d++) s->crystal_size[d] = (float)size[d];
-  s->tof_bin_mm = (float)tof[0];
-  s->tof_fwhm_ps = (float)tof[1];
+  for (int d = 0; d < 3; d++) s->crystal_size[d] = tl_float_from_double(size[d]);
+  s->tof_bin_mm = tl_float_from_double(tof[0]);
+  s->tof_fwhm_ps = tl_float_from_double(tof[1]);
   if (!tl_scanner_validate(s, error)) {
     g_prefix_error(error, "%s: ", p->src);
     return FALSE;
@@ -251,6 +260,8 @@ static gboolean apply_common(Parse *p, TlScanner *s, GError **error) {
 
 TlScanner *tl_scanner_from_text(const char *text, const char *source, guint first_line,
                                 GError **error) {
+  if (!tl_text_check(source ? source : "scanner", text, strlen(text), first_line, error))
+    return NULL;
   Parse p = {.src = source ? source : "scanner",
              .entries = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free)};
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
@@ -287,9 +298,12 @@ TlScanner *tl_scanner_from_text(const char *text, const char *source, guint firs
     g_hash_table_insert(p.entries, key, e);
     if (strcmp(key, "crystals") == 0) {
       guint64 n;
-      if (!tl_kv_uint(p.src, lineno, key, value, G_MAXUINT32 / 2, &n, error)) goto out;
+      if (!tl_kv_uint(p.src, lineno, key, value, TL_SCANNER_MAX_CRYSTALS, &n, error)) goto out;
+      /* one row per line: the table gets no more room than the rest of the text can fill
+       * (a 200-byte file must not ask for gigabytes); a shorter table fails in parse_table
+       * with the rows it found */
       n_table = (guint)n;
-      table = g_new0(TlCrystal, MAX(n_table, 1));
+      table = g_new0(TlCrystal, MAX(MIN(n_table, n_lines - i), 1));
       if (!parse_table(&p, lines, &i, n_lines, first_line, n_table, table, error)) goto out;
     }
   }
@@ -304,7 +318,12 @@ out:
 
 TlScanner *tl_scanner_load(const char *path, GError **error) {
   g_autofree char *text = NULL;
-  if (!g_file_get_contents(path, &text, NULL, error)) return NULL;
+  gsize len = 0;
+  if (!tl_file_check_input(path, "scanner description", error) ||
+      !g_file_get_contents(path, &text, &len, error))
+    return NULL;
+  /* a NUL would end the text early and hide the rest of the file from the parser */
+  if (!tl_text_check(path, text, len, 1, error)) return NULL;
   return tl_scanner_from_text(text, path, 1, error);
 }
 
@@ -380,5 +399,5 @@ char *tl_scanner_to_text(const TlScanner *s) {
 
 gboolean tl_scanner_save(const TlScanner *s, const char *path, GError **error) {
   g_autofree char *text = tl_scanner_to_text(s);
-  return g_file_set_contents(path, text, -1, error); /* temp file + rename */
+  return tl_file_write_text(path, text, error);
 }

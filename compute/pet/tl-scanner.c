@@ -60,8 +60,8 @@ static gboolean layout_check(const TlScannerLayout *l, GError **error) {
       bad = "a positive ring_pitch_mm";
     else if (!(l->module_gap_mm >= 0 && isfinite(l->module_gap_mm) && isfinite(l->phase_deg)))
       bad = "module_gap_mm >= 0 and a finite phase_deg";
-    else if ((guint64)l->n_rings * l->n_sides * l->crystals_per_side > G_MAXUINT32 / 2)
-      bad = "fewer than 2^31 crystals";
+    else if ((guint64)l->n_rings * l->n_sides * l->crystals_per_side > TL_SCANNER_MAX_CRYSTALS)
+      bad = "at most 2^21 crystals (rings x sides x crystals_per_side)";
     if (bad) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "ring layout: expected %s", bad);
       return FALSE;
@@ -81,8 +81,8 @@ static gboolean layout_check(const TlScannerLayout *l, GError **error) {
   }
   if (l->kind == TL_SCANNER_DUAL_HEAD) {
     if (l->head_crystals[0] < 1 || l->head_crystals[1] < 1 ||
-        (guint64)l->head_crystals[0] * l->head_crystals[1] > G_MAXUINT32 / 4)
-      bad = "head_crystals of at least 1 x 1 and fewer than 2^30";
+        2 * (guint64)l->head_crystals[0] * l->head_crystals[1] > TL_SCANNER_MAX_CRYSTALS)
+      bad = "head_crystals of at least 1 x 1 and at most 2^21 crystals in both heads";
     else if (!(l->head_pitch_mm[0] > 0 && l->head_pitch_mm[1] > 0 &&
                isfinite(l->head_pitch_mm[0]) && isfinite(l->head_pitch_mm[1])))
       bad = "positive finite head_pitch_mm";
@@ -227,7 +227,7 @@ gboolean tl_scanner_validate(const TlScanner *s, GError **error) {
                       !isfinite(s->tof_bin_mm) || !isfinite(s->tof_fwhm_ps)))
     return fail(error, s, "TOF bin %g mm, FWHM %g ps (expected both positive)", s->tof_bin_mm,
                 s->tof_fwhm_ps);
-  gboolean ring_major = s->crystals_per_ring && s->crystals_per_ring * s->n_rings == s->n_crystals;
+  gboolean ring_major = s->crystals_per_ring && (guint64)s->crystals_per_ring * s->n_rings == s->n_crystals;
   for (guint i = 0; i < s->n_crystals; i++) {
     const TlCrystal *k = &s->crystals[i];
     double nn = 0;

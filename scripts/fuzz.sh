@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of tests/fuzz (clang-14, ASan + UBSan, -Dfuzz=true) in
+# build-fuzz, makes seed corpora with tomolab-cli, and runs every harness:
+#
+#   scripts/fuzz.sh [RUNS] [JOBS]      RUNS executions per harness (default 100000: the short
+#                                      run of scripts/test.sh); JOBS harnesses at once (2)
+#   scripts/fuzz.sh 10000000 2         the long run of docs/reliability.md
+#
+# The corpus grows in build-fuzz/corpus/NAME between runs; a crash, leak or timeout leaves
+# its input in build-fuzz/artifacts/ and fails the script. Figures: build-fuzz/fuzz-NAME.log.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-100000}
+jobs=${2:-2}
+names=(scanner listmode image ct-geometry tlct kv filter cli expr)
+# FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds
+read -r -a names <<<"${FUZZ_NAMES:-${names[*]}}"
+max_time=${FUZZ_MAX_TIME:-0}
+
+if [ -f build-fuzz/build.ninja ]; then meson setup --reconfigure build-fuzz >/dev/null
+else
+  CC=clang-14 meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
+fi
+meson compile -C build-fuzz >/dev/null
+
+# Seeds made by the CLI of the normal build (built if missing).
+if [ ! -x build/app/cli/tomolab-cli ]; then
+  [ -f build/build.ninja ] || meson setup build >/dev/null
+  meson compile -C build app/cli/tomolab-cli >/dev/null
+fi
+cli=$PWD/build/app/cli/tomolab-cli
+c=build-fuzz/corpus
+mkdir -p build-fuzz/artifacts "$c"
+for n in scanner listmode image ct-geometry tlct kv filter cli expr; do mkdir -p "$c/$n"; done
+if [ ! -f "$c/.seeded" ]; then
+  s=$(mktemp -d)
+  # small scanners: each execution that loads one builds and checks its whole crystal table
+  printf 'kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\ntof_bins = 3\ntof_bin_mm = 20\ntof_fwhm_ps = 300\n' >"$s/ring.txt"
+  printf 'kind = dual-head\nhead_crystals = 4 3\nhead_pitch_mm = 2 2\nhead_distance_mm = 50\ncrystal_size_mm = 2 2 10\n' >"$s/dual.txt"
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --events 40 --tof \
+    --truth "$s/t.nii" --mu "$s/mu.raw" -o "$s/a.tlm" -q
+  "$cli" simulate --scanner "$s/dual.txt" --phantom point --grid 8x8x8@4 --events 30 \
+    -o "$s/b.tlm" -q
+  "$cli" ct-simulate --grid 8x8x4@2 --views 3 --detector 10x6 --projector joseph \
+    --save-geometry "$s/g.txt" -o "$s/a.tlct" -q
+  "$cli" ct-simulate --grid 8x8x1@2 --beam parallel --views 2 --projector joseph -o "$s/b.tlct" -q
+  cp "$s"/*.tlm "$c/listmode/"
+  cp "$s"/*.tlct "$c/tlct/"
+  cp "$s/g.txt" "$c/ct-geometry/"
+  # the scanner blocks of the list-mode files, and preset overrides
+  for f in "$s"/*.tlm; do
+    sed -n '/^begin_scanner$/,/^end_scanner$/p' "$f" | sed '1d;$d' >"$c/scanner/$(basename "$f").txt"
+  done
+  printf 'preset = dmi\nrings = 4\nmax_ring_difference = 2\ntof_bins = 0\n' >"$c/scanner/preset.txt"
+  cp "$s/ring.txt" "$s/dual.txt" "$c/scanner/"
+  # images: the first byte picks NIfTI (0), NIfTI through gzip (1), raw (2: sidecar NUL data)
+  { printf '\000'; cat "$s/t.nii"; } >"$c/image/nii"
+  { printf '\001'; cat "$s/t.nii"; } >"$c/image/niigz"
+  { printf '\002'; sed "s/mu.raw/in.raw/" "$s/mu.raw.txt"; printf '\000'; cat "$s/mu.raw"; } >"$c/image/raw"
+  printf 'dims = 2 3 4\n' >"$c/kv/a"; printf 'x = 1.5e-3 2 -7\n' >"$c/kv/b"; printf 'n = 18446744073709551615\n' >"$c/kv/c"
+  printf 'gauss:4' >"$c/filter/a"; printf 'median3' >"$c/filter/b"; printf 'gauss:1e-300' >"$c/filter/c"
+  printf '215x215x71@2.78' >"$c/cli/a"; printf '8x8x8@1,2,3.5' >"$c/cli/b"; printf '4294967295' >"$c/cli/c"
+  printf '\000x = a*x + y/z - -b' >"$c/expr/a"; printf '\001l2norm(a*x + y)' >"$c/expr/b"
+  printf '\000x = select(a > 0, exp(a), min(b, 2))' >"$c/expr/c"
+  rm -rf "$s"
+  touch "$c/.seeded"
+fi
+
+export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# scratch files of the harnesses on tmpfs where there is one: the raw writer's fsync and the
+# rewrite of every input cost little there
+mkdir -p build-fuzz/tmp
+TMPDIR=$(mktemp -d -p /dev/shm tl-fuzz-XXXXXX 2>/dev/null || mktemp -d -p "$PWD/build-fuzz/tmp")
+export TMPDIR
+run_one() {
+  local n=$1 log=build-fuzz/fuzz-$1.log
+  if build-fuzz/tests/fuzz/fuzz-"$n" -runs="$runs" -max_total_time="$max_time" -max_len=65536 \
+      -timeout=20 -rss_limit_mb=3072 \
+      -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$n"- "$c/$n" >"$log" 2>&1; then
+    echo "fuzz $n: $(awk '/stat::number_of_executed_units/ {print $2}' "$log") executions, $(awk '/stat::average_exec_per_sec/ {print $2}' "$log")/s, no crash"
+  else
+    echo "fuzz $n: FAILED (see $log)"; tail -n 30 "$log"; return 1
+  fi
+}
+export -f run_one
+export runs c max_time
+rc=0
+printf '%s\n' "${names[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}' || rc=1
+rm -rf "$TMPDIR"
+exit $rc

@@ -1,0 +1,103 @@
+/* Opening files from outside the window: `tomolab FILE` (G_APPLICATION_HANDLES_OPEN, also a
+ * file manager's "Open with") and tl_window_open_file before the device is ready. A corrupt
+ * file shows a readable error and the previous dataset stays. The tomolab binary's path is
+ * the first argument (tests/gui/meson.build). */
+#include "tl-gui-test.h"
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "image/tl-image.h"
+
+static const char *tomolab_path;
+static char *tmpdir, *good, *corrupt;
+
+static void write_files(void) {
+  tmpdir = g_dir_make_tmp("tl-open-XXXXXX", NULL);
+  g_assert_nonnull(tmpdir);
+  TlImageGrid g = tl_image_grid_centred(8, 8, 4, 2, 2, 2);
+  g_autoptr(TlImage) im = tl_image_new(&g);
+  for (guint i = 0; i < 256; i++) im->data[i] = (float)(i % 7);
+  good = g_build_filename(tmpdir, "good.nii", NULL);
+  g_autoptr(GError) e = NULL;
+  g_assert_true(tl_image_save(im, good, &e));
+  /* random high bytes: once put raw into the message, which GTK then refused to show */
+  corrupt = g_build_filename(tmpdir, "corrupt.tlm", NULL);
+  guint8 junk[200];
+  for (gsize i = 0; i < sizeof junk; i++) junk[i] = (guint8)(0x80 + (i * 37) % 128);
+  g_assert_true(g_file_set_contents(corrupt, (const char *)junk, sizeof junk, NULL));
+}
+
+static gboolean not_busy(TlWindow *w, gpointer d) {
+  return tl_window_get_state(w) != TL_WINDOW_LOADING && !tl_window_is_busy(w) &&
+         (tl_window_get_dataset_name(w) || tl_window_get_last_error(w));
+}
+
+/* Asked for while the device is still opening: opened once it is. */
+static void test_open_before_ready(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_LOADING);
+  tl_window_open_file(win, good);
+  g_assert_true(tl_gui_wait_for(win, not_busy, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_autofree char *name = g_strdup(tl_window_get_dataset_name(win));
+  g_assert_nonnull(strstr(name, "good.nii"));
+
+  /* a corrupt file: a readable one-line error naming it, the dataset unchanged */
+  tl_window_open_file(win, corrupt);
+  if (tl_window_get_replace_dialog(win))
+    tl_gui_activate(win, "confirm-replace", g_variant_new_boolean(TRUE));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  const char *shown = tl_window_get_last_error(win);
+  g_assert_nonnull(shown);
+  g_assert_true(g_utf8_validate(shown, -1, NULL));
+  g_assert_nonnull(strstr(shown, "corrupt.tlm"));
+  g_assert_nonnull(strstr(shown, "not a Tomolab list-mode file"));
+  g_assert_null(strchr(shown, '\n'));
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, name);
+  tl_gui_destroy_window(win);
+}
+
+/* The binary itself: `tomolab --screenshot PNG FILE` opens FILE (it said "This application
+ * can not open files") and fails with the file's error when it cannot be read. */
+static void run_tomolab(const char *file, const char *png, int *code, char **err) {
+  const char *argv[] = {tomolab_path, "--screenshot", png, file, NULL};
+  int status = 0;
+  g_autoptr(GError) e = NULL;
+  g_spawn_sync(tmpdir, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, err,
+               &status, &e);
+  g_assert_no_error(e);
+  g_assert_true(WIFEXITED(status));
+  *code = WEXITSTATUS(status);
+}
+
+static void test_command_line(void) {
+  if (!tomolab_path) {
+    g_test_skip("no tomolab binary given");
+    return;
+  }
+  int code;
+  g_autofree char *err = NULL, *err2 = NULL;
+  g_autofree char *png = g_build_filename(tmpdir, "good.png", NULL);
+  run_tomolab(good, png, &code, &err);
+  if (code != 0) g_error("tomolab %s: exit %d: %s", good, code, err);
+  g_assert_null(strstr(err, "can not open files"));
+  g_assert_true(g_file_test(png, G_FILE_TEST_EXISTS));
+  g_autofree char *png2 = g_build_filename(tmpdir, "corrupt.png", NULL);
+  run_tomolab(corrupt, png2, &code, &err2);
+  g_assert_cmpint(code, ==, 1);
+  g_assert_nonnull(strstr(err2, "corrupt.tlm"));
+  g_assert_true(g_utf8_validate(err2, -1, NULL));
+}
+
+int main(int argc, char **argv) {
+  if (!tl_gui_test_init(&argc, &argv))
+    return 0;
+  tomolab_path = argc > 1 ? argv[1] : NULL;
+  write_files();
+  g_test_add_func("/gui/open/before-ready", test_open_before_ready);
+  g_test_add_func("/gui/open/command-line", test_command_line);
+  int rc = g_test_run();
+  tl_gui_remove_dir(tmpdir);
+  return rc;
+}
