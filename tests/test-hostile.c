@@ -19,12 +19,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* The recon verbs (tl-cli-recon.c, tl-cli-ct-recon.c) are being rewritten on another branch;
- * their calls of tl_cli_reject_zero / tl_cli_check_outputs are added when it is merged, and
- * this is set to 1 with them (until then /hostile/recon-verbs reports a skip). */
-#ifndef TL_RECON_VERBS_CHECKED
-#define TL_RECON_VERBS_CHECKED 0
-#endif
+/* The recon verbs call tl_cli_reject_zero / tl_cli_check_outputs (/hostile/recon-verbs). */
+#define TL_RECON_VERBS_CHECKED 1
 
 static char *dir; /* a fresh temp folder per test */
 static const char *cli_path;

@@ -63,7 +63,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
       {"nonneg", 0, 0, G_OPTION_ARG_NONE, &nonneg, "SIRT/SART: clamp the image at 0", NULL},
       {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
        "joseph (default), siddon or raycast", "NAME"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
        "Image grid (default: the truth's, else the one the scan suggests)", "NXxNYxNZ@MM"},
       {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
        "Ground truth image: RMSE after each sub-iteration", "FILE"},
@@ -86,6 +86,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
       "on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
       "writes the last complete image. Formulas: docs/ct.md.");
   GError *error = NULL;
+  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) return tl_cli_usage_error(VERB, error);
   if (!g_option_context_parse(oc, &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli " VERB ": %s\n", error->message);
     g_error_free(error);
@@ -97,6 +98,10 @@ int tl_cli_ct_recon(int argc, char **argv) {
                                                                  : "-o FILE is required");
     return 2;
   }
+  /* before any work: no output over an input, every output writable */
+  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path}}, 2,
+                            (const TlCliFile[]){{"-o", output}}, 1, &error))
+    return tl_cli_usage_error(VERB, error);
   gboolean fdk = !algo || strcmp(algo, "fdk") == 0 || strcmp(algo, "fbp") == 0;
   TlCtReconOptions o;
   tl_ct_recon_options_init(&o);

@@ -116,7 +116,7 @@ int tl_cli_recon(int argc, char **argv) {
        "Image to write: .nii, .nii.gz or .raw (required)", "FILE"},
       {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
        "Ground truth image: RMSE after each sub-iteration; its grid is the default grid", "FILE"},
-      {"grid", 'g', 0, G_OPTION_ARG_STRING, &grid_text,
+      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
        "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else the "
        "scanner's)",
        "NXxNYxNZ@MM"},
@@ -155,6 +155,7 @@ int tl_cli_recon(int argc, char **argv) {
       "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.\n"
       "A CT scan (.tlct) is reconstructed by ct-recon instead (tomolab-cli ct-recon --help).");
   GError *error = NULL;
+  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) return tl_cli_usage_error("recon", error);
   if (!g_option_context_parse(oc, &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
     g_error_free(error);
@@ -166,6 +167,11 @@ int tl_cli_recon(int argc, char **argv) {
                                                                : "-o FILE is required");
     return 2;
   }
+  /* before any work: no output over an input, every output writable */
+  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
+                                                {"--attenuation", mu_path}}, 3,
+                            (const TlCliFile[]){{"-o", output}}, 1, &error))
+    return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
   const TlAlgorithmClass *ak = tl_registry_algorithm(algo ? algo : "mlem", &error);

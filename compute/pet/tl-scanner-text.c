@@ -192,7 +192,7 @@ static TlScanner *from_layout(Parse *p, GError **error) {
     }
     /* without a preset every layout key of the kind is needed, except the optional ones */
     static const char *optional[] = {"module_rings", "module_gap_mm", "phase_deg",
-                                     "ring_pitch_mm"};
+                                     "ring_pitch_mm", NULL};
     if (!e && !preset && keys[k].scope == scope &&
         !g_strv_contains((const char *const *)optional, keys[k].key)) {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: missing key '%s' (needed for a %s scanner)",
