@@ -3,6 +3,7 @@
  * or list an explicit crystal table after "crystals = N". */
 #include "image/tl-file.h"
 #include "tl-scanner.h"
+#include <math.h>
 #include <string.h>
 
 enum { K_ANY, K_RING, K_DUAL };
@@ -251,6 +252,21 @@ static gboolean apply_common(Parse *p, TlScanner *s, GError **error) {
   for (int d = 0; d < 3; d++) s->crystal_size[d] = tl_float_from_double(size[d]);
   s->tof_bin_mm = tl_float_from_double(tof[0]);
   s->tof_fwhm_ps = tl_float_from_double(tof[1]);
+  /* stored as float: a value past FLT_MAX would become inf, which the printed form cannot
+   * load back (found by tests/fuzz/fuzz-scanner: tof_fwhm_ps = 3.3e81 without TOF bins) */
+  static const char *const fkeys[] = {"crystal_size_mm", "tof_bin_mm", "tof_fwhm_ps"};
+  const float *fv[] = {s->crystal_size, &s->tof_bin_mm, &s->tof_fwhm_ps};
+  const int fn[] = {3, 1, 1};
+  for (int k = 0; k < 3; k++)
+    for (int d = 0; d < fn[k]; d++)
+      if (!isfinite(fv[k][d])) {
+        const Entry *fe = get(p, fkeys[k]);
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s:%u: key '%s': value %g is beyond the single-precision range "
+                    "(|v| <= 3.4e38 expected)", p->src, fe ? fe->line : 0, fkeys[k],
+                    k == 0 ? size[d] : tof[k - 1]);
+        return FALSE;
+      }
   if (!tl_scanner_validate(s, error)) {
     g_prefix_error(error, "%s: ", p->src);
     return FALSE;
