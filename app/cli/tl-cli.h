@@ -53,6 +53,9 @@ int tl_cli_info(int argc, char **argv);
  * listing `tomolab-cli info` prints. */
 char *tl_cli_registry_help(const char *what, gboolean with_summaries);
 void tl_cli_print_registry(FILE *f);
+/* The format table: name, reads/writes, extensions, summary. */
+void tl_cli_print_formats(FILE *f);
+int tl_cli_convert(int argc, char **argv);
 int tl_cli_ct_simulate(int argc, char **argv);
 int tl_cli_ct_recon(int argc, char **argv);
 int tl_cli_simulate(int argc, char **argv);

@@ -5,6 +5,7 @@
 #include <nifti1_io.h>
 #include "tl-image.h"
 #include "tl-file.h"
+#include "tl-format.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -386,3 +387,42 @@ out:
   nifti_image_free(nim);
   return im;
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+/* NIfTI-1: sizeof_hdr = 348 at offset 0 (either byte order) and the magic "n+1" (one file)
+ * or "ni1" (.hdr/.img pair) at 344; Analyze 7.5 has the size without the magic. A gzip
+ * stream is recognised by its extension only (its header is compressed). */
+static guint nifti_probe(const char *path, const guint8 *head, gsize n) {
+  if (n >= 348) {
+    guint32 le = head[0] | head[1] << 8 | head[2] << 16 | (guint32)head[3] << 24;
+    guint32 be = head[3] | head[2] << 8 | head[1] << 16 | (guint32)head[0] << 24;
+    if (le == 348 || be == 348) {
+      if (memcmp(head + 344, "n+1", 4) == 0 || memcmp(head + 344, "ni1", 4) == 0)
+        return TL_FORMAT_SURE;
+      return TL_FORMAT_LIKELY;
+    }
+  }
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b &&
+      tl_format_path_has_extension(path, ".nii.gz .hdr.gz .img.gz"))
+    return TL_FORMAT_LIKELY;
+  return tl_format_path_has_extension(path, ".nii .nii.gz .hdr .img") ? TL_FORMAT_EXTENSION : 0;
+}
+
+static gpointer nifti_load(const char *path, GError **error) {
+  return tl_image_load_nifti(path, error);
+}
+
+static gboolean nifti_save(gconstpointer data, const char *path, GError **error) {
+  return tl_image_save_nifti(data, path, error);
+}
+
+const TlFormatClass tl_format_nifti = {
+    .name = "nifti",
+    .summary = "NIfTI-1 image (.nii, .nii.gz; .hdr/.img pairs read)",
+    .kind = TL_DATA_IMAGE,
+    .extensions = ".nii .nii.gz .hdr .img .hdr.gz .img.gz",
+    .probe = nifti_probe,
+    .load = nifti_load,
+    .save = nifti_save,
+};
