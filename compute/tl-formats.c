@@ -130,6 +130,27 @@ gboolean tl_format_save(const TlFormatClass *format, gconstpointer data, const c
   return format->save(data, path, error);
 }
 
+char *tl_formats_patterns(TlDataKind kind, gboolean write) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; formats[i]; i++) {
+    const TlFormatClass *f = formats[i];
+    if ((kind != TL_DATA_N_KINDS && f->kind != kind) || (write ? !f->save : !f->load)) continue;
+    g_auto(GStrv) exts = g_strsplit(f->extensions, " ", -1);
+    for (guint e = 0; exts[e]; e++) {
+      g_autofree char *pat = g_strconcat("*", exts[e], NULL);
+      if (!exts[e][0] || strstr(s->str, pat)) continue; /* ".img" also matches ".img.gz": fine */
+      g_string_append_printf(s, "%s%s", s->len ? ";" : "", pat);
+    }
+  }
+  return g_string_free(s, FALSE);
+}
+
+gboolean tl_formats_known_extension(const char *path) {
+  for (guint i = 0; formats[i]; i++)
+    if (formats[i]->load && tl_format_path_has_extension(path, formats[i]->extensions)) return TRUE;
+  return FALSE;
+}
+
 void tl_data_free(TlDataKind kind, gpointer data) {
   if (!data) return;
   switch (kind) {

@@ -25,6 +25,12 @@ gpointer tl_format_load_kind(const char *path, TlDataKind kind, GError **error);
 gboolean tl_format_save(const TlFormatClass *format, gconstpointer data, const char *path,
                         GError **error);
 
+/* "*.nii;*.nii.gz;..." of every format that reads (write FALSE) or writes `kind`
+ * (TL_DATA_N_KINDS: any kind), for file choosers (g_free). */
+char *tl_formats_patterns(TlDataKind kind, gboolean write);
+/* Whether some format reads files with this path's extension. */
+gboolean tl_formats_known_extension(const char *path);
+
 /* Frees data of any kind. */
 void tl_data_free(TlDataKind kind, gpointer data);
 /* The generic "key: value" description of loaded data (grid, counts, scanner...). */

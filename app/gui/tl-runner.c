@@ -5,6 +5,7 @@
 #include <string.h>
 #include "tl-background.h"
 #include "tl-runner.h"
+#include "tl-formats.h"
 
 struct _TlRunner {
   GThread *thread;
@@ -168,7 +169,8 @@ static TlRunState idle_state(TlRunner *r) {
   return r->running ? TL_RUN_RUNNING : TL_RUN_PAUSED;
 }
 
-/* Saving is atomic in tl_image_save (temp file + rename). */
+/* In the format the name's extension asks for (compute/tl-formats.h); every format's save
+ * is atomic (temp file + rename). */
 static void save_image(TlRunner *r, char *path) {
   TlFrame *f = g_new0(TlFrame, 1);
   GError *error = NULL;
@@ -176,8 +178,8 @@ static void save_image(TlRunner *r, char *path) {
   g_autoptr(TlImage) im = tl_image_new(&r->job->grid);
   gboolean ok = tl_array_download(r->job->vt->image(r->job), im->data, &error);
   g_mutex_unlock(&r->device_lock);
-  if (ok)
-    ok = tl_image_save(im, path, &error);
+  const TlFormatClass *format = ok ? tl_format_for_output(path, TL_DATA_IMAGE, NULL, &error) : NULL;
+  ok = format && tl_format_save(format, im, path, &error);
   g_mutex_lock(&r->lock);
   f->state = idle_state(r);
   g_mutex_unlock(&r->lock);

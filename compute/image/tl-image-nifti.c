@@ -10,6 +10,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <gio/gio.h>
 
 static void quiet(void) {
   /* nifticlib prints its own complaints; ours go into the GError */
@@ -273,7 +274,43 @@ static gboolean read_voxels(nifti_image *nim, guint64 nvox) {
   return TRUE;
 }
 
+static TlImage *load_nifti_named(const char *path, GError **error);
+
+/* nifticlib finds files by their extension: NIfTI content under another name (content
+ * detection, tl-formats.h) is read through a symlink named .nii / .nii.gz in a private
+ * folder, and messages name the real file. */
 TlImage *tl_image_load_nifti(const char *path, GError **error) {
+  if (tl_format_path_has_extension(path, ".nii .nii.gz .hdr .img .hdr.gz .img.gz"))
+    return load_nifti_named(path, error);
+  if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
+  gsize n = 0;
+  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
+  if (!head) return NULL;
+  gboolean gz = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  g_autofree char *dir = g_dir_make_tmp("tl-nifti-XXXXXX", error);
+  if (!dir) return NULL;
+  g_autofree char *link = g_build_filename(dir, gz ? "image.nii.gz" : "image.nii", NULL);
+  g_autofree char *target = g_canonicalize_filename(path, NULL);
+  TlImage *im = NULL;
+  GError *e = NULL;
+  g_autoptr(GFile) lf = g_file_new_for_path(link);
+  if (!g_file_make_symbolic_link(lf, target, NULL, &e)) {
+    g_prefix_error(&e, "NIfTI '%s': cannot read it under a .nii name: ", path);
+  } else {
+    im = load_nifti_named(link, &e);
+  }
+  g_remove(link);
+  g_rmdir(dir);
+  if (e) {
+    g_autoptr(GString) msg = g_string_new(e->message);
+    g_string_replace(msg, link, path, 0);
+    g_set_error_literal(error, e->domain, e->code, msg->str);
+    g_error_free(e);
+  }
+  return im;
+}
+
+static TlImage *load_nifti_named(const char *path, GError **error) {
   quiet();
   if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
   g_autofree char *hdr = NULL;
