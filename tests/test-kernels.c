@@ -6,6 +6,7 @@
 #include "pet-fixture.h"
 #include "expr/tl-kernel-edit.h"
 #include "pet/tl-pet-operator.h"
+#include "pet/tl-pet-kernel-check.h"
 #include <string.h>
 
 #define N_EVENTS 3000
@@ -141,6 +142,28 @@ static void test_replace(void) {
   g_assert_cmpuint(tl_kernels_generation(ctx), ==, gen);
   g_autofree float *y3 = forward(ctx, op, x, prof);
   g_assert_cmpmem(y3, nd * sizeof(float), y2, nd * sizeof(float));
+
+  /* installed with the pair check: the doubled forward against the built-in back projection
+   * is off by a factor 2 (|2a - a| / 2a = 0.5) and A moved by 100 %; the faithful text is
+   * adjoint to rounding and equal to the built-in */
+  tl_kernels_revert(ctx, "pet_forward");
+  g_autofree guint32 *spv = NULL;
+  gsize spv_size = 0;
+  g_assert_true(tl_kernel_compile_spirv("pet_forward", twice, &spv, &spv_size, NULL, &error));
+  TlPetKernelCheck chk;
+  g_assert_true(tl_pet_kernel_install_checked(ctx, "pet_forward", spv, spv_size, lm->scanner, &g,
+                                              "joseph", 400, &chk, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(chk.n_lors, ==, 400);
+  g_assert_cmpfloat_with_epsilon(chk.adjoint_rel, 0.5, 1e-5);
+  g_assert_cmpfloat_with_epsilon(chk.forward_rel, 1.0, 1e-6);
+  g_assert_cmpfloat(chk.back_rel, ==, 0.0);
+  g_clear_pointer(&spv, g_free);
+  g_assert_true(tl_kernel_compile_spirv("pet_forward", src, &spv, &spv_size, NULL, &error));
+  g_assert_true(tl_pet_kernel_install_checked(ctx, "pet_forward", spv, spv_size, lm->scanner, &g,
+                                              "joseph", 400, &chk, &error));
+  g_assert_cmpfloat(chk.adjoint_rel, <, 1e-5);
+  g_assert_cmpfloat_with_epsilon(chk.forward_rel, 0.5, 1e-6); /* back from doubled */
 
   /* revert: the built-in again, bit for bit */
   tl_kernels_revert(ctx, "pet_forward");

@@ -44,21 +44,19 @@ GPtrArray *tl_kernel_parse_log(const char *log) {
   return out;
 }
 
-gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
-                           GPtrArray **diagnostics, GError **error) {
+gboolean tl_kernel_compile_spirv(const char *name, const char *source, guint32 **spirv,
+                                 gsize *size_bytes, GPtrArray **diagnostics, GError **error) {
   if (diagnostics) *diagnostics = g_ptr_array_new_with_free_func(diagnostic_free);
   const char *module = tl_kernels_module(name);
   if (!module) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "no built-in kernel named '%s' (tomolab-cli kernel --list)", name);
+                "no built-in kernel named '%s' (tomolab-cli kernel lists them)", name);
     return FALSE;
   }
   g_autofree char *text = tl_kernels_expand(source, module, error);
   if (!text) return FALSE;
-  g_autofree guint32 *spirv = NULL;
-  gsize size = 0;
   GError *e = NULL;
-  if (!tl_glsl_compile(text, name, &spirv, &size, &e)) {
+  if (!tl_glsl_compile(text, name, spirv, size_bytes, &e)) {
     if (diagnostics) {
       g_ptr_array_unref(*diagnostics);
       *diagnostics = tl_kernel_parse_log(e->message);
@@ -66,5 +64,13 @@ gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
     g_propagate_error(error, e);
     return FALSE;
   }
+  return TRUE;
+}
+
+gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
+                           GPtrArray **diagnostics, GError **error) {
+  g_autofree guint32 *spirv = NULL;
+  gsize size = 0;
+  if (!tl_kernel_compile_spirv(name, source, &spirv, &size, diagnostics, error)) return FALSE;
   return !ctx || tl_kernels_replace(ctx, name, spirv, size, error);
 }

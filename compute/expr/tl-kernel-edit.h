@@ -21,6 +21,10 @@ typedef struct {
  * window compiles on a worker. */
 gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
                            GPtrArray **diagnostics, GError **error);
+/* The compile step alone: SPIR-V (g_free) for tl_kernels_replace, e.g. compiled on a worker and
+ * installed by the run's own thread between two sub-iterations. */
+gboolean tl_kernel_compile_spirv(const char *name, const char *source, guint32 **spirv,
+                                 gsize *size_bytes, GPtrArray **diagnostics, GError **error);
 /* glslang's "ERROR: 0:LINE: text" / "WARNING: ..." lines as TlKernelDiagnostic (GPtrArray
  * that frees them). */
 GPtrArray *tl_kernel_parse_log(const char *log);
