@@ -60,9 +60,19 @@ void tl_frame_free(TlFrame *f) {
 static void runner_unref(TlRunner *r) {
   if (!g_atomic_int_dec_and_test(&r->refs))
     return;
+  g_mutex_clear(&r->device_lock); /* here: tl_runner_lock_device callers hold references */
   g_main_context_unref(r->main);
   g_free(r);
 }
+
+TlRunner *tl_runner_ref(TlRunner *r) {
+  g_atomic_int_inc(&r->refs);
+  return r;
+}
+
+void tl_runner_unref(TlRunner *r) { runner_unref(r); }
+void tl_runner_lock_device(TlRunner *r) { g_mutex_lock(&r->device_lock); }
+void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
 /* Each queued frame holds a reference: after tl_runner_free it is dropped unseen. */
 static gboolean deliver(gpointer data) {
@@ -331,7 +341,6 @@ void tl_runner_free(TlRunner *r) {
   g_object_unref(r->cancel);
   g_mutex_clear(&r->lock);
   g_cond_clear(&r->cond);
-  g_mutex_clear(&r->device_lock);
   g_free(r->save_path);
   runner_unref(r);
 }
