@@ -5,12 +5,16 @@
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "ct/tl-ct-data.h"
+#include "image/tl-interfile.h"
+#include "image/tl-metaimage.h"
 #include <string.h>
 
 static const TlFormatClass *const formats[] = {
     /* images */
     &tl_format_nifti,
     &tl_format_raw,
+    &tl_format_interfile,
+    &tl_format_metaimage,
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
