@@ -7,6 +7,7 @@
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
+#include "pet/tl-sinogram.h"
 #include <string.h>
 
 static const TlFormatClass *const formats[] = {
@@ -18,6 +19,7 @@ static const TlFormatClass *const formats[] = {
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
+    &tl_format_stir_sino,
     /* CT */
     &tl_format_tlct,
     NULL,
@@ -141,6 +143,7 @@ void tl_data_free(TlDataKind kind, gpointer data) {
   case TL_DATA_PET_LISTMODE: tl_listmode_free(data); break;
   case TL_DATA_CT: tl_ct_data_free(data); break;
   case TL_DATA_SCANNER: tl_scanner_free(data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_free(data); break;
   default: g_assert_not_reached();
   }
 }
@@ -193,6 +196,7 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     break;
   }
   case TL_DATA_SCANNER: describe_scanner(out, data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_describe(data, out); break;
   default: g_assert_not_reached();
   }
 }

@@ -68,6 +68,14 @@ TlImage *tl_image_load_interfile(const char *path, GError **error) {
     g.voxel_mm[d] = tl_float_from_double(vox[d]);
     g.origin_mm[d] = tl_float_from_double(org[d]);
   }
+  if ((guint64)dims[0] * (guint64)dims[1] * (guint64)dims[2] > TL_IMAGE_MAX_VOXELS) {
+    g_autofree char *exp = g_strdup_printf("a grid of at most %" G_GUINT64_FORMAT " voxels (the "
+                                           "matrix is %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT
+                                           " x %" G_GINT64_FORMAT ")", TL_IMAGE_MAX_VOXELS,
+                                           dims[0], dims[1], dims[2]);
+    g_autofree char *k = g_strdup_printf(KEY_SIZE, (int)ndim);
+    return tl_interfile_fail(h, k, exp, error), NULL;
+  }
   if (!tl_image_grid_validate(&g, error)) {
     g_prefix_error(error, "Interfile '%s': ", path);
     return NULL;
