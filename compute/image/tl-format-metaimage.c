@@ -147,6 +147,8 @@ TlImage *tl_image_load_metaimage(const char *path, GError **error) {
   for (guint d = 0; d < nd; d++)
     if (dims[d] < 1 || dims[d] > TL_IMAGE_MAX_VOXELS || dims[d] != floor(dims[d]))
       return fail(&h, "dimsize", get(&h, "dimsize"), "positive integers", error), NULL;
+  if (dims[0] * dims[1] * dims[2] > (double)TL_IMAGE_MAX_VOXELS)
+    return fail(&h, "dimsize", get(&h, "dimsize"), "at most 2^28 voxels in all", error), NULL;
   const char *spk = get(&h, "elementspacing") ? "elementspacing"
                     : get(&h, "elementsize")  ? "elementsize" : NULL;
   if (spk) {

@@ -344,7 +344,8 @@ float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
   if ((guint64)offset > (guint64)st.st_size || need > (guint64)st.st_size - (guint64)offset) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "Interfile '%s': data file '%s' has %" G_GUINT64_FORMAT " bytes, the header asks "
-                "for %" G_GUINT64_FORMAT " values of %u bytes from data offset %" G_GINT64_FORMAT
+                "for %" G_GUINT64_FORMAT " values of %u bytes from 'data offset in bytes[1]' %"
+                G_GINT64_FORMAT
                 " (%" G_GUINT64_FORMAT " bytes)", header_path, data_path,
                 (guint64)st.st_size, n, fmt->bytes, offset, need + (guint64)offset);
     return NULL;
