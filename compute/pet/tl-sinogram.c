@@ -57,19 +57,20 @@ static gboolean bad(GError **error, const char *source, const char *fmt, ...) {
 
 gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **error) {
   if (s->n_rings < 1 || s->n_rings > TL_SINOGRAM_MAX_RINGS)
-    return bad(error, source, "number of rings %u (expected 1 to %u)", s->n_rings,
+    return bad(error, source, "'number of rings' %u (expected 1 to %u)", s->n_rings,
                TL_SINOGRAM_MAX_RINGS);
   if (s->n_detectors < 4 || s->n_detectors % 2 || s->n_detectors > TL_SINOGRAM_MAX_DETECTORS)
-    return bad(error, source, "number of detectors per ring %u (expected an even number from 4 "
+    return bad(error, source, "'number of detectors per ring' %u (expected an even number from 4 "
                "to %u)", s->n_detectors, TL_SINOGRAM_MAX_DETECTORS);
   if (s->n_segments < 1 || s->n_segments > TL_SINOGRAM_MAX_SEGMENTS)
-    return bad(error, source, "%u segments (expected 1 to %u)", s->n_segments,
+    return bad(error, source, "%u segments ('matrix size' of the segment axis; expected 1 to %u)", s->n_segments,
                TL_SINOGRAM_MAX_SEGMENTS);
   if (s->n_views < 1 || (s->n_detectors / 2) % s->n_views)
-    return bad(error, source, "%u views (expected a divisor of detectors per ring / 2 = %u: view "
-               "mashing by a whole factor)", s->n_views, s->n_detectors / 2);
+    return bad(error, source, "%u views ('matrix size' of the view axis; expected a divisor of "
+               "detectors per ring / 2 = %u: view mashing by a whole factor)", s->n_views, s->n_detectors / 2);
   if (s->n_tangential < 1 || s->n_tangential > s->n_detectors)
-    return bad(error, source, "%u tangential positions (expected 1 to the %u detectors per ring)",
+    return bad(error, source, "%u tangential positions ('matrix size' of the tangential axis; "
+               "expected 1 to the %u detectors per ring)",
                s->n_tangential, s->n_detectors);
   if (!(s->inner_radius_mm > 0) || !isfinite(s->inner_radius_mm) || !(s->doi_mm >= 0) ||
       !isfinite(s->doi_mm) || !(s->ring_spacing_mm > 0) || !isfinite(s->ring_spacing_mm) ||
@@ -87,8 +88,8 @@ gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **
     gint lo = s->min_ring_difference[i], hi = s->max_ring_difference[i];
     if (lo > hi || lo <= -(gint)s->n_rings || hi >= (gint)s->n_rings) {
       g_free(seen);
-      return bad(error, source, "segment %u (file order): ring differences %d to %d (expected "
-                 "min <= max within +-(%u - 1) rings)", i, lo, hi, s->n_rings);
+      return bad(error, source, "segment %u (file order): ring differences %d to %d ('minimum/maximum "
+                 "ring difference per segment'; expected min <= max within +-(%u - 1) rings)", i, lo, hi, s->n_rings);
     }
     for (gint d = lo; d <= hi; d++) {
       if (seen[d + (gint)s->n_rings]) {
@@ -102,7 +103,7 @@ gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **
     if (s->n_axial[i] != e) {
       g_free(seen);
       return bad(error, source, "segment %u (ring differences %d to %d): %u axial positions "
-                 "(expected %u for %u rings)", i, lo, hi, s->n_axial[i], e, s->n_rings);
+                 "('matrix size' of the axial axis; expected %u for %u rings)", i, lo, hi, s->n_axial[i], e, s->n_rings);
     }
     total += (guint64)s->n_axial[i] * s->n_views * s->n_tangential;
   }
@@ -311,18 +312,47 @@ TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlIma
     goto out;
   y = g_new(float, n);
   if (!tl_array_download(dy, y, error)) goto out;
-  /* the binned operator's data are its pairs sorted by pair index (tl-pet-operator.h) */
+  /* the operator's data order is its record order (pairs regrouped by subset and sorted):
+   * read the records back rather than assume it */
+  TlLors lors = tl_pet_operator_lors(op, G_MAXUINT);
+  if (lors.count != n) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: %" G_GUINT64_FORMAT
+                " records for %" G_GUINT64_FORMAT " pairs", lors.count, n);
+    goto out;
+  }
+  TlBin *rec = g_new(TlBin, n);
+  if (!tl_array_download_range(lors.records, lors.first, n, rec, error)) {
+    g_free(rec);
+    goto out;
+  }
   keys = g_new(guint64, n);
   order = g_new(guint64, n);
   for (guint64 i = 0; i < n; i++) {
     const TlBin *b = &g_array_index(pairs, TlBin, i);
-    keys[i] = tl_pair_index(sc->n_crystals, b->a, b->b);
+    keys[i] = (guint64)b->a * sc->n_crystals + b->b;
     order[i] = i;
   }
   sort_keys = keys;
-  qsort(order, n, sizeof *order, by_key);
+  qsort(order, n, sizeof *order, by_key); /* pairs by (a, b) */
   vals = g_new(float, n);
-  for (guint64 r = 0; r < n; r++) vals[order[r]] = y[r];
+  for (guint64 r = 0; r < n; r++) {
+    guint64 key = (guint64)MIN(rec[r].a, rec[r].b) * sc->n_crystals + MAX(rec[r].a, rec[r].b);
+    guint64 lo = 0, hi = n; /* binary search of the record's pair */
+    while (lo < hi) {
+      guint64 mid = (lo + hi) / 2;
+      if (keys[order[mid]] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == n || keys[order[lo]] != key) {
+      g_free(rec);
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: record %"
+                  G_GUINT64_FORMAT " (%u, %u) is not one of the sinogram's pairs", r, rec[r].a,
+                  rec[r].b);
+      goto out;
+    }
+    vals[order[lo]] = y[r];
+  }
+  g_free(rec);
   out = tl_sinogram_copy(s, FALSE);
   if (!tl_sinogram_set_from_pairs(out, pairs, vals, error)) g_clear_pointer(&out, tl_sinogram_free);
 out:
