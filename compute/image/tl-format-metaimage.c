@@ -264,6 +264,15 @@ TlImage *tl_image_load_metaimage(const char *path, GError **error) {
                 compressed ? ", compressed" : "");
     return NULL;
   }
+  /* deflate expands at most 1032:1 (zlib's technical notes): a header asking for more than
+   * that from the stored bytes is refused before the buffer is allocated */
+  if (compressed && raw_bytes > stored * 1032 + 64) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "MetaImage '%s': CompressedData of %" G_GUINT64_FORMAT " bytes cannot inflate to "
+                "the %" G_GUINT64_FORMAT " bytes DimSize %s of %s needs (zlib expands at most "
+                "1032:1)", path, stored, raw_bytes, get(&h, "dimsize"), et);
+    return NULL;
+  }
   g_autofree guint8 *raw = g_try_malloc(MAX(raw_bytes, 1));
   g_autofree guint8 *packed = compressed ? g_try_malloc(MAX(stored, 1)) : NULL;
   if (!raw || (compressed && !packed)) {

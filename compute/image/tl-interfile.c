@@ -88,8 +88,13 @@ TlInterfile *tl_interfile_load(const char *path, GError **error) {
                 g_strerror(e));
     return NULL;
   }
-  g_autofree char *buf = g_malloc(TL_INTERFILE_MAX_HEADER + 1);
-  gsize n = fread(buf, 1, TL_INTERFILE_MAX_HEADER + 1, f);
+  /* a buffer of the file's size (headers are small), never more than the maximum + 1 */
+  GStatBuf st;
+  gsize cap = TL_INTERFILE_MAX_HEADER + 1;
+  if (g_stat(path, &st) == 0 && st.st_size >= 0 && (guint64)st.st_size < cap)
+    cap = (gsize)st.st_size + 1;
+  g_autofree char *buf = g_malloc(cap);
+  gsize n = fread(buf, 1, cap, f);
   fclose(f);
   if (n > TL_INTERFILE_MAX_HEADER) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
@@ -366,7 +371,7 @@ float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
     return NULL;
   }
   enum { CHUNK = 1 << 16 };
-  g_autofree guint8 *buf = g_malloc((gsize)CHUNK * fmt->bytes);
+  g_autofree guint8 *buf = g_malloc((gsize)MAX(MIN((guint64)CHUNK, n), 1) * fmt->bytes);
   for (guint64 done = 0; done < n;) {
     gsize k = (gsize)MIN((guint64)CHUNK, n - done);
     if (fread(buf, fmt->bytes, k, f) != k) {
