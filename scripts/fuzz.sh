@@ -74,7 +74,7 @@ if [ ! -f "$c/.seeded" ]; then
     printf 'minimum ring difference per segment := {0,-1,1}\nmaximum ring difference per segment := {0,-1,1}\n'
     printf 'number of rings := 2\nnumber of detectors per ring := 4\ninner ring diameter (cm) := 10\n'
     printf 'distance between rings (cm) := 0.4\n!END OF INTERFILE :=\n\000'
-    head -c 48 /dev/urandom; } >"$c/interfile/sino"
+    head -c 96 /dev/zero; } >"$c/interfile/sino"
   # MetaImage: one .mha (first byte even), or a header naming in.raw NUL its data (odd)
   "$cli" convert "$s/t.nii" "$s/t.mha" >/dev/null
   { printf '\000'; cat "$s/t.mha"; } >"$c/metaimage/mha"

@@ -93,13 +93,15 @@ TlImage *tl_image_load_interfile(const char *path, GError **error) {
 
 gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error) {
   if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
-  if (!g_str_has_suffix(path, ".hv")) {
+  if (!tl_format_path_has_extension(path, ".hv")) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "'%s': an Interfile image header is named *.hv (its data goes to *.v)", path);
     return FALSE;
   }
-  g_autofree char *data_path = g_strndup(path, strlen(path) - 1); /* X.hv -> X.v */
-  data_path[strlen(data_path) - 1] = 'v';
+  /* X.hv -> X.v (X.HV -> X.V): the 'h' taken out */
+  gsize len = strlen(path);
+  g_autofree char *data_path = g_strndup(path, len - 1);
+  data_path[len - 2] = path[len - 1];
   g_autofree char *data_name = g_path_get_basename(data_path);
   const TlImageGrid *g = &im->grid;
   guint64 n = tl_image_grid_n_voxels(g);

@@ -159,13 +159,15 @@ static void append_list(GString *s, const char *key, guint n, const gint *vi, co
 
 gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error) {
   if (!tl_sinogram_validate(s, path, error)) return FALSE;
-  if (!g_str_has_suffix(path, ".hs")) {
+  if (!tl_format_path_has_extension(path, ".hs")) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "'%s': STIR projection data headers are named *.hs (the data go to *.s)", path);
     return FALSE;
   }
-  g_autofree char *data_path = g_strndup(path, strlen(path) - 1);
-  data_path[strlen(data_path) - 1] = 's';
+  /* X.hs -> X.s (X.HS -> X.S): the 'h' taken out */
+  gsize len = strlen(path);
+  g_autofree char *data_path = g_strndup(path, len - 1);
+  data_path[len - 2] = path[len - 1];
   g_autofree char *data_name = g_path_get_basename(data_path);
   g_autofree char *tmp = NULL;
   FILE *f = tl_file_begin(data_path, &tmp, error);

@@ -371,7 +371,7 @@ out:
 void tl_sinogram_describe(const TlSinogram *s, GString *out) {
   g_string_append_printf(out, "modality: PET\nscanner: %s, %u rings of %u detectors, radius %g "
                          "mm + %g mm depth of interaction, rings %g mm apart\n",
-                         s->name ? s->name : "(unnamed)", s->n_rings, s->n_detectors,
+                         s->name && *s->name ? s->name : "(unnamed)", s->n_rings, s->n_detectors,
                          s->inner_radius_mm, s->doi_mm, s->ring_spacing_mm);
   g_string_append_printf(out, "sinogram: %u segments, %u views (mashing %u), %u tangential "
                          "positions, %s\n", s->n_segments, s->n_views,
