@@ -473,7 +473,32 @@ static void test_hostile(void) {
                  NULL);
   expect_refused("Scanner parameters:=\nScanner type := test scanner\n"
                  "Number of rings                          := 4\n", "", ok, "number of rings",
-                 "Scanner parameters", NULL);
+                 "Scanner parameters", "ecat 962", NULL);
+  {
+    /* a scanner STIR names, without the block: its table's geometry (ECAT HR+: 32 rings of
+     * 576 detectors, 4.85 mm apart) */
+    GString *t = g_string_new("!INTERFILE :=\nname of data file := hrplus.s\n"
+                              "originating system := ECAT 962\n!number format := float\n"
+                              "!number of bytes per pixel := 4\nimagedata byte order := "
+                              "LITTLEENDIAN\nnumber of dimensions := 4\n"
+                              "matrix axis label [4] := segment\n!matrix size [4] := 1\n"
+                              "matrix axis label [3] := view\n!matrix size [3] := 288\n"
+                              "matrix axis label [2] := axial coordinate\n!matrix size [2] := {32}\n"
+                              "matrix axis label [1] := tangential coordinate\n"
+                              "!matrix size [1] := 3\nminimum ring difference per segment := {0}\n"
+                              "maximum ring difference per segment := {0}\n");
+    g_autofree char *hs = tmp_path("hrplus.hs"), *sp = tmp_path("hrplus.s");
+    g_assert_true(g_file_set_contents(hs, t->str, -1, NULL));
+    g_string_free(t, TRUE);
+    g_autofree char *zeros = g_malloc0(4 * 288 * 32 * 3);
+    g_assert_true(g_file_set_contents(sp, zeros, 4 * 288 * 32 * 3, NULL));
+    g_autoptr(GError) e = NULL;
+    g_autoptr(TlSinogram) sg = tl_sinogram_load(hs, &e);
+    g_assert_no_error(e);
+    g_assert_cmpuint(sg->n_rings, ==, 32);
+    g_assert_cmpuint(sg->n_detectors, ==, 576);
+    g_assert_cmpfloat_with_epsilon(sg->ring_spacing_mm, 4.85, 1e-9);
+  }
   {
     g_autoptr(GError) e = NULL;
     Layout l3 = span1();

@@ -10,6 +10,36 @@
 #include <math.h>
 #include <string.h>
 
+/* Scanners STIR knows by name (its Scanner.cxx table, values as published there): used when a
+ * header names the scanner without a "Scanner parameters" block; keys in the header override.
+ * mm and degrees; "|" separates the names of one scanner. */
+static const struct {
+  const char *names;
+  guint rings, detectors;
+  double inner_radius_mm, doi_mm, ring_spacing_mm, bin_size_mm, view_offset_deg;
+} known[] = {
+    {"ecat 962|ecat hr+", 32, 576, 412.0, 7.0, 4.85, 2.25, 0},
+    {"ecat exact 3d|exact 3d|ecat hr++|ecat 966", 48, 576, 412.0, 7.0, 4.85, 2.25, 0},
+    {"siemens mmr|mmr|2008", 64, 504, 328.0, 7.0, 4.0625, 2.08626, 0},
+    {"siemens mct|mct|2011", 55, 672, 421.0, 7.0, 4.054, 2.005, 0},
+    {"hrrt", 104, 576, 234.765, 7.0, 2.4375, 1.21875, 0},
+    {"prt-1|rpt", 16, 384, 373.0, 7.0, 6.75, 3.1088, 0},
+    {"ge discovery 690|discovery 690|ge discovery 710|discovery 710", 24, 576, 405.1, 9.4, 6.54,
+     2.1306, -5.021},
+    {"ge discovery mi 4 rings|discovery mi4", 36, 544, 371.1, 9.4, 5.52296, 2.206, -4.399},
+};
+
+static gint known_scanner(const char *name) {
+  if (!name) return -1;
+  g_autofree char *n = g_ascii_strdown(name, -1);
+  g_strstrip(n);
+  for (guint i = 0; i < G_N_ELEMENTS(known); i++) {
+    g_auto(GStrv) names = g_strsplit(known[i].names, "|", -1);
+    if (g_strv_contains((const char *const *)names, n)) return (gint)i;
+  }
+  return -1;
+}
+
 static TlSinogram *load(const char *path, GError **error) {
   g_autoptr(TlInterfile) h = tl_interfile_load(path, error);
   if (!h) return NULL;
@@ -92,19 +122,32 @@ static TlSinogram *load(const char *path, GError **error) {
   s->name = g_strdup(name ? name : "");
   gint64 rings, dets;
   double d_cm, doi_cm, rs_cm, bin_cm, vo;
-  const char *no_table = "a value (the 'Scanner parameters' block is needed: Tomolab has no "
-                         "table of STIR's scanner names)";
-  if (!tl_interfile_get(h, "number of rings"))
-    return tl_interfile_fail(h, "number of rings", no_table, error), NULL;
-  if (!tl_interfile_int(h, "number of rings", TRUE, 1, 1, TL_SINOGRAM_MAX_RINGS, &rings, error) ||
-      !tl_interfile_int(h, "number of detectors per ring", TRUE, 4, 4, TL_SINOGRAM_MAX_DETECTORS,
-                        &dets, error) ||
-      !tl_interfile_double(h, "inner ring diameter (cm)", TRUE, 0, TRUE, &d_cm, error) ||
-      !tl_interfile_double(h, "average depth of interaction (cm)", FALSE, 0, FALSE, &doi_cm,
-                           error) ||
-      !tl_interfile_double(h, "distance between rings (cm)", TRUE, 0, TRUE, &rs_cm, error) ||
-      !tl_interfile_double(h, "default bin size (cm)", FALSE, 0, FALSE, &bin_cm, error) ||
-      !tl_interfile_double(h, "view offset (degrees)", FALSE, 0, FALSE, &vo, error))
+  gint k = known_scanner(tl_interfile_get(h, "originating system"));
+  if (k < 0) k = known_scanner(tl_interfile_get(h, "scanner type"));
+  if (k < 0 && !tl_interfile_get(h, "number of rings")) {
+    GString *names = g_string_new(NULL);
+    for (guint i = 0; i < G_N_ELEMENTS(known); i++)
+      g_string_append_printf(names, "%s%s", i ? ", " : "", known[i].names);
+    g_autofree char *exp = g_strdup_printf("a value: the 'Scanner parameters' block, or an "
+                                           "'originating system' Tomolab knows (%s)", names->str);
+    g_string_free(names, TRUE);
+    return tl_interfile_fail(h, "number of rings", exp, error), NULL;
+  }
+  gboolean req = k < 0;
+  if (!tl_interfile_int(h, "number of rings", req, req ? 1 : known[k].rings, 1,
+                        TL_SINOGRAM_MAX_RINGS, &rings, error) ||
+      !tl_interfile_int(h, "number of detectors per ring", req, req ? 4 : known[k].detectors, 4,
+                        TL_SINOGRAM_MAX_DETECTORS, &dets, error) ||
+      !tl_interfile_double(h, "inner ring diameter (cm)", req,
+                           req ? 0 : known[k].inner_radius_mm / 5, TRUE, &d_cm, error) ||
+      !tl_interfile_double(h, "average depth of interaction (cm)", FALSE,
+                           req ? 0 : known[k].doi_mm / 10, FALSE, &doi_cm, error) ||
+      !tl_interfile_double(h, "distance between rings (cm)", req,
+                           req ? 0 : known[k].ring_spacing_mm / 10, TRUE, &rs_cm, error) ||
+      !tl_interfile_double(h, "default bin size (cm)", FALSE, req ? 0 : known[k].bin_size_mm / 10,
+                           FALSE, &bin_cm, error) ||
+      !tl_interfile_double(h, "view offset (degrees)", FALSE,
+                           req ? 0 : known[k].view_offset_deg, FALSE, &vo, error))
     return NULL;
   if (doi_cm < 0)
     return tl_interfile_fail(h, "average depth of interaction (cm)", "a number >= 0", error),
