@@ -5,15 +5,21 @@
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "ct/tl-ct-data.h"
+#include "image/tl-interfile.h"
+#include "image/tl-metaimage.h"
+#include "pet/tl-sinogram.h"
 #include <string.h>
 
 static const TlFormatClass *const formats[] = {
     /* images */
     &tl_format_nifti,
     &tl_format_raw,
+    &tl_format_interfile,
+    &tl_format_metaimage,
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
+    &tl_format_stir_sino,
     /* CT */
     &tl_format_tlct,
     NULL,
@@ -158,6 +164,7 @@ void tl_data_free(TlDataKind kind, gpointer data) {
   case TL_DATA_PET_LISTMODE: tl_listmode_free(data); break;
   case TL_DATA_CT: tl_ct_data_free(data); break;
   case TL_DATA_SCANNER: tl_scanner_free(data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_free(data); break;
   default: g_assert_not_reached();
   }
 }
@@ -210,6 +217,7 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     break;
   }
   case TL_DATA_SCANNER: describe_scanner(out, data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_describe(data, out); break;
   default: g_assert_not_reached();
   }
 }
