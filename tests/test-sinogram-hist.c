@@ -4,6 +4,8 @@
  * histogrammed events add up to the event count. */
 #include "pet-fixture.h"
 #include "pet/tl-sinogram-hist.h"
+#include "pet-ref.h"
+#include <math.h>
 
 static void test_pairs_and_bins(void) {
   TlScanner *fx = fx_ring_scanner(4, 12, 2, 4.0f, 40.0f, 5.0f, 3);
@@ -110,8 +112,58 @@ static void test_events(void) {
   tl_listmode_free(lm);
 }
 
+/* One plane's expected counts against the C reference's Siddon line integrals of each bin's
+ * pair (crystal centres as end points, as the device projector takes them). */
+static void test_expected_plane(void) {
+  TlContext *ctx = tl_test_context();
+  TlScanner *fx = fx_ring_scanner(3, 10, 2, 4.0f, 35.0f, 5.0f, 2);
+  g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  GError *error = NULL;
+  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, 2, &error);
+  g_assert_no_error(error);
+  TlImageGrid g = fx_grid(20, 20, 3, 3.0f, 3.0f, 5.0f);
+  g_autoptr(TlImage) x = tl_image_new(&g);
+  for (guint64 i = 0; i < fx_voxels(&g); i++) x->data[i] = 0.5f + (float)(i % 7) / 4.0f;
+  guint N = s->n_detectors;
+  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments 0, +1, +2 */
+    guint ax = s->n_axial[seg] - 1;
+    g_autofree float *plane = g_new(float, s->n_views * s->n_tangential);
+    g_assert_true(tl_sinogram_expected_plane(ctx, s, seg, ax, sc, x, "siddon", NULL, plane,
+                                             &error));
+    g_assert_no_error(error);
+    gint rd = s->min_ring_difference[seg];
+    guint r1 = rd >= 0 ? ax : ax - rd, r2 = r1 + rd;
+    guint nonzero = 0;
+    for (guint a = r1 * N; a < (r1 + 1) * N; a++)
+      for (guint b = r2 * N; b < (r2 + 1) * N; b++) {
+        guint64 bin;
+        if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) continue;
+        guint64 off = tl_sinogram_segment_offset(s, seg);
+        if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) continue;
+        guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
+        guint t = (guint)((bin - off) % s->n_tangential);
+        float got = plane[v * s->n_tangential + t];
+        if (!tl_scanner_pair_allowed(sc, a, b)) {
+          g_assert_cmpfloat(got, ==, 0);
+          continue;
+        }
+        double p0[3], p1[3];
+        for (int k = 0; k < 3; k++)
+          p0[k] = sc->crystals[a].centre[k], p1[k] = sc->crystals[b].centre[k];
+        TlRefModel m = {.kind = TL_REF_SIDDON};
+        double ref = tl_ref_forward_model(&m, &g, p0, p1, x->data);
+        g_assert_cmpfloat(fabs(got - ref), <=, 1e-5 * fabs(ref) + 1e-6);
+        nonzero += ref > 0;
+      }
+    g_assert_cmpuint(nonzero, >, 20);
+  }
+  tl_test_context_done(ctx);
+}
+
 int main(int argc, char **argv) {
-  g_test_init(&argc, &argv, NULL);
+  tl_test_init(&argc, &argv);
+  g_test_add_func("/sinogram-hist/expected-plane", test_expected_plane);
   g_test_add_func("/sinogram-hist/pairs-and-bins", test_pairs_and_bins);
   g_test_add_func("/sinogram-hist/events", test_events);
   return g_test_run();

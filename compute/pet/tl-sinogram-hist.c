@@ -6,6 +6,7 @@
  * d1 = d2 on different rings (t = -N/2): STIR's sinogram holds that pair in segment +d and in
  * -d, and the lower crystal id as detector 1 picks one of them. */
 #include "tl-sinogram-hist.h"
+#include "tl-pet-operator.h"
 #include <math.h>
 #include <string.h>
 
@@ -115,5 +116,74 @@ gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *ou
       out++;
   }
   if (outside) *outside = out;
+  return TRUE;
+}
+
+gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+                                    const TlScanner *scanner, const TlImage *image,
+                                    const char *projector, const TlImage *mu, float *out,
+                                    GError **error) {
+  if (seg >= s->n_segments || ax >= s->n_axial[seg] ||
+      s->min_ring_difference[seg] != s->max_ring_difference[seg] ||
+      (s->n_detectors / 2) / s->n_views != 1) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sinogram plane: segment %u axial position %u (%u segments; span 1, no view "
+                "mashing expected)", seg, ax, s->n_segments);
+    return FALSE;
+  }
+  gint N = (gint)s->n_detectors, rd = s->min_ring_difference[seg];
+  gint r1 = rd >= 0 ? (gint)ax : (gint)ax - rd, r2 = r1 + rd;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  guint n_plane = s->n_views * s->n_tangential;
+  memset(out, 0, n_plane * sizeof(float));
+  /* the plane's detectable pairs, and the plane pixel each one adds to */
+  g_autoptr(GArray) bins = g_array_new(FALSE, FALSE, sizeof(TlBin));
+  g_autoptr(GArray) pixel = g_array_new(FALSE, FALSE, sizeof(guint));
+  for (guint v = 0; v < s->n_views; v++)
+    for (guint ti = 0; ti < s->n_tangential; ti++) {
+      gint t = t0 + (gint)ti;
+      guint d1 = (guint)mod((gint)v + floor_half(t), N);
+      guint d2 = (guint)mod((gint)v - floor_half(t + 1) + N / 2, N);
+      guint a = (guint)r1 * (guint)N + d1, b = (guint)r2 * (guint)N + d2;
+      if (a == b || !tl_scanner_pair_allowed(scanner, a, b)) continue;
+      TlBin bin = {MIN(a, b), MAX(a, b), 1.0f};
+      guint px = v * s->n_tangential + ti;
+      g_array_append_val(bins, bin);
+      g_array_append_val(pixel, px);
+    }
+  if (bins->len == 0) return TRUE;
+  TlPetOperatorOptions o;
+  tl_pet_operator_options_init(&o);
+  o.projector = projector;
+  o.subsets = 1;
+  o.attenuation = mu;
+  o.use_cache = FALSE;
+  g_autoptr(TlOperator) op = tl_pet_operator_new_binned(ctx, scanner, (const TlBin *)bins->data,
+                                                        bins->len, &image->grid, &o, error);
+  if (!op) return FALSE;
+  /* the operator stores bins sorted by pair: its records say which pair each datum is */
+  TlLors lors = tl_pet_operator_lors(op, G_MAXUINT);
+  guint64 nd = tl_operator_n_data(op), nv = tl_image_grid_n_voxels(&image->grid);
+  g_autofree TlBin *rec = g_new(TlBin, nd);
+  g_autofree float *y = g_new(float, nd);
+  g_autoptr(TlStream) st = tl_stream_new(ctx, error);
+  g_autoptr(TlArray) x = st ? tl_array_new(ctx, nv, sizeof(float), error) : NULL;
+  g_autoptr(TlArray) ya = x ? tl_array_new(ctx, nd, sizeof(float), error) : NULL;
+  if (!ya || !tl_array_upload(x, image->data, error) ||
+      !tl_operator_forward(op, st, 0, x, ya, error) || !tl_stream_finish(st, error) ||
+      !tl_array_download(ya, y, error) || !tl_array_download(lors.records, rec, error))
+    return FALSE;
+  g_autoptr(GHashTable) where = g_hash_table_new(g_int64_hash, g_int64_equal);
+  g_autofree gint64 *keys = g_new(gint64, bins->len);
+  for (guint i = 0; i < bins->len; i++) {
+    const TlBin *b = &g_array_index(bins, TlBin, i);
+    keys[i] = (gint64)b->a << 32 | b->b;
+    g_hash_table_insert(where, &keys[i], GUINT_TO_POINTER(g_array_index(pixel, guint, i) + 1));
+  }
+  for (guint64 j = 0; j < nd; j++) {
+    gint64 key = (gint64)rec[j].a << 32 | rec[j].b;
+    guint px = GPOINTER_TO_UINT(g_hash_table_lookup(where, &key));
+    if (px) out[px - 1] += y[j];
+  }
   return TRUE;
 }

@@ -27,6 +27,15 @@ gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 
  * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
 gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
                                 GError **error);
+/* The expected counts of one sinogram plane (segment `seg`, axial position `ax`):
+ * out[view * n_tangential + t] = sum over the bin's detectable crystal pairs of (D A x)_pair
+ * with the binned operator of `scanner` (the sinogram's own; `projector` as in
+ * tl-pet-operator.h, D = exp(-A mu) when `mu` is non-NULL), x = `image`. Bins without a
+ * detectable pair get 0. Non-TOF: TOF bins summed, as the histogram does. */
+gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+                                    const TlScanner *scanner, const TlImage *image,
+                                    const char *projector, const TlImage *mu, float *out,
+                                    GError **error);
 /* Segment index of ring difference rd (STIR's order), or -1. */
 gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
 
