@@ -4,6 +4,7 @@
 #include "image/tl-image.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
+#include "pet/tl-format-mmr.h"
 #include "ct/tl-ct-data.h"
 #include <string.h>
 
@@ -14,6 +15,7 @@ static const TlFormatClass *const formats[] = {
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
+    &tl_format_mmr,
     /* CT */
     &tl_format_tlct,
     NULL,
