@@ -5,6 +5,7 @@
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "pet/tl-format-mmr.h"
+#include "pet/tl-format-castor.h"
 #include "ct/tl-ct-data.h"
 #include <string.h>
 
@@ -16,6 +17,8 @@ static const TlFormatClass *const formats[] = {
     &tl_format_tlm,
     &tl_format_scanner,
     &tl_format_mmr,
+    &tl_format_castor,
+    &tl_format_castor_scanner,
     /* CT */
     &tl_format_tlct,
     NULL,
