@@ -77,7 +77,32 @@ TlMmrDecode tl_mmr_decode_bin(guint32 bin_address, guint32 *a, guint32 *b) {
   return TL_MMR_DECODED;
 }
 
+/* The crystal table, built once (a load per frame or per fuzz input copies it). */
+static gpointer build_crystals(gpointer unused) {
+  (void)unused;
+  TlCrystal *table = g_new0(TlCrystal, TL_MMR_RINGS * TL_MMR_CRYSTALS_PER_RING);
+  for (guint r = 0; r < TL_MMR_RINGS; r++)
+    for (guint d = 0; d < TL_MMR_POSITIONS; d++) {
+      guint32 id = tl_mmr_crystal_id(r, d);
+      if (id == G_MAXUINT32) continue;
+      /* STIR's cylinder: psi from -y towards +x; the centre on the inner face (radius 328) */
+      double psi = 2.0 * G_PI * d / TL_MMR_POSITIONS;
+      TlCrystal *k = &table[id];
+      k->centre[0] = (float)(MMR_RADIUS_MM * sin(psi));
+      k->centre[1] = (float)(-MMR_RADIUS_MM * cos(psi));
+      k->centre[2] = (float)((r - 0.5 * (TL_MMR_RINGS - 1)) * MMR_RING_PITCH_MM);
+      k->normal[0] = (float)-sin(psi);
+      k->normal[1] = (float)cos(psi);
+      k->normal[2] = 0.0f;
+      k->group = d / MMR_HEAD_SIZE; /* block: no line of response inside one block */
+      k->ring = r;
+    }
+  return table;
+}
+
 TlScanner *tl_mmr_scanner_new(void) {
+  static GOnce once = G_ONCE_INIT;
+  const TlCrystal *table = g_once(&once, build_crystals, NULL);
   TlScanner *s = g_new0(TlScanner, 1);
   s->name = g_strdup("siemens-mmr");
   s->kind = TL_SCANNER_RING;
@@ -88,23 +113,7 @@ TlScanner *tl_mmr_scanner_new(void) {
   s->crystal_size[0] = 4.0f; /* LSO 4 x 4 x 20 mm (Delso et al. 2011) */
   s->crystal_size[1] = 4.0f;
   s->crystal_size[2] = 20.0f;
-  s->crystals = g_new0(TlCrystal, s->n_crystals);
-  for (guint r = 0; r < TL_MMR_RINGS; r++)
-    for (guint d = 0; d < TL_MMR_POSITIONS; d++) {
-      guint32 id = tl_mmr_crystal_id(r, d);
-      if (id == G_MAXUINT32) continue;
-      /* STIR's cylinder: psi from -y towards +x; the centre on the inner face (radius 328) */
-      double psi = 2.0 * G_PI * d / TL_MMR_POSITIONS;
-      TlCrystal *k = &s->crystals[id];
-      k->centre[0] = (float)(MMR_RADIUS_MM * sin(psi));
-      k->centre[1] = (float)(-MMR_RADIUS_MM * cos(psi));
-      k->centre[2] = (float)((r - 0.5 * (TL_MMR_RINGS - 1)) * MMR_RING_PITCH_MM);
-      k->normal[0] = (float)-sin(psi);
-      k->normal[1] = (float)cos(psi);
-      k->normal[2] = 0.0f;
-      k->group = d / MMR_HEAD_SIZE; /* block: no line of response inside one block */
-      k->ring = r;
-    }
+  s->crystals = g_memdup2(table, sizeof(TlCrystal) * s->n_crystals);
   return s;
 }
 
