@@ -245,6 +245,26 @@ static void test_simulation(void) {
   g_assert_cmpuint(sc->crystals_per_ring, ==, s->crystals_per_ring);
 }
 
+/* The real mMR acquisition handed to CASToR and read back: the same 218 881 prompts. */
+static void test_real_mmr(void) {
+  GError *error = NULL;
+  g_autoptr(TlListmode) lm = tl_format_load_kind("../shared/data/mmr/small_listmode_file.l",
+                                                 TL_DATA_PET_LISTMODE, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(lm->n_events, ==, 218881);
+  g_autofree char *cdh = tpath("mmr.cdh");
+  g_assert_true(tl_format_save(&tl_format_castor, lm, cdh, &error));
+  g_assert_no_error(error);
+  g_autoptr(TlListmode) back = tl_format_load_kind(cdh, TL_DATA_PET_LISTMODE, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(back->n_events, ==, lm->n_events);
+  g_assert_false(back->has_tof);
+  g_assert_true(memcmp(back->events, lm->events, 12 * lm->n_events) == 0);
+  g_assert_cmpfloat_with_epsilon(back->duration_s, 0.613, 1e-12);
+  g_assert_cmpuint(back->scanner->n_rings, ==, 64);
+  g_assert_cmpuint(back->scanner->crystals_per_ring, ==, 448);
+}
+
 static void expect(const char *file, const char *const *words) {
   g_autofree char *p = tpath(file);
   GError *error = NULL;
@@ -343,6 +363,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-castor/list", test_list_roundtrip);
   g_test_add_func("/format-castor/histogram", test_histogram_roundtrip);
   g_test_add_func("/format-castor/simulation", test_simulation);
+  g_test_add_func("/format-castor/real-mmr", test_real_mmr);
   g_test_add_func("/format-castor/hostile", test_hostile);
   int rc = g_test_run();
   g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
