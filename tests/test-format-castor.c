@@ -265,6 +265,60 @@ static void test_real_mmr(void) {
   g_assert_cmpuint(back->scanner->crystals_per_ring, ==, 448);
 }
 
+/* A generic .geom (CASToR's keys): 4 rsectors of 2 modules axially (1.5 mm apart) x 2 x 3
+ * crystals of 4 x 5 x 10 mm (0.5 mm gaps transaxially), radius 100, first angle 0, clockwise.
+ * Rsector 0 faces +y: crystal faces at y = 100, x = -4.25 / 0 + ... (centred), z centred;
+ * rsector 1 (90 degrees clockwise) at x = 100, y = -x0. */
+static void test_geom(void) {
+  const char *g = "# a test geometry\nmodality : PET\nscanner name : g4\nnumber of elements : 48\n"
+                  "number of layers : 1\nscanner radius : 100\nnumber of rsectors : 4\n"
+                  "number of crystals transaxial : 2\nnumber of crystals axial : 3\n"
+                  "crystals size depth : 10\ncrystals size transaxial : 4\ncrystals size axial : 5\n"
+                  "number of modules axial : 2\nmodule gap axial : 1.5\ncrystal gap transaxial : 0.5\n"
+                  "rsectors first angle : 0\nrotation direction : CW\nmean depth of interaction : 0\n";
+  write_file("g4.geom", g, -1);
+  g_autofree char *p = tpath("g4.geom");
+  GError *error = NULL;
+  g_autoptr(TlScanner) s = tl_format_load_kind(p, TL_DATA_SCANNER, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(s->n_crystals, ==, 48);
+  g_assert_cmpuint(s->n_rings, ==, 6);
+  g_assert_cmpuint(s->crystals_per_ring, ==, 8);
+  /* transaxial crystals of a rsector: 2 x 4 + 0.5 = 8.5 mm wide, centres at -2.25, +2.25 */
+  const double xs[2] = {-2.25, 2.25};
+  /* rings: 2 modules of 3 x 5 mm (15 mm) 1.5 mm apart: 31.5 mm, centres -13.25 + 5 r (+1.5) */
+  for (guint ring = 0; ring < 6; ring++) {
+    double z = -15.75 + 2.5 + 5.0 * (ring % 3) + (ring / 3) * 16.5;
+    for (guint rsa = 0; rsa < 4; rsa++)
+      for (guint k = 0; k < 2; k++) {
+        const TlCrystal *c = &s->crystals[ring * 8 + rsa * 2 + k];
+        double a = rsa * G_PI / 2, x = xs[k], y = 100;
+        g_assert_cmpfloat_with_epsilon(c->centre[0], cos(a) * x + sin(a) * y, 1e-4);
+        g_assert_cmpfloat_with_epsilon(c->centre[1], -sin(a) * x + cos(a) * y, 1e-4);
+        g_assert_cmpfloat_with_epsilon(c->centre[2], z, 1e-4);
+        g_assert_cmpfloat_with_epsilon(c->normal[0], -sin(a), 1e-6);
+        g_assert_cmpfloat_with_epsilon(c->normal[1], -cos(a), 1e-6);
+        g_assert_cmpuint(c->group, ==, rsa);
+        g_assert_cmpuint(c->ring, ==, ring);
+      }
+  }
+  /* inconsistent: 48 elements but the layout makes 6 x 8 = 48; say 50 */
+  g_autofree char *bad = g_strdup(g);
+  memcpy(strstr(bad, "elements : 48"), "elements : 50", 13);
+  write_file("g4.geom", bad, -1);
+  g_assert_null(tl_castor_geom_load(p, &error));
+  g_assert_nonnull(strstr(error->message, "number of elements"));
+  g_assert_nonnull(strstr(error->message, "50"));
+  g_clear_error(&error);
+  g_autofree char *bad2 = g_strdup(g);
+  memcpy(strstr(bad2, "radius : 100"), "radius : nan", 12);
+  write_file("g4.geom", bad2, -1);
+  g_assert_null(tl_castor_geom_load(p, &error));
+  g_assert_nonnull(strstr(error->message, "scanner radius"));
+  g_assert_nonnull(strstr(error->message, "nan"));
+  g_clear_error(&error);
+}
+
 static void expect(const char *file, const char *const *words) {
   g_autofree char *p = tpath(file);
   GError *error = NULL;
@@ -364,6 +418,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-castor/histogram", test_histogram_roundtrip);
   g_test_add_func("/format-castor/simulation", test_simulation);
   g_test_add_func("/format-castor/real-mmr", test_real_mmr);
+  g_test_add_func("/format-castor/geom", test_geom);
   g_test_add_func("/format-castor/hostile", test_hostile);
   int rc = g_test_run();
   g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);

@@ -485,12 +485,20 @@ TlListmode *tl_castor_to_listmode(const TlCastorData *d, const TlScanner *scanne
       total += (guint64)v;
     }
   }
-  TlScanner *s = tl_scanner_copy(scanner);
   double w_ps = 0;
   if (d->has_tof && !d->histogram) {
     /* TOF bins: the header's quantisation step, else one sigma of the timing resolution; odd
      * count covering the measurement range */
     w_ps = d->tof_quant_ps > 0 ? d->tof_quant_ps : d->tof_fwhm_ps / (2.0 * sqrt(2.0 * G_LN2));
+    if (!(0.5 * C_MM_PER_PS * w_ps >= 1e-3) || !(d->tof_fwhm_ps >= 1e-3)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TOF bins of %g ps and a resolution of %g ps "
+                  "(expected a bin of at least 1 um along the line and a resolution >= 0.001 ps)",
+                  src, w_ps, d->tof_fwhm_ps);
+      return NULL;
+    }
+  }
+  TlScanner *s = tl_scanner_copy(scanner);
+  if (d->has_tof && !d->histogram) {
     double half = ceil(0.5 * d->tof_range_ps / w_ps - 0.5);
     if (half > 4095) half = 4095;
     s->tof_bins = 2 * (guint)half + 1;
@@ -749,6 +757,136 @@ gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **
   return ok;
 }
 
+/* --- scanners: generic .geom descriptions (iScannerPET::ComputeLUT, one layer) ---
+ * Crystals of the first angular rsector, its inner face's normal along +y: module i, submodule j
+ * and crystal k are numbered transaxial first; crystal k's middle is at
+ *   x = x0 + dir ((k mod ntc)(ct + gct) + ct/2),  y = radius + depth/2,
+ *   z = z0 + floor(k / ntc)(ca + gca) + ca/2
+ * with x0 = -dir size_trs_rsector / 2 moved by dir (i mod ntm)(size_trs_mod + gtm) and
+ * dir (j mod nts)(size_trs_submod + gts) (z0 likewise along z, rsectors axially centred), dir = 1
+ * for CW, -1 for CCW. Rsector rsa is rotated by a = first angle + rsa span / n:
+ * x' = cos a x + dir sin a y, y' = -dir sin a x + cos a y; its orientation is (dir sin a, cos a,
+ * 0). Ids: ring-major, ring = the axial crystal row over rsectors, modules and submodules. */
+
+static gboolean geom_count(const char *path, GPtrArray *kvs, const char *key, gboolean required,
+                           guint64 dflt, guint64 *out, GError **error) {
+  const Kv *kv;
+  if (required && !kv_required(path, kvs, key, &kv, error)) return FALSE;
+  if (!kv_count(path, kvs, key, 1u << 16, dflt, out, error)) return FALSE;
+  if (*out < 1) return kv_bad(error, path, kv_find(kvs, key), "(expected at least 1)");
+  return TRUE;
+}
+
+TlScanner *tl_castor_geom_load(const char *geom, GError **error) {
+  g_autoptr(GPtrArray) kvs = read_kv(geom, error);
+  if (!kvs) return NULL;
+  const Kv *kv;
+  guint64 n, layers, nrs, ntc, nac, nar, ntm, nam, nts, nas, zs;
+  double radius, depth, ct, ca, mdoi, gar, gtm, gam, gts, gas, gtc, gac, first, span;
+  if (!kv_required(geom, kvs, "modality", &kv, error)) return NULL;
+  if (strcmp(kv->value, "PET") != 0) {
+    kv_bad(error, geom, kv, "(expected PET)");
+    return NULL;
+  }
+  if (!kv_required(geom, kvs, "number of elements", &kv, error) ||
+      !kv_count(geom, kvs, "number of elements", TL_SCANNER_MAX_CRYSTALS, 0, &n, error) ||
+      !kv_required(geom, kvs, "number of layers", &kv, error) ||
+      !kv_count(geom, kvs, "number of layers", 1, 0, &layers, error) ||
+      !geom_count(geom, kvs, "number of rsectors", TRUE, 1, &nrs, error) ||
+      !geom_count(geom, kvs, "number of crystals transaxial", TRUE, 1, &ntc, error) ||
+      !geom_count(geom, kvs, "number of crystals axial", TRUE, 1, &nac, error) ||
+      !geom_count(geom, kvs, "number of rsectors axial", FALSE, 1, &nar, error) ||
+      !geom_count(geom, kvs, "number of modules transaxial", FALSE, 1, &ntm, error) ||
+      !geom_count(geom, kvs, "number of modules axial", FALSE, 1, &nam, error) ||
+      !geom_count(geom, kvs, "number of submodules transaxial", FALSE, 1, &nts, error) ||
+      !geom_count(geom, kvs, "number of submodules axial", FALSE, 1, &nas, error) ||
+      !kv_count(geom, kvs, "rsectors nbzshift", 0, 0, &zs, error) ||
+      !kv_required(geom, kvs, "scanner radius", &kv, error) ||
+      !kv_number(geom, kvs, "scanner radius", 0, 1e5, TRUE, 0, &radius, error) ||
+      !kv_required(geom, kvs, "crystals size depth", &kv, error) ||
+      !kv_number(geom, kvs, "crystals size depth", 0, 1e4, TRUE, 0, &depth, error) ||
+      !kv_required(geom, kvs, "crystals size transaxial", &kv, error) ||
+      !kv_number(geom, kvs, "crystals size transaxial", 0, 1e4, TRUE, 0, &ct, error) ||
+      !kv_required(geom, kvs, "crystals size axial", &kv, error) ||
+      !kv_number(geom, kvs, "crystals size axial", 0, 1e4, TRUE, 0, &ca, error) ||
+      !kv_number(geom, kvs, "mean depth of interaction", -G_MAXDOUBLE, 1e4, FALSE, -1, &mdoi, error) ||
+      !kv_number(geom, kvs, "rsector gap axial", 0, 1e4, FALSE, 0, &gar, error) ||
+      !kv_number(geom, kvs, "module gap transaxial", 0, 1e4, FALSE, 0, &gtm, error) ||
+      !kv_number(geom, kvs, "module gap axial", 0, 1e4, FALSE, 0, &gam, error) ||
+      !kv_number(geom, kvs, "submodule gap transaxial", 0, 1e4, FALSE, 0, &gts, error) ||
+      !kv_number(geom, kvs, "submodule gap axial", 0, 1e4, FALSE, 0, &gas, error) ||
+      !kv_number(geom, kvs, "crystal gap transaxial", 0, 1e4, FALSE, 0, &gtc, error) ||
+      !kv_number(geom, kvs, "crystal gap axial", 0, 1e4, FALSE, 0, &gac, error) ||
+      !kv_number(geom, kvs, "rsectors first angle", -1e4, 1e4, FALSE, 0, &first, error) ||
+      !kv_number(geom, kvs, "rsectors angular span", 0, 360, TRUE, 360, &span, error))
+    return NULL;
+  if (layers != 1) {
+    kv_bad(error, geom, kv_find(kvs, "number of layers"), "(only 1 layer is read here)");
+    return NULL;
+  }
+  int dir = 1;
+  if ((kv = kv_find(kvs, "rotation direction"))) {
+    if (g_ascii_strcasecmp(kv->value, "CCW") == 0) dir = -1;
+    else if (g_ascii_strcasecmp(kv->value, "CW") != 0) {
+      kv_bad(error, geom, kv, "(expected CW or CCW)");
+      return NULL;
+    }
+  }
+  guint64 rings = nar * nam * nas * nac, per_ring = nrs * ntm * nts * ntc;
+  if (rings * per_ring != n || rings > TL_SCANNER_MAX_CRYSTALS || per_ring > TL_SCANNER_MAX_CRYSTALS) {
+    kv_bad(error, geom, kv_find(kvs, "number of elements"), "(the rsectors, modules, submodules "
+           "and crystals make %" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT ")", rings, per_ring);
+    return NULL;
+  }
+  double st_sub = ntc * ct + (ntc - 1) * gtc, sa_sub = nac * ca + (nac - 1) * gac;
+  double st_mod = nts * st_sub + (nts - 1) * gts, sa_mod = nas * sa_sub + (nas - 1) * gas;
+  double st_rs = ntm * st_mod + (ntm - 1) * gtm, sa_rs = nam * sa_mod + (nam - 1) * gam;
+  double dshift = (mdoi < 0 ? depth / 2 : mdoi) - depth / 2;
+  TlScanner *s = g_new0(TlScanner, 1);
+  g_autofree char *base = g_path_get_basename(geom);
+  s->name = g_strndup(base, strcspn(base, "."));
+  if ((kv = kv_find(kvs, "scanner name")) && *kv->value) g_free(s->name), s->name = g_strdup(kv->value);
+  s->kind = TL_SCANNER_RING;
+  s->n_crystals = (guint)n;
+  s->n_rings = (guint)rings;
+  s->crystals_per_ring = (guint)per_ring;
+  s->max_ring_difference = s->n_rings - 1;
+  s->crystal_size[0] = (float)ct;
+  s->crystal_size[1] = (float)ca;
+  s->crystal_size[2] = (float)depth;
+  s->crystals = g_new0(TlCrystal, n);
+  for (guint64 rsa = 0; rsa < nrs; rsa++) {
+    double a = remainder((first + rsa * span / nrs) * G_PI / 180.0, 2 * G_PI);
+    double c = cos(a), sn = sin(a);
+    for (guint64 rs = 0; rs < nar; rs++)
+      for (guint64 m = 0; m < ntm * nam; m++)
+        for (guint64 sm = 0; sm < nts * nas; sm++)
+          for (guint64 k = 0; k < ntc * nac; k++) {
+            double x = -dir * st_rs / 2 + dir * (double)(m % ntm) * (st_mod + gtm) +
+                       dir * (double)(sm % nts) * (st_sub + gts) +
+                       dir * ((double)(k % ntc) * (ct + gtc) + ct / 2);
+            double z = -(nar * sa_rs + (nar - 1) * gar) / 2 + rs * (sa_rs + gar) +
+                       (double)(m / ntm) * (sa_mod + gam) + (double)(sm / nts) * (sa_sub + gas) +
+                       (double)(k / ntc) * (ca + gac) + ca / 2;
+            double y = radius + depth / 2;
+            guint64 ring = ((rs * nam + m / ntm) * nas + sm / nts) * nac + k / ntc;
+            guint64 id = ring * per_ring + ((rsa * ntm + m % ntm) * nts + sm % nts) * ntc + k % ntc;
+            double ox = dir * sn, oy = c; /* outward */
+            TlCrystal *t = &s->crystals[id];
+            t->centre[0] = (float)(c * x + dir * sn * y + dshift * ox);
+            t->centre[1] = (float)(-dir * sn * x + c * y + dshift * oy);
+            t->centre[2] = (float)z;
+            t->normal[0] = (float)-ox;
+            t->normal[1] = (float)-oy;
+            t->normal[2] = 0.0f;
+            t->group = (guint32)rsa; /* no line of response inside an rsector */
+            t->ring = (guint32)ring;
+          }
+  }
+  if (!tl_scanner_validate(s, error)) g_clear_pointer(&s, tl_scanner_free);
+  return s;
+}
+
 /* --- the format table's entries --- */
 
 static gboolean head_has_key(const guint8 *head, gsize n, const char *key) {
@@ -768,14 +906,18 @@ static TlScanner *find_scanner(const char *cdh, const char *name, GError **error
   g_autofree char *file = g_strconcat(name, ".hscan", NULL);
   g_autofree char *near = sibling(cdh, file);
   if (near && g_file_test(near, G_FILE_TEST_IS_REGULAR)) return tl_castor_scanner_load(near, error);
+  g_autofree char *gfile = g_strconcat(name, ".geom", NULL);
+  g_autofree char *gnear = sibling(cdh, gfile);
+  if (gnear && g_file_test(gnear, G_FILE_TEST_IS_REGULAR)) return tl_castor_geom_load(gnear, error);
   const char *cfg = g_getenv("CASTOR_CONFIG");
   if (cfg && !strpbrk(name, "/\\")) {
     g_autofree char *p = g_build_filename(cfg, "scanner", file, NULL);
     if (g_file_test(p, G_FILE_TEST_IS_REGULAR)) return tl_castor_scanner_load(p, error);
+    g_autofree char *gp = g_build_filename(cfg, "scanner", gfile, NULL);
+    if (g_file_test(gp, G_FILE_TEST_IS_REGULAR)) return tl_castor_geom_load(gp, error);
   }
-  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: key 'scanner name': value '%s': no '%s' "
-              "next to it or in $CASTOR_CONFIG/scanner (.geom scanners are not read yet)", cdh,
-              name, file);
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: key 'scanner name': value '%s': no '%s' or "
+              "'%s' next to it or in $CASTOR_CONFIG/scanner", cdh, name, file, gfile);
   return NULL;
 }
 
@@ -841,25 +983,34 @@ const TlFormatClass tl_format_castor = {
 };
 
 static guint hscan_probe(const char *path, const guint8 *head, gsize n) {
-  if (head_has_key(head, n, "number of elements:") && head_has_key(head, n, "modality:") &&
-      !head_has_key(head, n, "number of rsectors"))
+  if (head_has_key(head, n, "number of elements") && head_has_key(head, n, "modality"))
     return TL_FORMAT_SURE;
-  return tl_format_path_has_extension(path, ".hscan") ? TL_FORMAT_EXTENSION : 0;
+  return tl_format_path_has_extension(path, ".hscan .geom") ? TL_FORMAT_EXTENSION : 0;
 }
 
+/* a .geom (it has rsectors) or a .hscan + .lut */
 static gpointer hscan_load(const char *path, GError **error) {
+  gsize n = 0;
+  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
+  if (!head) return NULL;
+  if (head_has_key(head, n, "number of rsectors")) return tl_castor_geom_load(path, error);
   return tl_castor_scanner_load(path, error);
 }
 
 static gboolean hscan_save(gconstpointer data, const char *path, GError **error) {
+  if (!g_str_has_suffix(path, ".hscan")) { /* .geom is read only */
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': CASToR scanners are written as "
+                ".hscan + .lut (a .geom is read only)", path);
+    return FALSE;
+  }
   return tl_castor_scanner_save(data, path, error);
 }
 
 const TlFormatClass tl_format_castor_scanner = {
     .name = "castor-scanner",
-    .summary = "CASToR scanner look-up table (.hscan + .lut: crystal centres and orientations)",
+    .summary = "CASToR scanner: look-up table (.hscan + .lut) or generic description (.geom, read)",
     .kind = TL_DATA_SCANNER,
-    .extensions = ".hscan",
+    .extensions = ".hscan .geom",
     .probe = hscan_probe,
     .load = hscan_load,
     .save = hscan_save,

@@ -50,6 +50,9 @@ TlCastorData *tl_castor_from_listmode(const TlListmode *lm, const char *scanner_
  * orientation x y z). */
 TlScanner *tl_castor_scanner_load(const char *hscan, GError **error);
 gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **error);
+/* A generic `.geom` description (one layer; rsectors, modules, submodules, crystals, gaps,
+ * first angle, angular span, rotation direction; no z-shifts), read only. Groups: rsectors. */
+TlScanner *tl_castor_geom_load(const char *geom, GError **error);
 
 /* Entries of the format table (compute/tl-formats.c). */
 extern const TlFormatClass tl_format_castor;
