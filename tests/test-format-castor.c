@@ -382,6 +382,14 @@ static void test_hostile(void) {
   g_autoptr(GBytes) lut = read_file("s1.lut");
   write_file("s1.lut", g_bytes_get_data(lut, NULL), 16 * 24 - 4);
   expect("s1.hscan", (const char *const[]){"s1.hscan", "number of elements", "16", "s1.lut", NULL});
+  /* a crystal 1e20 mm away (fuzz-castor-scanner: it overflowed a voxel count on saving) */
+  write_scanner("s3", 0);
+  g_autoptr(GBytes) lut3 = read_file("s3.lut");
+  g_autofree guint8 *far = g_memdup2(g_bytes_get_data(lut3, NULL), 16 * 24);
+  float huge = 1.05806e20f;
+  memcpy(far + 5 * 24 + 4, &huge, 4);
+  write_file("s3.lut", far, 16 * 24);
+  expect("s3.hscan", (const char *const[]){"s3.lut", "crystal 5", "1.05806e+20", NULL});
   write_scanner("s2", 0);
   g_autofree char *txt = NULL;
   g_autofree char *p2 = tpath("s2.hscan");

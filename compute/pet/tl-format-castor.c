@@ -22,6 +22,9 @@
 
 #define C_MM_PER_PS 0.299792458
 #define HEADER_MAX (1u << 20)
+/* crystals farther than 100 m from the origin are refused (no scanner is; found by
+ * fuzz-castor-scanner: a crystal at 1e20 mm overflowed the default grid's voxel count) */
+#define MAX_POSITION_MM 1e5
 /* a histogram's counts expanded to events: at most this many */
 #define EXPAND_MAX (1ull << 31)
 
@@ -672,10 +675,10 @@ TlScanner *tl_castor_scanner_load(const char *hscan, GError **error) {
     for (int j = 0; j < 6; j++) v[j] = get_f(&p);
     double on = sqrt((double)v[3] * v[3] + (double)v[4] * v[4] + (double)v[5] * v[5]);
     for (int j = 0; j < 6; j++)
-      if (!isfinite(v[j]) || !(on > 0.5 && on < 2)) {
-        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: crystal %" G_GUINT64_FORMAT ": %s (expected "
-                    "finite numbers and a unit orientation)", lut, i,
-                    isfinite(v[j]) ? "orientation not of unit length" : "a non-finite number");
+      if (!isfinite(v[j]) || !(on > 0.5 && on < 2) || fabsf(v[j]) > MAX_POSITION_MM) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: crystal %" G_GUINT64_FORMAT ": value %g "
+                    "(expected finite positions within %g mm of the origin and a unit orientation)",
+                    lut, i, (double)v[j], MAX_POSITION_MM);
         tl_scanner_free(s);
         return NULL;
       }
@@ -735,7 +738,10 @@ gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **
     return FALSE;
   }
   if (!tl_file_commit(f, &tmp, lut, error)) return FALSE;
-  TlImageGrid g = tl_scanner_default_grid(s);
+  /* the default reconstruction grid CASToR wants: voxels of half a crystal over the span */
+  double vox = 0.5 * MIN(s->crystal_size[0], s->crystal_size[1]);
+  double fov_t = MIN(2 * rmax, 2 * MAX_POSITION_MM), fov_a = MIN(zhi - zlo + s->crystal_size[1], 2 * MAX_POSITION_MM);
+  guint vt = (guint)CLAMP(ceil(fov_t / vox), 1, 1024), va = (guint)CLAMP(ceil(fov_a / vox), 1, 1024);
   GString *h = g_string_new(NULL);
   g_string_append_printf(h, "# CASToR scanner LUT header written by Tomolab from scanner '%s'\n"
                          "modality: PET\nscanner name: %s\nnumber of elements: %u\n"
@@ -745,13 +751,11 @@ gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **
   put_num(h, "crystals size transaxial", s->crystal_size[0]);
   put_num(h, "crystals size axial", s->crystal_size[1]);
   put_num(h, "scanner radius", rmax);
-  g_string_append_printf(h, "voxels number transaxial: %u\nvoxels number axial: %u\n",
-                         g.dims[0], g.dims[2]);
-  put_num(h, "field of view transaxial", g.dims[0] * g.voxel_mm[0]);
-  put_num(h, "field of view axial", g.dims[2] * g.voxel_mm[2]);
+  g_string_append_printf(h, "voxels number transaxial: %u\nvoxels number axial: %u\n", vt, va);
+  put_num(h, "field of view transaxial", fov_t);
+  put_num(h, "field of view axial", fov_a);
   g_string_append(h, "min angle difference: 0\nmean depth of interaction: 0\n"
                      "description: written by Tomolab (line ends on the crystals' inner faces)\n");
-  (void)zlo, (void)zhi;
   ok = tl_file_write_text(hscan, h->str, error);
   g_string_free(h, TRUE);
   return ok;
@@ -881,6 +885,14 @@ TlScanner *tl_castor_geom_load(const char *geom, GError **error) {
             t->normal[2] = 0.0f;
             t->group = (guint32)rsa; /* no line of response inside an rsector */
             t->ring = (guint32)ring;
+            if (fabs(t->centre[0]) > MAX_POSITION_MM || fabs(t->centre[1]) > MAX_POSITION_MM ||
+                fabs(t->centre[2]) > MAX_POSITION_MM) {
+              g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: crystal %" G_GUINT64_FORMAT
+                          " lies %g mm from the axis plane (expected within %g mm: sizes, gaps or "
+                          "counts too large)", geom, id, fabs(z) + fabs(x) + radius, MAX_POSITION_MM);
+              tl_scanner_free(s);
+              return NULL;
+            }
           }
   }
   if (!tl_scanner_validate(s, error)) g_clear_pointer(&s, tl_scanner_free);
