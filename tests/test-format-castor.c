@@ -363,6 +363,8 @@ static void test_hostile(void) {
       {"Isotope", "Coincidence kind flag: 1", {"bad.cdh", "coincidence kind flag", "1", NULL}},
       {"Isotope", "Scanner name: twice", {"bad.cdh", "scanner name", "given twice", NULL}},
       {"Isotope", "no colon here", {"bad.cdh", "expected 'key: value'", NULL}},
+      /* fuzz-castor: a name the writer refuses was accepted */
+      {"Scanner name", "Scanner name: a-scann:er", {"bad.cdh", "scanner name", "a-scann:er", NULL}},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *text = header_with(cases[i].key, cases[i].line);

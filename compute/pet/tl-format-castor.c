@@ -206,7 +206,9 @@ static gboolean read_cdh(const char *path, TlCastorData *d, char **cdf, GError *
   else
     return kv_bad(error, path, kv, "(expected list-mode or histogram)");
   if (!kv_required(path, kvs, "scanner name", &kv, error)) return FALSE;
-  if (!*kv->value) return kv_bad(error, path, kv, "(expected a scanner name)");
+  /* it names a file (<name>.hscan / .geom) and is written back as a header value */
+  if (!*kv->value || strpbrk(kv->value, ":/\\"))
+    return kv_bad(error, path, kv, "(expected a scanner name without ':', '/' or '\\')");
   d->scanner_name = g_strdup(kv->value);
   if (!kv_required(path, kvs, "number of events", &kv, error)) return FALSE;
   if (!tl_kv_uint(path, kv->line, kv->key, kv->value, G_MAXINT64, &d->n_events, error))
@@ -387,9 +389,9 @@ gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error) 
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': a CASToR header ends in .cdh", cdh);
     return FALSE;
   }
-  if (!d->scanner_name || !*d->scanner_name || strpbrk(d->scanner_name, "\r\n#:")) {
+  if (!d->scanner_name || !*d->scanner_name || strpbrk(d->scanner_name, "\r\n#:/\\")) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': scanner name '%s' (expected one "
-                "line without '#' or ':')", cdh, d->scanner_name ? d->scanner_name : "");
+                "line without '#', ':', '/' or '\\')", cdh, d->scanner_name ? d->scanner_name : "");
     return FALSE;
   }
   g_autofree char *stem = g_strndup(cdh, strlen(cdh) - 4);
