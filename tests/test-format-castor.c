@@ -365,6 +365,7 @@ static void test_hostile(void) {
       {"Isotope", "no colon here", {"bad.cdh", "expected 'key: value'", NULL}},
       /* fuzz-castor: a name the writer refuses was accepted */
       {"Scanner name", "Scanner name: a-scann:er", {"bad.cdh", "scanner name", "a-scann:er", NULL}},
+      {"Scanner name", "Scanner name: a-scanne\rr", {"bad.cdh", "carriage return", NULL}},
   };
   for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autofree char *text = header_with(cases[i].key, cases[i].line);

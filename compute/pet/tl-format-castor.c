@@ -84,6 +84,12 @@ static GPtrArray *read_kv(const char *path, GError **error) {
     if (hash) *hash = 0;
     char *l = g_strstrip(lines[i]);
     if (!*l) continue;
+    if (strchr(l, '\r')) { /* a lone CR inside a line: no writer could give it back */
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: a carriage return inside the line",
+                  path, i + 1);
+      g_ptr_array_free(kvs, TRUE);
+      return NULL;
+    }
     char *colon = strchr(l, ':');
     if (!colon) {
       g_autofree char *q = tl_text_quote(l, -1, 60);
