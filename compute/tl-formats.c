@@ -4,6 +4,8 @@
 #include "image/tl-image.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
+#include "pet/tl-format-mmr.h"
+#include "pet/tl-format-castor.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
@@ -20,6 +22,9 @@ static const TlFormatClass *const formats[] = {
     &tl_format_tlm,
     &tl_format_scanner,
     &tl_format_stir_sino,
+    &tl_format_mmr,
+    &tl_format_castor,
+    &tl_format_castor_scanner,
     /* CT */
     &tl_format_tlct,
     NULL,
