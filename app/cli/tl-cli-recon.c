@@ -1,5 +1,6 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
+#include "tl-formats.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
@@ -72,9 +73,13 @@ static int fail(GError *error) {
 }
 
 int tl_cli_recon(int argc, char **argv) {
-  /* A CT scan (.tlct) goes to ct-recon, with its own options (docs/ct.md). */
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
+  /* A CT scan (any CT format of the table) goes to ct-recon, with its own options (docs/ct.md). */
+  for (int i = 1; i < argc; i++) {
+    const TlFormatClass *f = argv[i][0] != '-' && g_file_test(argv[i], G_FILE_TEST_IS_REGULAR)
+                                 ? tl_format_detect(argv[i], NULL)
+                                 : NULL;
+    if (f && f->kind == TL_DATA_CT) return tl_cli_ct_recon(argc, argv);
+  }
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
   g_autofree char *mu_path = NULL, *prior = NULL;
@@ -248,12 +253,12 @@ int tl_cli_recon(int argc, char **argv) {
     return 2;
   }
 
-  g_autoptr(TlListmode) lm = tl_listmode_load(argv[1], &error);
+  g_autoptr(TlListmode) lm = tl_format_load_kind(argv[1], TL_DATA_PET_LISTMODE, &error);
   if (!lm) return fail(error);
   g_autoptr(TlImage) truth = NULL;
-  if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
+  if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
-  if (mu_path && !(mu = tl_image_load(mu_path, &error))) return fail(error);
+  if (mu_path && !(mu = tl_cli_load_image(mu_path, &error))) return fail(error);
   o.attenuation = mu; /* checked against the grid by the reconstruction */
   TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : tl_scanner_default_grid(lm->scanner);
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
@@ -328,7 +333,7 @@ int tl_cli_recon(int argc, char **argv) {
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
   if (!img || !post_filter(ctx, &post, img, prof, &error) ||
-      !tl_image_save(img, output, &error))
+      !tl_cli_save_image(img, output, &error))
     return fail(error);
   if (!quiet)
     fprintf(stderr, "recon: %u sub-iterations in %.2f s; wrote %s\n", tl_recon_sub_iterations(r),
