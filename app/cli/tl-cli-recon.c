@@ -1,6 +1,7 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
 #include "tl-formats.h"
+#include "pet/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
@@ -253,8 +254,34 @@ int tl_cli_recon(int argc, char **argv) {
     return 2;
   }
 
-  g_autoptr(TlListmode) lm = tl_format_load_kind(argv[1], TL_DATA_PET_LISTMODE, &error);
-  if (!lm) return fail(error);
+  /* list mode of any format; or a sinogram (STIR projection data): its bins as crystal pairs of
+   * its cylindrical scanner, reconstructed binned (docs/formats.md) */
+  g_autoptr(TlListmode) lm = NULL;
+  g_autoptr(GArray) sino_bins = NULL;
+  TlDataKind kind;
+  gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
+  if (!data) return fail(error);
+  if (kind == TL_DATA_PET_SINOGRAM) {
+    g_autoptr(TlSinogram) sino = data;
+    TlScanner *sc = tl_sinogram_scanner(sino, &error);
+    if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
+      if (sc) tl_scanner_free(sc);
+      return fail(error);
+    }
+    lm = tl_listmode_new(sc, 0);
+    if (tof) {
+      fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
+      return 2;
+    }
+    binned = TRUE;
+  } else if (kind == TL_DATA_PET_LISTMODE) {
+    lm = data;
+  } else {
+    fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
+            "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
+    tl_data_free(kind, data);
+    return 1;
+  }
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
@@ -273,9 +300,12 @@ int tl_cli_recon(int argc, char **argv) {
     fprintf(stderr, "recon: kernel %s\n", kernels[i]);
 
   gint64 t0 = g_get_monotonic_time();
+  double counts = lm->n_events;
+  for (guint i = 0; sino_bins && i < sino_bins->len; i++) counts += g_array_index(sino_bins, TlBin, i).count;
   if (!quiet)
-    fprintf(stderr, "recon: %" G_GUINT64_FORMAT " events, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s, %s on %s\n", lm->n_events, lm->scanner->name, grid.dims[0],
+    fprintf(stderr, "recon: %.0f %s, scanner '%s', %u x %u x %u voxels of "
+            "%g x %g x %g mm, %s, %s on %s\n", counts, sino_bins ? "counts (sinogram)" : "events",
+            lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
   if (prior && !quiet)
@@ -296,7 +326,7 @@ int tl_cli_recon(int argc, char **argv) {
   }
   g_autoptr(TlRecon) r = NULL;
   if (binned) {
-    g_autoptr(GArray) bins = tl_listmode_histogram(lm);
+    g_autoptr(GArray) bins = sino_bins ? g_steal_pointer(&sino_bins) : tl_listmode_histogram(lm);
     if (!quiet) fprintf(stderr, "recon: %u bins\n", bins->len);
     r = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)bins->data, bins->len, &grid, &o,
                             &error);
