@@ -268,9 +268,11 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
   self->total = self->outside = -1;
   measured_plane(self);
   for (int i = 0; i < 3; i++) show_plane(self, i);
-  if (!d || !d->lm) {
+  if (!d || !d->lm || d->bins) {
     gtk_label_set_text(self->info, "");
-    gtk_label_set_text(self->totals, d ? "The data view shows PET list mode as sinograms" : "No dataset");
+    gtk_label_set_text(self->totals, !d ? "No dataset"
+                                     : d->bins ? "A sinogram file: the data view histograms PET list mode only"
+                                               : "The data view shows PET list mode as sinograms");
     return;
   }
   self->dataset = tl_dataset_ref(d);

@@ -17,6 +17,7 @@
 #include "tl-side-panel.h"
 #include "tl-profile-view.h"
 #include "pet/tl-scanner.h"
+#include "pet/tl-sinogram-hist.h"
 #include <string.h>
 
 static char *tmpdir, *scanner_path;
@@ -220,6 +221,42 @@ static void test_data_view(void) {
   tl_gui_destroy_window(win);
 }
 
+/* A STIR sinogram opens by content, says so, and reconstructs binned. */
+static void test_open_sinogram(void) {
+  GError *error = NULL;
+  g_autoptr(TlScanner) sc = tl_scanner_load(scanner_path, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlListmode) lm = tl_listmode_new(tl_scanner_copy(sc), 4000);
+  g_autoptr(GRand) r = g_rand_new_with_seed(4);
+  for (guint i = 0; i < lm->n_events; i++) {
+    TlEvent *e = &lm->events[i];
+    do {
+      e->a = g_rand_int_range(r, 0, sc->n_crystals);
+      e->b = g_rand_int_range(r, 0, sc->n_crystals);
+    } while (!tl_scanner_pair_allowed(sc, e->a, e->b));
+  }
+  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, G_MAXUINT, &error);
+  g_assert_true(tl_sinogram_add_events(s, lm, NULL, &error));
+  g_autofree char *path = g_build_filename(tmpdir, "data.hs", NULL);
+  g_assert_true(tl_sinogram_save(s, path, &error));
+  g_assert_no_error(error);
+
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  tl_window_open_file(win, path);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  const char *format = tl_side_panel_get_dataset_format(tl_window_get_side_panel(win));
+  g_assert_true(g_str_has_prefix(format, "stir:"));
+  g_assert_nonnull(win->dataset->bins);
+  g_assert_cmpfloat(win->dataset->bin_counts, ==, 4000);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  step_once(win);
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 1);
+  tl_gui_destroy_window(win);
+}
+
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
     return 0;
@@ -228,6 +265,7 @@ int main(int argc, char **argv) {
   write_scanner();
   g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
   g_test_add_func("/gui/data-view/sinogram", test_data_view);
+  g_test_add_func("/gui/open/sinogram", test_open_sinogram);
   int status = g_test_run();
   tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);
