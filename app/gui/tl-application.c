@@ -24,6 +24,7 @@ struct _TlApplication {
   int demo_coarsen;
   int exit_status;
   guint settled_frames;
+  guint timeout_s;
   gboolean opened; /* files were given (command line, "Open with") */
 };
 
@@ -148,7 +149,7 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
 
 static gboolean screenshot_timeout(gpointer user_data) {
   TlApplication *self = user_data;
-  g_printerr("tomolab: the window did not settle within %d s; no screenshot\n", TL_SCREENSHOT_TIMEOUT_S);
+  g_printerr("tomolab: the window did not settle within %u s; no screenshot\n", self->timeout_s);
   self->exit_status = 1;
   g_application_quit(G_APPLICATION(self));
   return G_SOURCE_REMOVE;
@@ -166,7 +167,13 @@ static void tl_application_activate(GApplication *app) {
       /* Tall enough that the documentation screenshot shows every group unscrolled. */
       gtk_window_set_default_size(win, TL_SCREENSHOT_WIDTH, TL_SCREENSHOT_HEIGHT);
       gtk_widget_add_tick_callback(GTK_WIDGET(win), screenshot_tick, self, NULL);
-      g_timeout_add_seconds(TL_SCREENSHOT_TIMEOUT_S, screenshot_timeout, self);
+      /* TOMOLAB_SCREENSHOT_TIMEOUT=S: longer, for a cold sensitivity image of a large scanner */
+      const char *t = g_getenv("TOMOLAB_SCREENSHOT_TIMEOUT");
+      guint64 secs = TL_SCREENSHOT_TIMEOUT_S;
+      if (t && !g_ascii_string_to_unsigned(t, 10, 1, 86400, &secs, NULL))
+        secs = TL_SCREENSHOT_TIMEOUT_S;
+      self->timeout_s = (guint)secs;
+      g_timeout_add_seconds((guint)secs, screenshot_timeout, self);
     }
   }
   gtk_window_present(win);
