@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tl-projector.h"
+#include "tl-kernels.h"
 
 #define GROUP 8 /* SRM_GROUP of shaders/pet/srm_common.glsl */
 
@@ -108,6 +109,25 @@ static int datum_cmp(const void *x, const void *y) {
   const Datum *a = x, *b = y;
   if (a->sort != b->sort) return a->sort < b->sort ? -1 : 1;
   return a->pair < b->pair ? -1 : a->pair > b->pair;
+}
+
+/* The kernels with a workgroup of `local` invocations: a class holds a few hundred to a few
+ * thousand elements, so the default 256 leaves most invocations idle at each barrier.
+ * $TOMOLAB_SRM_LOCAL overrides (measurements). */
+static TlPipeline *pipeline(TlContext *ctx, const char *name, GError **error) {
+  gsize size = 0;
+  const char *label = name;
+  const guint32 *words = tl_kernels_spirv(ctx, name, &size, &label);
+  if (!words) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no embedded kernel named '%s'", name);
+    return NULL;
+  }
+  const char *env = g_getenv("TOMOLAB_SRM_LOCAL");
+  guint32 local = env ? (guint32)CLAMP(g_ascii_strtoull(env, NULL, 10), GROUP, 256) : 32;
+  local = MIN(local, tl_context_default_local_size(ctx));
+  TlPipelineDesc d = {.spirv = words, .spirv_size = size, .name = label, .local_size = local,
+                      .push_size = sizeof(SrmPush)};
+  return tl_pipeline_new(ctx, &d, error);
 }
 
 static TlArray *upload(TlContext *ctx, const void *data, guint64 n, GError **error) {
@@ -218,15 +238,14 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
       !(c->keys = upload(ctx, t.key, ne, error)) || !(c->vals = upload(ctx, t.val, ne, error)) ||
       !(c->lors = upload(ctx, words, n_pairs, error)) ||
       !(c->counts = upload(ctx, counts, n_pairs, error)) ||
-      !(c->fwd = tl_pipeline_new_builtin(ctx, "srm_forward", sizeof(SrmPush), NULL, 0, error)) ||
-      !(c->back = tl_pipeline_new_builtin(ctx, fa ? "srm_back" : "srm_back_cas", sizeof(SrmPush),
-                                          NULL, 0, error)))
+      !(c->fwd = pipeline(ctx, "srm_forward", error)) ||
+      !(c->back = pipeline(ctx, fa ? "srm_back" : "srm_back_cas", error)))
     return NULL;
   guint32 ls = tl_pipeline_local_size(c->fwd);
-  if (ls > 256 || (ls & (ls - 1)) != 0) {
+  if (ls > 256 || ls < GROUP) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
-                "pet-srm operator: workgroup size %u (the forward's reduction needs a power of "
-                "two <= 256)", ls);
+                "pet-srm operator: workgroup size %u (the forward's reduction needs %u to 256)",
+                ls, GROUP);
     return NULL;
   }
   g_autofree char *label = g_strdup_printf("pet-srm %u classes, %" G_GUINT64_FORMAT

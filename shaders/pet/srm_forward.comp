@@ -1,10 +1,12 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
-// y_i = sum_v h(i; v) x_v for the LORs of a group (srm_common.glsl): the partial sums of
-// every invocation are reduced in shared memory, one sum per LOR of the group.
+// y_i = sum_v h(i; v) x_v for the LORs of a group (srm_common.glsl): every invocation puts
+// its partial sums in shared memory at once, then invocation j adds up LOR j's row (two
+// barriers in all: on lavapipe each barrier switches every invocation of the workgroup, so a
+// tree reduction per LOR cost more than the products).
 #include "srm_common.glsl"
 
-shared float red[256];
+shared float red[SRM_GROUP * 256];
 
 void main() {
   uint g = srm_group();
@@ -33,14 +35,11 @@ void main() {
       }
     }
   }
-  for (uint j = 0; j < count; j++) {
-    red[lid] = acc[j];
-    barrier();
-    for (uint s = ls / 2u; s > 0u; s >>= 1) {
-      if (lid < s) red[lid] += red[lid + s];
-      barrier();
-    }
-    if (lid == 0u) pc.data.v[first + j] = red[0];
-    barrier();
+  for (uint j = 0; j < count; j++) red[j * ls + lid] = acc[j];
+  barrier();
+  if (lid < count) {
+    float s = 0.0;
+    for (uint i = 0; i < ls; i++) s += red[lid * ls + i];
+    pc.data.v[first + lid] = s;
   }
 }
