@@ -233,7 +233,9 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
     if (!(c->groups[k] = upload(ctx, grp, 4ull * ng, error))) return NULL;
   }
   guint64 ne = t.class_ptr[t.n_classes];
-  gboolean fa = tl_context_info(ctx)->float32_atomic_add;
+  /* $TOMOLAB_SRM_SCATTER=cas: the compare-and-swap kernel even with float atomics (bench) */
+  gboolean fa = tl_context_info(ctx)->float32_atomic_add &&
+                g_strcmp0(g_getenv("TOMOLAB_SRM_SCATTER"), "cas") != 0;
   if (!(c->class_ptr = upload(ctx, t.class_ptr, t.n_classes + 1, error)) ||
       !(c->keys = upload(ctx, t.key, ne, error)) || !(c->vals = upload(ctx, t.val, ne, error)) ||
       !(c->lors = upload(ctx, words, n_pairs, error)) ||
