@@ -20,10 +20,11 @@
  * Symmetries (seed 004 eq. 6-9), valid when the y and z voxel sizes are pitch / D (D >= 1
  * integer) and the grid is centred on the scanner:
  *   shift      h(c_u + m, c_l + m; v + (0, D m)) = h(c_u, c_l; v)            (eq. 6)
- *   reflection y -> -y and z -> -z map direction (du, dv) to (-du, dv), (du, -dv)
- *   x          the point reflection through the LOR's midpoint leaves the pair unchanged:
- *              only planes ix <= (nx - 1) / 2 are stored (the seed's 60 of 119 p-planes)
- *   interchange y <-> z (equal pitch and voxel size in y and z, same parity of the lattice):
+ *   reflection y -> -y and z -> -z map direction (du, dv) to (-du, dv), (du, -dv)  (eq. 8)
+ *   x          h(c_l, c_u; v) = h(c_u, c_l; R_x v) (eq. 7), with eq. 8 and 6: the point
+ *              reflection through the LOR's midpoint leaves the pair unchanged, so only
+ *              planes ix <= (nx - 1) / 2 are stored (the seed's 60 of 119 p-planes)
+ *   interchange y <-> z (eq. 9; equal pitch and voxel size in y and z, same lattice parity):
  *              direction (du, dv) is stored as (max, min).
  * So one class per (|du|, |dv|) (sorted when interchanging) holds the response of the
  * reference LOR from crystal (0, 0) of head 0, voxels given RELATIVE to that crystal in
