@@ -6,12 +6,14 @@
 #include "recon/tl-csr-operator.h"
 #include "ct/tl-ct-operator.h"
 #include "pet/tl-pet-operator.h"
+#include "pet/tl-srm-operator.h"
 
 static const TlOperatorClass *const operators[] = {
     &tl_pet_listmode_operator_class,
     &tl_pet_binned_operator_class,
     &tl_ct_operator_class,
     &tl_csr_operator_class,
+    &tl_pet_srm_operator_class,
     NULL,
 };
 

@@ -16,12 +16,16 @@
 #include "ct/tl-ct-operator.h"
 #include "pet-fixture.h"
 #include "pet/tl-pet-operator.h"
+#include "pet/tl-srm-operator.h"
 #include "recon-ref.h"
 #include "recon/tl-csr-operator.h"
 #include "tl-registry.h"
 #include "tl-test-common.h"
 
 static TlContext *ctx;
+/* pet-srm: the matrix outlives its operators; freed at the end */
+static TlScanner *srm_scanner;
+static TlSrm *srm_matrix;
 enum { ITERATIONS = 5 };
 #define BETA 0.05
 
@@ -88,7 +92,29 @@ static Instance *instance_new(const char *klass, guint subsets) {
   Instance *in = g_new0(Instance, 1);
   in->klass = klass;
   in->subsets = subsets;
-  if (g_str_has_prefix(klass, "pet-")) {
+  if (g_str_equal(klass, "pet-srm")) {
+    /* 3 x 2 crystals per head; data like CT / CSR below (M x_true) */
+    if (!srm_matrix) {
+      TlScannerLayout l = {.kind = TL_SCANNER_DUAL_HEAD, .head_crystals = {3, 2},
+                           .head_pitch_mm = {2.4, 2.4}, .head_distance_mm = 12.0};
+      srm_scanner = tl_scanner_new_from_layout("tiny", &l, NULL, &error);
+      g_assert_no_error(error);
+      TlImageGrid g = tl_image_grid_centred(3, 3, 2, 3.0f, 2.4f, 2.4f); /* 36 x 18 */
+      srm_matrix = tl_srm_new(srm_scanner, &g, NULL, &error);
+      g_assert_no_error(error);
+    }
+    in->op = tl_srm_operator_new(ctx, srm_matrix, srm_scanner, NULL, 0, subsets, &error);
+    g_assert_no_error(error);
+    /* detection probabilities are ~1e-3: a factor D = 1000 (a normalisation) brings the
+     * matrix to the other instances' scale, where beta = 0.05 is a mild prior (at D = 100 the
+     * OSL denominators come near 0 and float / double differ by 1e-4) */
+    guint64 nd = tl_operator_n_data(in->op);
+    g_autofree float *d = g_new(float, nd);
+    for (guint64 i = 0; i < nd; i++) d[i] = 1000.0f;
+    g_autoptr(TlArray) da = tl_array_new_float(ctx, nd, &error);
+    g_assert_true(da && tl_array_upload(da, d, &error));
+    g_assert_true(tl_operator_set_diag(in->op, da, FALSE, &error));
+  } else if (g_str_has_prefix(klass, "pet-")) {
     in->lm = pet_events();
     TlImageGrid g = pet_grid();
     TlPetOperatorOptions o;
@@ -278,6 +304,8 @@ int main(int argc, char **argv) {
   g_assert_cmpuint(offered, >, 0);
   int rc = g_test_run();
   g_ptr_array_unref(pairs);
+  tl_srm_free(srm_matrix);
+  tl_scanner_free(srm_scanner);
   tl_test_context_done(ctx);
   return rc;
 }

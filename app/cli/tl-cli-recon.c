@@ -115,7 +115,8 @@ int tl_cli_recon(int argc, char **argv) {
        "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 3)", "N"},
       {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
-       "siddon (default), joseph or tor (tube of response)", "NAME"},
+       "siddon (default), joseph or tor (tube of response); with --binned on a dual-head "
+       "scanner also srm (precomputed system response matrix with crystal penetration)", "NAME"},
       {"tor-fwhm", 0, 0, G_OPTION_ARG_DOUBLE, &tor_fwhm,
        tor_help, "MM"},
       {"tof", 0, 0, G_OPTION_ARG_NONE, &tof,

@@ -2,6 +2,7 @@
  * equations in tl-recon.h and in the algorithm files of compute/recon/. */
 #include "tl-recon.h"
 #include "tl-pet-operator.h"
+#include "tl-srm-operator.h"
 #include <math.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@ struct _TlRecon {
   TlReconOptions opt;
   char *projector_name, *algorithm, *prior;
   TlOperator *op;
+  TlSrm *srm;          /* projector "srm": the matrix the operator runs on */
+  gboolean srm_cached;
   TlSolver *sv;
   TlReconCallback cb;
   gpointer cb_data;
@@ -28,6 +31,7 @@ void tl_recon_free(TlRecon *r) {
   if (!r) return;
   tl_solver_free(r->sv); /* before the operator it runs on */
   tl_operator_free(r->op);
+  tl_srm_free(r->srm); /* after its operator */
   g_free(r->projector_name);
   g_free(r->algorithm);
   g_free(r->prior);
@@ -124,7 +128,20 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
   if (!r) return NULL;
-  r->op = tl_pet_operator_new_binned(ctx, scanner, bins, n_bins, grid, &po, error);
+  if (g_strcmp0(po.projector, "srm") == 0) {
+    /* the precomputed dual-head system response matrix (tl-srm.h), cached on disk */
+    if (po.attenuation) {
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                  "projector srm: no attenuation correction (the matrix has no object model)");
+      return NULL;
+    }
+    r->srm = po.use_cache ? tl_srm_cached(scanner, grid, NULL, &r->srm_cached, error)
+                          : tl_srm_new(scanner, grid, NULL, error);
+    if (!r->srm) return NULL;
+    r->op = tl_srm_operator_new(ctx, r->srm, scanner, bins, n_bins, po.subsets, error);
+  } else {
+    r->op = tl_pet_operator_new_binned(ctx, scanner, bins, n_bins, grid, &po, error);
+  }
   if (!recon_finish(r, error)) return NULL;
   return g_steal_pointer(&r);
 }
@@ -153,10 +170,13 @@ const TlArray *tl_recon_sensitivity(const TlRecon *r) {
   return tl_solver_sensitivity(r->sv, G_MAXUINT);
 }
 gboolean tl_recon_sensitivity_cached(const TlRecon *r) {
+  if (r->srm) return r->srm_cached; /* the matrix; its column sums are not cached */
   return tl_pet_operator_sensitivity_cached(r->op);
 }
 const TlProfile *tl_recon_profile(const TlRecon *r) { return tl_solver_profile(r->sv); }
-TlProjector *tl_recon_projector(TlRecon *r) { return tl_pet_operator_projector(r->op); }
+TlProjector *tl_recon_projector(TlRecon *r) {
+  return r->srm ? NULL : tl_pet_operator_projector(r->op);
+}
 TlOperator *tl_recon_operator(TlRecon *r) { return r->op; }
 TlSolver *tl_recon_solver(TlRecon *r) { return r->sv; }
 TlImage *tl_recon_image(TlRecon *r, GError **error) { return tl_solver_image(r->sv, error); }

@@ -61,7 +61,8 @@ typedef struct {
   TlReconAlgo algo;
   guint subsets;         /* OSEM: S >= 1; MLEM uses 1 */
   guint iterations;      /* full passes over the data that tl_recon_run makes */
-  const char *projector; /* "siddon" or "joseph" */
+  const char *projector; /* "siddon" or "joseph"; binned dual-head data also "srm" (the
+                          * precomputed system response matrix, tl-srm.h) */
   TlLoglikWhen loglik;
   gboolean use_cache;    /* sensitivity images cached on disk */
   TlScatter scatter;

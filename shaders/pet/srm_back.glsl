@@ -1,0 +1,52 @@
+// x_v += sum_i h(i; v) w_i for the LORs of a group (srm_common.glsl), scattered with float
+// atomics (or a compare-and-swap loop without SRM_FLOAT_ATOMIC).
+#ifdef SRM_FLOAT_ATOMIC
+#extension GL_EXT_shader_atomic_float : require
+#endif
+#include "srm_common.glsl"
+
+void srm_add(uint i, float v) {
+#ifdef SRM_FLOAT_ATOMIC
+  atomicAdd(pc.image.v[i], v);
+#else
+  TlUints bits = TlUints(pc.image);
+  uint seen = bits.v[i];
+  for (;;) {
+    uint old = seen;
+    seen = atomicCompSwap(bits.v[i], old, floatBitsToUint(uintBitsToFloat(old) + v));
+    if (seen == old) break;
+  }
+#endif
+}
+
+void main() {
+  uint g = srm_group();
+  if (g >= pc.n_groups) return;
+  uint first = pc.groups.v[4 * g], count = pc.groups.v[4 * g + 1], cls = pc.groups.v[4 * g + 2];
+  bool swap = pc.groups.v[4 * g + 3] != 0u;
+  SrmLor l[SRM_GROUP];
+  float w[SRM_GROUP];
+  for (uint j = 0; j < SRM_GROUP; j++) {
+    w[j] = 0.0;
+    if (j < count) {
+      l[j] = srm_lor(pc.lors.v[pc.lor_first + first + j], swap);
+      w[j] = pc.data.v[first + j];
+    }
+  }
+  uint k0 = pc.class_ptr.v[cls], k1 = pc.class_ptr.v[cls + 1];
+  for (uint k = k0 + gl_LocalInvocationID.x; k < k1; k += gl_WorkGroupSize.x) {
+    uint key = pc.keys.v[k];
+    float h = pc.vals.v[k];
+    int ix = int(key & 1023u), ms = int((key >> 10) & 2047u) - SRM_OFF, ns = int(key >> 21) - SRM_OFF;
+    bool both = pc.xsym != 0u && ix != int(pc.dims.x) - 1 - ix;
+    for (uint j = 0; j < count; j++) {
+      if (w[j] == 0.0) continue;
+      int v = srm_voxel(l[j], ix, ms, ns, 0u);
+      if (v >= 0) srm_add(uint(v), h * w[j]);
+      if (both) {
+        v = srm_voxel(l[j], ix, ms, ns, 1u);
+        if (v >= 0) srm_add(uint(v), h * w[j]);
+      }
+    }
+  }
+}
