@@ -8,6 +8,7 @@
 static void dataset_clear(gpointer data) {
   TlDataset *d = data;
   g_free(d->name);
+  g_free(d->phantom);
   g_free(d->path);
   g_free(d->details);
   tl_listmode_free(d->lm);
@@ -129,6 +130,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
   g_variant_dict_lookup(&dict, "attenuation", "b", &attenuation);
   g_variant_dict_lookup(&dict, "tof", "b", &tof);
+  g_autofree char *phantom_name = g_strdup(phantom);  /* outlives the dictionary */
 
   g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
   if (!scanner) {
@@ -157,6 +159,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
     return NULL;
   TlDataset *d = dataset_new();
   d->name = g_steal_pointer(&desc);
+  d->phantom = g_steal_pointer(&phantom_name);
   d->lm = lm;
   d->truth = g_steal_pointer(&activity);
   d->mu = g_steal_pointer(&mu);

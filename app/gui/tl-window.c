@@ -504,8 +504,13 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
       tl_side_panel_get_prior(panel, prior, &beta, &gamma);
       tl_runner_set_prior(self->runner, prior, beta, gamma);
     }
+  } else if (tl_window_steer(self)) {
+    /* Subsets, algorithm, projector, TOF, filter: a new job from the current image takes
+     * over at the next sub-iteration (the convergence plot marks where). */
+    g_autofree char *text = g_strdup_printf("New settings apply from sub-iteration %u", self->sub_iterations + 1);
+    tl_window_toast(self, text);
   } else if (self->runner && self->sub_iterations > 0 && tl_dataset_iterative(self->dataset)) {
-    /* Subsets, algorithm and projector are baked into the running job. */
+    /* FDK is one step: a new run. */
     AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");
     adw_toast_set_button_label(toast, "Restart");
     adw_toast_set_action_name(toast, "win.restart");
@@ -609,6 +614,8 @@ static void tl_window_dispose(GObject *object) {
   g_clear_pointer(&self->runner, tl_runner_free);
   g_clear_pointer(&self->retired, g_ptr_array_unref);
   g_clear_pointer(&self->open_pending, g_free);
+  g_clear_pointer(&self->start_image, tl_image_free);
+  tl_window_measure_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -680,6 +687,7 @@ static void tl_window_init(TlWindow *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
   g_action_map_add_action_entries(G_ACTION_MAP(self), kActions, G_N_ELEMENTS(kActions), self);
   build_workbench(self);
+  tl_window_measure_init(self);
   tl_window_files_init(self);
   tl_window_update_actions(self);
 }
