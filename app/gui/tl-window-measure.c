@@ -53,6 +53,8 @@ static void update_roi_label(TlWindow *self, const GArray *stats) {
 }
 
 static void send_analysis(TlWindow *self) {
+  for (int v = 0; v < TL_N_VIEWS; v++)
+    tl_slice_view_set_rois(self->views[v], (const TlRoi *)self->rois->data, self->rois->len);
   if (self->runner)
     tl_runner_set_analysis(self->runner, (const TlRoi *)self->rois->data, self->rois->len, self->nema);
   update_roi_label(self, NULL);
@@ -180,6 +182,17 @@ static void add_roi(TlWindow *self, const TlRoi *roi) {
 }
 
 void tl_window_add_roi(TlWindow *self, const TlRoi *roi) { add_roi(self, roi); }
+
+/* Drawn on a view (Ctrl+drag): a new ROI, or one moved or resized. */
+static void on_view_roi(TlSliceView *view, int index, int kind, int axis, double x, double y, double z, double r,
+                        TlWindow *self) {
+  TlRoi roi = {kind == TL_ROI_CIRCLE ? TL_ROI_CIRCLE : TL_ROI_SPHERE, {x, y, z}, r, (guint)CLAMP(axis, 0, 2)};
+  if (index >= 0 && (guint)index < self->rois->len)
+    g_array_index(self->rois, TlRoi, index) = roi;
+  else
+    g_array_append_val(self->rois, roi);
+  send_analysis(self);
+}
 
 static void act_roi_add(GSimpleAction *a, GVariant *p, gpointer data) {
   TlRoi roi = {TL_ROI_SPHERE, {0}, 0, 2};
@@ -341,6 +354,8 @@ static const GActionEntry kMeasureActions[] = {
 void tl_window_measure_init(TlWindow *self) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), kMeasureActions, G_N_ELEMENTS(kMeasureActions), self);
   self->rois = g_array_new(FALSE, FALSE, sizeof(TlRoi));
+  for (int v = 0; v < TL_N_VIEWS; v++)
+    g_signal_connect(self->views[v], "roi", G_CALLBACK(on_view_roi), self);
   self->roi_last = g_array_new(FALSE, FALSE, sizeof(TlRoiStats));
   self->roi_history = g_array_new(FALSE, FALSE, sizeof(RoiRecord));
   self->nema_history = g_array_new(FALSE, FALSE, sizeof(NemaRecord));

@@ -112,6 +112,11 @@ static gboolean has_roi_stats(TlWindow *w, gpointer data) {
   return tl_window_get_roi_stats(w, GPOINTER_TO_UINT(data), &st) && st.n > 0;
 }
 
+static gboolean roi_has_n(TlWindow *w, gpointer data) {
+  TlRoiStats st;
+  return tl_window_get_roi_stats(w, 0, &st) && st.n == *(guint64 *)data;
+}
+
 static void test_roi(void) {
   TlWindow *win = window_with_events(3, 1, 3e4);
   /* A ROI before the run: its statistics follow every sub-iteration (CSV rows below). */
@@ -156,6 +161,20 @@ static void test_roi(void) {
   g_assert_cmpfloat_with_epsilon(g_ascii_strtod(cells[10], NULL), st.mean, 1e-6 * fabs(st.mean));
   tl_gui_activate(win, "roi-clear", NULL);
   g_assert_false(tl_window_get_roi_stats(win, 0, &st));
+
+  /* Drawn on the axial view (what its Ctrl+drag emits): a new sphere, then moved. */
+  TlSliceView *axial = tl_window_get_slice_view(win, TL_VIEW_AXIAL);
+  g_signal_emit_by_name(axial, "roi", -1, (int)TL_ROI_SPHERE, 2, 0.0, 0.0, 0.0, 9.0);
+  g_assert_true(tl_gui_wait_for(win, has_roi_stats, GUINT_TO_POINTER(0)));
+  g_signal_emit_by_name(axial, "roi", 0, (int)TL_ROI_SPHERE, 2, 4.0, -3.0, 0.0, 7.0);
+  guint64 n;
+  double mean, sd;
+  plain_stats(im, (double[3]){4, -3, 0}, 7.0, FALSE, &n, &mean, &sd);
+  g_assert_true(tl_gui_wait_for(win, roi_has_n, &n));
+  g_assert_false(tl_window_get_roi_stats(win, 1, &st) && st.n);
+  tl_window_get_roi_stats(win, 0, &st);
+  g_assert_cmpuint(st.n, ==, n);
+  g_assert_cmpfloat_with_epsilon(st.mean, mean, 1e-9 * fabs(mean));
   g_assert_null(tl_window_get_last_error(win));
   tl_gui_destroy_window(win);
 }
