@@ -6,7 +6,7 @@
 #include "tl-compare-view.h"
 
 TlSnapshot *tl_snapshot_new(const char *name, TlImage *image) {
-  TlSnapshot *s = g_new0(TlSnapshot, 1);
+  TlSnapshot *s = g_rc_box_new0(TlSnapshot);
   s->name = g_strdup(name);
   s->image = image;
   GArray **arrays[] = {&s->objective_x, &s->objective_y, &s->rmse_x, &s->rmse_y, &s->cr_x, &s->cr_y};
@@ -15,9 +15,8 @@ TlSnapshot *tl_snapshot_new(const char *name, TlImage *image) {
   return s;
 }
 
-void tl_snapshot_free(TlSnapshot *s) {
-  if (!s)
-    return;
+static void snapshot_clear(gpointer data) {
+  TlSnapshot *s = data;
   g_free(s->name);
   g_free(s->settings);
   tl_image_free(s->image);
@@ -26,7 +25,13 @@ void tl_snapshot_free(TlSnapshot *s) {
     g_array_unref(arrays[i]);
   if (s->options_free)
     s->options_free(s->options);
-  g_free(s);
+}
+
+TlSnapshot *tl_snapshot_ref(TlSnapshot *s) { return g_rc_box_acquire(s); }
+
+void tl_snapshot_unref(TlSnapshot *s) {
+  if (s)
+    g_rc_box_release_full(s, snapshot_clear);
 }
 
 struct _TlCompareView {
@@ -35,7 +40,7 @@ struct _TlCompareView {
   TlSliceView *views[3];
   GtkLabel *labels[3];
   TlPlot *convergence, *contrast;
-  const TlSnapshot *a, *b;
+  TlSnapshot *a, *b;  /* references */
   TlImage *diff;
   guint pos[3];
 };
@@ -90,13 +95,17 @@ static void append_curve(TlPlot *plot, const char *name, const GdkRGBA *c, gbool
   tl_plot_set_series_group(plot, s, group);
 }
 
-gboolean tl_compare_view_set(TlCompareView *self, const TlSnapshot *a, const TlSnapshot *b, GError **error) {
+gboolean tl_compare_view_set(TlCompareView *self, TlSnapshot *a, TlSnapshot *b, GError **error) {
   if (!tl_image_grid_equal(&a->image->grid, &b->image->grid)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                 "Snapshots \"%s\" and \"%s\" are on different grids: nothing to compare voxel by voxel",
                 a->name, b->name);
     return FALSE;
   }
+  tl_snapshot_ref(a);
+  tl_snapshot_ref(b);
+  g_clear_pointer(&self->a, tl_snapshot_unref);
+  g_clear_pointer(&self->b, tl_snapshot_unref);
   self->a = a;
   self->b = b;
   g_clear_pointer(&self->diff, tl_image_free);
@@ -151,6 +160,8 @@ static void tl_compare_view_dispose(GObject *object) {
   TlCompareView *self = TL_COMPARE_VIEW(object);
   g_clear_pointer(&self->box, gtk_widget_unparent);
   g_clear_pointer(&self->diff, tl_image_free);
+  g_clear_pointer(&self->a, tl_snapshot_unref);
+  g_clear_pointer(&self->b, tl_snapshot_unref);
   G_OBJECT_CLASS(tl_compare_view_parent_class)->dispose(object);
 }
 

@@ -26,16 +26,17 @@ typedef struct {
   GDestroyNotify options_free;
 } TlSnapshot;
 
+/* Reference counted: the window's list and a comparison showing it each hold one. */
 TlSnapshot *tl_snapshot_new(const char *name, TlImage *image /* taken */);
-void tl_snapshot_free(TlSnapshot *s);
+TlSnapshot *tl_snapshot_ref(TlSnapshot *s);
+void tl_snapshot_unref(TlSnapshot *s);
 
 #define TL_TYPE_COMPARE_VIEW (tl_compare_view_get_type())
 G_DECLARE_FINAL_TYPE(TlCompareView, tl_compare_view, TL, COMPARE_VIEW, GtkWidget)
 
 GtkWidget *tl_compare_view_new(void);
-/* Both on the same grid (else FALSE + error). The snapshots must outlive the view's use of
- * them (the window keeps them until a new dataset). */
-gboolean tl_compare_view_set(TlCompareView *self, const TlSnapshot *a, const TlSnapshot *b, GError **error);
+/* Both on the same grid (else FALSE + error); the view holds a reference to each. */
+gboolean tl_compare_view_set(TlCompareView *self, TlSnapshot *a, TlSnapshot *b, GError **error);
 /* A - B, voxel by voxel (NULL before set). */
 const TlImage *tl_compare_view_get_difference(TlCompareView *self);
 /* 0: A, 1: B, 2: A - B. */

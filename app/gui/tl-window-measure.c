@@ -97,6 +97,8 @@ void tl_window_measure_dataset(TlWindow *self) {
 /* A new run: its own contrast-noise series; the analysis requests go to its runner. */
 void tl_window_measure_run_started(TlWindow *self) {
   self->run_number++;
+  /* snapshots asked of the previous run never come */
+  g_queue_clear_full(self->snapshot_names, g_free);
   self->has_nema = FALSE;
   static const GdkRGBA colours[] = {{0.98, 0.6, 0.2, 1}, {0.35, 0.7, 1.0, 1}, {0.5, 0.9, 0.4, 1},
                                     {0.9, 0.4, 0.8, 1}, {0.9, 0.9, 0.3, 1}, {0.6, 0.6, 0.6, 1}};
@@ -136,7 +138,8 @@ void tl_window_measure_frame(TlWindow *self, const TlFrame *f) {
     TlSnapshot *s = tl_snapshot_new(self->snapshot_names->length ? g_queue_peek_head(self->snapshot_names) : "snapshot",
                                     NULL);
     g_free(g_queue_pop_head(self->snapshot_names));
-    s->image = tl_image_copy(f->snapshot);
+    /* The frame is ours until the handler returns: its volume moves, nothing is copied. */
+    s->image = g_steal_pointer(&((TlFrame *)f)->snapshot);
     s->sub_iterations = self->sub_iterations;
     s->settings = g_strdup(self->run_settings);
     const double *x, *y;
@@ -359,7 +362,7 @@ void tl_window_measure_init(TlWindow *self) {
   self->roi_last = g_array_new(FALSE, FALSE, sizeof(TlRoiStats));
   self->roi_history = g_array_new(FALSE, FALSE, sizeof(RoiRecord));
   self->nema_history = g_array_new(FALSE, FALSE, sizeof(NemaRecord));
-  self->snapshots = g_ptr_array_new_with_free_func((GDestroyNotify)tl_snapshot_free);
+  self->snapshots = g_ptr_array_new_with_free_func((GDestroyNotify)tl_snapshot_unref);
   self->snapshot_names = g_queue_new();
   self->contrast_plot = TL_PLOT(tl_plot_new("Contrast recovery vs noise (NEMA)", "background variability N"));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->contrast_plot));
