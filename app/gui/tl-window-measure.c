@@ -30,23 +30,23 @@ typedef struct {
 static void update_roi_label(TlWindow *self, const GArray *stats) {
   GString *s = g_string_new(NULL);
   if (!self->rois->len)
-    g_string_append(s, "No ROI yet (Ctrl+drag on a view, or win.roi-add)");
+    g_string_append(s, "No ROI: Ctrl+drag on a view\n");
   for (guint i = 0; i < self->rois->len; i++) {
     g_autofree char *d = tl_roi_describe(&g_array_index(self->rois, TlRoi, i));
     const TlRoiStats *st = stats && i < stats->len ? &g_array_index(stats, TlRoiStats, i) : NULL;
     if (st && st->n)
-      g_string_append_printf(s, "ROI %u: %s\n  mean %.4g · SD %.4g · %" G_GUINT64_FORMAT " voxels\n", i + 1, d,
+      g_string_append_printf(s, "ROI %u: %s\n  mean %.4g, SD %.4g, %" G_GUINT64_FORMAT " voxels\n", i + 1, d,
                              st->mean, st->sd, st->n);
     else
       g_string_append_printf(s, "ROI %u: %s\n  %s\n", i + 1, d, st ? "no voxel inside the image" : "…");
   }
   if (self->has_nema) {
     const TlNemaResult *r = &self->nema_last;
-    g_string_append(s, "NEMA NU 2 (sphere: CR %, N %)\n ");
+    g_string_append(s, "NEMA NU 2: CR, N (background)\n");
     for (int j = 0; j < TL_NEMA_N_SPHERES; j++)
-      g_string_append_printf(s, " %.0f mm: %.0f, %.1f", self->nema->diameter_mm[j], 100 * r->contrast_recovery[j],
-                             100 * r->variability[j]);
-    g_string_append_printf(s, "\n  lung residual %.1f %%", 100 * r->lung_residual);
+      g_string_append_printf(s, "  %2.0f mm  CR %5.1f %%  N %4.1f %%\n", self->nema->diameter_mm[j],
+                             100 * r->contrast_recovery[j], 100 * r->variability[j]);
+    g_string_append_printf(s, "  lung residual %.1f %%", 100 * r->lung_residual);
   }
   gtk_label_set_text(self->roi_label, s->str);
   g_string_free(s, TRUE);
@@ -367,11 +367,16 @@ void tl_window_measure_init(TlWindow *self) {
   self->contrast_plot = TL_PLOT(tl_plot_new("Contrast recovery vs noise (NEMA)", "background variability N"));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->contrast_plot));
   GtkWidget *scroll = gtk_scrolled_window_new();
-  gtk_widget_set_size_request(scroll, 220, -1);
+  gtk_widget_set_size_request(scroll, 230, -1);
+  gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(scroll), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
   self->roi_label = GTK_LABEL(gtk_label_new(NULL));
   gtk_label_set_xalign(self->roi_label, 0);
   gtk_label_set_yalign(self->roi_label, 0);
   gtk_label_set_selectable(self->roi_label, TRUE);
+  gtk_label_set_wrap(self->roi_label, TRUE);
+  gtk_label_set_wrap_mode(self->roi_label, PANGO_WRAP_WORD_CHAR);
+  gtk_widget_set_margin_start(GTK_WIDGET(self->roi_label), 6);
+  gtk_widget_set_margin_top(GTK_WIDGET(self->roi_label), 4);
   gtk_widget_add_css_class(GTK_WIDGET(self->roi_label), "tl-value");
   gtk_scrolled_window_set_child(GTK_SCROLLED_WINDOW(scroll), GTK_WIDGET(self->roi_label));
   gtk_box_append(self->plot_box, scroll);

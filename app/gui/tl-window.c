@@ -109,8 +109,14 @@ static void show_context(TlWindow *self) {
     g_variant_dict_insert(&d, "events", "d", self->demo_events);
     g_variant_dict_insert(&d, "coarsen", "u", self->demo_coarsen);
     g_autoptr(GVariant) params = g_variant_ref_sink(g_variant_dict_end(&d));
-    tl_side_panel_set_algorithm(self->side_panel, TRUE, 10, 3);
-    /* The demo is about watching kernels cost: show the overlay from the start. */
+    /* OSEM with 2 subsets of 5e5 events for 3 iterations: on 1e6 events the RMSE against
+     * the truth falls at every one of the 6 sub-iterations (43.8, 31.5, 23.8, 20.1, 19.0,
+     * 18.7), where 10 subsets of 1e5 events turn after the 5th (21.9 → 23.9 by the 10th) and
+     * 2e5 events after the 3rd: the first run shows a good image; more subsets, filters
+     * and priors are the tour's trade-offs. */
+    tl_side_panel_set_algorithm(self->side_panel, TRUE, 2, 3);
+    /* The demo is about watching kernels cost: the profiling strip from the start (its
+     * one line; it covers no view). */
     g_action_group_activate_action(G_ACTION_GROUP(self), "show-profiling", NULL);
     simulate(self, params, TRUE);
   }

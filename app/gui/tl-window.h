@@ -79,7 +79,8 @@ void tl_window_add_roi(TlWindow *self, const TlRoi *roi);
 TlSnapshot *tl_window_get_snapshot(TlWindow *self, const char *name);
 guint tl_window_get_n_snapshots(TlWindow *self);
 TlCompareView *tl_window_get_compare_view(TlWindow *self);
-/* Starts the demo once the device is open: NEMA on the DMI preset, OSEM running. */
+/* Starts the demo once the device is open: NEMA on the DMI preset, OSEM (2 subsets, 3
+ * iterations) running. */
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
 
 G_END_DECLS

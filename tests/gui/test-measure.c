@@ -11,6 +11,7 @@
 #include "image/tl-phantom.h"
 #include "pet/tl-scanner.h"
 #include "tl-window.h"
+#include <adwaita.h>
 
 static char *tmpdir, *scanner_path;
 
@@ -320,6 +321,18 @@ static void test_steer(void) {
   g_test_message("relative change over the steered sub-iteration: %.3g", moved / norm);
   g_assert_cmpfloat(moved, >, 0);
   g_assert_cmpfloat(moved / norm, <, 0.5);
+  /* Projector and filter while paused: the next sub-iteration's kernels are Joseph's and the
+   * median's; a second marker. */
+  GtkWidget *panel = GTK_WIDGET(tl_window_get_side_panel(win));
+  adw_combo_row_set_selected(ADW_COMBO_ROW(gtk_widget_get_template_child(panel, TL_TYPE_SIDE_PANEL, "projector_row")), 1);
+  adw_combo_row_set_selected(ADW_COMBO_ROW(gtk_widget_get_template_child(panel, TL_TYPE_SIDE_PANEL, "filter_row")), 1);
+  step_to(win, 4);
+  const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
+  g_assert_null(tl_profile_lookup(p, "em siddon"));
+  g_assert_nonnull(tl_profile_lookup(p, "median3"));
+  g_assert_cmpuint(tl_plot_n_markers(plot), ==, 2);
+  g_assert_cmpfloat(tl_plot_get_marker(plot, 1), ==, 3.5);
   /* 3 iterations x 2 subsets now: it finishes at 6. */
   tl_gui_activate(win, "run", NULL);
   g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_FINISHED)));
