@@ -87,6 +87,12 @@ gboolean tl_nema_layout_init(TlNemaLayout *l, const TlImageGrid *grid, const TlN
       double dz = fabs(zs - s->centre[2]) + 0.5 * grid->voxel_mm[2];
       double h = r * r - dz * dz;
       rad = h > 0 ? MAX(sqrt(h) - vxy, 0) : 0;
+      /* Voxels too coarse for any to lie wholly inside: the one holding the centre. */
+      double ci = floor((s->centre[0] - grid->origin_mm[0]) / grid->voxel_mm[0] + 0.5);
+      double cj = floor((s->centre[1] - grid->origin_mm[1]) / grid->voxel_mm[1] + 0.5);
+      double d = hypot(s->centre[0] - (grid->origin_mm[0] + ci * grid->voxel_mm[0]),
+                       s->centre[1] - (grid->origin_mm[1] + cj * grid->voxel_mm[1]));
+      rad = MAX(rad, d * (1 + 1e-9) + 1e-9);
     }
     l->hot[j] = (TlRoi){TL_ROI_CIRCLE, {s->centre[0], s->centre[1], zs}, rad, 2};
   }

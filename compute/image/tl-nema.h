@@ -15,7 +15,8 @@
  *   spread by farthest-point selection on a 1 mm lattice; the smaller ROIs are concentric.
  * - By default the hot-sphere ROI holds only voxels lying wholly inside the sphere on the
  *   image grid (radius sqrt(r^2 - (dz + vz/2)^2) - half the in-plane voxel diagonal), so a
- *   noiseless image of the phantom's own truth gives CR = 1 for every sphere; NEMA's
+ *   noiseless image of the phantom's own truth gives CR = 1 for every sphere (on grids too
+ *   coarse for any voxel to lie wholly inside, the voxel holding the centre: CR < 1); NEMA's
  *   circle of the sphere's full inner diameter (partial-volume voxels at its rim lower CR
  *   even for the truth) is `full_diameter`.
  * - The lung residual uses the central slice only (NEMA: every slice). */
