@@ -5,7 +5,8 @@
  * Actions: win.run, win.pause, win.run-pause, win.step, win.stop, win.restart,
  * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.confirm-replace (b:
  * the answer to "Replace the current reconstruction?"), win.show-profiling,
- * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c. */
+ * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c; ROIs, NEMA,
+ * snapshots and comparisons in tl-window-measure.c. */
 #include <math.h>
 #include <string.h>
 #include "tl-background.h"
