@@ -173,10 +173,12 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
   d->path = g_strdup(path);
   d->name = g_path_get_basename(path);
   TlDataKind kind;
+  /* Before the first goto: the cleanup at `fail` must not free an uninitialised pointer. */
+  g_autoptr(GString) details = NULL;
   gpointer data = tl_format_load_any(path, &kind, &d->format, error);
   if (!data)
     goto fail;
-  g_autoptr(GString) details = g_string_new(NULL);
+  details = g_string_new(NULL);
   tl_data_describe(kind, data, details);
   d->details = g_string_free(g_steal_pointer(&details), FALSE);
   switch (kind) {
