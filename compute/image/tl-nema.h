@@ -64,7 +64,7 @@ gboolean tl_nema_layout_init(TlNemaLayout *l, const TlImageGrid *grid, const TlN
                              GError **error);
 /* `im` must be on the layout's grid. */
 void tl_nema_analyse(const TlNemaLayout *l, const TlImage *im, TlNemaResult *out);
-/* CSV header and one row (no newline) for tl_nema_result_csv_row: per-sphere CR, N, then
+/* CSV header and one row (no newline; the row allocated): per-sphere CR, N, then
  * lung residual. */
 const char *tl_nema_csv_header(void);
 char *tl_nema_csv_row(const TlNemaResult *r);
