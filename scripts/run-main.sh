@@ -20,8 +20,8 @@ fi
 echo "run-main: no display: the demo runs headless and writes demo/recon.nii" >&2
 mkdir -p demo
 grid=108x108x36@5.56   # the DMI image grid, 2x coarser, as the window's demo uses
-./build/app/cli/tomolab-cli simulate --phantom nema --scanner dmi --events 2e5 --seed 1 \
+./build/app/cli/tomolab-cli simulate --phantom nema --scanner dmi --events 1e6 --seed 1 \
   --no-attenuation --grid "$grid" --truth demo/truth.nii -o demo/nema-dmi.tlm
-./build/app/cli/tomolab-cli recon demo/nema-dmi.tlm --algo osem --subsets 10 --iterations 2 \
+./build/app/cli/tomolab-cli recon demo/nema-dmi.tlm --algo osem --subsets 2 --iterations 3 \
   --projector siddon --truth demo/truth.nii --profile -o demo/recon.nii
 echo "run-main: wrote demo/recon.nii (truth: demo/truth.nii)" >&2

@@ -86,7 +86,16 @@ static gboolean ct_set_prior(TlJob *job, const char *prior, double beta, double 
   return tl_job_solver_set_prior(tl_ct_recon_solver(self->recon), prior, beta, gamma, error);
 }
 
-static const TlJobVTable kCtJob = {ct_step, ct_image, ct_free, ct_set_prior};
+static TlImage *ct_get_iterate(TlJob *job, GError **error) {
+  return tl_ct_recon_image(((TlCtJob *)job)->recon, error);
+}
+
+static gboolean ct_set_image(TlJob *job, const TlImage *image, GError **error) {
+  return tl_solver_set_image(tl_ct_recon_solver(((TlCtJob *)job)->recon), image, error);
+}
+
+static const TlJobVTable kCtJob = {ct_step, ct_image, ct_free, ct_set_prior, ct_get_iterate,
+                                   ct_set_image};
 
 /* FDK: the one step is the whole reconstruction; a second has nothing to add. */
 static gboolean fdk_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {

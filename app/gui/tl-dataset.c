@@ -9,6 +9,7 @@
 static void dataset_clear(gpointer data) {
   TlDataset *d = data;
   g_free(d->name);
+  g_free(d->phantom);
   g_free(d->path);
   g_free(d->details);
   if (d->bins) g_array_unref(d->bins);
@@ -132,6 +133,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
   g_variant_dict_lookup(&dict, "attenuation", "b", &attenuation);
   g_variant_dict_lookup(&dict, "tof", "b", &tof);
+  g_autofree char *phantom_name = g_strdup(phantom);  /* outlives the dictionary */
 
   g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
   if (!scanner) {
@@ -160,6 +162,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
     return NULL;
   TlDataset *d = dataset_new();
   d->name = g_steal_pointer(&desc);
+  d->phantom = g_steal_pointer(&phantom_name);
   d->lm = lm;
   d->truth = g_steal_pointer(&activity);
   d->mu = g_steal_pointer(&mu);
@@ -173,10 +176,12 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
   d->path = g_strdup(path);
   d->name = g_path_get_basename(path);
   TlDataKind kind;
+  /* Before the first goto: the cleanup at `fail` must not free an uninitialised pointer. */
+  g_autoptr(GString) details = NULL;
   gpointer data = tl_format_load_any(path, &kind, &d->format, error);
   if (!data)
     goto fail;
-  g_autoptr(GString) details = g_string_new(NULL);
+  details = g_string_new(NULL);
   tl_data_describe(kind, data, details);
   d->details = g_string_free(g_steal_pointer(&details), FALSE);
   switch (kind) {

@@ -24,6 +24,7 @@ typedef struct {
   const TlFormatClass *format; /* the opened file's format (compute/tl-formats.h); NULL when simulated */
   char *details;         /* what `tomolab-cli info` says of the file; NULL when simulated */
   TlImageGrid grid;
+  char *phantom;         /* the simulated phantom's preset name (NEMA: analysed), else NULL */
 } TlDataset;
 
 /* Reference counted: the window and the runner creating a job from it both hold one. */

@@ -38,6 +38,11 @@ typedef struct {
    * called on the worker between steps. */
   gboolean (*set_prior)(TlJob *job, const char *prior, double beta, double gamma,
                         GError **error);
+  /* Optional: the iterate itself (a host copy; PET's post-filter is not applied), and a new
+   * starting image for the next step (steering: a new job takes the old one's image;
+   * restarting from a snapshot). Both on the worker between steps. */
+  TlImage *(*get_iterate)(TlJob *job, GError **error);
+  gboolean (*set_image)(TlJob *job, const TlImage *image, GError **error);
 } TlJobVTable;
 
 struct _TlJob {

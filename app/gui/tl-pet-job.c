@@ -112,7 +112,19 @@ static gboolean pet_set_prior(TlJob *job, const char *prior, double beta, double
                                  error);
 }
 
-static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free, pet_set_prior};
+static TlImage *pet_get_iterate(TlJob *job, GError **error) {
+  return tl_recon_image(((TlPetJob *)job)->recon, error);
+}
+
+/* The shown (post-filtered) copy is stale until the next step refreshes it. */
+static gboolean pet_set_image(TlJob *job, const TlImage *image, GError **error) {
+  TlPetJob *self = (TlPetJob *)job;
+  self->shown_valid = FALSE;
+  return tl_solver_set_image(tl_recon_solver(self->recon), image, error);
+}
+
+static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free, pet_set_prior, pet_get_iterate,
+                                    pet_set_image};
 
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
                       const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,

@@ -7,12 +7,19 @@ typedef struct {
   GdkRGBA colour;
   gboolean dashed;
   GArray *x, *y;  /* double */
+  guint group;    /* > 0: the y range is shared with the group */
 } Series;
+
+typedef struct {
+  double x;
+  char *label;
+} Marker;
 
 struct _TlPlot {
   GtkWidget parent_instance;
   char *title, *x_label;
   GPtrArray *series;
+  GArray *markers;  /* Marker */
 };
 
 G_DEFINE_FINAL_TYPE(TlPlot, tl_plot, GTK_TYPE_WIDGET)
@@ -23,6 +30,24 @@ static void series_free(gpointer p) {
   g_array_unref(s->x);
   g_array_unref(s->y);
   g_free(s);
+}
+
+static void marker_clear(gpointer p) {
+  g_free(((Marker *)p)->label);
+}
+
+static void y_range(TlPlot *self, Series *se, double *lo, double *hi) {
+  *lo = INFINITY;
+  *hi = -INFINITY;
+  for (guint s = 0; s < self->series->len; s++) {
+    Series *o = self->series->pdata[s];
+    if (o != se && (se->group == 0 || o->group != se->group))
+      continue;
+    for (guint i = 0; i < o->y->len; i++) {
+      double v = g_array_index(o->y, double, i);
+      if (isfinite(v)) { *lo = MIN(*lo, v); *hi = MAX(*hi, v); }
+    }
+  }
 }
 
 static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean background) {
@@ -62,11 +87,8 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
   double legend_y = T + 14;
   for (guint s = 0; s < self->series->len; s++) {
     Series *se = self->series->pdata[s];
-    double ymin = INFINITY, ymax = -INFINITY;
-    for (guint i = 0; i < se->y->len; i++) {
-      double v = g_array_index(se->y, double, i);
-      if (isfinite(v)) { ymin = MIN(ymin, v); ymax = MAX(ymax, v); }
-    }
+    double ymin, ymax;
+    y_range(self, se, &ymin, &ymax);
     if (!isfinite(ymin))
       continue;
     if (!(ymax > ymin)) { ymin -= 0.5 * fabs(ymin) + 1e-12; ymax += 0.5 * fabs(ymax) + 1e-12; }
@@ -96,6 +118,24 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
     cairo_show_text(cr, text);
     legend_y += 13;
   }
+  /* Markers: where the settings changed (dashed, labelled at the top). */
+  for (guint m = 0; m < self->markers->len; m++) {
+    const Marker *mk = &g_array_index(self->markers, Marker, m);
+    if (mk->x < xmin || mk->x > xmax)
+      continue;
+    double px = L + (mk->x - xmin) / (xmax - xmin) * pw;
+    cairo_set_source_rgba(cr, 1, 1, 1, 0.55);
+    cairo_set_line_width(cr, 1);
+    cairo_set_dash(cr, (double[]){2, 2}, 2, 0);
+    cairo_move_to(cr, px, T);
+    cairo_line_to(cr, px, T + ph);
+    cairo_stroke(cr);
+    cairo_set_dash(cr, NULL, 0, 0);
+    if (mk->label) {
+      cairo_move_to(cr, px + 3, T + ph - 4);
+      cairo_show_text(cr, mk->label);
+    }
+  }
   cairo_set_source_rgb(cr, 0.75, 0.75, 0.75);
   char text[96];
   g_snprintf(text, sizeof text, "%s  %.4g … %.4g", self->x_label, xmin, xmax);
@@ -112,6 +152,7 @@ static void tl_plot_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
 
 void tl_plot_clear(TlPlot *self) {
   g_ptr_array_set_size(self->series, 0);
+  g_array_set_size(self->markers, 0);
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
@@ -150,6 +191,38 @@ guint tl_plot_n_points(TlPlot *self, guint series) {
 }
 
 guint tl_plot_n_series(TlPlot *self) { return self->series->len; }
+
+guint tl_plot_get_series(TlPlot *self, guint series, const double **x, const double **y) {
+  g_return_val_if_fail(series < self->series->len, 0);
+  Series *s = self->series->pdata[series];
+  if (x) *x = (const double *)s->x->data;
+  if (y) *y = (const double *)s->y->data;
+  return s->x->len;
+}
+
+const char *tl_plot_get_series_name(TlPlot *self, guint series) {
+  g_return_val_if_fail(series < self->series->len, NULL);
+  return ((Series *)self->series->pdata[series])->name;
+}
+
+void tl_plot_set_series_group(TlPlot *self, guint series, guint group) {
+  g_return_if_fail(series < self->series->len);
+  ((Series *)self->series->pdata[series])->group = group;
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void tl_plot_add_marker(TlPlot *self, double x, const char *label) {
+  Marker m = {x, g_strdup(label)};
+  g_array_append_val(self->markers, m);
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+guint tl_plot_n_markers(TlPlot *self) { return self->markers->len; }
+
+double tl_plot_get_marker(TlPlot *self, guint i) {
+  g_return_val_if_fail(i < self->markers->len, NAN);
+  return g_array_index(self->markers, Marker, i).x;
+}
 
 /* Rows are the union of x values in order of the first series that has them; series
  * sampled at other x get empty cells. */
@@ -200,6 +273,7 @@ gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height,
 static void tl_plot_finalize(GObject *object) {
   TlPlot *self = TL_PLOT(object);
   g_ptr_array_unref(self->series);
+  g_array_unref(self->markers);
   g_free(self->title);
   g_free(self->x_label);
   G_OBJECT_CLASS(tl_plot_parent_class)->finalize(object);
@@ -213,6 +287,8 @@ static void tl_plot_class_init(TlPlotClass *klass) {
 
 static void tl_plot_init(TlPlot *self) {
   self->series = g_ptr_array_new_with_free_func(series_free);
+  self->markers = g_array_new(FALSE, FALSE, sizeof(Marker));
+  g_array_set_clear_func(self->markers, marker_clear);
   gtk_widget_set_size_request(GTK_WIDGET(self), 200, 120);
   gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);
 }

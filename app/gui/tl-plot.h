@@ -18,6 +18,15 @@ void tl_plot_append(TlPlot *self, guint series, double x, double y);
 void tl_plot_set_series(TlPlot *self, guint series, const double *x, const double *y, guint n);
 guint tl_plot_n_points(TlPlot *self, guint series);
 guint tl_plot_n_series(TlPlot *self);
+/* The series' points (borrowed) and name. */
+guint tl_plot_get_series(TlPlot *self, guint series, const double **x, const double **y);
+const char *tl_plot_get_series_name(TlPlot *self, guint series);
+/* Series with the same group (> 0) share one y range (the same quantity of two runs). */
+void tl_plot_set_series_group(TlPlot *self, guint series, guint group);
+/* A vertical marker at x (where a run's settings changed); cleared with the series. */
+void tl_plot_add_marker(TlPlot *self, double x, const char *label);
+guint tl_plot_n_markers(TlPlot *self);
+double tl_plot_get_marker(TlPlot *self, guint i);
 gboolean tl_plot_save_csv(TlPlot *self, const char *path, GError **error);
 gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height, GError **error);
 

@@ -7,6 +7,8 @@ struct _TlProfileView {
   GtkLabel *device_label, *rate_label;
   GtkDrawingArea *bar, *history_area;
   GtkGrid *table;
+  GtkToggleButton *expand_button;
+  GtkRevealer *revealer;
   TlProfile *last;
   GArray *history;   /* total GPU ms per sub-iteration */
   guint rows;        /* kernel rows in the table */
@@ -190,6 +192,22 @@ static void tl_profile_view_class_init(TlProfileViewClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlProfileView, bar);
   gtk_widget_class_bind_template_child(wc, TlProfileView, history_area);
   gtk_widget_class_bind_template_child(wc, TlProfileView, table);
+  gtk_widget_class_bind_template_child(wc, TlProfileView, expand_button);
+  gtk_widget_class_bind_template_child(wc, TlProfileView, revealer);
+}
+
+static void on_expand(GtkToggleButton *button, TlProfileView *self) {
+  gboolean on = gtk_toggle_button_get_active(button);
+  gtk_revealer_set_reveal_child(self->revealer, on);
+  gtk_button_set_icon_name(GTK_BUTTON(button), on ? "pan-down-symbolic" : "pan-end-symbolic");
+}
+
+void tl_profile_view_set_expanded(TlProfileView *self, gboolean expanded) {
+  gtk_toggle_button_set_active(self->expand_button, expanded);
+}
+
+gboolean tl_profile_view_get_expanded(TlProfileView *self) {
+  return gtk_toggle_button_get_active(self->expand_button);
 }
 
 static void tl_profile_view_init(TlProfileView *self) {
@@ -197,5 +215,6 @@ static void tl_profile_view_init(TlProfileView *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
   gtk_drawing_area_set_draw_func(self->bar, draw_bar, self, NULL);
   gtk_drawing_area_set_draw_func(self->history_area, draw_history, self, NULL);
+  g_signal_connect(self->expand_button, "toggled", G_CALLBACK(on_expand), self);
   fill_table(self);
 }

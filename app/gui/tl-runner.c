@@ -35,9 +35,19 @@ struct _TlRunner {
   char prior[16];           /* request: a new prior for the job's next step */
   double beta, gamma;
   gboolean prior_dirty;
+  TlRoi *rois;              /* request: the ROIs measured (n_rois) */
+  guint n_rois;
+  TlNemaLayout *nema;       /* request: the NEMA layout, NULL none */
+  gboolean analysis_dirty;
+  gboolean snapshot;        /* request: a host copy of the image */
+  TlJobFactory rebuild;     /* request: a new job from the current iterate */
+  gpointer rebuild_data;
+  GDestroyNotify rebuild_free;
 
   TlJob *job;               /* worker only */
   guint done;               /* sub-iterations done (worker) */
+  guint offset;             /* sub-iterations done before the job was last rebuilt (worker) */
+  gboolean changed;         /* settings changed since the last step (worker) */
 };
 
 typedef struct {
@@ -54,6 +64,9 @@ void tl_frame_free(TlFrame *f) {
   g_clear_error(&f->error);
   g_free(f->saved);
   g_clear_error(&f->save_error);
+  if (f->roi_stats)
+    g_array_unref(f->roi_stats);
+  g_clear_pointer(&f->snapshot, tl_image_free);
   g_free(f);
 }
 
@@ -130,7 +143,8 @@ static float *read_range(const TlArray *a, guint64 first, guint64 n, GError **er
 /* Reads only what the views show: one range for the axial slice, one row per z for the
  * coronal one; the sagittal slice and the MIP come from the whole volume only when the
  * MIP is shown, else from the z-slabs spanning the sagittal column. */
-static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f, GError **error) {
+static gboolean read_slices(const TlJob *job, const TlViewRequest *v, gboolean want_volume, TlFrame *f,
+                            float **volume, GError **error) {
   const TlArray *img = job->vt->image((TlJob *)job);
   const guint nx = job->grid.dims[0], ny = job->grid.dims[1], nz = job->grid.dims[2];
   const guint x = MIN(v->pos[0], nx - 1), y = MIN(v->pos[1], ny - 1), z = MIN(v->pos[2], nz - 1);
@@ -138,7 +152,7 @@ static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f
   TlSlice *ax = &f->slices[TL_VIEW_AXIAL], *co = &f->slices[TL_VIEW_CORONAL];
   TlSlice *sa = &f->slices[TL_VIEW_SAGITTAL], *mip = &f->slices[TL_VIEW_MIP];
   g_autofree float *vol = NULL;
-  if (v->mip && !(vol = read_range(img, 0, plane * nz, error)))
+  if ((v->mip || want_volume) && !(vol = read_range(img, 0, plane * nz, error)))
     return FALSE;
 
   /* Axial: x to the right, y downwards (image rows). */
@@ -166,7 +180,7 @@ static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f
         sa_row[j] = slab[x + (gsize)j * nx];
     }
   }
-  if (vol) {
+  if (vol && v->mip) {
     /* Coronal MIP (maximum along y), z upwards. */
     *mip = (TlSlice){nx, nz, g_new(float, (gsize)nx * nz)};
     for (guint k = 0; k < nz; k++) {
@@ -180,6 +194,49 @@ static gboolean read_slices(const TlJob *job, const TlViewRequest *v, TlFrame *f
     }
   }
   f->view = *v;
+  if (volume)
+    *volume = g_steal_pointer(&vol);
+  return TRUE;
+}
+
+/* ROI statistics and the NEMA analysis of the volume just read (on the worker: a large
+ * image takes milliseconds the window's frame clock must not pay). */
+static void analyse(const TlJob *job, float *vol, const TlRoi *rois, guint n, const TlNemaLayout *nema,
+                    TlFrame *f) {
+  TlImage im = {job->grid, vol};
+  f->roi_stats = g_array_sized_new(FALSE, TRUE, sizeof(TlRoiStats), n);
+  g_array_set_size(f->roi_stats, n);
+  for (guint i = 0; i < n; i++)
+    tl_roi_stats(&rois[i], &im, &g_array_index(f->roi_stats, TlRoiStats, i));
+  if (nema && tl_image_grid_equal(&nema->grid, &job->grid)) {
+    tl_nema_analyse(nema, &im, &f->nema);
+    f->has_nema = TRUE;
+  }
+}
+
+/* The current iterate into a new job made by the factory; the old job goes. */
+static gboolean rebuild_job(TlRunner *r, TlJobFactory factory, gpointer data, GError **error) {
+  if (!r->job->vt->get_iterate) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                "This reconstruction cannot take new settings while it runs; restart it");
+    return FALSE;
+  }
+  g_autoptr(TlImage) im = r->job->vt->get_iterate(r->job, error);
+  if (!im)
+    return FALSE;
+  /* Device memory of the old job goes back before the new one (with new subsets its
+   * sensitivity images) is made. */
+  g_clear_pointer(&r->job, tl_job_free);
+  r->job = factory(r->ctx, data, error);
+  if (!r->job)
+    return FALSE;
+  if (!r->job->vt->set_image) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "The new reconstruction cannot start from an image");
+    return FALSE;
+  }
+  if (!r->job->vt->set_image(r->job, im, error))
+    return FALSE;
+  r->offset = r->done;
   return TRUE;
 }
 
@@ -199,8 +256,10 @@ static void save_image(TlRunner *r, char *path) {
   TlFrame *f = g_new0(TlFrame, 1);
   GError *error = NULL;
   g_mutex_lock(&r->device_lock);
-  g_autoptr(TlImage) im = tl_image_new(&r->job->grid);
-  gboolean ok = tl_array_download(r->job->vt->image(r->job), im->data, &error);
+  g_autoptr(TlImage) im = r->job ? tl_image_new(&r->job->grid) : NULL;
+  gboolean ok = im && tl_array_download(r->job->vt->image(r->job), im->data, &error);
+  if (!im)
+    g_set_error(&error, G_IO_ERROR, G_IO_ERROR_FAILED, "No image: the reconstruction failed");
   g_mutex_unlock(&r->device_lock);
   const TlFormatClass *format = ok ? tl_format_for_output(path, TL_DATA_IMAGE, NULL, &error) : NULL;
   ok = format && tl_format_save(format, im, path, &error);
@@ -232,7 +291,7 @@ static gpointer worker(gpointer data) {
                     !(r->total && r->done >= r->total);
     TlRunState state = idle_state(r);
     if (!work && !r->view_dirty && !r->prior_dirty && state == last_state && !r->quit &&
-        !r->save_path) {
+        !r->save_path && !r->analysis_dirty && !r->snapshot && !r->rebuild) {
       g_cond_wait(&r->cond, &r->lock);
       continue;
     }
@@ -250,6 +309,19 @@ static gpointer worker(gpointer data) {
       r->steps--;
     TlViewRequest view = r->view;
     r->view_dirty = FALSE;
+    /* The analysis runs after a new sub-iteration or new ROIs, on a copy of the request. */
+    gboolean analysis = (r->n_rois > 0 || r->nema) && (do_step || r->analysis_dirty);
+    g_autofree TlRoi *rois = analysis ? g_memdup2(r->rois, r->n_rois * sizeof(TlRoi)) : NULL;
+    guint n_rois = r->n_rois;
+    g_autofree TlNemaLayout *nema = analysis && r->nema ? g_memdup2(r->nema, sizeof *r->nema) : NULL;
+    gboolean cleared = r->analysis_dirty && r->n_rois == 0;
+    r->analysis_dirty = FALSE;
+    gboolean snapshot = r->snapshot;
+    r->snapshot = FALSE;
+    TlJobFactory rebuild = r->rebuild;
+    gpointer rebuild_data = r->rebuild_data;
+    GDestroyNotify rebuild_free = r->rebuild_free;
+    r->rebuild = NULL;
     gboolean new_prior = r->prior_dirty;
     char prior[16];
     double beta = r->beta, gamma = r->gamma;
@@ -259,21 +331,55 @@ static gpointer worker(gpointer data) {
 
     TlFrame *f = g_new0(TlFrame, 1);
     g_mutex_lock(&r->device_lock);
+    if (!r->job) {  /* a failed rebuild left none: the failure was reported */
+      g_mutex_unlock(&r->device_lock);
+      if (rebuild && rebuild_free)
+        rebuild_free(rebuild_data);
+      tl_frame_free(f);
+      g_mutex_lock(&r->lock);
+      continue;
+    }
     gboolean ok = TRUE;
+    /* New settings while running or paused: the next sub-iteration runs a job made with
+     * them from the current image (the old factory data goes with the old job). */
+    if (rebuild) {
+      ok = rebuild_job(r, rebuild, rebuild_data, &error);
+      if (r->factory_free)
+        r->factory_free(r->factory_data);
+      r->factory = rebuild;
+      r->factory_data = rebuild_data;
+      r->factory_free = rebuild_free;
+      r->changed = TRUE;
+      /* the new job's prior is the one its options name */
+    }
     /* a prior changed while running or paused: the next sub-iteration uses it */
-    if (new_prior && r->job->vt->set_prior)
+    if (ok && new_prior && r->job->vt->set_prior) {
       ok = r->job->vt->set_prior(r->job, prior, beta, gamma, &error);
+      r->changed = TRUE;
+    }
     if (ok && do_step) {
       ok = r->job->vt->step(r->job, r->cancel, &f->step, &error);
       if (ok) {
         f->has_step = TRUE;
+        f->step.sub_iterations += r->offset;
         r->done = f->step.sub_iterations;
+        f->changed = r->changed;
+        r->changed = FALSE;
       }
     }
     /* Cancelled: nothing new to show, the last complete image is already on screen. */
     gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_autofree float *vol = NULL;
     if (ok)
-      ok = read_slices(r->job, &view, f, &error);
+      ok = read_slices(r->job, &view, analysis || snapshot, f, analysis || snapshot ? &vol : NULL, &error);
+    if (ok && analysis)
+      analyse(r->job, vol, rois, n_rois, nema, f);
+    else if (ok && cleared)
+      f->roi_stats = g_array_new(FALSE, TRUE, sizeof(TlRoiStats));  /* none left */
+    if (ok && snapshot) {
+      f->snapshot = g_new(TlImage, 1);
+      *f->snapshot = (TlImage){r->job->grid, g_steal_pointer(&vol)};
+    }
     g_mutex_unlock(&r->device_lock);
 
     g_mutex_lock(&r->lock);
@@ -356,6 +462,10 @@ void tl_runner_free(TlRunner *r) {
   g_mutex_clear(&r->lock);
   g_cond_clear(&r->cond);
   g_free(r->save_path);
+  g_free(r->rois);
+  g_free(r->nema);
+  if (r->rebuild && r->rebuild_free)
+    r->rebuild_free(r->rebuild_data);
   runner_unref(r);
 }
 
@@ -388,4 +498,17 @@ void tl_runner_set_view(TlRunner *r, const TlViewRequest *view) {
 
 void tl_runner_save(TlRunner *r, const char *path) {
   REQUEST(r, g_free(r->save_path); r->save_path = g_strdup(path));
+}
+
+void tl_runner_set_analysis(TlRunner *r, const TlRoi *rois, guint n, const TlNemaLayout *nema) {
+  REQUEST(r, g_free(r->rois); r->rois = n ? g_memdup2(rois, n * sizeof *rois) : NULL; r->n_rois = n;
+          g_free(r->nema); r->nema = nema ? g_memdup2(nema, sizeof *nema) : NULL;
+          r->analysis_dirty = TRUE);
+}
+
+void tl_runner_snapshot(TlRunner *r) { REQUEST(r, r->snapshot = TRUE); }
+
+void tl_runner_rebuild(TlRunner *r, TlJobFactory factory, gpointer data, GDestroyNotify free) {
+  REQUEST(r, if (r->rebuild && r->rebuild_free) r->rebuild_free(r->rebuild_data);
+          r->rebuild = factory; r->rebuild_data = data; r->rebuild_free = free);
 }

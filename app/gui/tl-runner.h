@@ -4,6 +4,7 @@
  * context. No call here blocks on the device. */
 #pragma once
 #include "tl-job.h"
+#include "image/tl-nema.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +40,13 @@ typedef struct {
   GError *error;
   char *saved;           /* a save request was handled: this path... */
   GError *save_error;    /* ...or this error */
+  /* Analysis of the image shown, computed on the worker (tl_runner_set_analysis): after
+   * every new sub-iteration and when the ROIs change. */
+  GArray *roi_stats;     /* TlRoiStats, one per ROI; NULL when not computed */
+  gboolean has_nema;
+  TlNemaResult nema;
+  TlImage *snapshot;     /* tl_runner_snapshot answered: a host copy of the image shown */
+  gboolean changed;      /* this sub-iteration is the first with new settings (steering) */
 } TlFrame;
 
 void tl_frame_free(TlFrame *f);
@@ -82,6 +90,16 @@ void tl_runner_set_total(TlRunner *r, guint total_sub_iterations);
 /* A new prior (name "" or NULL = none), beta and gamma for the job's next sub-iteration
  * (penalised algorithms; others ignore it). */
 void tl_runner_set_prior(TlRunner *r, const char *prior, double beta, double gamma);
+/* ROIs (copied; n 0 = none) and the NEMA layout (copied; NULL = none) measured on the worker
+ * after every sub-iteration; the next frame answers with their statistics. */
+void tl_runner_set_analysis(TlRunner *r, const TlRoi *rois, guint n, const TlNemaLayout *nema);
+/* A host copy of the image shown (frame->snapshot) between two sub-iterations. */
+void tl_runner_snapshot(TlRunner *r);
+/* Steering: before the next sub-iteration the job is replaced by factory(ctx, data) started
+ * from the current iterate (TlJobVTable.set_image); the sub-iteration count goes on. The
+ * runner owns `data` from now (free is called on it). A job without get_iterate/set_image
+ * fails the run with a message. */
+void tl_runner_rebuild(TlRunner *r, TlJobFactory factory, gpointer data, GDestroyNotify free);
 /* Writes the current image (NIfTI, atomic) between two sub-iterations; a frame with
  * `saved` or `save_error` answers. */
 void tl_runner_save(TlRunner *r, const char *path);

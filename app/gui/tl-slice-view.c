@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "tl-slice-view.h"
+#include "image/tl-roi.h"
 
 #define COLORBAR_W 14
 #define COLORBAR_MARGIN 64   /* room for the bar and its numbers */
@@ -30,11 +31,17 @@ struct _TlSliceView {
   double pointer[2];
   gboolean detector;          /* a detector image (tl_slice_view_set_detector), not a slice */
   char *title;                /* NULL: the orientation's */
+  GArray *rois;               /* TlRoi drawn where they cut the slice */
+  /* Ctrl+drag: a ROI being drawn (index -1), moved or resized (its index) */
+  int roi_mode;               /* 0 none, 1 new, 2 move, 3 resize */
+  int roi_index;
+  TlRoi roi_edit;
+  double roi_start_mm[3], roi_start_centre[3];
 };
 
 G_DEFINE_FINAL_TYPE(TlSliceView, tl_slice_view, GTK_TYPE_WIDGET)
 
-enum { SIG_POSITION, SIG_LEVELS, SIG_HOVER, SIG_LINE, N_SIGNALS };
+enum { SIG_POSITION, SIG_LEVELS, SIG_HOVER, SIG_LINE, SIG_ROI, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static const char *const kTitles[TL_N_VIEWS] = {"Axial", "Coronal", "Sagittal", "MIP"};
@@ -82,6 +89,46 @@ void tl_slice_view_pixel_to_voxel(TlSliceView *self, double col, double row, dou
   case TL_VIEW_SAGITTAL: ijk[1] = col; ijk[2] = up; break;
   default: ijk[0] = col; ijk[2] = up; break;
   }
+}
+
+/* The axis normal to the view and the two in the picture (columns, rows). */
+static int normal_axis(TlSliceView *self) {
+  return self->orientation == TL_VIEW_AXIAL ? 2 : self->orientation == TL_VIEW_SAGITTAL ? 0 : 1;
+}
+
+/* Slice pixel (continuous) -> scanner mm: voxel i spans pixels [i, i + 1), its centre is
+ * origin + i * size; along the normal, the slice's own plane. */
+static void pixel_to_mm(TlSliceView *self, double col, double row, double mm[3]) {
+  double ijk[3];
+  tl_slice_view_pixel_to_voxel(self, col, row, ijk);
+  int n = normal_axis(self);
+  for (int a = 0; a < 3; a++)
+    mm[a] = self->grid.origin_mm[a] + (a == n ? self->pos[a] : ijk[a] - 0.5) * self->grid.voxel_mm[a];
+}
+
+static void mm_to_pixel(TlSliceView *self, const double mm[3], double *col, double *row) {
+  double ijk[3];
+  for (int a = 0; a < 3; a++)
+    ijk[a] = (mm[a] - self->grid.origin_mm[a]) / self->grid.voxel_mm[a] + 0.5;
+  switch (self->orientation) {
+  case TL_VIEW_AXIAL: *col = ijk[0]; *row = ijk[1]; break;
+  case TL_VIEW_SAGITTAL: *col = ijk[1]; *row = self->grid.dims[2] - ijk[2]; break;
+  default: *col = ijk[0]; *row = self->grid.dims[2] - ijk[2]; break;
+  }
+}
+
+/* The radius (mm) of the ROI's cut through the slice shown, <= 0 when it misses it. */
+static double roi_cut(TlSliceView *self, const TlRoi *roi) {
+  int n = normal_axis(self);
+  double plane = self->grid.origin_mm[n] + self->pos[n] * (double)self->grid.voxel_mm[n];
+  if (roi->kind == TL_ROI_CIRCLE) {
+    if ((int)roi->axis != n)
+      return 0;
+    double k = floor((roi->centre_mm[n] - self->grid.origin_mm[n]) / self->grid.voxel_mm[n] + 0.5);
+    return k == self->pos[n] ? roi->radius_mm : 0;
+  }
+  double d = roi->centre_mm[n] - plane;
+  return d * d < roi->radius_mm * roi->radius_mm ? sqrt(roi->radius_mm * roi->radius_mm - d * d) : 0;
 }
 
 static void rebuild_texture(TlSliceView *self) {
@@ -188,6 +235,32 @@ static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
       cairo_line_to(cr, r.origin.x + self->line[2] * sx, r.origin.y + self->line[3] * sy);
       cairo_stroke(cr);
     }
+    /* ROIs, numbered as in the window's list; the one being drawn dashed. */
+    double mm_px = sx / (self->orientation == TL_VIEW_SAGITTAL ? self->grid.voxel_mm[1] : self->grid.voxel_mm[0]);
+    guint n_rois = self->rois ? self->rois->len : 0;
+    for (guint i = 0; self->orientation != TL_VIEW_MIP && i <= n_rois; i++) {
+      const TlRoi *roi = i < n_rois ? &g_array_index(self->rois, TlRoi, i) : self->roi_mode ? &self->roi_edit : NULL;
+      if (!roi || (self->roi_mode >= 2 && (int)i == self->roi_index))
+        continue;
+      double rad = roi_cut(self, roi), pc, pr;
+      if (rad <= 0)
+        continue;
+      mm_to_pixel(self, roi->centre_mm, &pc, &pr);
+      cairo_set_source_rgba(cr, 0.3, 1.0, 0.4, 0.9);
+      cairo_set_line_width(cr, 1.5);
+      cairo_set_dash(cr, (double[]){4, 3}, i < n_rois ? 0 : 2, 0);
+      cairo_new_sub_path(cr);
+      cairo_arc(cr, r.origin.x + pc * sx, r.origin.y + pr * sy, rad * mm_px, 0, 2 * G_PI);
+      cairo_stroke(cr);
+      cairo_set_dash(cr, NULL, 0, 0);
+      if (i < n_rois) {
+        char label[16];
+        g_snprintf(label, sizeof label, "%u", i + 1);
+        cairo_set_font_size(cr, 11);
+        cairo_move_to(cr, r.origin.x + pc * sx + rad * mm_px * 0.72, r.origin.y + pr * sy - rad * mm_px * 0.72);
+        cairo_show_text(cr, label);
+      }
+    }
     draw_colorbar(self, cr, W, H);
   }
   cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
@@ -273,6 +346,39 @@ static void on_drag_begin(GtkGestureDrag *g, double x, double y, TlSliceView *se
   self->drag_start_pan[1] = self->pan_y;
   self->drag_start_levels[0] = self->lo;
   self->drag_start_levels[1] = self->hi;
+  self->roi_mode = 0;
+  double c0, r0;
+  if (button == GDK_BUTTON_PRIMARY && (mods & GDK_CONTROL_MASK) && !self->detector &&
+      self->orientation != TL_VIEW_MIP && widget_to_pixel(self, x, y, &c0, &r0)) {
+    /* Ctrl+drag: inside a ROI's cut moves it, on its rim resizes it, elsewhere draws a
+     * new sphere (Ctrl+Shift: a circle in this view's plane) centred where it starts. */
+    pixel_to_mm(self, c0, r0, self->roi_start_mm);
+    graphene_rect_t ir = image_rect(self);
+    double px_mm = ir.size.width / self->slice.width /
+                   (self->orientation == TL_VIEW_SAGITTAL ? self->grid.voxel_mm[1] : self->grid.voxel_mm[0]);
+    self->roi_mode = 1;
+    self->roi_index = -1;
+    self->roi_edit = (TlRoi){(mods & GDK_SHIFT_MASK) ? TL_ROI_CIRCLE : TL_ROI_SPHERE,
+                             {self->roi_start_mm[0], self->roi_start_mm[1], self->roi_start_mm[2]}, 0,
+                             (guint)normal_axis(self)};
+    for (guint i = 0; self->rois && i < self->rois->len; i++) {
+      const TlRoi *roi = &g_array_index(self->rois, TlRoi, i);
+      double rad = roi_cut(self, roi), d2 = 0;
+      for (int a = 0; a < 3; a++)
+        if (a != normal_axis(self))
+          d2 += (roi->centre_mm[a] - self->roi_start_mm[a]) * (roi->centre_mm[a] - self->roi_start_mm[a]);
+      if (rad <= 0)
+        continue;
+      if (fabs(sqrt(d2) - rad) * px_mm < 5 || sqrt(d2) < rad) {
+        self->roi_mode = fabs(sqrt(d2) - rad) * px_mm < 5 ? 3 : 2;
+        self->roi_index = (int)i;
+        self->roi_edit = *roi;
+        memcpy(self->roi_start_centre, roi->centre_mm, sizeof self->roi_start_centre);
+        break;
+      }
+    }
+    return;
+  }
   self->profiling = button == GDK_BUTTON_PRIMARY && (mods & GDK_SHIFT_MASK);
   if (self->profiling) {
     double c, r;
@@ -288,6 +394,28 @@ static void on_drag_update(GtkGestureDrag *g, double dx, double dy, TlSliceView 
   if (!self->dragged || !self->slice.data)
     return;
   guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(g));
+  if (self->roi_mode) {
+    double x0, y0, c, r, mm[3];
+    gtk_gesture_drag_get_start_point(g, &x0, &y0);
+    widget_to_pixel(self, x0 + dx, y0 + dy, &c, &r);
+    pixel_to_mm(self, c, r, mm);
+    int n = normal_axis(self);
+    double d2 = 0;
+    if (self->roi_mode == 2) {
+      for (int a = 0; a < 3; a++)
+        if (a != n)
+          self->roi_edit.centre_mm[a] = self->roi_start_centre[a] + mm[a] - self->roi_start_mm[a];
+    } else {
+      for (int a = 0; a < 3; a++)
+        if (a != n)
+          d2 += (mm[a] - self->roi_edit.centre_mm[a]) * (mm[a] - self->roi_edit.centre_mm[a]);
+      /* a sphere's cut through this slice follows the pointer */
+      double off = self->roi_edit.kind == TL_ROI_SPHERE ? self->roi_edit.centre_mm[n] - mm[n] : 0;
+      self->roi_edit.radius_mm = sqrt(d2 + off * off);
+    }
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+    return;
+  }
   if (self->profiling) {
     double x0, y0, c, r;
     gtk_gesture_drag_get_start_point(g, &x0, &y0);
@@ -311,6 +439,16 @@ static void on_drag_update(GtkGestureDrag *g, double dx, double dy, TlSliceView 
 
 static void on_drag_end(GtkGestureDrag *g, double dx, double dy, TlSliceView *self) {
   guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(g));
+  if (self->roi_mode) {
+    int mode = self->roi_mode;
+    self->roi_mode = 0;
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+    if (self->dragged && self->roi_edit.radius_mm > 0)
+      g_signal_emit(self, signals[SIG_ROI], 0, mode == 1 ? -1 : self->roi_index, (int)self->roi_edit.kind,
+                    (int)self->roi_edit.axis, self->roi_edit.centre_mm[0], self->roi_edit.centre_mm[1],
+                    self->roi_edit.centre_mm[2], self->roi_edit.radius_mm);
+    return;
+  }
   if (self->profiling && self->dragged) {
     g_signal_emit(self, signals[SIG_LINE], 0, self->line[0], self->line[1], self->line[2], self->line[3]);
     return;
@@ -405,6 +543,8 @@ static void tl_slice_view_finalize(GObject *object) {
   g_free(self->slice.data);
   g_free(self->unit);
   g_free(self->title);
+  if (self->rois)
+    g_array_unref(self->rois);
   g_clear_object(&self->texture);
   g_clear_pointer(&self->surface, cairo_surface_destroy);
   g_clear_pointer(&self->pixels, g_bytes_unref);
@@ -423,6 +563,17 @@ static void tl_slice_view_class_init(TlSliceViewClass *klass) {
       0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   signals[SIG_LINE] = g_signal_new("line", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
       0, NULL, NULL, NULL, G_TYPE_NONE, 4, G_TYPE_DOUBLE, G_TYPE_DOUBLE, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+  signals[SIG_ROI] = g_signal_new("roi", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+      0, NULL, NULL, NULL, G_TYPE_NONE, 7, G_TYPE_INT, G_TYPE_INT, G_TYPE_INT, G_TYPE_DOUBLE, G_TYPE_DOUBLE,
+      G_TYPE_DOUBLE, G_TYPE_DOUBLE);
+}
+
+void tl_slice_view_set_rois(TlSliceView *self, const TlRoi *rois, guint n) {
+  if (!self->rois)
+    self->rois = g_array_new(FALSE, FALSE, sizeof(TlRoi));
+  g_array_set_size(self->rois, 0);
+  g_array_append_vals(self->rois, rois, n);
+  gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
 static void tl_slice_view_init(TlSliceView *self) {

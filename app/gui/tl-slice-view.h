@@ -1,11 +1,14 @@
 /* TlSliceView: one 2-D view of the volume (axial, coronal, sagittal or MIP) with a
  * crosshair, colour map, window/level, zoom and pan, and a colour bar.
  * Mouse: click sets the crosshair; wheel moves the slice; Ctrl+wheel zooms about the
- * pointer; drag pans; right-drag sets window/level; Shift+drag draws a profile line. */
+ * pointer; drag pans; right-drag sets window/level; Shift+drag draws a profile line;
+ * Ctrl+drag draws a spherical ROI (Ctrl+Shift+drag: a circle in the view's plane), or moves
+ * (inside) or resizes (on the rim) one already drawn. */
 #pragma once
 #include <gtk/gtk.h>
 #include "tl-colormap.h"
 #include "tl-runner.h"
+#include "image/tl-roi.h"
 
 G_BEGIN_DECLS
 
@@ -36,8 +39,12 @@ guint tl_slice_view_sample_line(TlSliceView *self, const double line[4], guint n
                                 double *ijk /* n*3 voxel coordinates, may be NULL */);
 double tl_slice_view_get_zoom(TlSliceView *self);
 void tl_slice_view_reset_zoom(TlSliceView *self);
+/* ROIs drawn where they cut the slice shown (copied; numbered from 1). */
+void tl_slice_view_set_rois(TlSliceView *self, const TlRoi *rois, guint n);
 
 /* Signals: "position-changed" (guint i, guint j, guint k), "levels-changed" (double lo,
- * double hi), "hover" (const char *text: mm, voxel and value), "line" (double c0, r0, c1, r1). */
+ * double hi), "hover" (const char *text: mm, voxel and value), "line" (double c0, r0, c1, r1),
+ * "roi" (int index: -1 new, else the ROI moved or resized; int kind TlRoiKind; int axis;
+ * double x, y, z, radius: mm). */
 
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* TlWindow's state, shared by tl-window.c (device, runs, frames) and tl-window-files.c
  * (dialogs, open/save/export, recent files, drag and drop). */
 #pragma once
+#include "tl-compare-view.h"
 #include "tl-dataset.h"
 #include "tl-projection-view.h"
 #include "tl-window.h"
@@ -55,6 +56,24 @@ struct _TlWindow {
   GtkWidget *replace_dialog;  /* AdwMessageDialog, NULL when nothing is pending */
   GVariant *replace_simulate; /* a{sv} for win.simulate... */
   char *replace_path;         /* ...or the file to open */
+
+  /* Measuring and comparing (tl-window-measure.c) */
+  GArray *rois;               /* TlRoi */
+  GArray *roi_last;           /* TlRoiStats of the last frame that had them */
+  GArray *roi_history, *nema_history;  /* per sub-iteration, for CSV */
+  TlNemaLayout *nema;         /* NEMA phantom datasets, else NULL */
+  TlNemaResult nema_last;
+  gboolean has_nema;
+  TlPlot *contrast_plot;      /* CR vs noise, a series per run */
+  guint contrast_series;      /* the current run's */
+  guint run_number;           /* runs on this dataset */
+  GtkLabel *roi_label;
+  GPtrArray *snapshots;       /* TlSnapshot */
+  GQueue *snapshot_names;     /* names of snapshots asked for, oldest first */
+  GtkWindow *compare_window;
+  TlCompareView *compare;
+  char *run_settings;         /* what the current run does, for snapshots */
+  TlImage *start_image;       /* the next run starts from this (a snapshot's), else NULL */
 };
 
 /* tl-window.c */
@@ -80,6 +99,17 @@ void tl_window_auto_levels(TlWindow *self);
 /* Tells the runner which slices the views show. */
 void tl_window_request_view(TlWindow *self);
 void tl_window_reset_plots(TlWindow *self);
+/* A new run starting from `image` (a copy is taken), with the side panel's settings. */
+void tl_window_start_run_from(TlWindow *self, const TlImage *image, gboolean run);
+/* Steering: the side panel's new settings take over the live run at its next sub-iteration. */
+gboolean tl_window_steer(TlWindow *self);
+
+/* tl-window-measure.c */
+void tl_window_measure_init(TlWindow *self);
+void tl_window_measure_dispose(TlWindow *self);
+void tl_window_measure_dataset(TlWindow *self);
+void tl_window_measure_run_started(TlWindow *self);
+void tl_window_measure_frame(TlWindow *self, const TlFrame *f);
 
 /* tl-window-files.c */
 void tl_window_files_init(TlWindow *self);

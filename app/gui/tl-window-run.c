@@ -146,12 +146,16 @@ static void on_frame(TlFrame *f, gpointer data) {
   }
   if (f->has_step) {
     self->sub_iterations = f->step.sub_iterations;
+    /* Steering: the first sub-iteration with new settings, marked between it and the last. */
+    if (f->changed)
+      tl_plot_add_marker(self->convergence, f->step.sub_iterations - 0.5, "new settings");
     tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
     if (self->dataset->truth)
       tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
     tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
                         tl_dataset_events(self->dataset) / (double)MAX(f->step.n_subsets, 1));
   }
+  tl_window_measure_frame(self, f);
   update_status(self, f->has_step ? &f->step : NULL);
   tl_window_update_actions(self);
   g_signal_emit_by_name(self, "frame", f->has_step);
@@ -161,18 +165,50 @@ typedef struct {
   TlDataset *dataset;
   TlPetJobOptions opt;
   TlCtJobOptions ct;
+  TlImage *start;  /* the starting image (a snapshot's), NULL = the algorithm's default */
 } JobSpec;
 
 static void job_spec_free(gpointer data) {
   JobSpec *s = data;
   tl_dataset_unref(s->dataset);
   tl_pet_job_options_clear(&s->opt);
+  tl_image_free(s->start);
   g_free(s);
 }
 
 static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
   JobSpec *s = data;
-  return tl_dataset_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
+  TlJob *job = tl_dataset_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
+  if (job && s->start) {
+    if (!job->vt->set_image) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "This reconstruction cannot start from an image");
+      tl_job_free(job);
+      return NULL;
+    }
+    if (!job->vt->set_image(job, s->start, error)) {
+      tl_job_free(job);
+      return NULL;
+    }
+  }
+  return job;
+}
+
+static JobSpec *job_spec_new(TlWindow *self) {
+  JobSpec *spec = g_new0(JobSpec, 1);
+  spec->dataset = tl_dataset_ref(self->dataset);
+  tl_side_panel_get_options(self->side_panel, &spec->opt);
+  tl_side_panel_get_ct_options(self->side_panel, &spec->ct);
+  /* What a snapshot of this run says it was. */
+  g_free(self->run_settings);
+  if (self->dataset->ct)
+    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s", spec->ct.algo, spec->ct.subsets, spec->ct.projector,
+                                         spec->ct.prior[0] ? ", " : "", spec->ct.prior);
+  else
+    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s%s%s", spec->opt.algorithm, spec->opt.osem ? spec->opt.subsets : 1,
+                                         spec->opt.projector, spec->opt.tof ? ", TOF" : "",
+                                         spec->opt.filter.kind != TL_FILTER_NONE ? ", filtered" : "",
+                                         spec->opt.prior[0] ? ", " : "", spec->opt.prior);
+  return spec;
 }
 
 void tl_window_reset_plots(TlWindow *self) {
@@ -212,10 +248,8 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   tl_window_reset_plots(self);
   if (!self->dataset)
     return;
-  JobSpec *spec = g_new0(JobSpec, 1);
-  spec->dataset = tl_dataset_ref(self->dataset);
-  tl_side_panel_get_options(self->side_panel, &spec->opt);
-  tl_side_panel_get_ct_options(self->side_panel, &spec->ct);
+  JobSpec *spec = job_spec_new(self);
+  spec->start = g_steal_pointer(&self->start_image);
   gboolean iterative = tl_dataset_iterative(self->dataset);
   guint total = !iterative ? 0
               : self->dataset->ct && g_str_equal(spec->ct.algo, "fdk") ? 1
@@ -224,8 +258,35 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   self->run_state = TL_RUN_PREPARING;
   self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
                                run && iterative, on_frame, self);
+  tl_window_measure_run_started(self);
   update_status(self, NULL);
   tl_window_update_actions(self);
+}
+
+void tl_window_start_run_from(TlWindow *self, const TlImage *image, gboolean run) {
+  g_clear_pointer(&self->start_image, tl_image_free);
+  self->start_image = tl_image_copy(image);
+  tl_window_start_run(self, run);
+}
+
+/* The live run takes the side panel's settings at its next sub-iteration (TlRunner rebuilds
+ * the job from the current iterate). The iterations left keep their share: with S subsets
+ * instead of S0, the sub-iterations still to do scale by S / S0. FALSE: not possible here
+ * (FDK involved, an image, nothing computed yet): the caller restarts instead. */
+gboolean tl_window_steer(TlWindow *self) {
+  if (!self->runner || !self->dataset || !tl_dataset_iterative(self->dataset) || self->sub_iterations == 0 ||
+      !(self->run_state == TL_RUN_RUNNING || self->run_state == TL_RUN_PAUSED || self->run_state == TL_RUN_FINISHED))
+    return FALSE;
+  TlCtJobOptions ct;
+  tl_side_panel_get_ct_options(self->side_panel, &ct);
+  if (self->dataset->ct && g_str_equal(ct.algo, "fdk"))
+    return FALSE;
+  JobSpec *spec = job_spec_new(self);
+  tl_runner_rebuild(self->runner, make_job, spec, job_spec_free);
+  guint iterations = tl_side_panel_get_iterations(self->side_panel);
+  guint subsets = tl_side_panel_get_subsets(self->side_panel);
+  tl_runner_set_total(self->runner, MAX(iterations * subsets, self->sub_iterations + 1));
+  return TRUE;
 }
 
 void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
@@ -259,6 +320,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
   tl_projection_view_set_dataset(self->projection, d);
+  tl_window_measure_dataset(self);
   tl_window_update_fourth_pane(self);
   tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);
   g_autofree char *format = d->format ? g_strdup_printf("%s: %s", d->format->name, d->format->summary) : NULL;

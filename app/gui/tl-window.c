@@ -5,7 +5,8 @@
  * Actions: win.run, win.pause, win.run-pause, win.step, win.stop, win.restart,
  * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.confirm-replace (b:
  * the answer to "Replace the current reconstruction?"), win.show-profiling,
- * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c. */
+ * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c; ROIs, NEMA,
+ * snapshots and comparisons in tl-window-measure.c. */
 #include <math.h>
 #include <string.h>
 #include "tl-background.h"
@@ -109,8 +110,14 @@ static void show_context(TlWindow *self) {
     g_variant_dict_insert(&d, "events", "d", self->demo_events);
     g_variant_dict_insert(&d, "coarsen", "u", self->demo_coarsen);
     g_autoptr(GVariant) params = g_variant_ref_sink(g_variant_dict_end(&d));
-    tl_side_panel_set_algorithm(self->side_panel, TRUE, 10, 3);
-    /* The demo is about watching kernels cost: show the overlay from the start. */
+    /* OSEM with 2 subsets of 5e5 events for 3 iterations: on 1e6 events the RMSE against
+     * the truth falls at every one of the 6 sub-iterations (43.8, 31.5, 23.8, 20.1, 19.0,
+     * 18.7), where 10 subsets of 1e5 events turn after the 5th (21.9 → 23.9 by the 10th) and
+     * 2e5 events after the 3rd: the first run shows a good image; more subsets, filters
+     * and priors are the tour's trade-offs. */
+    tl_side_panel_set_algorithm(self->side_panel, TRUE, 2, 3);
+    /* The demo is about watching kernels cost: the profiling strip from the start (its
+     * one line; it covers no view). */
     g_action_group_activate_action(G_ACTION_GROUP(self), "show-profiling", NULL);
     simulate(self, params, TRUE);
   }
@@ -504,8 +511,13 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
       tl_side_panel_get_prior(panel, prior, &beta, &gamma);
       tl_runner_set_prior(self->runner, prior, beta, gamma);
     }
+  } else if (tl_window_steer(self)) {
+    /* Subsets, algorithm, projector, TOF, filter: a new job from the current image takes
+     * over at the next sub-iteration (the convergence plot marks where). */
+    g_autofree char *text = g_strdup_printf("New settings apply from sub-iteration %u", self->sub_iterations + 1);
+    tl_window_toast(self, text);
   } else if (self->runner && self->sub_iterations > 0 && tl_dataset_iterative(self->dataset)) {
-    /* Subsets, algorithm and projector are baked into the running job. */
+    /* FDK is one step: a new run. */
     AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");
     adw_toast_set_button_label(toast, "Restart");
     adw_toast_set_action_name(toast, "win.restart");
@@ -611,6 +623,8 @@ static void tl_window_dispose(GObject *object) {
   g_clear_pointer(&self->open_pending, g_free);
   tl_window_kernels_dispose(self);
   tl_window_data_dispose(self);
+  g_clear_pointer(&self->start_image, tl_image_free);
+  tl_window_measure_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -682,6 +696,7 @@ static void tl_window_init(TlWindow *self) {
   gtk_widget_init_template(GTK_WIDGET(self));
   g_action_map_add_action_entries(G_ACTION_MAP(self), kActions, G_N_ELEMENTS(kActions), self);
   build_workbench(self);
+  tl_window_measure_init(self);
   tl_window_files_init(self);
   tl_window_kernels_init(self);
   tl_window_data_init(self);

@@ -4,6 +4,7 @@
  * GAction ("win.*", listed in tl-window.c), which is also how the tests drive it. */
 #pragma once
 #include <adwaita.h>
+#include "tl-compare-view.h"
 #include "tl-context.h"
 #include "tl-device-panel.h"
 #include "tl-plot.h"
@@ -72,7 +73,20 @@ GtkWindow *tl_window_get_replace_dialog(TlWindow *self);
  * is ready, else as soon as it is. A file that cannot be read shows a readable error and the
  * previous dataset stays. */
 void tl_window_open_file(TlWindow *self, const char *path);
-/* Starts the demo once the device is open: NEMA on the DMI preset, OSEM running. */
+/* Measuring (tl-window-measure.c): the statistics of ROI i in the last frame that had them
+ * (FALSE: none yet); the NEMA analysis of the last frame (FALSE: not a NEMA phantom or none
+ * yet) and its ROIs; the contrast-recovery vs noise plot (a series per run). */
+gboolean tl_window_get_roi_stats(TlWindow *self, guint i, TlRoiStats *out);
+gboolean tl_window_get_nema(TlWindow *self, TlNemaResult *out);
+const TlNemaLayout *tl_window_get_nema_layout(TlWindow *self);
+TlPlot *tl_window_get_contrast_plot(TlWindow *self);
+void tl_window_add_roi(TlWindow *self, const TlRoi *roi);
+/* Snapshots (win.snapshot-keep) and the comparison window (win.compare; NULL before). */
+TlSnapshot *tl_window_get_snapshot(TlWindow *self, const char *name);
+guint tl_window_get_n_snapshots(TlWindow *self);
+TlCompareView *tl_window_get_compare_view(TlWindow *self);
+/* Starts the demo once the device is open: NEMA on the DMI preset, OSEM (2 subsets, 3
+ * iterations) running. */
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
 
 G_END_DECLS

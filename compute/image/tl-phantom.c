@@ -185,6 +185,11 @@ static gboolean inside(const TlShape *s, const double p[3]) {
   }
 }
 
+/* Public for analyses that need the phantom's outline (image/tl-nema.c). */
+gboolean tl_shape_contains(const TlShape *s, const double p[3]) {
+  return inside(s, p);
+}
+
 static void bbox(const TlShape *s, double lo[3], double hi[3]) {
   double e[3] = {s->radius, s->radius, s->radius};
   if (s->kind == TL_SHAPE_CYLINDER) e[s->axis] = s->half_length;

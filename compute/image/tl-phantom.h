@@ -62,5 +62,7 @@ const char *const *tl_phantom_preset_names(void); /* NULL-terminated */
 gboolean tl_phantom_rasterise(const TlPhantom *ph, const TlImageGrid *grid, guint supersample,
                               TlImage **activity, TlImage **mu, GError **error);
 
+/* Whether point p (mm) lies inside the solid shape (thin shapes: never). */
+gboolean tl_shape_contains(const TlShape *s, const double p[3]);
 
 G_END_DECLS
