@@ -1,5 +1,7 @@
 /* TlApplication: options, app actions and the --screenshot run. */
 #include "tl-application.h"
+#include <math.h>
+#include <string.h>
 #include "tl-screenshot.h"
 #include "tl-window.h"
 #include "tl-data-view.h"
@@ -26,6 +28,7 @@ struct _TlApplication {
   guint settled_frames;
   guint timeout_s;
   gboolean opened; /* files were given (command line, "Open with") */
+  GVariant *settings; /* --set, a{sv} */
 };
 
 G_DEFINE_FINAL_TYPE(TlApplication, tl_application, ADW_TYPE_APPLICATION)
@@ -42,6 +45,10 @@ static const GOptionEntry kOptions[] = {
   {"iterations", 0, 0, G_OPTION_ARG_INT, NULL,
    "With --screenshot: shoot after N sub-iterations of the demo (implies --demo) or of the "
    "file opened", "N"},
+  {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
+   "With --demo: a setting of its run (repeatable): algo=NAME, subsets=N, iterations=N, "
+   "prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1, filter=SPEC, filter-every=N, "
+   "kernel=NAME=FILE.comp", "KEY=VALUE"},
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
@@ -161,6 +168,8 @@ static void tl_application_activate(GApplication *app) {
   if (!win) {
     win = GTK_WINDOW(tl_window_new(GTK_APPLICATION(app), self->device));
     /* --iterations alone runs the demo; with a file it runs the file */
+    if (self->settings)
+      tl_window_set_demo_settings(TL_WINDOW(win), g_variant_ref(self->settings));
     if (self->demo || (self->iterations > 0 && !self->opened))
       tl_window_start_demo(TL_WINDOW(win), self->demo_events, (guint)self->demo_coarsen);
     if (self->screenshot) {
@@ -211,6 +220,48 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
     return 1;
   }
   self->demo = g_variant_dict_contains(options, "demo");
+  g_autofree const char **sets = NULL;
+  if (g_variant_dict_lookup(options, "set", "^a&s", &sets)) {
+    GVariantDict d;
+    g_variant_dict_init(&d, NULL);
+    GPtrArray *kernels = g_ptr_array_new();
+    for (guint i = 0; sets[i]; i++) {
+      const char *eq = strchr(sets[i], '=');
+      g_autofree char *key = eq ? g_strndup(sets[i], eq - sets[i]) : g_strdup(sets[i]);
+      const char *v = eq ? eq + 1 : "";
+      guint64 u = 0;
+      double x = 0;
+      char *end = NULL;
+      gboolean ok = eq != NULL;
+      if (ok && (g_str_equal(key, "algo") || g_str_equal(key, "prior") ||
+                 g_str_equal(key, "projector") || g_str_equal(key, "filter")))
+        g_variant_dict_insert(&d, key, "s", v);
+      else if (ok && (g_str_equal(key, "subsets") || g_str_equal(key, "iterations") ||
+                      g_str_equal(key, "filter-every")))
+        ok = g_ascii_string_to_unsigned(v, 10, 1, 100000, &u, NULL),
+        g_variant_dict_insert(&d, key, "u", (guint)u);
+      else if (ok && g_str_equal(key, "beta"))
+        ok = (x = g_ascii_strtod(v, &end), end && !*end && x >= 0 && isfinite(x)),
+        g_variant_dict_insert(&d, key, "d", x);
+      else if (ok && (g_str_equal(key, "tof") || g_str_equal(key, "attenuation")))
+        g_variant_dict_insert(&d, key, "b", g_str_equal(v, "1") || g_str_equal(v, "true"));
+      else if (ok && g_str_equal(key, "kernel") && strchr(v, '='))
+        g_ptr_array_add(kernels, (gpointer)v);
+      else
+        ok = FALSE;
+      if (!ok) {
+        g_printerr("tomolab: --set %s: unknown key or bad value (see --help)\n", sets[i]);
+        g_ptr_array_unref(kernels);
+        g_variant_dict_clear(&d);
+        return 1;
+      }
+    }
+    if (kernels->len)
+      g_variant_dict_insert_value(&d, "kernel",
+                                  g_variant_new_strv((const char *const *)kernels->pdata, kernels->len));
+    g_ptr_array_unref(kernels);
+    self->settings = g_variant_ref_sink(g_variant_dict_end(&d));
+  }
   g_variant_dict_lookup(options, "iterations", "i", &self->iterations);
   g_variant_dict_lookup(options, "demo-events", "d", &self->demo_events);
   g_variant_dict_lookup(options, "demo-coarsen", "i", &self->demo_coarsen);
@@ -270,6 +321,7 @@ static void tl_application_finalize(GObject *object) {
   g_free(self->device);
   g_free(self->screenshot);
   g_free(self->data_shot);
+  if (self->settings) g_variant_unref(self->settings);
   G_OBJECT_CLASS(tl_application_parent_class)->finalize(object);
 }
 

@@ -429,3 +429,25 @@ static void tl_side_panel_init(TlSidePanel *self) {
   tl_side_panel_set_pet_data(self, FALSE, FALSE, FALSE, FALSE);
   self->quiet = FALSE;
 }
+
+/* The PET settings the command line's --set gives (tl-application.c), as if chosen. */
+void tl_side_panel_set_tof(TlSidePanel *self, gboolean on) {
+  gtk_switch_set_active(self->tof_switch, on);
+}
+
+gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {
+  for (guint i = 0; kPetProjectors[i]; i++)
+    if (g_str_equal(kPetProjectors[i], name)) {
+      adw_combo_row_set_selected(self->projector_row, i);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every) {
+  for (guint i = 0; i < G_N_ELEMENTS(kFilters); i++)
+    if (kFilters[i] == f->kind) adw_combo_row_set_selected(self->filter_row, i);
+  if (f->kind == TL_FILTER_GAUSS) gtk_spin_button_set_value(self->fwhm_spin, f->fwhm_mm);
+  adw_combo_row_set_selected(self->placement_row, every ? 1 : 0);
+  if (every) gtk_spin_button_set_value(self->every_spin, every);
+}

@@ -57,4 +57,11 @@ void tl_side_panel_set_colormap(TlSidePanel *self, TlColormap c);
 TlLevelsPreset tl_side_panel_get_levels_preset(TlSidePanel *self);
 void tl_side_panel_set_levels_preset(TlSidePanel *self, TlLevelsPreset p);
 
+/* As if chosen in the panel (the command line's --set): TOF on/off (data with TOF bins), the
+ * projector ("siddon", "joseph", "tor"; FALSE if unknown), the filter and its placement
+ * (every = 0: on what is shown; N: inside the reconstruction every N sub-iterations). */
+void tl_side_panel_set_tof(TlSidePanel *self, gboolean on);
+gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
+void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
+
 G_END_DECLS

@@ -88,5 +88,9 @@ TlCompareView *tl_window_get_compare_view(TlWindow *self);
 /* Starts the demo once the device is open: NEMA on the DMI preset, OSEM (2 subsets, 3
  * iterations) running. */
 void tl_window_start_demo(TlWindow *self, double events, guint coarsen);
+/* Settings for the demo's run, as the side panel would take them (a{sv}: algo s, subsets u,
+ * iterations u, prior s, beta d, projector s, tof b, attenuation b, filter s, filter-every u). */
+void tl_window_set_demo_settings(TlWindow *self, GVariant *settings);
+void tl_window_apply_settings(TlWindow *self, GVariant *settings);
 
 G_END_DECLS
