@@ -5,6 +5,8 @@
  * images, new subsets while paused (marked on the convergence plot), and the frame clock
  * with a ROI and a comparison open. Same tiny ring scanner as test-workbench. */
 #include "tl-gui-test.h"
+#include "tl-kernel-editor.h"
+#include "tl-data-view.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -357,6 +359,8 @@ static gboolean on_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer data) 
   return G_SOURCE_CONTINUE;
 }
 
+static gboolean editor_done(TlWindow *w, gpointer d) { return !tl_kernel_editor_is_busy(d); }
+
 /* As test-workbench's frame-clock test, with two ROIs measured every sub-iteration and a
  * comparison window open: the statistics are computed on the worker, so the main thread's
  * longest gap between frames stays well under a sub-iteration. */
@@ -368,6 +372,13 @@ static void test_frame_clock(void) {
   tl_gui_activate(win, "snapshot-keep", g_variant_new_string("one"));
   g_assert_true(tl_gui_wait_for(win, has_snapshots, GUINT_TO_POINTER(1)));
   tl_gui_activate(win, "compare", g_variant_new("(ss)", "one", "one"));
+  /* and the kernel editor and the data view open: the editor applies a kernel mid-run (its
+   * compile and install on a worker), the data view recomputes its plane after each step */
+  tl_gui_activate(win, "edit-kernel", g_variant_new_string("pet_em"));
+  TlKernelEditor *ed = tl_window_get_kernel_editor(win);
+  g_assert_nonnull(ed);
+  tl_gui_activate(win, "show-data", NULL);
+  g_assert_nonnull(tl_window_get_data_view(win));
   Ticks t = {0};
   guint id = gtk_widget_add_tick_callback(GTK_WIDGET(win), on_tick, &t, NULL);
   tl_gui_spin(0.2);
@@ -375,6 +386,8 @@ static void test_frame_clock(void) {
   t.last = 0;
   gint64 t0 = g_get_monotonic_time();
   tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(2)));
+  tl_kernel_editor_apply(ed);
   g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(5)));
   double mean_step = (g_get_monotonic_time() - t0) / 4.0;
   t.measuring = FALSE;
@@ -389,6 +402,9 @@ static void test_frame_clock(void) {
   g_assert_cmpfloat(t.max_gap, <, 0.5 * mean_step);
 #endif
   gtk_widget_remove_tick_callback(GTK_WIDGET(win), id);
+  g_assert_true(tl_gui_wait_for(win, editor_done, ed));
+  g_assert_nonnull(strstr(tl_kernel_editor_get_status(ed), "Installed"));
+  g_assert_cmpuint(tl_data_view_get_expected_updates(tl_window_get_data_view(win)), >=, 1);
   tl_gui_activate(win, "stop", NULL);
   tl_gui_destroy_window(win);
 }
