@@ -45,7 +45,7 @@ void tl_cli_print_formats(FILE *f) {
   const TlFormatClass *const *fm = tl_formats();
   fprintf(f, "file formats (r = read, w = write; detected by content):\n");
   for (guint i = 0; fm[i]; i++)
-    fprintf(f, "  %-12s %c%c %-15s %s [%s]\n", fm[i]->name, fm[i]->load ? 'r' : '-',
+    fprintf(f, "  %-15s %c%c %-15s %s [%s]\n", fm[i]->name, fm[i]->load ? 'r' : '-',
             fm[i]->save ? 'w' : '-', tl_data_kind_name(fm[i]->kind), fm[i]->summary,
             fm[i]->extensions);
 }

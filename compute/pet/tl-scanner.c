@@ -314,7 +314,9 @@ TlImageGrid tl_scanner_default_grid(const TlScanner *s) {
     /* transaxially 80% of the crystal span, axially all of it */
     float ext = (d == 2 && s->kind == TL_SCANNER_RING) ? hi[d] - lo[d] + s->crystal_size[1]
                                                         : 0.8f * (hi[d] - lo[d]);
-    n[d] = MAX(1, (guint)ceilf(ext / v));
+    /* clamped before the cast: crystals ~1e20 mm away (a hostile table) made it undefined */
+    double cells = isfinite(ext / v) ? ceil((double)ext / v) : 1.0;
+    n[d] = (guint)CLAMP(cells, 1.0, 65535.0);
   }
   return tl_image_grid_centred(n[0], n[1], n[2], v, v, v);
 }
