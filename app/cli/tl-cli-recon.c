@@ -1,5 +1,6 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
+#include "tl-cli-dist.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
@@ -13,10 +14,33 @@
 typedef struct {
   guint iterations;
   gboolean quiet;
+  /* --checkpoint (rank 0 writes it): every `every` sub-iterations; a failed write cancels */
+  const char *checkpoint;
+  guint every;
+  const char *hash;
+  TlRecon *recon;
+  GCancellable *cancel;
+  GError *error;
 } Progress;
+
+static void save_checkpoint(const TlReconProgress *p, Progress *pr) {
+  if (!pr->checkpoint || tl_cli_dist_rank() != 0 || p->sub_iterations % pr->every != 0 ||
+      pr->error)
+    return;
+  g_autoptr(TlImage) img = tl_recon_image(pr->recon, &pr->error);
+  if (!img || !tl_cli_checkpoint_save(pr->checkpoint, img, p->sub_iterations, p->n_subsets,
+                                      pr->hash, &pr->error)) {
+    g_cancellable_cancel(pr->cancel);
+    return;
+  }
+  if (!pr->quiet)
+    fprintf(stderr, "recon: checkpoint %s after %u sub-iterations\n", pr->checkpoint,
+            p->sub_iterations);
+}
 
 static void on_progress(const TlReconProgress *p, gpointer data) {
   Progress *pr = data;
+  save_checkpoint(p, pr);
   if (!pr->quiet) {
     fprintf(stderr, "recon: iteration %u/%u", p->iteration, pr->iterations);
     if (p->n_subsets > 1) fprintf(stderr, " subset %u/%u", p->subset + 1, p->n_subsets);
@@ -65,19 +89,67 @@ static const char *check_extensions(TlReconOptions *o, gboolean binned, gboolean
   return NULL;
 }
 
+/* Under mpirun a failure on one rank ends every rank (MPI_Abort): the others may be waiting
+ * in a sum that would never come. */
 static int fail(GError *error) {
-  fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
+  if (tl_cli_dist_size() > 1)
+    fprintf(stderr, "tomolab-cli recon: rank %u: %s\n", tl_cli_dist_rank(), error->message);
+  else
+    fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
   g_error_free(error);
+  tl_cli_dist_abort(1);
   return 1;
 }
+
+/* The SHA-256 of every option that shapes the image (not the rank count, not --iterations:
+ * a resumed run may use any number of ranks and go on for more iterations). */
+static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
+                          const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
+                          const char *filter_text) {
+  g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
+  g_autofree char *mh = mu ? g_compute_checksum_for_data(
+                                 G_CHECKSUM_SHA256, (const guchar *)mu->data,
+                                 tl_image_grid_n_voxels(&mu->grid) * sizeof(float))
+                           : g_strdup("none");
+  g_autofree char *base = g_path_get_basename(input);
+  g_autofree char *text = g_strdup_printf(
+      "tomolab recon checkpoint 1\ninput %s events %" G_GUINT64_FORMAT "\nscanner %s\n"
+      "grid %s\nalgorithm %s subsets %u projector %s tor %.9g tof %d nsigma %.9g\n"
+      "attenuation %s\nprior %s beta %.17g gamma %.17g epsilon %.17g relaxation %.9g\n"
+      "filter %s every %u\n", base, n_events, sk, gk, o->algorithm, o->subsets, o->projector,
+      o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
+      o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
+      filter_text ? filter_text : "none", o->filter_every);
+  return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+}
+
+/* This rank's events: whole blocks of S (the subset count) so that local event i and file
+ * event first + i fall in the same subset (event j -> subset j mod S, tl-pet-operator.h). */
+static void share(guint64 n, guint S, guint rank, guint size, guint64 *first, guint64 *count) {
+  guint64 blocks = (n + S - 1) / S;
+  guint64 b0 = blocks * rank / size, b1 = blocks * (rank + 1) / size;
+  *first = MIN(b0 * S, n);
+  *count = MIN(b1 * S, n) - *first;
+}
+
+static int recon_main(int argc, char **argv);
 
 int tl_cli_recon(int argc, char **argv) {
   /* A CT scan (.tlct) goes to ct-recon, with its own options (docs/ct.md). */
   for (int i = 1; i < argc; i++)
     if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
+  GError *error = NULL;
+  if (!tl_cli_dist_start(&argc, &argv, &error)) return fail(error);
+  int code = recon_main(argc, argv);
+  tl_cli_dist_finish();
+  return code;
+}
+
+static int recon_main(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
-  g_autofree char *mu_path = NULL, *prior = NULL;
+  g_autofree char *mu_path = NULL, *prior = NULL, *checkpoint = NULL, *resume = NULL;
+  int checkpoint_every = 0;
   double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
   int subsets = 0, iterations = 3, filter_every = G_MININT;
   /* NAN / G_MININT = not given: tells "--tor-fwhm 2" from the default when checking
@@ -139,6 +211,15 @@ int tl_cli_recon(int argc, char **argv) {
       {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
+      {"checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &checkpoint,
+       "Write the image and the progress to FILE (atomically) every --checkpoint-every "
+       "sub-iterations", "FILE"},
+      {"checkpoint-every", 0, 0, G_OPTION_ARG_INT, &checkpoint_every,
+       "With --checkpoint: every N sub-iterations (default: the subsets, once per iteration)",
+       "N"},
+      {"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
+       "Go on from a checkpoint of a run with the same options (any number of MPI ranks)",
+       "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("SCAN.tlm|SCAN.tlct - reconstruct PET list mode (or a CT scan)");
   g_option_context_add_main_entries(oc, entries, NULL);
@@ -167,10 +248,25 @@ int tl_cli_recon(int argc, char **argv) {
                                                                : "-o FILE is required");
     return 2;
   }
-  /* before any work: no output over an input, every output writable */
+  if (checkpoint_every < 0 || (checkpoint_every && !checkpoint)) {
+    fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
+    return 2;
+  }
+  guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
+  if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
+  if (size > 1 && binned) {
+    fprintf(stderr, "tomolab-cli recon: --binned runs on one process (the ranks share list-mode "
+            "events; binned subsets have their own pairs)\n");
+    return 2;
+  }
+  /* before any work: no output over an input, every output writable; --resume may name the
+   * --checkpoint file (it is read before the first checkpoint is written) */
+  gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
-                                                {"--attenuation", mu_path}}, 3,
-                            (const TlCliFile[]){{"-o", output}}, 1, &error))
+                                                {"--attenuation", mu_path},
+                                                {"--resume", resume_same ? NULL : resume}}, 4,
+                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint}},
+                            2, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
@@ -244,8 +340,25 @@ int tl_cli_recon(int argc, char **argv) {
     return 2;
   }
 
-  g_autoptr(TlListmode) lm = tl_listmode_load(argv[1], &error);
+  /* several ranks: each reads only its share of the events, by file offset */
+  guint64 n_total = 0, first = 0, count = 0;
+  g_autoptr(TlListmode) lm = NULL;
+  if (size > 1) {
+    if (!tl_listmode_count_events(argv[1], &n_total, &error)) return fail(error);
+    share(n_total, o.subsets, rank, size, &first, &count);
+    if (count == 0) {
+      fprintf(stderr, "tomolab-cli recon: %u ranks for %" G_GUINT64_FORMAT " events in blocks "
+              "of %u (the subsets): rank %u would hold none; use fewer ranks\n", size, n_total,
+              o.subsets, rank);
+      tl_cli_dist_abort(2);
+      return 2;
+    }
+    lm = tl_listmode_load_range(argv[1], first, count, &error);
+  } else {
+    lm = tl_listmode_load(argv[1], &error);
+  }
   if (!lm) return fail(error);
+  if (size == 1) n_total = lm->n_events, count = lm->n_events;
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
@@ -257,15 +370,26 @@ int tl_cli_recon(int argc, char **argv) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);
     return 2;
   }
+  if (!device && !g_getenv("TOMOLAB_DEVICE")) device = tl_cli_dist_device();
+  o.parts = size;
+  o.part = rank;
+  /* under mpirun (any rank count, 1 included): the sensitivity from fixed pair chunks summed
+   * in double, so 1, 2 or N ranks give the same image (tl-pet-operator.h) */
+  if (tl_cli_dist_started()) o.sens_chunks = TL_CLI_SENS_CHUNKS;
+  o.reducer = tl_cli_dist_reducer();
   g_autoptr(TlContext) ctx = tl_context_new(device, &error);
   if (!ctx) return fail(error);
 
   gint64 t0 = g_get_monotonic_time();
   if (!quiet)
     fprintf(stderr, "recon: %" G_GUINT64_FORMAT " events, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s, %s on %s\n", lm->n_events, lm->scanner->name, grid.dims[0],
+            "%g x %g x %g mm, %s, %s on %s\n", n_total, lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
+  if (size > 1 && !quiet)
+    fprintf(stderr, "recon: %u MPI ranks, rank 0 holds events %" G_GUINT64_FORMAT " to %"
+            G_GUINT64_FORMAT "; image sums in %u piece(s)\n", size, first, first + count,
+            tl_cli_dist_pieces());
   if (prior && !quiet)
     fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, beta,
             o.prior_params.gamma, o.prior_params.epsilon);
@@ -300,15 +424,48 @@ int tl_cli_recon(int argc, char **argv) {
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
+  g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu,
+                                       filter_text);
+  if (resume) {
+    TlCliCheckpoint cp;
+    if (!tl_cli_checkpoint_load(resume, &cp, &error)) return fail(error);
+    gboolean same = strcmp(cp.hash, hash) == 0 && cp.subsets == o.subsets;
+    if (!same) {
+      tl_cli_checkpoint_clear(&cp);
+      g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "--resume %s: the checkpoint is of a run with other options or data (options "
+                  "sha256 %s, this run %s): resume with the options it was made with", resume,
+                  cp.hash, hash);
+      return fail(error);
+    }
+    gboolean ok = tl_solver_resume(tl_recon_solver(r), cp.image, cp.sub_iterations, &error);
+    tl_cli_checkpoint_clear(&cp);
+    if (!ok) return fail(error);
+    if (!quiet)
+      fprintf(stderr, "recon: resumed from %s after %u sub-iterations\n", resume,
+              tl_recon_sub_iterations(r));
+  }
+
   g_autoptr(GCancellable) cancel = g_cancellable_new();
-  Progress pr = {o.iterations, quiet};
+  Progress pr = {o.iterations, quiet, checkpoint,
+                 checkpoint_every ? (guint)checkpoint_every : o.subsets, hash, r, cancel};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
-  /* Ctrl-C: finish nothing more, keep the last complete image and write it. */
-  TlCliInterrupt *sigint = tl_cli_interrupt_begin(cancel);
+  /* Ctrl-C: finish nothing more, keep the last complete image and write it. Under mpirun,
+   * mpirun owns the signals (Ctrl-C ends every rank); a cancel on one rank alone would leave
+   * the others waiting in a sum. */
+  TlCliInterrupt *sigint = size == 1 ? tl_cli_interrupt_begin(cancel) : NULL;
+  double sec0;
+  guint calls0;
+  guint64 bytes0;
+  tl_cli_dist_stats(&sec0, &calls0, &bytes0); /* the sums of the set-up are not the run's */
   gint64 t1 = g_get_monotonic_time();
   gboolean ok = tl_recon_run(r, &error);
-  tl_cli_interrupt_end(sigint);
+  if (sigint) tl_cli_interrupt_end(sigint);
+  if (pr.error) {
+    g_clear_error(&error);
+    return fail(pr.error);
+  }
   gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   if (!ok && !cancelled) return fail(error);
   g_clear_error(&error);
@@ -321,8 +478,18 @@ int tl_cli_recon(int argc, char **argv) {
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
   if (!img || !post_filter(ctx, &post, img, prof, &error) ||
-      !tl_image_save(img, output, &error))
+      (rank == 0 && !tl_image_save(img, output, &error)))
     return fail(error);
+  if (size > 1 && !quiet) {
+    double sec;
+    guint calls;
+    guint64 bytes;
+    tl_cli_dist_stats(&sec, &calls, &bytes);
+    double run = (g_get_monotonic_time() - t1) * 1e-6;
+    fprintf(stderr, "recon: mpi: %u ranks, image sums %.3f s in %u calls (%.1f%% of the "
+            "sub-iterations' %.3f s), %.2f MB per rank per sum\n", size, sec - sec0,
+            calls - calls0, run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6);
+  }
   if (!quiet)
     fprintf(stderr, "recon: %u sub-iterations in %.2f s; wrote %s\n", tl_recon_sub_iterations(r),
             (g_get_monotonic_time() - t1) * 1e-6, output);
