@@ -33,8 +33,10 @@ const TlSolverReducer *tl_cli_dist_reducer(void);
 void tl_cli_dist_abort(int code);
 /* Pieces an image sum is split into (TOMOLAB_MPI_PIECES, default 2; see tl-cli-mpi.c). */
 guint tl_cli_dist_pieces(void);
-/* Time spent summing images (seconds, calls, bytes each rank sent per call). */
-void tl_cli_dist_stats(double *seconds, guint *calls, guint64 *bytes);
+/* Time spent summing images (seconds, calls, bytes each rank sent per call); with
+ * TOMOLAB_MPI_BARRIER=1 (benchmarks) a barrier before each sum separates the wait for the
+ * slowest rank (*wait) from the sum itself (*seconds); else *wait is 0 and *seconds both. */
+void tl_cli_dist_stats(double *seconds, double *wait, guint *calls, guint64 *bytes);
 void tl_cli_dist_finish(void);
 
 typedef struct {

@@ -22,8 +22,9 @@ char *tl_cli_dist_device(void) { return NULL; }
 guint tl_cli_dist_pieces(void) { return 1; }
 const TlSolverReducer *tl_cli_dist_reducer(void) { return NULL; }
 void tl_cli_dist_abort(int code) { (void)code; }
-void tl_cli_dist_stats(double *seconds, guint *calls, guint64 *bytes) {
+void tl_cli_dist_stats(double *seconds, double *wait, guint *calls, guint64 *bytes) {
   *seconds = 0;
+  *wait = 0;
   *calls = 0;
   *bytes = 0;
 }

@@ -32,7 +32,8 @@ static struct {
   float *hf;
   double *hd;
   guint64 n;
-  double seconds;
+  double seconds, wait;
+  gboolean barrier;
   guint calls;
   guint64 bytes;
 } mpi = {.size = 1, .pieces = 2};
@@ -51,6 +52,7 @@ gboolean tl_cli_dist_start(int *argc, char ***argv, GError **error) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, mpi.rank, MPI_INFO_NULL, &local);
   MPI_Comm_rank(local, &mpi.local_rank);
   MPI_Comm_free(&local);
+  mpi.barrier = g_strcmp0(g_getenv("TOMOLAB_MPI_BARRIER"), "1") == 0;
   const char *p = g_getenv("TOMOLAB_MPI_PIECES");
   if (p) {
     guint64 v = 0;
@@ -102,6 +104,12 @@ static gboolean reduce_image(TlContext *ctx, TlArray *a, gpointer data, GError *
   (void)ctx;
   (void)data;
   gint64 t0 = g_get_monotonic_time();
+  if (mpi.barrier) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    gint64 t = g_get_monotonic_time();
+    mpi.wait += (t - t0) * 1e-6;
+    t0 = t;
+  }
   guint64 n = tl_array_length(a);
   if (n != mpi.n) {
     g_free(mpi.hf);
@@ -158,8 +166,9 @@ void tl_cli_dist_abort(int code) {
   }
 }
 
-void tl_cli_dist_stats(double *seconds, guint *calls, guint64 *bytes) {
+void tl_cli_dist_stats(double *seconds, double *wait, guint *calls, guint64 *bytes) {
   *seconds = mpi.seconds;
+  *wait = mpi.wait;
   *calls = mpi.calls;
   *bytes = mpi.bytes;
 }

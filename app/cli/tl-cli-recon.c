@@ -8,6 +8,7 @@
 #include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -133,6 +134,12 @@ static void share(guint64 n, guint S, guint rank, guint size, guint64 *first, gu
 }
 
 static int recon_main(int argc, char **argv);
+
+static double cpu_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 int tl_cli_recon(int argc, char **argv) {
   /* A CT scan (.tlct) goes to ct-recon, with its own options (docs/ct.md). */
@@ -414,6 +421,7 @@ static int recon_main(int argc, char **argv) {
                             &error);
   } else {
     r = tl_recon_new_listmode(ctx, lm, &grid, &o, &error);
+    g_clear_pointer(&lm->events, g_free); /* on the device now: the host copy goes */
   }
   if (!r) return fail(error);
   if (!quiet)
@@ -455,10 +463,10 @@ static int recon_main(int argc, char **argv) {
    * mpirun owns the signals (Ctrl-C ends every rank); a cancel on one rank alone would leave
    * the others waiting in a sum. */
   TlCliInterrupt *sigint = size == 1 ? tl_cli_interrupt_begin(cancel) : NULL;
-  double sec0;
+  double sec0, wait0, cpu0 = cpu_seconds();
   guint calls0;
   guint64 bytes0;
-  tl_cli_dist_stats(&sec0, &calls0, &bytes0); /* the sums of the set-up are not the run's */
+  tl_cli_dist_stats(&sec0, &wait0, &calls0, &bytes0); /* the set-up's sums are not the run's */
   gint64 t1 = g_get_monotonic_time();
   gboolean ok = tl_recon_run(r, &error);
   if (sigint) tl_cli_interrupt_end(sigint);
@@ -480,15 +488,21 @@ static int recon_main(int argc, char **argv) {
   if (!img || !post_filter(ctx, &post, img, prof, &error) ||
       (rank == 0 && !tl_image_save(img, output, &error)))
     return fail(error);
-  if (size > 1 && !quiet) {
-    double sec;
+  if (tl_cli_dist_started()) {
+    double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;
     guint calls;
     guint64 bytes;
-    tl_cli_dist_stats(&sec, &calls, &bytes);
-    double run = (g_get_monotonic_time() - t1) * 1e-6;
-    fprintf(stderr, "recon: mpi: %u ranks, image sums %.3f s in %u calls (%.1f%% of the "
-            "sub-iterations' %.3f s), %.2f MB per rank per sum\n", size, sec - sec0,
-            calls - calls0, run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6);
+    tl_cli_dist_stats(&sec, &wait, &calls, &bytes);
+    /* CPU seconds of the loop over every rank: the work, whatever else shares the cores */
+    if (size > 1 && !tl_cli_dist_reducer()->scalars(&cpu, 1, NULL, &error)) return fail(error);
+    if (!quiet && size > 1)
+      fprintf(stderr, "recon: mpi: %u ranks, image sums %.3f s in %u calls (%.1f%% of the "
+              "sub-iterations' %.3f s), %.2f MB per rank per sum; waiting for the slowest "
+              "rank %.3f s (TOMOLAB_MPI_BARRIER=1)\n", size, sec - sec0, calls - calls0,
+              run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6, wait - wait0);
+    if (!quiet)
+      fprintf(stderr, "recon: mpi: the sub-iterations took %.3f CPU s over %u rank(s)\n", cpu,
+              size);
   }
   if (!quiet)
     fprintf(stderr, "recon: %u sub-iterations in %.2f s; wrote %s\n", tl_recon_sub_iterations(r),
