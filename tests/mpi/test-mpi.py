@@ -9,7 +9,8 @@ Checks, on a small simulated TOF scan with attenuation (list-mode OSEM):
   3    the comparison discriminates: 1 and 2 iterations differ by far more than 1e-5
   4    a checkpoint taken mid-iteration on 2 ranks, resumed on 3, equals the uninterrupted run;
        its header (parsed here from the documented layout) says where it was taken
-  5    a checkpoint of other options is refused
+  5    a checkpoint of other options, one cut short and a file that is no checkpoint are
+       refused with a message
   6    a rank killed with SIGKILL mid-run ends mpirun with an error within 10 s, and the last
        checkpoint is whole (header + voxels) and resumes"""
 import os
@@ -112,8 +113,21 @@ ok(p.returncode == 0 and keys.get("sub_iterations") == "7" and nbytes == 24 * 24
 
 q = mpirun(2, [scan, "--algo", "osem", "--subsets", "4", "--tof", "--attenuation", mu,
                "--iterations", "2", "--resume", ck, "-o", os.path.join(tmp, "bad.nii")])
-ok(q.returncode != 0 and "other options" in q.stderr, "a checkpoint of other options is refused",
-   q.stderr[-600:])
+# hostile checkpoints: cut short, and not a checkpoint at all (one rank: the message, exit 1)
+cut, notck = os.path.join(tmp, "cut.ckpt"), os.path.join(tmp, "not.ckpt")
+with open(ck, "rb") as f:
+    data = f.read()
+with open(cut, "wb") as f:
+    f.write(data[:-10])
+with open(notck, "wb") as f:
+    f.write(b"\x7fELF\x02\x01" + data[20:])
+hostile = [mpirun(1, [scan] + common + ["--iterations", "2", "--resume", x, "-o",
+                                       os.path.join(tmp, "h.nii")]) for x in (cut, notck)]
+ok(q.returncode != 0 and "other options" in q.stderr and
+   hostile[0].returncode == 1 and "bytes of voxels" in hostile[0].stderr and
+   hostile[1].returncode == 1 and "not a Tomolab checkpoint" in hostile[1].stderr,
+   "checkpoints of other options, cut short or not checkpoints are refused with a message",
+   q.stderr[-400:] + hostile[0].stderr[-300:] + hostile[1].stderr[-300:])
 
 # A rank killed mid-run: mpirun must end, with an error, within seconds.
 ck2 = os.path.join(tmp, "ck2")
