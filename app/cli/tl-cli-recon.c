@@ -480,13 +480,14 @@ static int recon_main(int argc, char **argv) {
   if (cancelled && !quiet)
     fprintf(stderr, "recon: interrupted after %u sub-iterations; writing the last complete image\n",
             tl_recon_sub_iterations(r));
-  g_autoptr(TlImage) img = tl_recon_image(r, &error);
+  /* rank 0 writes; the others hold the same image */
+  g_autoptr(TlImage) img = rank == 0 ? tl_recon_image(r, &error) : NULL;
   g_autoptr(TlProfile) prof = tl_profile_new();
   tl_profile_merge(prof, tl_recon_profile(r));
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
-  if (!img || !post_filter(ctx, &post, img, prof, &error) ||
-      (rank == 0 && !tl_image_save(img, output, &error)))
+  if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
+                    !tl_image_save(img, output, &error)))
     return fail(error);
   if (tl_cli_dist_started()) {
     double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;
