@@ -496,11 +496,14 @@ static int recon_main(int argc, char **argv) {
     tl_cli_dist_stats(&sec, &wait, &calls, &bytes);
     /* CPU seconds of the loop over every rank: the work, whatever else shares the cores */
     if (size > 1 && !tl_cli_dist_reducer()->scalars(&cpu, 1, NULL, &error)) return fail(error);
-    if (!quiet && size > 1)
+    if (!quiet && size > 1) {
       fprintf(stderr, "recon: mpi: %u ranks, image sums %.3f s in %u calls (%.1f%% of the "
-              "sub-iterations' %.3f s), %.2f MB per rank per sum; waiting for the slowest "
-              "rank %.3f s (TOMOLAB_MPI_BARRIER=1)\n", size, sec - sec0, calls - calls0,
-              run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6, wait - wait0);
+              "sub-iterations' %.3f s), %.2f MB per rank per sum", size, sec - sec0,
+              calls - calls0, run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6);
+      if (g_strcmp0(g_getenv("TOMOLAB_MPI_BARRIER"), "1") == 0)
+        fprintf(stderr, "; waiting for the slowest rank %.3f s", wait - wait0);
+      fprintf(stderr, "\n");
+    }
     if (!quiet)
       fprintf(stderr, "recon: mpi: the sub-iterations took %.3f CPU s over %u rank(s)\n", cpu,
               size);

@@ -40,6 +40,8 @@ def env():
               "OMPI_MCA_rmaps_base_oversubscribe": "1",
               # containers often forbid the cross-memory attach of vader's single copy
               "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
+              # the CI box is shared: waiting ranks yield instead of polling (bench/README.md)
+              "OMPI_MCA_mpi_yield_when_idle": "1",
               "LP_NUM_THREADS": "1", "XDG_CACHE_HOME": os.path.join(tmp, "cache")})
     return e
 
