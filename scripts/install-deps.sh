@@ -9,6 +9,7 @@ packages=(
   vulkan-validationlayers                       # tests run with validation on
   libglib2.0-dev libcglm-dev                    # compute core
   libniftiio-dev libnifti2-dev libznz-dev       # NIfTI-1 (nifti1_io.h needs nifti1.h, znzlib.h)
+  zlib1g-dev                                    # MetaImage CompressedData (the compute core links zlib)
   libgtk-4-dev libadwaita-1-dev                 # the window
   xvfb xauth                                    # GUI tests on a virtual display
   desktop-file-utils appstream                  # desktop-file and metainfo validation

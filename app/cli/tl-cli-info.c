@@ -1,5 +1,7 @@
-/* tomolab-cli info: devices, the chosen one, features and limits. */
+/* tomolab-cli info: devices, the chosen one, features and limits; with files, what each holds
+ * (format detected by content, compute/tl-formats.h). */
 #include "tl-cli.h"
+#include "tl-formats.h"
 #include <stdio.h>
 
 static void print_size(const char *what, guint64 bytes) {
@@ -46,12 +48,39 @@ int tl_cli_info(int argc, char **argv) {
       {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("- show Vulkan devices and limits");
+  g_autoptr(GOptionContext) oc =
+      g_option_context_new("[FILE...] - show Vulkan devices and limits, or describe data files");
   g_option_context_add_main_entries(oc, entries, NULL);
+  g_option_context_set_description(
+      oc, "With files: the format (detected by content), what the file holds (modality,\n"
+          "scanner, counts, grid...) for every format 'tomolab-cli info --formats' lists.");
+  gboolean list_formats = FALSE;
+  GOptionEntry more[] = {{"formats", 0, 0, G_OPTION_ARG_NONE, &list_formats,
+                          "List the file formats read and written", NULL},
+                         {NULL}};
+  g_option_context_add_main_entries(oc, more, NULL);
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli info: %s\n", error->message);
     return 2;
+  }
+  if (list_formats) {
+    tl_cli_print_formats(stdout);
+    return 0;
+  }
+  if (argc > 1) {
+    int status = 0;
+    for (int i = 1; i < argc; i++) {
+      g_autoptr(GString) out = g_string_new(NULL);
+      if (!tl_format_describe_file(argv[i], out, &error)) {
+        fprintf(stderr, "tomolab-cli info: %s\n", error->message);
+        g_clear_error(&error);
+        status = 1;
+        continue;
+      }
+      printf("%s%s", i > 1 ? "\n" : "", out->str);
+    }
+    return status;
   }
   g_autoptr(GArray) devs = tl_enumerate_devices(&error);
   if (!devs) {
@@ -73,5 +102,7 @@ int tl_cli_info(int argc, char **argv) {
                tl_context_pipeline_cache_path(ctx));
   printf("\n");
   tl_cli_print_registry(stdout);
+  printf("\n");
+  tl_cli_print_formats(stdout);
   return 0;
 }

@@ -157,6 +157,7 @@ static int recon_main(int argc, char **argv) {
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
   g_autofree char *mu_path = NULL, *prior = NULL, *checkpoint = NULL, *resume = NULL;
   int checkpoint_every = 0;
+  g_auto(GStrv) kernels = NULL;
   double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
   int subsets = 0, iterations = 3, filter_every = G_MININT;
   /* NAN / G_MININT = not given: tells "--tor-fwhm 2" from the default when checking
@@ -172,6 +173,9 @@ static int recon_main(int argc, char **argv) {
   g_autofree char *prior_help = tl_cli_registry_help("prior", TRUE);
   GOptionEntry entries[] = {
       {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, algo_help, "ALGO"},
+      {"kernel", 'k', 0, G_OPTION_ARG_FILENAME_ARRAY, &kernels,
+       "Replace built-in kernel NAME by the GLSL in FILE (repeatable; tomolab-cli kernel)",
+       "NAME=FILE"},
       {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets,
        "Subsets for the algorithms that use them (default 10)", "S"},
       {"prior", 0, 0, G_OPTION_ARG_STRING, &prior, prior_help, "NAME"},
@@ -386,6 +390,9 @@ static int recon_main(int argc, char **argv) {
   o.reducer = tl_cli_dist_reducer();
   g_autoptr(TlContext) ctx = tl_context_new(device, &error);
   if (!ctx) return fail(error);
+  if (!tl_cli_apply_kernels(ctx, kernels, &error)) return fail(error);
+  for (guint i = 0; kernels && kernels[i] && !quiet; i++)
+    fprintf(stderr, "recon: kernel %s\n", kernels[i]);
 
   gint64 t0 = g_get_monotonic_time();
   if (!quiet)

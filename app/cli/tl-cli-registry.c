@@ -2,6 +2,7 @@
  * CLI never keeps its own list of algorithms, priors or operators. */
 #include "tl-cli.h"
 #include "tl-registry.h"
+#include "tl-formats.h"
 #include <stdio.h>
 
 char *tl_cli_registry_help(const char *what, gboolean with_summaries) {
@@ -38,4 +39,13 @@ void tl_cli_print_registry(FILE *f) {
   fprintf(f, "operators:\n");
   for (guint i = 0; o[i]; i++)
     fprintf(f, "  %-13s %-4s %s\n", o[i]->name, o[i]->modality, o[i]->summary);
+}
+
+void tl_cli_print_formats(FILE *f) {
+  const TlFormatClass *const *fm = tl_formats();
+  fprintf(f, "file formats (r = read, w = write; detected by content):\n");
+  for (guint i = 0; fm[i]; i++)
+    fprintf(f, "  %-12s %c%c %-15s %s [%s]\n", fm[i]->name, fm[i]->load ? 'r' : '-',
+            fm[i]->save ? 'w' : '-', tl_data_kind_name(fm[i]->kind), fm[i]->summary,
+            fm[i]->extensions);
 }

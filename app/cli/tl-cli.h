@@ -53,6 +53,13 @@ int tl_cli_info(int argc, char **argv);
  * listing `tomolab-cli info` prints. */
 char *tl_cli_registry_help(const char *what, gboolean with_summaries);
 void tl_cli_print_registry(FILE *f);
+/* The format table: name, reads/writes, extensions, summary. */
+void tl_cli_print_formats(FILE *f);
+int tl_cli_convert(int argc, char **argv);
+int tl_cli_kernel(int argc, char **argv);
+/* --kernel NAME=FILE options: each file compiled and installed in ctx as the replacement of
+ * built-in kernel NAME; compile errors printed as FILE:LINE: on stderr, the GError names both. */
+gboolean tl_cli_apply_kernels(TlContext *ctx, char **specs, GError **error);
 int tl_cli_ct_simulate(int argc, char **argv);
 int tl_cli_ct_recon(int argc, char **argv);
 int tl_cli_simulate(int argc, char **argv);

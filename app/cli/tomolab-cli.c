@@ -5,9 +5,11 @@
 #include <string.h>
 
 static const TlCliVerb verbs[] = {
-    {"info", "list Vulkan devices, the chosen one, its features and limits", tl_cli_info},
+    {"info", "Vulkan devices, features and limits; or what data files hold (info FILE...)", tl_cli_info},
+    {"convert", "a data file into another format of the same kind (image, list mode, ...)", tl_cli_convert},
     {"ct-simulate", "CT projections of a phantom (cone or parallel beam) into a .tlct scan", tl_cli_ct_simulate},
     {"ct-recon", "FDK, SIRT, SART, CGLS or MLEM of a .tlct CT scan into an image", tl_cli_ct_recon},
+    {"kernel", "built-in GLSL kernels: list, print, check an edited one (recon --kernel)", tl_cli_kernel},
     {"recon", "list-mode or binned MLEM/OSEM of a list-mode file into an image", tl_cli_recon},
     {"simulate", "Monte-Carlo PET acquisition of a phantom into a list-mode file", tl_cli_simulate},
 };

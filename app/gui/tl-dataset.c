@@ -9,6 +9,7 @@ static void dataset_clear(gpointer data) {
   TlDataset *d = data;
   g_free(d->name);
   g_free(d->path);
+  g_free(d->details);
   tl_listmode_free(d->lm);
   tl_ct_data_free(d->ct);
   tl_image_free(d->truth);
@@ -168,9 +169,16 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
   TlDataset *d = dataset_new();
   d->path = g_strdup(path);
   d->name = g_path_get_basename(path);
-  if (tl_ct_data_sniff(path)) {
-    if (!(d->ct = tl_ct_data_load(path, error)))
-      goto fail;
+  TlDataKind kind;
+  gpointer data = tl_format_load_any(path, &kind, &d->format, error);
+  if (!data)
+    goto fail;
+  g_autoptr(GString) details = g_string_new(NULL);
+  tl_data_describe(kind, data, details);
+  d->details = g_string_free(g_steal_pointer(&details), FALSE);
+  switch (kind) {
+  case TL_DATA_CT:
+    d->ct = data;
     if (d->ct->has_grid) {
       d->grid = d->ct->grid;
     } else {
@@ -178,14 +186,21 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
       guint n = MAX(d->ct->geometry->det_u * 2 / 3, 4);
       d->grid = tl_image_grid_centred(n, n, n, 1, 1, 1);
     }
-  } else if (g_str_has_suffix(path, ".tlm")) {
-    if (!(d->lm = tl_listmode_load(path, error)))
-      goto fail;
+    break;
+  case TL_DATA_PET_LISTMODE:
+    d->lm = data;
     d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
-  } else {
-    if (!(d->image = tl_image_load(path, error)))
-      goto fail;
+    break;
+  case TL_DATA_IMAGE:
+    d->image = data;
     d->grid = d->image->grid;
+    break;
+  default:
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                "%s holds %s (%s format): the window opens list mode, CT scans and images", d->name,
+                tl_data_kind_name(kind), d->format->name);
+    tl_data_free(kind, data);
+    goto fail;
   }
   return d;
 fail:

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "tl-background.h"
 #include "tl-runner.h"
+#include "tl-formats.h"
 
 struct _TlRunner {
   GThread *thread;
@@ -59,9 +60,19 @@ void tl_frame_free(TlFrame *f) {
 static void runner_unref(TlRunner *r) {
   if (!g_atomic_int_dec_and_test(&r->refs))
     return;
+  g_mutex_clear(&r->device_lock); /* here: tl_runner_lock_device callers hold references */
   g_main_context_unref(r->main);
   g_free(r);
 }
+
+TlRunner *tl_runner_ref(TlRunner *r) {
+  g_atomic_int_inc(&r->refs);
+  return r;
+}
+
+void tl_runner_unref(TlRunner *r) { runner_unref(r); }
+void tl_runner_lock_device(TlRunner *r) { g_mutex_lock(&r->device_lock); }
+void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
 /* Each queued frame holds a reference: after tl_runner_free it is dropped unseen. */
 static gboolean deliver(gpointer data) {
@@ -168,7 +179,8 @@ static TlRunState idle_state(TlRunner *r) {
   return r->running ? TL_RUN_RUNNING : TL_RUN_PAUSED;
 }
 
-/* Saving is atomic in tl_image_save (temp file + rename). */
+/* In the format the name's extension asks for (compute/tl-formats.h); every format's save
+ * is atomic (temp file + rename). */
 static void save_image(TlRunner *r, char *path) {
   TlFrame *f = g_new0(TlFrame, 1);
   GError *error = NULL;
@@ -176,8 +188,8 @@ static void save_image(TlRunner *r, char *path) {
   g_autoptr(TlImage) im = tl_image_new(&r->job->grid);
   gboolean ok = tl_array_download(r->job->vt->image(r->job), im->data, &error);
   g_mutex_unlock(&r->device_lock);
-  if (ok)
-    ok = tl_image_save(im, path, &error);
+  const TlFormatClass *format = ok ? tl_format_for_output(path, TL_DATA_IMAGE, NULL, &error) : NULL;
+  ok = format && tl_format_save(format, im, path, &error);
   g_mutex_lock(&r->lock);
   f->state = idle_state(r);
   g_mutex_unlock(&r->lock);
@@ -329,7 +341,6 @@ void tl_runner_free(TlRunner *r) {
   g_object_unref(r->cancel);
   g_mutex_clear(&r->lock);
   g_cond_clear(&r->cond);
-  g_mutex_clear(&r->device_lock);
   g_free(r->save_path);
   runner_unref(r);
 }

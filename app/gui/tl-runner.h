@@ -62,6 +62,14 @@ void tl_runner_free(TlRunner *r);
 void tl_runner_retire(TlRunner *r);
 gboolean tl_runner_exited(TlRunner *r);
 
+/* A reference that keeps the device lock valid after tl_runner_free (for a worker outside the
+ * runner); tl_runner_unref drops it. */
+TlRunner *tl_runner_ref(TlRunner *r);
+void tl_runner_unref(TlRunner *r);
+/* Held by the run's worker for a whole sub-iteration: whoever takes it (e.g. to install an
+ * edited kernel) acts between two sub-iterations, running or paused. */
+void tl_runner_lock_device(TlRunner *r);
+void tl_runner_unlock_device(TlRunner *r);
 void tl_runner_run(TlRunner *r);
 void tl_runner_pause(TlRunner *r);
 void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */

@@ -7,7 +7,7 @@
 
 struct _TlSidePanel {
   AdwBin parent_instance;
-  AdwActionRow *file_row, *scanner_row, *events_row, *grid_row, *truth_row;
+  AdwActionRow *file_row, *format_row, *scanner_row, *events_row, *grid_row, *truth_row;
   AdwComboRow *algo_row, *projector_row, *colormap_row, *levels_row;
   GtkSpinButton *subsets_spin, *iterations_spin;
   AdwActionRow *subsets_row;
@@ -59,6 +59,16 @@ void tl_side_panel_set_dataset(TlSidePanel *self, const char *file, const char *
 }
 
 const char *tl_side_panel_get_dataset_file(TlSidePanel *self) { return self->file; }
+
+void tl_side_panel_set_dataset_format(TlSidePanel *self, const char *format, const char *details) {
+  g_autofree char *f = g_markup_escape_text(format ? format : "–", -1);
+  set_subtitle(self->format_row, f);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->format_row), details);
+}
+
+const char *tl_side_panel_get_dataset_format(TlSidePanel *self) {
+  return adw_action_row_get_subtitle(self->format_row);
+}
 
 static const char *const kPetProjectors[] = {"siddon", "joseph", "tor", NULL};
 static const TlFilterKind kFilters[] = {TL_FILTER_NONE, TL_FILTER_MEDIAN3, TL_FILTER_MEDIAN5, TL_FILTER_GAUSS};
@@ -365,6 +375,7 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
       G_SIGNAL_RUN_LAST | G_SIGNAL_DETAILED, 0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
   gtk_widget_class_set_template_from_resource(wc, "/org/tomolab/Tomolab/ui/tl-side-panel.ui");
   gtk_widget_class_bind_template_child(wc, TlSidePanel, file_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, format_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scanner_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, events_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, grid_row);

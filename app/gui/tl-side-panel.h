@@ -16,6 +16,10 @@ typedef enum { TL_LEVELS_MIN_MAX, TL_LEVELS_P99_5, TL_LEVELS_P99, TL_LEVELS_MANU
 void tl_side_panel_set_dataset(TlSidePanel *self, const char *file, const char *scanner,
                                guint64 events, const TlImageGrid *grid, gboolean truth);
 const char *tl_side_panel_get_dataset_file(TlSidePanel *self);
+/* The opened file's format (name and summary; NULL = simulated) and what `tomolab-cli info`
+ * says of it (the row's tooltip). */
+void tl_side_panel_set_dataset_format(TlSidePanel *self, const char *format, const char *details);
+const char *tl_side_panel_get_dataset_format(TlSidePanel *self);
 /* What the dataset allows the PET rows: list mode (else they are insensitive), TOF bins,
  * a simulated phantom's mu-map (offered for attenuation correction, and chosen when the
  * simulation attenuated). Quiet (no "changed"). */

@@ -5,6 +5,7 @@
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
+#include "tl-formats.h"
 
 /* ---- Open ------------------------------------------------------------------------- */
 
@@ -204,15 +205,16 @@ static void export_plots(TlWindow *self, const char *path) {
 }
 
 static void act_open(GSimpleAction *a, GVariant *p, gpointer data) {
-  choose(data, "Open", FALSE, NULL, "*.tlm;*.tlct;*.nii;*.nii.gz;*.raw", "List mode, CT data and images",
-         tl_window_request_open);
+  g_autofree char *patterns = tl_formats_patterns(TL_DATA_N_KINDS, FALSE);
+  choose(data, "Open", FALSE, NULL, patterns, "List mode, CT data and images", tl_window_request_open);
 }
 /* The side panel keeps the path; the file is read when the next job is made. */
 static void set_attenuation(TlWindow *self, const char *path) {
   tl_side_panel_set_attenuation_file(self->side_panel, path);
 }
 static void act_open_attenuation(GSimpleAction *a, GVariant *p, gpointer data) {
-  choose(data, "Attenuation Map (mm⁻¹)", FALSE, NULL, "*.nii;*.nii.gz;*.raw", "Images", set_attenuation);
+  g_autofree char *patterns = tl_formats_patterns(TL_DATA_IMAGE, FALSE);
+  choose(data, "Attenuation Map (mm⁻¹)", FALSE, NULL, patterns, "Images", set_attenuation);
 }
 static void act_attenuation_file(GSimpleAction *a, GVariant *p, gpointer data) {
   set_attenuation(data, g_variant_get_string(p, NULL));
@@ -221,7 +223,8 @@ static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
   tl_window_request_open(data, g_variant_get_string(p, NULL));
 }
 static void act_save_image(GSimpleAction *a, GVariant *p, gpointer data) {
-  choose(data, "Save Image", TRUE, "image.nii.gz", "*.nii;*.nii.gz", "NIfTI", save_image);
+  g_autofree char *patterns = tl_formats_patterns(TL_DATA_IMAGE, TRUE);
+  choose(data, "Save Image", TRUE, "image.nii.gz", patterns, "Images", save_image);
 }
 static void act_save_image_to(GSimpleAction *a, GVariant *p, gpointer data) {
   save_image(data, g_variant_get_string(p, NULL));
@@ -264,7 +267,7 @@ void tl_window_update_recent(TlWindow *self) {
     GtkRecentInfo *info = l->data;
     const char *uri = gtk_recent_info_get_uri(info);
     if (!gtk_recent_info_has_application(info, g_get_application_name() ? g_get_application_name() : "") &&
-        !g_str_has_suffix(uri, ".tlm") && !g_str_has_suffix(uri, ".tlct") && !g_str_has_suffix(uri, ".nii") && !g_str_has_suffix(uri, ".nii.gz"))
+        !tl_formats_known_extension(uri))
       continue;
     g_autofree char *path = g_filename_from_uri(uri, NULL, NULL);
     if (!path || !g_file_test(path, G_FILE_TEST_EXISTS))

@@ -261,6 +261,8 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_update_fourth_pane(self);
   tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);
+  g_autofree char *format = d->format ? g_strdup_printf("%s: %s", d->format->name, d->format->summary) : NULL;
+  tl_side_panel_set_dataset_format(self->side_panel, d->format ? format : "Simulated", d->details);
   gtk_window_set_title(GTK_WINDOW(self), d->name);
   adw_window_title_set_title(self->window_title, d->name);
   if (self->state == TL_WINDOW_READY)

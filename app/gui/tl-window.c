@@ -609,6 +609,7 @@ static void tl_window_dispose(GObject *object) {
   g_clear_pointer(&self->runner, tl_runner_free);
   g_clear_pointer(&self->retired, g_ptr_array_unref);
   g_clear_pointer(&self->open_pending, g_free);
+  tl_window_kernels_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -681,5 +682,6 @@ static void tl_window_init(TlWindow *self) {
   g_action_map_add_action_entries(G_ACTION_MAP(self), kActions, G_N_ELEMENTS(kActions), self);
   build_workbench(self);
   tl_window_files_init(self);
+  tl_window_kernels_init(self);
   tl_window_update_actions(self);
 }

@@ -56,6 +56,9 @@ TlProjectionView *tl_window_get_projection_view(TlWindow *self);
 TlPlot *tl_window_get_convergence_plot(TlWindow *self);
 TlPlot *tl_window_get_line_plot(TlWindow *self);
 TlSidePanel *tl_window_get_side_panel(TlWindow *self);
+/* The kernel editor win.edit-kernel opened (NULL if none is open); tl-kernel-editor.h. */
+typedef struct _TlKernelEditor TlKernelEditor;
+TlKernelEditor *tl_window_get_kernel_editor(TlWindow *self);
 /* The last error shown in the window (toast), NULL if none. */
 const char *tl_window_get_last_error(TlWindow *self);
 /* The pending "Replace the current reconstruction?" dialog (an AdwMessageDialog: a new

@@ -1,6 +1,7 @@
 /* TlPipeline: compute pipelines from SPIR-V with push constants only. */
 #include "tl-pipeline.h"
 #include "tl-shader-table.h"
+#include "tl-kernels.h"
 #include <string.h>
 
 struct _TlPipeline {
@@ -100,12 +101,14 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *d, GError **er
 TlPipeline *tl_pipeline_new_builtin(TlContext *ctx, const char *shader, guint32 push_size,
                                     const guint32 *spec, guint32 n_spec, GError **error) {
   gsize size = 0;
-  const guint32 *words = tl_shader_spirv(shader, &size);
+  const char *label = shader;
+  /* a replacement made at run time (tl-kernels.h) wins over the embedded SPIR-V */
+  const guint32 *words = tl_kernels_spirv(ctx, shader, &size, &label);
   if (!words) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no embedded kernel named '%s'", shader);
     return NULL;
   }
-  TlPipelineDesc d = {.spirv = words, .spirv_size = size, .name = shader,
+  TlPipelineDesc d = {.spirv = words, .spirv_size = size, .name = label,
                       .push_size = push_size, .spec = spec, .n_spec = n_spec};
   return tl_pipeline_new(ctx, &d, error);
 }

@@ -233,7 +233,11 @@ static gboolean record(TlStream *s, TlPipeline *p, const char *label, guint coun
   if (timed) {
     vkCmdWriteTimestamp(sl->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, sl->queries,
                         2 * sl->n_timed + 1);
-    sl->labels[sl->n_timed] = g_strdup(label);
+    /* a kernel replaced at run time (tl-kernels.h) is timed under its own label */
+    sl->labels[sl->n_timed] = g_str_has_suffix(tl_pipeline_name(p), " (edited)") &&
+                                      !g_str_has_suffix(label, " (edited)")
+                                  ? g_strconcat(label, " (edited)", NULL)
+                                  : g_strdup(label);
     sl->counts[sl->n_timed] = (guint8)count;
     sl->n_timed++;
   }

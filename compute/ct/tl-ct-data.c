@@ -1,6 +1,7 @@
 /* The .tlct file: text header (with the geometry embedded) + float32 projections. */
 #include "tl-ct-data.h"
 #include "image/tl-file.h"
+#include "image/tl-format.h"
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -227,3 +228,28 @@ TlCtData *tl_ct_data_load(const char *path, GError **error) {
   }
   return g_steal_pointer(&d);
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+static guint tlct_probe(const char *path, const guint8 *head, gsize n) {
+  if (tl_format_head_starts_with(head, n, TL_CT_MAGIC)) return TL_FORMAT_SURE;
+  return tl_format_path_has_extension(path, ".tlct") ? TL_FORMAT_EXTENSION : 0;
+}
+
+static gpointer tlct_load(const char *path, GError **error) {
+  return tl_ct_data_load(path, error);
+}
+
+static gboolean tlct_save(gconstpointer data, const char *path, GError **error) {
+  return tl_ct_data_save(data, path, error);
+}
+
+const TlFormatClass tl_format_tlct = {
+    .name = "tlct",
+    .summary = "Tomolab CT scan (.tlct: text header with the geometry + float32 projections)",
+    .kind = TL_DATA_CT,
+    .extensions = ".tlct",
+    .probe = tlct_probe,
+    .load = tlct_load,
+    .save = tlct_save,
+};

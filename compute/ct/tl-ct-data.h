@@ -47,4 +47,7 @@ gboolean tl_ct_data_save(const TlCtData *d, const char *path, GError **error);
 /* Whether the file starts like a CT data file (for verbs that accept several kinds). */
 gboolean tl_ct_data_sniff(const char *path);
 
+/* Entry of the format table (compute/tl-formats.c). */
+extern const TlFormatClass tl_format_tlct;
+
 G_END_DECLS

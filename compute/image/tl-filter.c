@@ -1,4 +1,5 @@
 /* Gaussian and median filters on device volumes (tl-filter.h). */
+#include "tl-kernels.h"
 #include "tl-filter.h"
 #include "tl-file.h"
 #include <math.h>
@@ -27,10 +28,13 @@ typedef struct {
 typedef struct {
   GMutex lock;
   TlPipeline *gauss, *median[2];
+  guint kernels_generation; /* tl_kernels_generation() of the three */
+  GPtrArray *stale;         /* older pipelines (an edited kernel came in), freed at the end */
 } FilterCache;
 
 static void cache_free(gpointer data) {
   FilterCache *c = data;
+  g_ptr_array_unref(c->stale);
   tl_pipeline_free(c->gauss);
   tl_pipeline_free(c->median[0]);
   tl_pipeline_free(c->median[1]);
@@ -45,11 +49,20 @@ static TlPipeline *pipeline(TlContext *ctx, TlFilterKind kind, GError **error) {
   if (!c) {
     c = g_new0(FilterCache, 1);
     g_mutex_init(&c->lock);
+    c->stale = g_ptr_array_new_with_free_func((GDestroyNotify)tl_pipeline_free);
+    c->kernels_generation = tl_kernels_generation(ctx);
     tl_context_set_data(ctx, TL_FILTER_CACHE_KEY, c, cache_free);
   }
   g_mutex_unlock(&create_lock);
 
   g_mutex_lock(&c->lock);
+  guint generation = tl_kernels_generation(ctx);
+  if (generation != c->kernels_generation) {
+    TlPipeline **all[] = {&c->gauss, &c->median[0], &c->median[1]};
+    for (guint i = 0; i < G_N_ELEMENTS(all); i++)
+      if (*all[i]) g_ptr_array_add(c->stale, g_steal_pointer(all[i]));
+    c->kernels_generation = generation;
+  }
   TlPipeline **slot = kind == TL_FILTER_GAUSS ? &c->gauss : &c->median[kind == TL_FILTER_MEDIAN5];
   if (!*slot) {
     if (kind == TL_FILTER_GAUSS) {

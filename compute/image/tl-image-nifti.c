@@ -5,10 +5,12 @@
 #include <nifti1_io.h>
 #include "tl-image.h"
 #include "tl-file.h"
+#include "tl-format.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <gio/gio.h>
 
 static void quiet(void) {
   /* nifticlib prints its own complaints; ours go into the GError */
@@ -272,7 +274,43 @@ static gboolean read_voxels(nifti_image *nim, guint64 nvox) {
   return TRUE;
 }
 
+static TlImage *load_nifti_named(const char *path, GError **error);
+
+/* nifticlib finds files by their extension: NIfTI content under another name (content
+ * detection, tl-formats.h) is read through a symlink named .nii / .nii.gz in a private
+ * folder, and messages name the real file. */
 TlImage *tl_image_load_nifti(const char *path, GError **error) {
+  if (tl_format_path_has_extension(path, ".nii .nii.gz .hdr .img .hdr.gz .img.gz"))
+    return load_nifti_named(path, error);
+  if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
+  gsize n = 0;
+  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
+  if (!head) return NULL;
+  gboolean gz = n >= 2 && head[0] == 0x1f && head[1] == 0x8b;
+  g_autofree char *dir = g_dir_make_tmp("tl-nifti-XXXXXX", error);
+  if (!dir) return NULL;
+  g_autofree char *link = g_build_filename(dir, gz ? "image.nii.gz" : "image.nii", NULL);
+  g_autofree char *target = g_canonicalize_filename(path, NULL);
+  TlImage *im = NULL;
+  GError *e = NULL;
+  g_autoptr(GFile) lf = g_file_new_for_path(link);
+  if (!g_file_make_symbolic_link(lf, target, NULL, &e)) {
+    g_prefix_error(&e, "NIfTI '%s': cannot read it under a .nii name: ", path);
+  } else {
+    im = load_nifti_named(link, &e);
+  }
+  g_remove(link);
+  g_rmdir(dir);
+  if (e) {
+    g_autoptr(GString) msg = g_string_new(e->message);
+    g_string_replace(msg, link, path, 0);
+    g_set_error_literal(error, e->domain, e->code, msg->str);
+    g_error_free(e);
+  }
+  return im;
+}
+
+static TlImage *load_nifti_named(const char *path, GError **error) {
   quiet();
   if (!tl_file_check_input(path, "NIfTI image", error)) return NULL;
   g_autofree char *hdr = NULL;
@@ -386,3 +424,42 @@ out:
   nifti_image_free(nim);
   return im;
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+/* NIfTI-1: sizeof_hdr = 348 at offset 0 (either byte order) and the magic "n+1" (one file)
+ * or "ni1" (.hdr/.img pair) at 344; Analyze 7.5 has the size without the magic. A gzip
+ * stream is recognised by its extension only (its header is compressed). */
+static guint nifti_probe(const char *path, const guint8 *head, gsize n) {
+  if (n >= 348) {
+    guint32 le = head[0] | head[1] << 8 | head[2] << 16 | (guint32)head[3] << 24;
+    guint32 be = head[3] | head[2] << 8 | head[1] << 16 | (guint32)head[0] << 24;
+    if (le == 348 || be == 348) {
+      if (memcmp(head + 344, "n+1", 4) == 0 || memcmp(head + 344, "ni1", 4) == 0)
+        return TL_FORMAT_SURE;
+      return TL_FORMAT_LIKELY;
+    }
+  }
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b &&
+      tl_format_path_has_extension(path, ".nii.gz .hdr.gz .img.gz"))
+    return TL_FORMAT_LIKELY;
+  return tl_format_path_has_extension(path, ".nii .nii.gz .hdr .img") ? TL_FORMAT_EXTENSION : 0;
+}
+
+static gpointer nifti_load(const char *path, GError **error) {
+  return tl_image_load_nifti(path, error);
+}
+
+static gboolean nifti_save(gconstpointer data, const char *path, GError **error) {
+  return tl_image_save_nifti(data, path, error);
+}
+
+const TlFormatClass tl_format_nifti = {
+    .name = "nifti",
+    .summary = "NIfTI-1 image (.nii, .nii.gz; .hdr/.img pairs read)",
+    .kind = TL_DATA_IMAGE,
+    .extensions = ".nii .nii.gz .hdr .img .hdr.gz .img.gz",
+    .probe = nifti_probe,
+    .load = nifti_load,
+    .save = nifti_save,
+};

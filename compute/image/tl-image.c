@@ -2,6 +2,7 @@
 /* TlImageGrid / TlImage basics and the raw float32 format (data file + ".txt" sidecar). */
 #include "tl-image.h"
 #include "tl-file.h"
+#include "tl-format.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -341,3 +342,31 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
     }
   return im;
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+/* No magic: the .raw extension, and its .txt sidecar beside it. */
+static guint raw_probe(const char *path, const guint8 *head, gsize n) {
+  (void)head, (void)n;
+  if (!tl_format_path_has_extension(path, ".raw")) return 0;
+  g_autofree char *side = g_strconcat(path, ".txt", NULL);
+  return g_file_test(side, G_FILE_TEST_IS_REGULAR) ? TL_FORMAT_LIKELY : TL_FORMAT_EXTENSION;
+}
+
+static gpointer raw_load(const char *path, GError **error) {
+  return tl_image_load_raw(path, error);
+}
+
+static gboolean raw_save(gconstpointer data, const char *path, GError **error) {
+  return tl_image_save_raw(data, path, error);
+}
+
+const TlFormatClass tl_format_raw = {
+    .name = "raw",
+    .summary = "raw float32 image (.raw + .raw.txt grid sidecar)",
+    .kind = TL_DATA_IMAGE,
+    .extensions = ".raw",
+    .probe = raw_probe,
+    .load = raw_load,
+    .save = raw_save,
+};

@@ -3,6 +3,7 @@
 #pragma once
 #include <glib.h>
 #include "tl-error.h"
+#include "image/tl-format.h"
 
 G_BEGIN_DECLS
 
@@ -53,5 +54,9 @@ TlImage *tl_image_load_nifti(const char *path, GError **error);
 gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
 TlImage *tl_image_load_raw(const char *path, GError **error);
 gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
+
+/* Entries of the format table (compute/tl-formats.c). */
+extern const TlFormatClass tl_format_nifti;
+extern const TlFormatClass tl_format_raw;
 
 G_END_DECLS

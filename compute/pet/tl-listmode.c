@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */
 #include "tl-listmode.h"
 #include "image/tl-file.h"
+#include "image/tl-format.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -299,6 +300,31 @@ TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first,
     g_clear_pointer(&a, tl_array_free);
   return a;
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+static guint tlm_probe(const char *path, const guint8 *head, gsize n) {
+  if (tl_format_head_starts_with(head, n, MAGIC)) return TL_FORMAT_SURE;
+  return tl_format_path_has_extension(path, ".tlm") ? TL_FORMAT_EXTENSION : 0;
+}
+
+static gpointer tlm_load(const char *path, GError **error) {
+  return tl_listmode_load(path, error);
+}
+
+static gboolean tlm_save(gconstpointer data, const char *path, GError **error) {
+  return tl_listmode_save(data, path, error);
+}
+
+const TlFormatClass tl_format_tlm = {
+    .name = "tlm",
+    .summary = "Tomolab list mode (.tlm: text header with the scanner + 12-byte events)",
+    .kind = TL_DATA_PET_LISTMODE,
+    .extensions = ".tlm",
+    .probe = tlm_probe,
+    .load = tlm_load,
+    .save = tlm_save,
+};
 
 /* The header, the scanner, and the stream at the first event; the file size must match the
  * announced events (as tl_listmode_load checks). */

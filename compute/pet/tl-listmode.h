@@ -51,4 +51,7 @@ typedef struct {
 
 GArray *tl_listmode_histogram(const TlListmode *lm); /* of TlBin, sorted by (a, b) */
 
+/* Entry of the format table (compute/tl-formats.c). */
+extern const TlFormatClass tl_format_tlm;
+
 G_END_DECLS

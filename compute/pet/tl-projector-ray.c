@@ -1,5 +1,6 @@
 /* Ray-tracing projectors on the device: pipelines per variant (created on first use) and the
  * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
+#include "tl-kernels.h"
 #include "tl-projector-ray.h"
 #include <stddef.h>
 #include <string.h>
@@ -31,6 +32,9 @@ typedef struct {
   const TlRayTracer *tracer;
   float tor_sigma_mm;    /* PET_TOR_SIGMA: the "tor" class's Gaussian, 0 for the others */
   GHashTable *pipelines; /* variant key -> TlPipeline */
+  guint kernels_generation; /* tl_kernels_generation() the pipelines were built at */
+  GPtrArray *stale;      /* pipelines of older generations: a command buffer recorded before
+                          * an edited kernel came in may still use them; freed with the projector */
   TlArray *partials;     /* host-visible per-workgroup log-likelihood sums */
 } RayPriv;
 
@@ -38,8 +42,9 @@ gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **er
   RayPriv *r = g_new0(RayPriv, 1);
   r->tracer = t;
   r->tor_sigma_mm = t->tracer == TL_RAY_TRACER_TOR ? (float)(p->params.tor_fwhm_mm / 2.354820045) : 0.0f;
-  r->pipelines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
-                                       (GDestroyNotify)tl_pipeline_free);
+  r->pipelines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  r->stale = g_ptr_array_new_with_free_func((GDestroyNotify)tl_pipeline_free);
+  r->kernels_generation = tl_kernels_generation(p->ctx);
   p->priv = r;
   return TRUE;
 }
@@ -48,6 +53,7 @@ void tl_ray_projector_finalize(TlProjector *p) {
   RayPriv *r = p->priv;
   if (!r) return;
   g_hash_table_destroy(r->pipelines);
+  g_ptr_array_unref(r->stale); /* every pipeline ever built, current ones included */
   tl_array_free(r->partials);
   g_free(r);
   p->priv = NULL;
@@ -97,6 +103,12 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x", shader, lors,
                                          atomic, atten, loglik, spec[5], spec[6], spec[7],
                                          spec[8]);
+  /* an edited kernel came in (tl-kernels.h): build afresh from it */
+  guint generation = tl_kernels_generation(p->ctx);
+  if (generation != r->kernels_generation) {
+    g_hash_table_remove_all(r->pipelines);
+    r->kernels_generation = generation;
+  }
   TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
   if (pl) return pl;
   pl = tl_pipeline_new_builtin(p->ctx, shader, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
@@ -104,6 +116,7 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   if (!pl) return NULL;
   tl_pipeline_set_item_cost(pl, MAX(r->tracer->ray_cost(p), 1u) * passes);
   g_hash_table_insert(r->pipelines, g_steal_pointer(&key), pl);
+  g_ptr_array_add(r->stale, pl);
   return pl;
 }
 

@@ -2,6 +2,7 @@
  * from a preset and override some of its keys, or give a regular ring / dual-head layout,
  * or list an explicit crystal table after "crystals = N". */
 #include "image/tl-file.h"
+#include "image/tl-format.h"
 #include "tl-scanner.h"
 #include <math.h>
 #include <string.h>
@@ -417,3 +418,41 @@ gboolean tl_scanner_save(const TlScanner *s, const char *path, GError **error) {
   g_autofree char *text = tl_scanner_to_text(s);
   return tl_file_write_text(path, text, error);
 }
+
+/* --- the format table's entry (compute/tl-formats.c) --- */
+
+/* No magic: a text file whose first key is one only scanner descriptions start with. */
+static guint scanner_probe(const char *path, const guint8 *head, gsize n) {
+  for (gsize i = 0; i < n; i++)
+    if (head[i] == 0 || head[i] > 0x7e || (head[i] < 0x20 && !g_ascii_isspace(head[i])))
+      return 0; /* not plain ASCII text */
+  g_autofree char *text = g_strndup((const char *)head, n);
+  g_auto(GStrv) lines = g_strsplit(text, "\n", 64);
+  for (guint i = 0; lines[i]; i++) {
+    char *l = g_strstrip(lines[i]);
+    if (!l[0] || l[0] == '#') continue;
+    gboolean scanner_key = g_str_has_prefix(l, "preset") || g_str_has_prefix(l, "kind") ||
+                           g_str_has_prefix(l, "name");
+    if (scanner_key && strchr(l, '=')) return TL_FORMAT_LIKELY;
+    break;
+  }
+  return tl_format_path_has_extension(path, ".scanner") ? TL_FORMAT_EXTENSION : 0;
+}
+
+static gpointer scanner_load(const char *path, GError **error) {
+  return tl_scanner_load(path, error);
+}
+
+static gboolean scanner_save(gconstpointer data, const char *path, GError **error) {
+  return tl_scanner_save(data, path, error);
+}
+
+const TlFormatClass tl_format_scanner = {
+    .name = "scanner",
+    .summary = "Tomolab scanner description (key = value text; preset, layout or crystal table)",
+    .kind = TL_DATA_SCANNER,
+    .extensions = ".scanner .txt",
+    .probe = scanner_probe,
+    .load = scanner_load,
+    .save = scanner_save,
+};

@@ -95,4 +95,7 @@ TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
  * of 2.78 mm), else one covering the field of view with voxels of half a crystal. */
 TlImageGrid tl_scanner_default_grid(const TlScanner *s);
 
+/* Entry of the format table (compute/tl-formats.c). */
+extern const TlFormatClass tl_format_scanner;
+
 G_END_DECLS

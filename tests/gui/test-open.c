@@ -42,6 +42,9 @@ static void test_open_before_ready(void) {
   g_assert_null(tl_window_get_last_error(win));
   g_autofree char *name = g_strdup(tl_window_get_dataset_name(win));
   g_assert_nonnull(strstr(name, "good.nii"));
+  /* the side panel says what was opened: the format found by content */
+  const char *format = tl_side_panel_get_dataset_format(tl_window_get_side_panel(win));
+  g_assert_true(g_str_has_prefix(format, "nifti:"));
 
   /* a corrupt file: a readable one-line error naming it, the dataset unchanged */
   tl_window_open_file(win, corrupt);

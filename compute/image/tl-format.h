@@ -1,0 +1,59 @@
+/* TlFormatClass: one file format Tomolab reads and/or writes. A format is one file in the module
+ * whose data it holds (images in image/, list mode and sinograms in pet/, projections in ct/)
+ * plus one line in compute/tl-formats.c, the table `tomolab-cli info FILE`, `convert`, `recon`,
+ * the window and the Python module detect and open files from.
+ *
+ * Detection is by content first: every format's probe sees the first TL_FORMAT_HEAD_BYTES of
+ * the file and its path and scores how sure it is; the extension alone only breaks ties. */
+#pragma once
+#include <glib.h>
+#include "tl-error.h"
+
+G_BEGIN_DECLS
+
+/* What a format's load returns and its save takes. */
+typedef enum {
+  TL_DATA_IMAGE,        /* TlImage (image/tl-image.h) */
+  TL_DATA_PET_LISTMODE, /* TlListmode (pet/tl-listmode.h) */
+  TL_DATA_PET_SINOGRAM, /* TlSinogram (pet/tl-sinogram.h) */
+  TL_DATA_CT,           /* TlCtData (ct/tl-ct-data.h) */
+  TL_DATA_SCANNER,      /* TlScanner (pet/tl-scanner.h) */
+  TL_DATA_N_KINDS
+} TlDataKind;
+
+const char *tl_data_kind_name(TlDataKind kind); /* "image", "PET list mode", ... */
+
+/* Probe scores: the format's magic / signature is there; a key or layout only this format uses;
+ * only the extension matches. 0: not this format. */
+#define TL_FORMAT_SURE 100
+#define TL_FORMAT_LIKELY 60
+#define TL_FORMAT_EXTENSION 10
+#define TL_FORMAT_HEAD_BYTES 4096
+
+typedef struct _TlFormatClass TlFormatClass;
+struct _TlFormatClass {
+  const char *name;       /* short, lower case: "nifti", "interfile", "castor" */
+  const char *summary;    /* one line for listings */
+  TlDataKind kind;
+  const char *extensions; /* space-separated, lower case, the written one first: ".nii .nii.gz" */
+  /* How sure this is the format, from the file's first n_head bytes (n_head may be < the
+   * maximum for a short file) and its path. Never fails, never reads the file itself. */
+  guint (*probe)(const char *path, const guint8 *head, gsize n_head);
+  /* "key: value" lines for `tomolab-cli info FILE`: modality, scanner, counts, grid, duration...
+   * Reads what it needs (a header where it can). NULL: the lead's generic description of the
+   * loaded data is used. */
+  gboolean (*describe)(const char *path, GString *out, GError **error);
+  /* Returns the kind's type (see TlDataKind); NULL + GError on failure. NULL: cannot read. */
+  gpointer (*load)(const char *path, GError **error);
+  /* Writes atomically (image/tl-file.h). NULL: cannot write. */
+  gboolean (*save)(gconstpointer data, const char *path, GError **error);
+};
+
+/* Whether the lower-cased path ends with one of the space-separated extensions. */
+gboolean tl_format_path_has_extension(const char *path, const char *extensions);
+/* Up to TL_FORMAT_HEAD_BYTES of the file (g_free); n set to the bytes read. */
+guint8 *tl_format_read_head(const char *path, gsize *n, GError **error);
+/* The head holds `text` at its start (after optional blanks / a UTF-8 BOM), case-insensitive. */
+gboolean tl_format_head_starts_with(const guint8 *head, gsize n_head, const char *text);
+
+G_END_DECLS

@@ -1,0 +1,42 @@
+/* List mode histogrammed into sinograms (tl-sinogram.h): the window's data view, `convert` of
+ * list mode to STIR projection data, and any comparison of measured and expected counts per bin.
+ *
+ * The sinogram of a Tomolab ring scanner: its rings, detectors = crystals per ring (an even
+ * number, crystal id = ring * crystals_per_ring + detector as tl-scanner.h numbers them), span 1
+ * (one segment per ring difference, STIR's order 0, -1, +1, -2, ...), no view mashing,
+ * n_detectors / 2 views and n_detectors tangential positions: every crystal pair of two
+ * different detector indices within the ring difference falls in one bin. (A pair of the same
+ * index on two rings, an axial line along one crystal face and never a line of response, has two
+ * bins in STIR's layout for half of the indices, t = -N/2 in segments +d and -d, and none for
+ * the other half: the lower id is taken as detector 1.) The circle of the geometry fields is the
+ * one through the crystal centres of ring 0 (a polygon's flats are not modelled by STIR's
+ * cylindrical geometry); the binning itself is exact. */
+#pragma once
+#include "tl-sinogram.h"
+
+G_BEGIN_DECLS
+
+/* Geometry for `scanner` (ring layouts with an even number of crystals per ring), segments for
+ * ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
+TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
+/* The bin holding crystal pair (a, b), either order, for a sinogram of span 1 without view
+ * mashing; FALSE when no bin holds it (same crystal, ring difference outside the segments, a
+ * tangential position outside the sinogram). */
+gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
+/* Every event counted in its bin (TOF bins summed); *outside (optional) counts events with no
+ * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
+gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
+                                GError **error);
+/* The expected counts of one sinogram plane (segment `seg`, axial position `ax`):
+ * out[view * n_tangential + t] = sum over the bin's detectable crystal pairs of (D A x)_pair
+ * with the binned operator of `scanner` (the sinogram's own; `projector` as in
+ * tl-pet-operator.h, D = exp(-A mu) when `mu` is non-NULL), x = `image`. Bins without a
+ * detectable pair get 0. Non-TOF: TOF bins summed, as the histogram does. */
+gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+                                    const TlScanner *scanner, const TlImage *image,
+                                    const char *projector, const TlImage *mu, float *out,
+                                    GError **error);
+/* Segment index of ring difference rd (STIR's order), or -1. */
+gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
+
+G_END_DECLS

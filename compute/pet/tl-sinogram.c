@@ -1,0 +1,389 @@
+/* TlSinogram geometry, its crystal pairs and forward projections (tl-sinogram.h). */
+#include "tl-sinogram.h"
+#include "tl-pet-operator.h"
+#include "tl-projector.h"
+#include <math.h>
+#include <string.h>
+
+void tl_sinogram_free(TlSinogram *s) {
+  if (!s) return;
+  g_free(s->name);
+  g_free(s->n_axial);
+  g_free(s->min_ring_difference);
+  g_free(s->max_ring_difference);
+  g_free(s->data);
+  g_free(s);
+}
+
+TlSinogram *tl_sinogram_copy(const TlSinogram *s, gboolean copy_data) {
+  TlSinogram *c = g_memdup2(s, sizeof *s);
+  c->name = g_strdup(s->name);
+  c->n_axial = g_memdup2(s->n_axial, sizeof(guint) * s->n_segments);
+  c->min_ring_difference = g_memdup2(s->min_ring_difference, sizeof(gint) * s->n_segments);
+  c->max_ring_difference = g_memdup2(s->max_ring_difference, sizeof(gint) * s->n_segments);
+  c->data = copy_data ? g_memdup2(s->data, sizeof(float) * s->n_bins)
+                      : g_new0(float, MAX(s->n_bins, 1));
+  return c;
+}
+
+guint64 tl_sinogram_segment_offset(const TlSinogram *s, guint seg) {
+  guint64 off = 0;
+  for (guint i = 0; i < seg; i++) off += (guint64)s->n_axial[i] * s->n_views * s->n_tangential;
+  return off;
+}
+
+static guint min_abs_rd(const TlSinogram *s, guint seg) {
+  gint lo = s->min_ring_difference[seg], hi = s->max_ring_difference[seg];
+  if (lo <= 0 && hi >= 0) return 0;
+  return (guint)MIN(ABS(lo), ABS(hi));
+}
+
+/* axial positions of a segment: ring sums from min|rd| to 2 (n - 1) - min|rd|, one position
+ * per ring (step 2) when lo == hi, per half ring (step 1) otherwise */
+static guint expected_axial(const TlSinogram *s, guint seg) {
+  guint m = min_abs_rd(s, seg), k = s->min_ring_difference[seg] == s->max_ring_difference[seg] ? 2 : 1;
+  return (2 * (s->n_rings - 1) - 2 * m) / k + 1;
+}
+
+static gboolean bad(GError **error, const char *source, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static gboolean bad(GError **error, const char *source, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR projection data '%s': %s", source, msg);
+  return FALSE;
+}
+
+gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **error) {
+  if (s->n_rings < 1 || s->n_rings > TL_SINOGRAM_MAX_RINGS)
+    return bad(error, source, "'number of rings' %u (expected 1 to %u)", s->n_rings,
+               TL_SINOGRAM_MAX_RINGS);
+  if (s->n_detectors < 4 || s->n_detectors % 2 || s->n_detectors > TL_SINOGRAM_MAX_DETECTORS)
+    return bad(error, source, "'number of detectors per ring' %u (expected an even number from 4 "
+               "to %u)", s->n_detectors, TL_SINOGRAM_MAX_DETECTORS);
+  if (s->n_segments < 1 || s->n_segments > TL_SINOGRAM_MAX_SEGMENTS)
+    return bad(error, source, "%u segments ('matrix size' of the segment axis; expected 1 to %u)", s->n_segments,
+               TL_SINOGRAM_MAX_SEGMENTS);
+  if (s->n_views < 1 || (s->n_detectors / 2) % s->n_views)
+    return bad(error, source, "%u views ('matrix size' of the view axis; expected a divisor of "
+               "detectors per ring / 2 = %u: view mashing by a whole factor)", s->n_views, s->n_detectors / 2);
+  if (s->n_tangential < 1 || s->n_tangential > s->n_detectors)
+    return bad(error, source, "%u tangential positions ('matrix size' of the tangential axis; "
+               "expected 1 to the %u detectors per ring)",
+               s->n_tangential, s->n_detectors);
+  if (!(s->inner_radius_mm > 0) || !isfinite(s->inner_radius_mm) || !(s->doi_mm >= 0) ||
+      !isfinite(s->doi_mm) || !(s->ring_spacing_mm > 0) || !isfinite(s->ring_spacing_mm) ||
+      !isfinite(s->view_offset_deg) || !(s->bin_size_mm >= 0) || !isfinite(s->bin_size_mm))
+    return bad(error, source, "scanner radius %g mm, depth of interaction %g mm, ring spacing %g "
+               "mm, bin size %g mm, view offset %g degrees (expected positive radius and "
+               "spacing, the others finite and >= 0)", s->inner_radius_mm, s->doi_mm,
+               s->ring_spacing_mm, s->bin_size_mm, s->view_offset_deg);
+  if (s->arc_corrected && !(s->bin_size_mm > 0))
+    return bad(error, source, "arc-corrected data without 'default bin size (cm)' (expected the "
+               "tangential sampling)");
+  guint64 total = 0;
+  gboolean *seen = g_new0(gboolean, 2 * s->n_rings);
+  for (guint i = 0; i < s->n_segments; i++) {
+    gint lo = s->min_ring_difference[i], hi = s->max_ring_difference[i];
+    if (lo > hi || lo <= -(gint)s->n_rings || hi >= (gint)s->n_rings) {
+      g_free(seen);
+      return bad(error, source, "segment %u (file order): ring differences %d to %d ('minimum/maximum "
+                 "ring difference per segment'; expected min <= max within +-(%u - 1) rings)", i, lo, hi, s->n_rings);
+    }
+    for (gint d = lo; d <= hi; d++) {
+      if (seen[d + (gint)s->n_rings]) {
+        g_free(seen);
+        return bad(error, source, "ring difference %d is in two segments (segment %u repeats "
+                   "it)", d, i);
+      }
+      seen[d + (gint)s->n_rings] = TRUE;
+    }
+    guint e = expected_axial(s, i);
+    if (s->n_axial[i] != e) {
+      g_free(seen);
+      return bad(error, source, "segment %u (ring differences %d to %d): %u axial positions "
+                 "('matrix size' of the axial axis; expected %u for %u rings)", i, lo, hi, s->n_axial[i], e, s->n_rings);
+    }
+    total += (guint64)s->n_axial[i] * s->n_views * s->n_tangential;
+  }
+  g_free(seen);
+  if (total != s->n_bins || total > TL_SINOGRAM_MAX_BINS)
+    return bad(error, source, "%" G_GUINT64_FORMAT " bins from the geometry, %" G_GUINT64_FORMAT
+               " held (expected equal, at most %" G_GUINT64_FORMAT ")", total, s->n_bins,
+               TL_SINOGRAM_MAX_BINS);
+  return TRUE;
+}
+
+TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error) {
+  guint n = s->n_detectors, nr = s->n_rings;
+  if ((guint64)n * nr > TL_SCANNER_MAX_CRYSTALS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR scanner %s: %u rings x %u detectors "
+                "(expected at most %u crystals)", s->name ? s->name : "", nr, n,
+                TL_SCANNER_MAX_CRYSTALS);
+    return NULL;
+  }
+  TlScanner *sc = g_new0(TlScanner, 1);
+  sc->name = g_strdup_printf("STIR %s", s->name && *s->name ? s->name : "cylindrical scanner");
+  sc->kind = TL_SCANNER_RING;
+  sc->n_crystals = n * nr;
+  sc->crystals = g_new0(TlCrystal, sc->n_crystals);
+  sc->n_rings = nr;
+  sc->crystals_per_ring = n;
+  guint maxrd = 0;
+  for (guint i = 0; i < s->n_segments; i++)
+    maxrd = MAX(maxrd, (guint)MAX(ABS(s->min_ring_difference[i]), ABS(s->max_ring_difference[i])));
+  sc->max_ring_difference = MIN(maxrd, nr - 1);
+  double R = s->inner_radius_mm + s->doi_mm;
+  sc->crystal_size[0] = (float)(2 * G_PI * R / n);
+  sc->crystal_size[1] = (float)s->ring_spacing_mm;
+  sc->crystal_size[2] = (float)(s->doi_mm > 0 ? 2 * s->doi_mm : 10.0);
+  for (guint r = 0; r < nr; r++)
+    for (guint d = 0; d < n; d++) {
+      double psi = 2 * G_PI * d / n + s->view_offset_deg * G_PI / 180.0;
+      TlCrystal *k = &sc->crystals[r * n + d];
+      k->centre[0] = (float)(R * sin(psi));
+      k->centre[1] = (float)(-R * cos(psi));
+      k->centre[2] = (float)((r - 0.5 * (nr - 1)) * s->ring_spacing_mm);
+      k->normal[0] = (float)-sin(psi);
+      k->normal[1] = (float)cos(psi);
+      k->normal[2] = 0;
+      k->group = d;
+      k->ring = r;
+    }
+  if (!tl_scanner_validate(sc, error)) {
+    tl_scanner_free(sc);
+    return NULL;
+  }
+  return sc;
+}
+
+/* floor division by 2 for negative t too (STIR's t >> 1) */
+static gint half_floor(gint t) { return t >= 0 ? t / 2 : -((-t + 1) / 2); }
+
+/* Calls visit for each crystal pair (a, b; a of detector 1) of bin (seg, view, ax, t). */
+typedef void (*PairVisit)(guint a, guint b, guint n_pairs, gpointer data);
+
+static guint bin_pairs(const TlSinogram *s, guint seg, guint view, guint ax, gint t,
+                       PairVisit visit, gpointer data) {
+  guint N = s->n_detectors, mash = (N / 2) / s->n_views;
+  gint lo = s->min_ring_difference[seg], hi = s->max_ring_difference[seg];
+  guint k = lo == hi ? 2 : 1;
+  gint sum = (gint)(min_abs_rd(s, seg) + ax * k);
+  /* count first, then visit with the count (the value is split evenly) */
+  guint count = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (guint u = view * mash; u < (view + 1) * mash; u++) {
+      guint d1 = (guint)(((gint)u + half_floor(t) + 2 * (gint)N) % (gint)N);
+      guint d2 = (guint)(((gint)u - half_floor(t + 1) + (gint)N / 2 + 2 * (gint)N) % (gint)N);
+      for (gint rd = lo; rd <= hi; rd++) {
+        if ((sum - rd) % 2) continue;
+        gint r1 = (sum - rd) / 2, r2 = r1 + rd;
+        if (r1 < 0 || r2 < 0 || r1 >= (gint)s->n_rings || r2 >= (gint)s->n_rings) continue;
+        if (pass == 0) count++;
+        else visit((guint)r1 * N + d1, (guint)r2 * N + d2, count, data);
+      }
+    }
+  return count;
+}
+
+typedef struct {
+  GArray *bins;
+  float value;
+} PairsCtx;
+
+static void add_pair(guint a, guint b, guint n_pairs, gpointer data) {
+  PairsCtx *c = data;
+  TlBin bin = {MIN(a, b), MAX(a, b), c->value / (float)n_pairs};
+  g_array_append_val(c->bins, bin);
+}
+
+static gboolean check_pairs(const TlSinogram *s, GError **error) {
+  if (s->arc_corrected) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                "STIR projection data of %s: arc-corrected bins are not crystal pairs; only "
+                "non-arc-corrected data (any span, any view mashing) are reconstructed",
+                s->name ? s->name : "(unnamed)");
+    return FALSE;
+  }
+  guint64 pairs = 0, mash = (s->n_detectors / 2) / s->n_views;
+  for (guint i = 0; i < s->n_segments; i++)
+    pairs += (guint64)s->n_views * s->n_tangential * mash *
+             (guint64)(s->max_ring_difference[i] - s->min_ring_difference[i] + 1) * s->n_rings;
+  if (pairs > TL_SINOGRAM_MAX_BINS / 4) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "STIR projection data of %s: up to %" G_GUINT64_FORMAT " crystal pairs (at most %"
+                G_GUINT64_FORMAT " are expanded)", s->name ? s->name : "(unnamed)", pairs,
+                TL_SINOGRAM_MAX_BINS / 4);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **error) {
+  if (!check_pairs(s, error)) return NULL;
+  PairsCtx c = {g_array_new(FALSE, FALSE, sizeof(TlBin)), 0};
+  const float *v = s->data;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  for (guint seg = 0; seg < s->n_segments; seg++)
+    for (guint view = 0; view < s->n_views; view++)
+      for (guint ax = 0; ax < s->n_axial[seg]; ax++)
+        for (guint t = 0; t < s->n_tangential; t++, v++) {
+          if (!(*v >= 0) || !isfinite(*v)) {
+            g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR projection data of %s: segment "
+                        "%u view %u axial %u tangential %d holds %g (expected counts: finite, "
+                        ">= 0)", s->name ? s->name : "(unnamed)", seg, view, ax, t0 + (gint)t, *v);
+            g_array_free(c.bins, TRUE);
+            return NULL;
+          }
+          if (*v == 0 && !keep_zero) continue;
+          c.value = *v;
+          bin_pairs(s, seg, view, ax, t0 + (gint)t, add_pair, &c);
+        }
+  return c.bins;
+}
+
+typedef struct {
+  const float *values;
+  guint64 next, len;
+  double sum;
+} SumCtx;
+
+static void sum_pair(guint a, guint b, guint n_pairs, gpointer data) {
+  SumCtx *c = data;
+  if (c->next < c->len) c->sum += c->values[c->next];
+  c->next++;
+}
+
+gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const float *values,
+                                    GError **error) {
+  if (!check_pairs(s, error)) return FALSE;
+  SumCtx c = {values, 0, pairs->len, 0};
+  float *v = s->data;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  for (guint seg = 0; seg < s->n_segments; seg++)
+    for (guint view = 0; view < s->n_views; view++)
+      for (guint ax = 0; ax < s->n_axial[seg]; ax++)
+        for (guint t = 0; t < s->n_tangential; t++, v++) {
+          c.sum = 0;
+          bin_pairs(s, seg, view, ax, t0 + (gint)t, sum_pair, &c);
+          *v = (float)c.sum;
+        }
+  if (c.next != pairs->len) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u pairs given, the geometry has %"
+                G_GUINT64_FORMAT " (expected those of tl_sinogram_to_bins with keep_zero)",
+                pairs->len, c.next);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static const guint64 *sort_keys;
+static int by_key(const void *a, const void *b) {
+  guint64 ka = sort_keys[*(const guint64 *)a], kb = sort_keys[*(const guint64 *)b];
+  return ka < kb ? -1 : ka > kb;
+}
+
+TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlImage *x,
+                                GError **error) {
+  g_autoptr(TlScanner) sc = tl_sinogram_scanner(s, error);
+  if (!sc) return NULL;
+  g_autoptr(TlSinogram) ones = tl_sinogram_copy(s, FALSE);
+  for (guint64 i = 0; i < ones->n_bins; i++) ones->data[i] = 1;
+  GArray *pairs = tl_sinogram_to_bins(ones, TRUE, error);
+  if (!pairs) return NULL;
+  TlPetOperatorOptions o;
+  tl_pet_operator_options_init(&o);
+  o.use_cache = FALSE;
+  TlSinogram *out = NULL;
+  TlOperator *op = tl_pet_operator_new_binned(ctx, sc, (TlBin *)pairs->data, pairs->len,
+                                              &x->grid, &o, error);
+  guint64 n = pairs->len;
+  float *y = NULL, *vals = NULL;
+  guint64 *keys = NULL, *order = NULL;
+  TlStream *st = NULL;
+  TlArray *dx = NULL, *dy = NULL;
+  if (!op) goto out;
+  st = tl_stream_new(ctx, error);
+  dx = st ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&x->grid), error) : NULL;
+  dy = dx ? tl_array_new_float(ctx, n, error) : NULL;
+  if (!dy || !tl_array_upload(dx, x->data, error) ||
+      !tl_operator_forward(op, st, 0, dx, dy, error) || !tl_stream_finish(st, error))
+    goto out;
+  y = g_new(float, n);
+  if (!tl_array_download(dy, y, error)) goto out;
+  /* the operator's data order is its record order (pairs regrouped by subset and sorted):
+   * read the records back rather than assume it */
+  TlLors lors = tl_pet_operator_lors(op, G_MAXUINT);
+  if (lors.count != n) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: %" G_GUINT64_FORMAT
+                " records for %" G_GUINT64_FORMAT " pairs", lors.count, n);
+    goto out;
+  }
+  TlBin *rec = g_new(TlBin, n);
+  if (!tl_array_download_range(lors.records, lors.first, n, rec, error)) {
+    g_free(rec);
+    goto out;
+  }
+  keys = g_new(guint64, n);
+  order = g_new(guint64, n);
+  for (guint64 i = 0; i < n; i++) {
+    const TlBin *b = &g_array_index(pairs, TlBin, i);
+    keys[i] = (guint64)b->a * sc->n_crystals + b->b;
+    order[i] = i;
+  }
+  sort_keys = keys;
+  qsort(order, n, sizeof *order, by_key); /* pairs by (a, b) */
+  vals = g_new(float, n);
+  for (guint64 r = 0; r < n; r++) {
+    guint64 key = (guint64)MIN(rec[r].a, rec[r].b) * sc->n_crystals + MAX(rec[r].a, rec[r].b);
+    guint64 lo = 0, hi = n; /* binary search of the record's pair */
+    while (lo < hi) {
+      guint64 mid = (lo + hi) / 2;
+      if (keys[order[mid]] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo == n || keys[order[lo]] != key) {
+      g_free(rec);
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: record %"
+                  G_GUINT64_FORMAT " (%u, %u) is not one of the sinogram's pairs", r, rec[r].a,
+                  rec[r].b);
+      goto out;
+    }
+    vals[order[lo]] = y[r];
+  }
+  g_free(rec);
+  out = tl_sinogram_copy(s, FALSE);
+  if (!tl_sinogram_set_from_pairs(out, pairs, vals, error)) g_clear_pointer(&out, tl_sinogram_free);
+out:
+  if (dx) tl_array_free(dx);
+  if (dy) tl_array_free(dy);
+  if (st) tl_stream_free(st);
+  if (op) tl_operator_free(op);
+  g_array_free(pairs, TRUE);
+  g_free(y);
+  g_free(vals);
+  g_free(keys);
+  g_free(order);
+  return out;
+}
+
+void tl_sinogram_describe(const TlSinogram *s, GString *out) {
+  g_string_append_printf(out, "modality: PET\nscanner: %s, %u rings of %u detectors, radius %g "
+                         "mm + %g mm depth of interaction, rings %g mm apart\n",
+                         s->name && *s->name ? s->name : "(unnamed)", s->n_rings, s->n_detectors,
+                         s->inner_radius_mm, s->doi_mm, s->ring_spacing_mm);
+  g_string_append_printf(out, "sinogram: %u segments, %u views (mashing %u), %u tangential "
+                         "positions, %s\n", s->n_segments, s->n_views,
+                         (s->n_detectors / 2) / MAX(s->n_views, 1), s->n_tangential,
+                         s->arc_corrected ? "arc-corrected" : "not arc-corrected");
+  g_string_append(out, "segments (ring differences: axial positions):");
+  for (guint i = 0; i < s->n_segments; i++)
+    g_string_append_printf(out, "%s %d..%d: %u", i ? "," : "", s->min_ring_difference[i],
+                           s->max_ring_difference[i], s->n_axial[i]);
+  double sum = 0, mn = G_MAXDOUBLE, mx = -G_MAXDOUBLE;
+  for (guint64 i = 0; i < s->n_bins; i++)
+    sum += s->data[i], mn = MIN(mn, s->data[i]), mx = MAX(mx, s->data[i]);
+  g_string_append_printf(out, "\nbins: %" G_GUINT64_FORMAT ", min %g, max %g, sum %g\n",
+                         s->n_bins, s->n_bins ? mn : 0, s->n_bins ? mx : 0, sum);
+}

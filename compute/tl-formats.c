@@ -1,0 +1,235 @@
+/* The format table: one line per format (each lives in the module of the data it holds), and
+ * opening any file by its content (tl-formats.h). */
+#include "tl-formats.h"
+#include "image/tl-image.h"
+#include "pet/tl-listmode.h"
+#include "pet/tl-scanner.h"
+#include "ct/tl-ct-data.h"
+#include "image/tl-interfile.h"
+#include "image/tl-metaimage.h"
+#include "pet/tl-sinogram.h"
+#include <string.h>
+
+static const TlFormatClass *const formats[] = {
+    /* images */
+    &tl_format_nifti,
+    &tl_format_raw,
+    &tl_format_interfile,
+    &tl_format_metaimage,
+    /* PET */
+    &tl_format_tlm,
+    &tl_format_scanner,
+    &tl_format_stir_sino,
+    /* CT */
+    &tl_format_tlct,
+    NULL,
+};
+
+const TlFormatClass *const *tl_formats(void) { return formats; }
+
+const TlFormatClass *tl_format_find(const char *name) {
+  for (guint i = 0; formats[i]; i++)
+    if (g_ascii_strcasecmp(formats[i]->name, name) == 0) return formats[i];
+  return NULL;
+}
+
+static char *format_names(TlDataKind kind, gboolean writers) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; formats[i]; i++) {
+    const TlFormatClass *f = formats[i];
+    if ((kind != TL_DATA_N_KINDS && f->kind != kind) || (writers ? !f->save : !f->load)) continue;
+    g_string_append_printf(s, "%s%s (%s)", s->len ? ", " : "", f->name, f->extensions);
+  }
+  return g_string_free(s, FALSE);
+}
+
+const TlFormatClass *tl_format_detect(const char *path, GError **error) {
+  gsize n = 0;
+  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
+  if (!head) return NULL;
+  const TlFormatClass *best = NULL;
+  guint best_score = 0;
+  for (guint i = 0; formats[i]; i++) {
+    if (!formats[i]->probe || !formats[i]->load) continue;
+    guint score = formats[i]->probe(path, head, n);
+    /* the extension breaks ties between equally sure content matches */
+    if (score > 0 && score < TL_FORMAT_EXTENSION * 2 &&
+        !tl_format_path_has_extension(path, formats[i]->extensions))
+      score = 0;
+    else if (score >= TL_FORMAT_LIKELY &&
+             tl_format_path_has_extension(path, formats[i]->extensions))
+      score += 1;
+    if (score > best_score) best = formats[i], best_score = score;
+  }
+  if (!best) {
+    g_autofree char *known = format_names(TL_DATA_N_KINDS, FALSE);
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "'%s': not a format Tomolab reads (%" G_GSIZE_FORMAT " bytes looked at; "
+                "expected one of: %s)", path, n, known);
+  }
+  return best;
+}
+
+const TlFormatClass *tl_format_for_output(const char *path, TlDataKind kind, const char *name,
+                                          GError **error) {
+  if (name) {
+    const TlFormatClass *f = tl_format_find(name);
+    if (!f || f->kind != kind || !f->save) {
+      g_autofree char *known = format_names(kind, TRUE);
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "format '%s' cannot write %s (formats that can: %s)", name,
+                  tl_data_kind_name(kind), known);
+      return NULL;
+    }
+    return f;
+  }
+  /* the longest matching extension wins (".nii.gz" over ".gz") */
+  const TlFormatClass *best = NULL;
+  gsize best_len = 0;
+  g_autofree char *lower = g_ascii_strdown(path, -1);
+  for (guint i = 0; formats[i]; i++) {
+    if (formats[i]->kind != kind || !formats[i]->save) continue;
+    g_auto(GStrv) exts = g_strsplit(formats[i]->extensions, " ", -1);
+    for (guint e = 0; exts[e]; e++) {
+      gsize len = strlen(exts[e]);
+      if (len > best_len && g_str_has_suffix(lower, exts[e])) best = formats[i], best_len = len;
+    }
+  }
+  if (!best) {
+    g_autofree char *known = format_names(kind, TRUE);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "'%s': no format writes %s with this extension (expected one of: %s)", path,
+                tl_data_kind_name(kind), known);
+  }
+  return best;
+}
+
+gpointer tl_format_load_any(const char *path, TlDataKind *kind, const TlFormatClass **format,
+                            GError **error) {
+  const TlFormatClass *f = tl_format_detect(path, error);
+  if (!f) return NULL;
+  gpointer data = f->load(path, error);
+  if (!data) return NULL;
+  if (kind) *kind = f->kind;
+  if (format) *format = f;
+  return data;
+}
+
+gpointer tl_format_load_kind(const char *path, TlDataKind kind, GError **error) {
+  const TlFormatClass *f = tl_format_detect(path, error);
+  if (!f) return NULL;
+  if (f->kind != kind) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s' holds %s (%s format), expected %s", path,
+                tl_data_kind_name(f->kind), f->name, tl_data_kind_name(kind));
+    return NULL;
+  }
+  return f->load(path, error);
+}
+
+gboolean tl_format_save(const TlFormatClass *format, gconstpointer data, const char *path,
+                        GError **error) {
+  if (!format->save) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': the %s format is read only", path,
+                format->name);
+    return FALSE;
+  }
+  return format->save(data, path, error);
+}
+
+char *tl_formats_patterns(TlDataKind kind, gboolean write) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; formats[i]; i++) {
+    const TlFormatClass *f = formats[i];
+    if ((kind != TL_DATA_N_KINDS && f->kind != kind) || (write ? !f->save : !f->load)) continue;
+    g_auto(GStrv) exts = g_strsplit(f->extensions, " ", -1);
+    for (guint e = 0; exts[e]; e++) {
+      g_autofree char *pat = g_strconcat("*", exts[e], NULL);
+      if (!exts[e][0] || strstr(s->str, pat)) continue; /* ".img" also matches ".img.gz": fine */
+      g_string_append_printf(s, "%s%s", s->len ? ";" : "", pat);
+    }
+  }
+  return g_string_free(s, FALSE);
+}
+
+gboolean tl_formats_known_extension(const char *path) {
+  for (guint i = 0; formats[i]; i++)
+    if (formats[i]->load && tl_format_path_has_extension(path, formats[i]->extensions)) return TRUE;
+  return FALSE;
+}
+
+void tl_data_free(TlDataKind kind, gpointer data) {
+  if (!data) return;
+  switch (kind) {
+  case TL_DATA_IMAGE: tl_image_free(data); break;
+  case TL_DATA_PET_LISTMODE: tl_listmode_free(data); break;
+  case TL_DATA_CT: tl_ct_data_free(data); break;
+  case TL_DATA_SCANNER: tl_scanner_free(data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_free(data); break;
+  default: g_assert_not_reached();
+  }
+}
+
+static void describe_grid(GString *out, const char *what, const TlImageGrid *g) {
+  g_string_append_printf(out, "%s: %u x %u x %u voxels of %g x %g x %g mm, first voxel centre "
+                         "(%g, %g, %g) mm\n", what, g->dims[0], g->dims[1], g->dims[2],
+                         g->voxel_mm[0], g->voxel_mm[1], g->voxel_mm[2], g->origin_mm[0],
+                         g->origin_mm[1], g->origin_mm[2]);
+}
+
+static void describe_scanner(GString *out, const TlScanner *s) {
+  g_string_append_printf(out, "scanner: %s, %u crystals, %u rings, max ring difference %u\n",
+                         s->name ? s->name : "(unnamed)", s->n_crystals, s->n_rings,
+                         s->max_ring_difference);
+  if (s->tof_bins)
+    g_string_append_printf(out, "TOF: %u bins of %g mm, %g ps FWHM\n", s->tof_bins,
+                           s->tof_bin_mm, s->tof_fwhm_ps);
+  else
+    g_string_append(out, "TOF: no\n");
+}
+
+void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
+  g_string_append_printf(out, "holds: %s\n", tl_data_kind_name(kind));
+  switch (kind) {
+  case TL_DATA_IMAGE: {
+    const TlImage *im = data;
+    describe_grid(out, "grid", &im->grid);
+    guint64 n = tl_image_grid_n_voxels(&im->grid);
+    double mn = G_MAXDOUBLE, mx = -G_MAXDOUBLE;
+    for (guint64 i = 0; i < n; i++) mn = MIN(mn, im->data[i]), mx = MAX(mx, im->data[i]);
+    g_string_append_printf(out, "values: min %g, max %g, sum %g\n", mn, mx, tl_image_sum(im));
+    break;
+  }
+  case TL_DATA_PET_LISTMODE: {
+    const TlListmode *lm = data;
+    g_string_append_printf(out, "modality: PET\nevents: %" G_GUINT64_FORMAT " prompts\n",
+                           lm->n_events);
+    describe_scanner(out, lm->scanner);
+    if (lm->description) g_string_append_printf(out, "description: %s\n", lm->description);
+    break;
+  }
+  case TL_DATA_CT: {
+    const TlCtData *d = data;
+    g_string_append_printf(out, "modality: CT (%s beam)\nviews: %u of %u x %u pixels\n",
+                           d->geometry->beam == TL_CT_CONE ? "cone" : "parallel",
+                           d->geometry->n_views, d->geometry->det_u, d->geometry->det_v);
+    if (d->has_grid) describe_grid(out, "suggested grid", &d->grid);
+    if (d->description) g_string_append_printf(out, "description: %s\n", d->description);
+    break;
+  }
+  case TL_DATA_SCANNER: describe_scanner(out, data); break;
+  case TL_DATA_PET_SINOGRAM: tl_sinogram_describe(data, out); break;
+  default: g_assert_not_reached();
+  }
+}
+
+gboolean tl_format_describe_file(const char *path, GString *out, GError **error) {
+  const TlFormatClass *f = tl_format_detect(path, error);
+  if (!f) return FALSE;
+  g_string_append_printf(out, "file: %s\nformat: %s (%s)\n", path, f->name, f->summary);
+  if (f->describe) return f->describe(path, out, error);
+  gpointer data = f->load(path, error);
+  if (!data) return FALSE;
+  tl_data_describe(f->kind, data, out);
+  tl_data_free(f->kind, data);
+  return TRUE;
+}

@@ -1,0 +1,172 @@
+/* The kernel editor driven as a person would (issue: "edit kernels live"): open the Joseph
+ * forward projection, scale its weights by 2 and apply: the check made before the kernel is
+ * used reports the forward projection doubled and the pair no longer adjoint; a syntax error
+ * in the EM kernel of the run is marked at its line while the run goes on with the kernel it
+ * had; an edited EM kernel is timed under its own label from the next sub-iteration; revert
+ * gives the built-ins back. */
+#include "tl-gui-test.h"
+#include "tl-kernel-editor.h"
+#include "tl-side-panel.h"
+#include "tl-profile-view.h"
+#include "pet/tl-scanner.h"
+#include <string.h>
+
+static char *tmpdir, *scanner_path;
+
+static void write_scanner(void) {
+  TlScannerLayout l = {0};
+  l.kind = TL_SCANNER_RING;
+  l.n_rings = 4;
+  l.n_sides = 12;
+  l.crystals_per_side = 4;
+  l.module_rings = 4;
+  l.radius_mm = 30;
+  l.crystal_pitch_mm = 4;
+  l.ring_pitch_mm = 4;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlScanner) s = tl_scanner_new_from_layout("editor-test-ring", &l, NULL, &error);
+  g_assert_no_error(error);
+  scanner_path = g_build_filename(tmpdir, "ring.scanner", NULL);
+  g_assert_true(tl_scanner_save(s, scanner_path, &error));
+}
+
+static gboolean editor_idle(TlWindow *w, gpointer d) { return !tl_kernel_editor_is_busy(d); }
+
+static void apply(TlWindow *win, TlKernelEditor *ed) {
+  tl_kernel_editor_apply(ed);
+  g_assert_true(tl_kernel_editor_is_busy(ed));
+  g_assert_true(tl_gui_wait_for(win, editor_idle, ed));
+}
+
+static char *replace_once(const char *text, const char *from, const char *to) {
+  const char *at = strstr(text, from);
+  g_assert_nonnull(at);
+  return g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
+static guint line_of(const char *text, const char *needle) {
+  const char *at = strstr(text, needle);
+  g_assert_nonnull(at);
+  guint line = 1;
+  for (const char *c = text; c < at; c++) line += *c == '\n';
+  return line;
+}
+
+static void step_once(TlWindow *win) {
+  guint before = tl_window_get_sub_iterations(win);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(before + 1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_null(tl_window_get_last_error(win));
+}
+
+static void test_edit_apply_revert(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_set_default_size(GTK_WINDOW(win), 900, 700);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  TlSidePanel *panel = tl_window_get_side_panel(win);
+  tl_side_panel_set_algorithm(panel, TRUE, 3, 50);
+  GObject *proj = gtk_widget_get_template_child(GTK_WIDGET(panel), TL_TYPE_SIDE_PANEL, "projector_row");
+  adw_combo_row_set_selected(ADW_COMBO_ROW(proj), 1); /* Joseph */
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 2e4);
+  g_variant_dict_insert(&d, "coarsen", "u", 2);
+  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  step_once(win);
+  const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
+  TlContext *ctx = tl_window_get_context(win);
+
+  /* the Joseph forward projection, weights scaled by 2 */
+  tl_gui_activate(win, "edit-kernel", g_variant_new_string("pet_forward"));
+  TlKernelEditor *ed = tl_window_get_kernel_editor(win);
+  g_assert_nonnull(ed);
+  g_assert_cmpstr(tl_kernel_editor_get_kernel(ed), ==, "pet_forward");
+  g_autofree char *fwd = tl_kernel_editor_get_text(ed);
+  g_assert_nonnull(strstr(fwd, "pet_joseph"));
+  g_autofree char *twice = replace_once(fwd, "y = pet_atten(pc.tl_base + i, l) * pet_trace(",
+                                        "y = 2.0 * pet_atten(pc.tl_base + i, l) * pet_trace(");
+  tl_kernel_editor_set_text(ed, twice);
+  apply(win, ed);
+  const char *status = tl_kernel_editor_get_status(ed);
+  g_test_message("status: %s", status);
+  g_assert_nonnull(strstr(status, "Installed"));
+  g_assert_nonnull(strstr(status, "forward changed 1.0e+00")); /* doubled: |2y - y| / |y| */
+  g_assert_nonnull(strstr(status, "NOT adjoint"));
+  g_assert_cmpuint(tl_kernel_editor_get_error_lines(ed)->len, ==, 0);
+  g_assert_true(tl_kernels_replaced(ctx, "pet_forward"));
+
+  /* a syntax error in the run's EM kernel: marked at its line, the run goes on */
+  tl_gui_activate(win, "edit-kernel", g_variant_new_string("pet_em"));
+  g_assert_cmpstr(tl_kernel_editor_get_kernel(ed), ==, "pet_em");
+  g_autofree char *em = tl_kernel_editor_get_text(ed);
+  g_autofree char *bad = replace_once(em, "void main() {", "void main() {\n  not_a_thing = 1;");
+  guint bad_line = line_of(bad, "not_a_thing");
+  tl_kernel_editor_set_text(ed, bad);
+  apply(win, ed);
+  GArray *lines = tl_kernel_editor_get_error_lines(ed);
+  g_assert_cmpuint(lines->len, >=, 1);
+  g_assert_cmpuint(g_array_index(lines, guint, 0), ==, bad_line);
+  g_assert_nonnull(strstr(tl_kernel_editor_get_status(ed), "Does not compile"));
+  g_assert_false(tl_kernels_replaced(ctx, "pet_em"));
+  step_once(win);
+  p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
+  g_assert_null(tl_profile_lookup(p, "em joseph (edited)"));
+
+  /* the EM kernel as it was, applied: the next sub-iteration times it as edited */
+  tl_kernel_editor_set_text(ed, em);
+  apply(win, ed);
+  g_assert_cmpuint(tl_kernel_editor_get_error_lines(ed)->len, ==, 0);
+  g_assert_true(tl_kernels_replaced(ctx, "pet_em"));
+  step_once(win);
+  p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "em joseph (edited)"));
+
+  /* revert both */
+  tl_kernel_editor_revert(ed);
+  g_assert_true(tl_gui_wait_for(win, editor_idle, ed));
+  g_assert_false(tl_kernels_replaced(ctx, "pet_em"));
+  tl_gui_activate(win, "edit-kernel", g_variant_new_string("pet_forward"));
+  g_autofree char *kept = tl_kernel_editor_get_text(ed);
+  g_assert_cmpstr(kept, ==, twice); /* the session keeps the edited text */
+  tl_kernel_editor_revert(ed);
+  g_assert_true(tl_gui_wait_for(win, editor_idle, ed));
+  g_assert_false(tl_kernels_replaced(ctx, "pet_forward"));
+  g_autofree char *back = tl_kernel_editor_get_text(ed);
+  g_assert_cmpstr(back, ==, fwd);
+  step_once(win);
+  p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
+  g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
+
+  /* save and open a kernel file */
+  g_autofree char *path = g_build_filename(tmpdir, "fwd.comp", NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(tl_kernel_editor_save_file(ed, path, &error));
+  tl_kernel_editor_set_text(ed, "// nothing");
+  g_assert_true(tl_kernel_editor_load_file(ed, path, &error));
+  g_autofree char *loaded = tl_kernel_editor_get_text(ed);
+  g_assert_cmpstr(loaded, ==, fwd);
+  tl_gui_destroy_window(win);
+}
+
+int main(int argc, char **argv) {
+  if (!tl_gui_test_init(&argc, &argv))
+    return 0;
+  tmpdir = g_dir_make_tmp("tomolab-editor-XXXXXX", NULL);
+  g_assert_nonnull(tmpdir);
+  write_scanner();
+  g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
+  int status = g_test_run();
+  tl_gui_remove_dir(tmpdir);
+  g_free(scanner_path);
+  g_free(tmpdir);
+  return status;
+}

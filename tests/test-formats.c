@@ -1,0 +1,220 @@
+/* The format table (compute/tl-formats.h): detection by content (not by the name), the
+ * writer chosen by extension, errors naming the file, and `tomolab-cli info` / `convert` on
+ * files this test writes from the published layouts (a NIfTI-1 header byte by byte, the .tlm
+ * header of docs/formats.md), never by the code under test. */
+#include "tl-formats.h"
+#include "image/tl-image.h"
+#include "pet/tl-listmode.h"
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+static const char *cli; /* argv[1]: the tomolab-cli under test */
+
+static char *tmp_dir(void) {
+  GError *error = NULL;
+  char *d = g_dir_make_tmp("tl-formats-XXXXXX", &error);
+  g_assert_no_error(error);
+  return d;
+}
+
+static void rm_rf(const char *dir) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  const char *n;
+  while (d && (n = g_dir_read_name(d))) {
+    g_autofree char *p = g_build_filename(dir, n, NULL);
+    g_remove(p);
+  }
+  g_rmdir(dir);
+}
+
+/* NIfTI-1 single file (nifti1.h): 348-byte header, magic "n+1" at 344, vox_offset 352,
+ * float32 (datatype 16), 4 x 3 x 2 voxels of 2 x 3 x 4 mm, qform code 1 with an identity
+ * rotation and the first voxel at (-3, -3, -2) mm. Little endian. */
+static void write_nifti(const char *path, const float *v) {
+  guint8 h[352] = {0};
+  gint32 i32 = 348;
+  memcpy(h + 0, &i32, 4);                                 /* sizeof_hdr */
+  gint16 dim[8] = {3, 4, 3, 2, 1, 1, 1, 1};
+  memcpy(h + 40, dim, sizeof dim);                        /* dim[8] */
+  gint16 datatype = 16, bitpix = 32;
+  memcpy(h + 70, &datatype, 2);
+  memcpy(h + 72, &bitpix, 2);
+  float pixdim[8] = {1, 2, 3, 4, 1, 1, 1, 1};
+  memcpy(h + 76, pixdim, sizeof pixdim);                  /* pixdim[8] */
+  float vox_offset = 352, scl_slope = 1;
+  memcpy(h + 108, &vox_offset, 4);
+  memcpy(h + 112, &scl_slope, 4);
+  h[123] = 2;                                             /* xyzt_units: mm */
+  gint16 qform = 1;
+  memcpy(h + 252, &qform, 2);                             /* qform_code */
+  float q[6] = {0, 0, 0, -3, -3, -2};                     /* quatern_b..d, qoffset_x..z */
+  memcpy(h + 256, q, sizeof q);
+  memcpy(h + 344, "n+1", 4);
+  FILE *f = g_fopen(path, "wb");
+  g_assert_nonnull(f);
+  g_assert_cmpuint(fwrite(h, 1, sizeof h, f), ==, sizeof h);
+  g_assert_cmpuint(fwrite(v, sizeof(float), 24, f), ==, 24);
+  fclose(f);
+}
+
+static void test_detect_by_content(void) {
+  g_autofree char *dir = tmp_dir();
+  float v[24];
+  for (int i = 0; i < 24; i++) v[i] = i * 0.5f - 3;
+  /* A NIfTI file named .tlm: the content decides. */
+  g_autofree char *p = g_build_filename(dir, "image.tlm", NULL);
+  write_nifti(p, v);
+  GError *error = NULL;
+  const TlFormatClass *f = tl_format_detect(p, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(f->name, ==, "nifti");
+  TlDataKind kind;
+  TlImage *im = tl_format_load_any(p, &kind, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(kind, ==, TL_DATA_IMAGE);
+  g_assert_cmpuint(im->grid.dims[0], ==, 4);
+  g_assert_cmpuint(im->grid.dims[2], ==, 2);
+  g_assert_cmpfloat(im->grid.voxel_mm[1], ==, 3);
+  g_assert_cmpfloat(im->grid.origin_mm[0], ==, -3);
+  for (int i = 0; i < 24; i++) g_assert_cmpfloat(im->data[i], ==, v[i]);
+  tl_image_free(im);
+  /* Asked for list mode, it names what the file holds. */
+  g_assert_null(tl_format_load_kind(p, TL_DATA_PET_LISTMODE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_FORMAT);
+  g_assert_nonnull(strstr(error->message, "image.tlm"));
+  g_assert_nonnull(strstr(error->message, "image"));
+  g_assert_nonnull(strstr(error->message, "PET list mode"));
+  g_clear_error(&error);
+
+  /* A list-mode header (docs/formats.md) under a .nii name is list mode. */
+  g_autofree char *q = g_build_filename(dir, "scan.nii", NULL);
+  g_assert_true(g_file_set_contents(q, "TOMOLAB-LISTMODE 1\nevents = 0\n", -1, NULL));
+  f = tl_format_detect(q, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(f->name, ==, "tlm");
+
+  /* Nothing Tomolab reads: the message names the file and the formats it knows. */
+  g_autofree char *z = g_build_filename(dir, "mystery.bin", NULL);
+  g_assert_true(g_file_set_contents(z, "\x7f" "ELF\x02\x01\x01", 7, NULL));
+  g_assert_null(tl_format_detect(z, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_FORMAT);
+  g_assert_nonnull(strstr(error->message, "mystery.bin"));
+  g_assert_nonnull(strstr(error->message, "nifti"));
+  g_clear_error(&error);
+  /* A missing file: the system's reason. */
+  g_autofree char *m = g_build_filename(dir, "missing.nii", NULL);
+  g_assert_null(tl_format_detect(m, &error));
+  g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_clear_error(&error);
+  rm_rf(dir);
+}
+
+static void test_output_by_extension(void) {
+  GError *error = NULL;
+  const TlFormatClass *f = tl_format_for_output("/x/a.NII.GZ", TL_DATA_IMAGE, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(f->name, ==, "nifti");
+  f = tl_format_for_output("/x/a.raw", TL_DATA_IMAGE, NULL, &error);
+  g_assert_cmpstr(f->name, ==, "raw");
+  /* The kind must match: list mode has no .nii writer. */
+  g_assert_null(tl_format_for_output("/x/a.nii", TL_DATA_PET_LISTMODE, NULL, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "tlm"));
+  g_clear_error(&error);
+  g_assert_null(tl_format_for_output("/x/a.nii", TL_DATA_IMAGE, "tlm", &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  /* Every entry: a name, a summary, extensions starting with '.', a reader or a writer. */
+  const TlFormatClass *const *all = tl_formats();
+  guint n = 0;
+  for (; all[n]; n++) {
+    g_assert_nonnull(all[n]->name);
+    g_assert_nonnull(all[n]->summary);
+    g_assert_true(all[n]->extensions[0] == '.');
+    g_assert_true(all[n]->load || all[n]->save);
+    g_assert_true(tl_format_find(all[n]->name) == all[n]);
+    for (guint k = 0; k < n; k++) g_assert_cmpstr(all[k]->name, !=, all[n]->name);
+  }
+  g_assert_cmpuint(n, >=, 5);
+  g_autofree char *pat = tl_formats_patterns(TL_DATA_IMAGE, TRUE);
+  g_assert_nonnull(strstr(pat, "*.nii.gz"));
+  g_assert_null(strstr(pat, "*.tlm"));
+}
+
+static int run_cli(const char *const *args, char **out, char **err) {
+  GError *error = NULL;
+  int status = 0;
+  GPtrArray *argv = g_ptr_array_new();
+  g_ptr_array_add(argv, (char *)cli);
+  for (guint i = 0; args[i]; i++) g_ptr_array_add(argv, (char *)args[i]);
+  g_ptr_array_add(argv, NULL);
+  g_assert_true(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out,
+                             err, &status, &error));
+  g_assert_no_error(error);
+  g_ptr_array_free(argv, TRUE);
+  g_assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+/* info names the format and the grid; convert NIfTI -> raw -> NIfTI keeps every value. */
+static void test_cli_info_convert(void) {
+  g_autofree char *dir = tmp_dir();
+  float v[24];
+  for (int i = 0; i < 24; i++) v[i] = 1.0f / (i + 1);
+  g_autofree char *a = g_build_filename(dir, "a.nii", NULL);
+  g_autofree char *b = g_build_filename(dir, "b.raw", NULL);
+  g_autofree char *c = g_build_filename(dir, "c.nii.gz", NULL);
+  write_nifti(a, v);
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_cmpint(run_cli((const char *[]){"info", a, NULL}, &out, &err), ==, 0);
+  g_assert_nonnull(strstr(out, "format: nifti"));
+  g_assert_nonnull(strstr(out, "4 x 3 x 2 voxels of 2 x 3 x 4 mm"));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(run_cli((const char *[]){"convert", a, b, NULL}, &out, &err), ==, 0);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(run_cli((const char *[]){"convert", b, c, NULL}, &out, &err), ==, 0);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  /* the raw data file is the float32 values themselves (docs/formats.md) */
+  g_autofree char *raw = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(b, &raw, &n, NULL));
+  g_assert_cmpuint(n, ==, sizeof v);
+  g_assert_cmpmem(raw, n, v, sizeof v);
+  GError *error = NULL;
+  g_autoptr(TlImage) im = tl_format_load_kind(c, TL_DATA_IMAGE, &error);
+  g_assert_no_error(error);
+  g_assert_cmpmem(im->data, sizeof v, v, sizeof v);
+  /* An image into a list-mode name, and an output over its input: refused, exit 2. */
+  g_autofree char *t = g_build_filename(dir, "x.tlm", NULL);
+  g_assert_cmpint(run_cli((const char *[]){"convert", a, t, NULL}, &out, &err), ==, 2);
+  g_assert_nonnull(strstr(err, "x.tlm"));
+  g_assert_false(g_file_test(t, G_FILE_TEST_EXISTS));
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_assert_cmpint(run_cli((const char *[]){"convert", a, a, NULL}, &out, &err), ==, 2);
+  g_clear_pointer(&out, g_free);
+  g_clear_pointer(&err, g_free);
+  g_autofree char *after = NULL;
+  g_assert_true(g_file_get_contents(a, &after, &n, NULL));
+  g_assert_cmpuint(n, ==, 352 + sizeof v);
+  /* info on an unreadable file: exit 1, the file named */
+  g_autofree char *z = g_build_filename(dir, "z.dat", NULL);
+  g_assert_true(g_file_set_contents(z, "hello", -1, NULL));
+  g_assert_cmpint(run_cli((const char *[]){"info", z, NULL}, &out, &err), ==, 1);
+  g_assert_nonnull(strstr(err, "z.dat"));
+  rm_rf(dir);
+}
+
+int main(int argc, char **argv) {
+  g_test_init(&argc, &argv, NULL);
+  if (argc < 2) g_error("usage: test-formats [--tap] TOMOLAB-CLI");
+  cli = argv[1];
+  g_test_add_func("/formats/detect-by-content", test_detect_by_content);
+  g_test_add_func("/formats/output-by-extension", test_output_by_extension);
+  g_test_add_func("/formats/cli-info-convert", test_cli_info_convert);
+  return g_test_run();
+}
