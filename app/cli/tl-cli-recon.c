@@ -106,7 +106,7 @@ static int fail(GError *error) {
  * a resumed run may use any number of ranks and go on for more iterations). */
 static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
                           const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
-                          const char *filter_text) {
+                          const char *filter_text, char **kernels) {
   g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
   g_autofree char *mh = mu ? g_compute_checksum_for_data(
                                  G_CHECKSUM_SHA256, (const guchar *)mu->data,
@@ -121,7 +121,17 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
       o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
       o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
       filter_text ? filter_text : "none", o->filter_every);
-  return g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+  /* --kernel replacements change the image too: their sources enter the hash */
+  g_autoptr(GString) all = g_string_new(text);
+  for (guint i = 0; kernels && kernels[i]; i++) {
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    g_file_get_contents(kernels[i], &src, &len, NULL); /* already read by --kernel */
+    g_autofree char *h = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)src,
+                                                     src ? len : 0);
+    g_string_append_printf(all, "kernel %s\n", h);
+  }
+  return g_compute_checksum_for_string(G_CHECKSUM_SHA256, all->str, -1);
 }
 
 /* This rank's events: whole blocks of S (the subset count) so that local event i and file
@@ -440,7 +450,7 @@ static int recon_main(int argc, char **argv) {
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
   g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu,
-                                       filter_text);
+                                       filter_text, kernels);
   if (resume) {
     TlCliCheckpoint cp;
     if (!tl_cli_checkpoint_load(resume, &cp, &error)) return fail(error);
