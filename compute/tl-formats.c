@@ -2,8 +2,11 @@
  * opening any file by its content (tl-formats.h). */
 #include "tl-formats.h"
 #include "image/tl-image.h"
+#include "image/tl-file.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
+#include "pet/tl-format-mmr.h"
+#include "pet/tl-format-castor.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
@@ -20,6 +23,9 @@ static const TlFormatClass *const formats[] = {
     &tl_format_tlm,
     &tl_format_scanner,
     &tl_format_stir_sino,
+    &tl_format_mmr,
+    &tl_format_castor,
+    &tl_format_castor_scanner,
     /* CT */
     &tl_format_tlct,
     NULL,
@@ -63,9 +69,15 @@ const TlFormatClass *tl_format_detect(const char *path, GError **error) {
   }
   if (!best) {
     g_autofree char *known = format_names(TL_DATA_N_KINDS, FALSE);
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "'%s': not a format Tomolab reads (%" G_GSIZE_FORMAT " bytes looked at; "
-                "expected one of: %s)", path, n, known);
+    g_autofree char *q = tl_text_quote(path, -1, 200); /* any bytes: the message stays UTF-8 */
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "'%s' is a directory, and no format reads this folder (expected one of: %s)",
+                  q, known);
+    else
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "'%s': not a format Tomolab reads (%" G_GSIZE_FORMAT " bytes looked at; "
+                  "expected one of: %s)", q, n, known);
   }
   return best;
 }
@@ -119,7 +131,8 @@ gpointer tl_format_load_kind(const char *path, TlDataKind kind, GError **error) 
   const TlFormatClass *f = tl_format_detect(path, error);
   if (!f) return NULL;
   if (f->kind != kind) {
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s' holds %s (%s format), expected %s", path,
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s' holds %s (%s format), expected %s", q,
                 tl_data_kind_name(f->kind), f->name, tl_data_kind_name(kind));
     return NULL;
   }

@@ -49,7 +49,7 @@ packages=(
   glslang-tools glslang-dev spirv-tools
   libvulkan-dev mesa-vulkan-drivers
   libglib2.0-dev libcglm-dev libniftiio-dev libnifti2-dev libznz-dev
-  libgtk-4-dev libadwaita-1-dev
+  libgtk-4-dev libadwaita-1-dev libgtksourceview-5-dev
   fonts-cantarell adwaita-icon-theme hicolor-icon-theme shared-mime-info
   dbus-x11   # debootstrap does not pick a provider of dconf-service's dbus-session-bus
 )

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage checkpoint)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner checkpoint)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -35,7 +35,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage checkpoint; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner checkpoint; do mkdir -p "$c/$n"; done
 if [ ! -f "$c/.seeded" ]; then
   s=$(mktemp -d)
   # small scanners: each execution that loads one builds and checks its whole crystal table
@@ -92,6 +92,26 @@ if [ -z "$(ls -A "$c/checkpoint")" ]; then
   { printf 'TOMOLAB-CHECKPOINT 1\nsub_iterations = 3\nsubsets = 4\noptions_sha256 = %064d\n' 0
     printf 'dims = 2 2 2\nvoxel_mm = 4 4 2.5\norigin_mm = -2 -2 -1.25\nend_header\n'
     head -c 32 /dev/zero; } >"$c/checkpoint/a"
+fi
+
+# Seeds of the mMR and CASToR harnesses (their own marker: corpora seeded before they existed
+# get them too). Input: a header, a NUL, then the binary file the header names (in.l, in.cdf,
+# in.lut).
+if [ ! -f "$c/mmr/.seeded" ]; then
+  s=$(mktemp -d)
+  hdr='!INTERFILE:=\n!originating system:=2008\nname of data file := in.l\ndata format:=CoincidenceList\nnumber of rings:=64\n%%LM event and tag words format (bits):=32\n%%axial compression:=1\n%%maximum ring difference:=60\n%%number of projections:=344\n%%number of views:=252\ngantry crystal radius (cm):=32.8\n%%total listmode word counts:=331257106\n'
+  real=../shared/data/mmr/small_listmode_file.l
+  { printf "$hdr"; printf '\000'; if [ -f "$real" ]; then head -c 8192 "$real"; else printf '\000\000\000\200\001\002\003\100\001\000\000\200'; fi; } >"$c/mmr/real"
+  { printf "$hdr"; printf '\000'; printf '\005\000\000\200\001\000\000\100\000\000\000\240\377\377\377\377'; } >"$c/mmr/tags"
+  printf 'kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\ntof_bins = 3\ntof_bin_mm = 20\ntof_fwhm_ps = 300\n' >"$s/ring.txt"
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --events 20 --tof -o "$s/a.tlm" -q
+  "$cli" convert "$s/a.tlm" "$s/a.cdh" >/dev/null 2>&1
+  { sed 's/^Data filename: .*/Data filename: in.cdf/' "$s/a.cdh"; printf '\000'; cat "$s/a.cdf"; } >"$c/castor/list-tof"
+  { printf 'Data filename: in.cdf\nNumber of events: 1\nData mode: histogram\nData type: PET\nScanner name: x\nAttenuation correction flag: 1\n'; printf '\000'
+    printf '\000\000\000\000\000\000\200\077\000\000\100\100\001\000\000\000\005\000\000\000'; } >"$c/castor/histo"
+  { cat "$s/a-scanner.hscan"; printf '\000'; cat "$s/a-scanner.lut"; } >"$c/castor-scanner/ring"
+  rm -rf "$s"
+  touch "$c/mmr/.seeded"
 fi
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1

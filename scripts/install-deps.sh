@@ -11,6 +11,7 @@ packages=(
   libniftiio-dev libnifti2-dev libznz-dev       # NIfTI-1 (nifti1_io.h needs nifti1.h, znzlib.h)
   zlib1g-dev                                    # MetaImage CompressedData (the compute core links zlib)
   libgtk-4-dev libadwaita-1-dev                 # the window
+  libgtksourceview-5-dev                        # the kernel editor
   xvfb xauth                                    # GUI tests on a virtual display
   desktop-file-utils appstream                  # desktop-file and metainfo validation
   python3-yaml python3-jsonschema               # Flatpak manifest checks

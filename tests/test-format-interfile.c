@@ -281,6 +281,23 @@ static void test_hostile(void) {
     g_assert_null(tl_image_load_interfile(hv, &e));
     g_assert_nonnull(strstr(e->message, "value 7"));
   }
+  /* bytes after "!END OF INTERFILE :=" are not read (keys there ignored, binary allowed) */
+  {
+    g_autofree char *hv = tmp_path("h.hv"), *v = tmp_path("h.v");
+    GString *t = g_string_new(good_header);
+    g_string_append(t, "!matrix size [1] := 999\n");
+    g_string_append_len(t, "\x01\xff\x00\x7f", 4);
+    write_file(hv, t->str, t->len);
+    g_string_free(t, TRUE);
+    float data[24] = {0};
+    data[23] = 5;
+    write_file(v, data, sizeof data);
+    g_autoptr(GError) e = NULL;
+    g_autoptr(TlImage) im = tl_image_load_interfile(hv, &e);
+    g_assert_no_error(e);
+    g_assert_cmpuint(im->grid.dims[0], ==, 4);
+    g_assert_cmpfloat(im->data[23], ==, 5);
+  }
   /* binary garbage as a header */
   {
     g_autofree char *hv = tmp_path("g.hv");

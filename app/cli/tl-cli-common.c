@@ -1,6 +1,7 @@
 /* Option parsing and Ctrl-C handling shared by the verbs. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
+#include "tl-formats.h"
 #include "image/tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -203,4 +204,15 @@ gboolean tl_cli_interrupt_end(TlCliInterrupt *it) {
   g_object_unref(it->cancel);
   g_free(it);
   return was;
+}
+
+/* Images in and out through the format table (compute/tl-formats.h): any image format read by
+ * content, written by the name's extension. */
+TlImage *tl_cli_load_image(const char *path, GError **error) {
+  return tl_format_load_kind(path, TL_DATA_IMAGE, error);
+}
+
+gboolean tl_cli_save_image(const TlImage *im, const char *path, GError **error) {
+  const TlFormatClass *f = tl_format_for_output(path, TL_DATA_IMAGE, NULL, error);
+  return f && tl_format_save(f, im, path, error);
 }

@@ -119,7 +119,7 @@ int tl_cli_ct_simulate(int argc, char **argv) {
     return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) image = NULL;
   if (!ellipsoids && !pet) {
-    if (!(image = tl_image_load(ph_name, &error))) return tl_cli_ct_fail(VERB, error);
+    if (!(image = tl_cli_load_image(ph_name, &error))) return tl_cli_ct_fail(VERB, error);
     grid = image->grid;
   }
 
@@ -200,7 +200,7 @@ int tl_cli_ct_simulate(int argc, char **argv) {
                                    analytic ? "analytic" : tl_ct_method_name(so.projector),
                                    noise ? " " : "", noise ? noise : "");
   if (!tl_ct_data_save(d, output, &error) ||
-      (truth_path && !tl_image_save(image, truth_path, &error)) ||
+      (truth_path && !tl_cli_save_image(image, truth_path, &error)) ||
       (save_geometry && !tl_ct_geometry_save(g, save_geometry, &error)))
     return tl_cli_ct_fail(VERB, error);
   if (!quiet)

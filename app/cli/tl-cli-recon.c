@@ -1,6 +1,8 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
 #include "tl-cli-dist.h"
+#include "tl-formats.h"
+#include "pet/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
@@ -152,9 +154,13 @@ static double cpu_seconds(void) {
 }
 
 int tl_cli_recon(int argc, char **argv) {
-  /* A CT scan (.tlct) goes to ct-recon, with its own options (docs/ct.md). */
-  for (int i = 1; i < argc; i++)
-    if (argv[i][0] != '-' && tl_ct_data_sniff(argv[i])) return tl_cli_ct_recon(argc, argv);
+  /* A CT scan (any CT format of the table) goes to ct-recon, with its own options (docs/ct.md). */
+  for (int i = 1; i < argc; i++) {
+    const TlFormatClass *f = argv[i][0] != '-' && g_file_test(argv[i], G_FILE_TEST_IS_REGULAR)
+                                 ? tl_format_detect(argv[i], NULL)
+                                 : NULL;
+    if (f && f->kind == TL_DATA_CT) return tl_cli_ct_recon(argc, argv);
+  }
   GError *error = NULL;
   if (!tl_cli_dist_start(&argc, &argv, &error)) return fail(error);
   int code = recon_main(argc, argv);
@@ -361,11 +367,19 @@ static int recon_main(int argc, char **argv) {
     return 2;
   }
 
-  /* several ranks: each reads only its share of the events, by file offset */
+  /* several ranks: each reads only its share of the events, by file offset (Tomolab .tlm
+   * only: other formats are converted first); one process: list mode of any format, or a
+   * sinogram (STIR projection data): its bins as crystal pairs of its cylindrical scanner,
+   * reconstructed binned (docs/formats.md) */
   guint64 n_total = 0, first = 0, count = 0;
   g_autoptr(TlListmode) lm = NULL;
+  g_autoptr(GArray) sino_bins = NULL;
   if (size > 1) {
-    if (!tl_listmode_count_events(argv[1], &n_total, &error)) return fail(error);
+    if (!tl_listmode_count_events(argv[1], &n_total, &error)) {
+      g_prefix_error(&error, "under mpirun each rank reads its share of a Tomolab list-mode "
+                     "file (.tlm) by offset; convert other formats with tomolab-cli convert: ");
+      return fail(error);
+    }
     share(n_total, o.subsets, rank, size, &first, &count);
     if (count == 0) {
       fprintf(stderr, "tomolab-cli recon: %u ranks for %" G_GUINT64_FORMAT " events in blocks "
@@ -374,16 +388,39 @@ static int recon_main(int argc, char **argv) {
       tl_cli_dist_abort(2);
       return 2;
     }
-    lm = tl_listmode_load_range(argv[1], first, count, &error);
+    if (!(lm = tl_listmode_load_range(argv[1], first, count, &error))) return fail(error);
   } else {
-    lm = tl_listmode_load(argv[1], &error);
+    TlDataKind kind;
+    gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
+    if (!data) return fail(error);
+    if (kind == TL_DATA_PET_SINOGRAM) {
+      g_autoptr(TlSinogram) sino = data;
+      TlScanner *sc = tl_sinogram_scanner(sino, &error);
+      if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
+        if (sc) tl_scanner_free(sc);
+        return fail(error);
+      }
+      lm = tl_listmode_new(sc, 0);
+      if (tof) {
+        fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
+        return 2;
+      }
+      binned = TRUE;
+    } else if (kind == TL_DATA_PET_LISTMODE) {
+      lm = data;
+    } else {
+      fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
+              "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
+      tl_data_free(kind, data);
+      return 1;
+    }
+    n_total = lm->n_events;
+    count = lm->n_events;
   }
-  if (!lm) return fail(error);
-  if (size == 1) n_total = lm->n_events, count = lm->n_events;
   g_autoptr(TlImage) truth = NULL;
-  if (truth_path && !(truth = tl_image_load(truth_path, &error))) return fail(error);
+  if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
-  if (mu_path && !(mu = tl_image_load(mu_path, &error))) return fail(error);
+  if (mu_path && !(mu = tl_cli_load_image(mu_path, &error))) return fail(error);
   o.attenuation = mu; /* checked against the grid by the reconstruction */
   TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : tl_scanner_default_grid(lm->scanner);
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
@@ -405,9 +442,12 @@ static int recon_main(int argc, char **argv) {
     fprintf(stderr, "recon: kernel %s\n", kernels[i]);
 
   gint64 t0 = g_get_monotonic_time();
+  double counts = (double)n_total; /* every rank's events, not this rank's share */
+  for (guint i = 0; sino_bins && i < sino_bins->len; i++) counts += g_array_index(sino_bins, TlBin, i).count;
   if (!quiet)
-    fprintf(stderr, "recon: %" G_GUINT64_FORMAT " events, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s, %s on %s\n", n_total, lm->scanner->name, grid.dims[0],
+    fprintf(stderr, "recon: %.0f %s, scanner '%s', %u x %u x %u voxels of "
+            "%g x %g x %g mm, %s, %s on %s\n", counts, sino_bins ? "counts (sinogram)" : "events",
+            lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
   if (size > 1 && !quiet)
@@ -432,7 +472,7 @@ static int recon_main(int argc, char **argv) {
   }
   g_autoptr(TlRecon) r = NULL;
   if (binned) {
-    g_autoptr(GArray) bins = tl_listmode_histogram(lm);
+    g_autoptr(GArray) bins = sino_bins ? g_steal_pointer(&sino_bins) : tl_listmode_histogram(lm);
     if (!quiet) fprintf(stderr, "recon: %u bins\n", bins->len);
     r = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)bins->data, bins->len, &grid, &o,
                             &error);
@@ -504,7 +544,7 @@ static int recon_main(int argc, char **argv) {
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
   if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
-                    !tl_image_save(img, output, &error)))
+                    !tl_cli_save_image(img, output, &error)))
     return fail(error);
   if (tl_cli_dist_started()) {
     double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;

@@ -158,8 +158,8 @@ int tl_cli_simulate(int argc, char **argv) {
     double sum = tl_image_sum(act) * (1.0 - st.outside_fraction);
     guint64 n = tl_image_grid_n_voxels(&grid);
     for (guint64 i = 0; i < n; i++) act->data[i] = (float)(act->data[i] * st.decays / sum);
-    if (!tl_image_save(act, truth, &error)) return fail(error);
+    if (!tl_cli_save_image(act, truth, &error)) return fail(error);
   }
-  if (mu_out && !tl_image_save(mu, mu_out, &error)) return fail(error);
+  if (mu_out && !tl_cli_save_image(mu, mu_out, &error)) return fail(error);
   return 0;
 }

@@ -48,6 +48,10 @@ typedef struct _TlCliInterrupt TlCliInterrupt;
 TlCliInterrupt *tl_cli_interrupt_begin(GCancellable *cancel);
 gboolean tl_cli_interrupt_end(TlCliInterrupt *it);
 
+/* Any image format of the table in (by content) and out (by the name's extension). */
+TlImage *tl_cli_load_image(const char *path, GError **error);
+gboolean tl_cli_save_image(const TlImage *im, const char *path, GError **error);
+
 int tl_cli_info(int argc, char **argv);
 /* From the registry: an --algo / --prior help text ("algorithm" or "prior"; g_free), and the
  * listing `tomolab-cli info` prints. */

@@ -2,6 +2,7 @@
 #include "tl-application.h"
 #include "tl-screenshot.h"
 #include "tl-window.h"
+#include "tl-data-view.h"
 
 #ifndef TL_VERSION
 #define TL_VERSION "0.0.0"
@@ -16,12 +17,14 @@ struct _TlApplication {
   AdwApplication parent_instance;
   char *device;       /* --device SELECTOR */
   char *screenshot;   /* --screenshot FILE.png */
+  char *data_shot;    /* --data-screenshot FILE.png: the data view too */
   gboolean demo;      /* --demo (implied by --iterations) */
   int iterations;     /* --iterations N: screenshot after N sub-iterations */
   double demo_events;
   int demo_coarsen;
   int exit_status;
   guint settled_frames;
+  guint timeout_s;
   gboolean opened; /* files were given (command line, "Open with") */
 };
 
@@ -32,10 +35,13 @@ static const GOptionEntry kOptions[] = {
    "Vulkan device to use: index or name substring (default: $TOMOLAB_DEVICE, else the best)", "SELECTOR"},
   {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
    "Save the window as a PNG once the device is shown, then quit", "FILE.png"},
+  {"data-screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+   "With --screenshot: also save the data view (sinogram, expected, residual) as a PNG", "FILE.png"},
   {"demo", 0, 0, G_OPTION_ARG_NONE, NULL,
    "Simulate the NEMA phantom on the DMI preset and start OSEM", NULL},
   {"iterations", 0, 0, G_OPTION_ARG_INT, NULL,
-   "With --screenshot: shoot after N sub-iterations of the demo (implies --demo)", "N"},
+   "With --screenshot: shoot after N sub-iterations of the demo (implies --demo) or of the "
+   "file opened", "N"},
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 2e5)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
@@ -47,8 +53,21 @@ int tl_application_get_exit_status(TlApplication *self) {
   return self->exit_status;
 }
 
+static gboolean data_shot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer user_data);
+
 static void finish_screenshot(TlApplication *self, TlWindow *win) {
   g_autoptr(GError) error = NULL;
+  /* the data view first: it settles on its own (histogram, then the expected plane) */
+  if (self->data_shot && tl_window_get_state(win) == TL_WINDOW_READY) {
+    if (!tl_window_get_data_view(win)) {
+      g_action_group_activate_action(G_ACTION_GROUP(win), "show-data", NULL);
+      TlDataView *dv = tl_window_get_data_view(win);
+      gtk_window_set_default_size(GTK_WINDOW(dv), TL_SCREENSHOT_WIDTH, 560);
+      self->settled_frames = 0;
+      gtk_widget_add_tick_callback(GTK_WIDGET(dv), data_shot_tick, self, NULL);
+      return;
+    }
+  }
   /* The error page is saved too, but a script making screenshots must see the failure. */
   if (tl_window_get_state(win) == TL_WINDOW_FAILED) {
     g_printerr("tomolab: %s\n", tl_window_get_error(win)->message);
@@ -64,6 +83,34 @@ static void finish_screenshot(TlApplication *self, TlWindow *win) {
     self->exit_status = 1;
   }
   g_application_quit(G_APPLICATION(self));
+}
+
+/* The data view: shot once its histogram is made and, with a run, an expected plane came. */
+static gboolean data_shot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer user_data) {
+  TlApplication *self = user_data;
+  TlDataView *dv = TL_DATA_VIEW(widget);
+  TlWindow *win = TL_WINDOW(gtk_window_get_transient_for(GTK_WINDOW(dv)));
+  gboolean ready = !tl_data_view_is_busy(dv) && tl_data_view_get_total(dv) >= 0 &&
+                   (!tl_window_has_run(win) || tl_window_get_sub_iterations(win) == 0 ||
+                    tl_data_view_get_expected_updates(dv) > 0);
+  if (!ready) {
+    self->settled_frames = 0;
+    if (!tl_data_view_is_busy(dv) && tl_data_view_get_total(dv) >= 0)
+      tl_data_view_update(dv); /* no frame came since it opened: ask */
+    return G_SOURCE_CONTINUE;
+  }
+  if (++self->settled_frames < 3)
+    return G_SOURCE_CONTINUE;
+  g_autoptr(GError) error = NULL;
+  if (tl_widget_save_png(widget, self->data_shot, &error)) {
+    g_print("Saved %s\n", self->data_shot);
+  } else {
+    g_printerr("tomolab: %s\n", error->message);
+    self->exit_status = 1;
+  }
+  g_clear_pointer(&self->data_shot, g_free);
+  finish_screenshot(self, win);
+  return G_SOURCE_REMOVE;
 }
 
 /* Called each frame: waits for the loading to end and the page transition to finish,
@@ -86,6 +133,14 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
     self->settled_frames = 0;
     return G_SOURCE_CONTINUE;
   }
+  /* --iterations with a file: its run is prepared paused; start it once */
+  if (self->opened && self->iterations > 0 && tl_window_has_run(win) &&
+      tl_window_get_run_state(win) == TL_RUN_PAUSED &&
+      tl_window_get_sub_iterations(win) < (guint)self->iterations) {
+    g_action_group_activate_action(G_ACTION_GROUP(win), "run", NULL);
+    self->settled_frames = 0;
+    return G_SOURCE_CONTINUE;
+  }
   if (++self->settled_frames < 3)
     return G_SOURCE_CONTINUE;
   finish_screenshot(self, TL_WINDOW(widget));
@@ -94,7 +149,7 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
 
 static gboolean screenshot_timeout(gpointer user_data) {
   TlApplication *self = user_data;
-  g_printerr("tomolab: the window did not settle within %d s; no screenshot\n", TL_SCREENSHOT_TIMEOUT_S);
+  g_printerr("tomolab: the window did not settle within %u s; no screenshot\n", self->timeout_s);
   self->exit_status = 1;
   g_application_quit(G_APPLICATION(self));
   return G_SOURCE_REMOVE;
@@ -105,13 +160,20 @@ static void tl_application_activate(GApplication *app) {
   GtkWindow *win = gtk_application_get_active_window(GTK_APPLICATION(app));
   if (!win) {
     win = GTK_WINDOW(tl_window_new(GTK_APPLICATION(app), self->device));
-    if (self->demo)
+    /* --iterations alone runs the demo; with a file it runs the file */
+    if (self->demo || (self->iterations > 0 && !self->opened))
       tl_window_start_demo(TL_WINDOW(win), self->demo_events, (guint)self->demo_coarsen);
     if (self->screenshot) {
       /* Tall enough that the documentation screenshot shows every group unscrolled. */
       gtk_window_set_default_size(win, TL_SCREENSHOT_WIDTH, TL_SCREENSHOT_HEIGHT);
       gtk_widget_add_tick_callback(GTK_WIDGET(win), screenshot_tick, self, NULL);
-      g_timeout_add_seconds(TL_SCREENSHOT_TIMEOUT_S, screenshot_timeout, self);
+      /* TOMOLAB_SCREENSHOT_TIMEOUT=S: longer, for a cold sensitivity image of a large scanner */
+      const char *t = g_getenv("TOMOLAB_SCREENSHOT_TIMEOUT");
+      guint64 secs = TL_SCREENSHOT_TIMEOUT_S;
+      if (t && !g_ascii_string_to_unsigned(t, 10, 1, 86400, &secs, NULL))
+        secs = TL_SCREENSHOT_TIMEOUT_S;
+      self->timeout_s = (guint)secs;
+      g_timeout_add_seconds((guint)secs, screenshot_timeout, self);
     }
   }
   gtk_window_present(win);
@@ -121,11 +183,11 @@ static void tl_application_activate(GApplication *app) {
  * the window opens the last file named once its device is ready. */
 static void tl_application_open(GApplication *app, GFile **files, int n_files, const char *hint) {
   TlApplication *self = TL_APPLICATION(app);
+  self->opened = n_files > 0; /* before activate: no demo then */
   tl_application_activate(app);
   GtkWindow *active = gtk_application_get_active_window(GTK_APPLICATION(app));
   if (!TL_IS_WINDOW(active) || n_files < 1)
     return;
-  self->opened = TRUE;
   /* one dataset at a time: the last file wins, as if opened one after the other */
   g_autofree char *path = g_file_get_path(files[n_files - 1]);
   if (!path) { /* a URI with no local path (sftp://...): a readable error */
@@ -143,12 +205,15 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
   }
   g_variant_dict_lookup(options, "device", "s", &self->device);
   g_variant_dict_lookup(options, "screenshot", "^ay", &self->screenshot);
+  g_variant_dict_lookup(options, "data-screenshot", "^ay", &self->data_shot);
+  if (self->data_shot && !self->screenshot) {
+    g_printerr("tomolab: --data-screenshot needs --screenshot\n");
+    return 1;
+  }
   self->demo = g_variant_dict_contains(options, "demo");
   g_variant_dict_lookup(options, "iterations", "i", &self->iterations);
   g_variant_dict_lookup(options, "demo-events", "d", &self->demo_events);
   g_variant_dict_lookup(options, "demo-coarsen", "i", &self->demo_coarsen);
-  if (self->iterations > 0)
-    self->demo = TRUE;
   if (self->demo_events < 0 || self->demo_coarsen < 0) {
     g_printerr("tomolab: --demo-events and --demo-coarsen must be positive\n");
     return 1;
@@ -159,7 +224,7 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
   if (self->demo_coarsen == 0)
     self->demo_coarsen = 2;
   /* These runs want their own process and window, not a forward to a running one. */
-  if (self->device || self->screenshot || self->demo)
+  if (self->device || self->screenshot || self->demo || self->iterations > 0)
     g_application_set_flags(app, g_application_get_flags(app) | G_APPLICATION_NON_UNIQUE);
   return -1;
 }
@@ -203,6 +268,7 @@ static void tl_application_finalize(GObject *object) {
   TlApplication *self = TL_APPLICATION(object);
   g_free(self->device);
   g_free(self->screenshot);
+  g_free(self->data_shot);
   G_OBJECT_CLASS(tl_application_parent_class)->finalize(object);
 }
 

@@ -3,6 +3,7 @@
 #include "tl-dataset.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
+#include "pet/tl-sinogram.h"
 #include "ct/tl-ct-simulate.h"
 
 static void dataset_clear(gpointer data) {
@@ -10,6 +11,7 @@ static void dataset_clear(gpointer data) {
   g_free(d->name);
   g_free(d->path);
   g_free(d->details);
+  if (d->bins) g_array_unref(d->bins);
   tl_listmode_free(d->lm);
   tl_ct_data_free(d->ct);
   tl_image_free(d->truth);
@@ -43,7 +45,8 @@ static TlScanner *scanner_named(const char *name, GError **error) {
 gboolean tl_dataset_iterative(const TlDataset *d) { return d && (d->lm || d->ct); }
 
 double tl_dataset_events(const TlDataset *d) {
-  return d->lm ? (double)d->lm->n_events : d->ct ? (double)tl_ct_data_n_values(d->ct) : 0;
+  return d->bins ? d->bin_counts : d->lm ? (double)d->lm->n_events
+                                         : d->ct ? (double)tl_ct_data_n_values(d->ct) : 0;
 }
 
 /* A Shepp-Logan CT scan: exact line integrals of the ellipsoids on a circular orbit. */
@@ -195,6 +198,19 @@ TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
     d->image = data;
     d->grid = d->image->grid;
     break;
+  case TL_DATA_PET_SINOGRAM: {
+    /* reconstructed binned: its crystal pairs on its cylindrical scanner */
+    g_autoptr(TlSinogram) s = data;
+    TlScanner *sc = tl_sinogram_scanner(s, error);
+    if (!sc || !(d->bins = tl_sinogram_to_bins(s, FALSE, error))) {
+      if (sc) tl_scanner_free(sc);
+      goto fail;
+    }
+    for (guint i = 0; i < d->bins->len; i++) d->bin_counts += g_array_index(d->bins, TlBin, i).count;
+    d->lm = tl_listmode_new(sc, 0);
+    d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
+    break;
+  }
   default:
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                 "%s holds %s (%s format): the window opens list mode, CT scans and images", d->name,
@@ -260,7 +276,9 @@ TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOpti
     const TlImage *mu = NULL;
     if (!pet_mu(d, opt, &file_mu, &mu, error))
       return NULL;
-    return tl_pet_job_new(ctx, d->lm, d->truth, mu, &d->grid, opt, error);
+    TlPetJobOptions o = *opt; /* the sinogram's bins, borrowed while the job is made */
+    o.bins = d->bins;
+    return tl_pet_job_new(ctx, d->lm, d->truth, mu, &d->grid, &o, error);
   }
   guint64 n = tl_image_grid_n_voxels(&d->grid);
   TlArray *a = tl_array_new_float(ctx, n, error);

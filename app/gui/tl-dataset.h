@@ -18,6 +18,9 @@ typedef struct {
   TlImage *mu;           /* PET: the phantom's mu-map (mm^-1) on grid when simulated */
   gboolean attenuated;   /* PET: simulated with attenuation (so mu should be corrected for) */
   TlImage *image;        /* an opened image (lm and ct NULL) */
+  GArray *bins;          /* PET sinogram: its crystal pairs (TlBin) of lm's scanner (lm holds no
+                            events then); NULL otherwise */
+  double bin_counts;     /* their total */
   const TlFormatClass *format; /* the opened file's format (compute/tl-formats.h); NULL when simulated */
   char *details;         /* what `tomolab-cli info` says of the file; NULL when simulated */
   TlImageGrid grid;
@@ -42,7 +45,8 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
 gboolean tl_dataset_iterative(const TlDataset *d);
 /* Measurements per full pass: events (PET) or detector pixels of all views (CT). */
 double tl_dataset_events(const TlDataset *d);
-/* Any file the format table reads (detected by content): list mode, CT data or an image. */
+/* Any file the format table reads (detected by content): list mode, a sinogram (reconstructed
+ * binned), CT data or an image. */
 TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error);
 
 /* A job for the runner: PET reconstruction of list mode, or the image itself (which has

@@ -77,6 +77,9 @@ typedef struct {
    * the iterations go on unfiltered (post-reconstruction filtering, whenever the run
    * ends); N: inside the reconstruction after every N-th sub-iteration. */
   guint filter_every;
+  /* Binned data (TlBin: a sinogram's crystal pairs of lm's scanner; borrowed while the job is
+   * made), or NULL: lm's events. */
+  const GArray *bins;
 } TlPetJobOptions;
 
 void tl_pet_job_options_clear(TlPetJobOptions *o);

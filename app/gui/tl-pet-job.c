@@ -135,7 +135,17 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   }
   /* The convergence plot wants a point per sub-iteration. */
   o.loglik = TL_LOGLIK_SUBITERATION;
-  TlRecon *recon = tl_recon_new_listmode(ctx, lm, grid, &o, error);
+  double counts = (double)lm->n_events;
+  TlRecon *recon;
+  if (opt->bins) {
+    o.tof = FALSE; /* a sinogram has no TOF bins */
+    counts = 0;
+    for (guint i = 0; i < opt->bins->len; i++) counts += g_array_index(opt->bins, TlBin, i).count;
+    recon = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)opt->bins->data, opt->bins->len,
+                                grid, &o, error);
+  } else {
+    recon = tl_recon_new_listmode(ctx, lm, grid, &o, error);
+  }
   if (!recon)
     return NULL;
   if (truth && !tl_recon_set_truth(recon, truth, error)) {
@@ -143,7 +153,7 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
     return NULL;
   }
   TlPetJob *self = g_new0(TlPetJob, 1);
-  self->parent = (TlJob){&kPetJob, *grid, o.subsets, (double)lm->n_events};
+  self->parent = (TlJob){&kPetJob, *grid, o.subsets, counts};
   self->recon = recon;
   self->ctx = ctx;
   self->post = opt->filter_every ? (TlFilter){TL_FILTER_NONE, 0} : opt->filter;

@@ -72,6 +72,20 @@ TlRunner *tl_runner_ref(TlRunner *r) {
 
 void tl_runner_unref(TlRunner *r) { runner_unref(r); }
 void tl_runner_lock_device(TlRunner *r) { g_mutex_lock(&r->device_lock); }
+
+TlImage *tl_runner_read_image(TlRunner *r, GError **error) {
+  g_mutex_lock(&r->device_lock);
+  TlImage *im = NULL;
+  if (!r->job) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "The run has no image yet");
+  } else {
+    im = tl_image_new(&r->job->grid);
+    if (!tl_array_download(r->job->vt->image(r->job), im->data, error))
+      g_clear_pointer(&im, tl_image_free);
+  }
+  g_mutex_unlock(&r->device_lock);
+  return im;
+}
 void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
 /* Each queued frame holds a reference: after tl_runner_free it is dropped unseen. */

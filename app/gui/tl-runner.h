@@ -70,6 +70,9 @@ void tl_runner_unref(TlRunner *r);
  * edited kernel) acts between two sub-iterations, running or paused. */
 void tl_runner_lock_device(TlRunner *r);
 void tl_runner_unlock_device(TlRunner *r);
+/* The run's current image, read back between two sub-iterations (blocks for up to one: call
+ * on a worker). GError before the job exists. */
+TlImage *tl_runner_read_image(TlRunner *r, GError **error);
 void tl_runner_run(TlRunner *r);
 void tl_runner_pause(TlRunner *r);
 void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */

@@ -86,5 +86,8 @@ void tl_window_files_init(TlWindow *self);
 /* tl-window-kernels.c: win.edit-kernel and the kernel editor's lifetime */
 void tl_window_kernels_init(TlWindow *self);
 void tl_window_kernels_dispose(TlWindow *self);
+/* tl-window-data.c: win.show-data, the data view following the dataset and the run */
+void tl_window_data_init(TlWindow *self);
+void tl_window_data_dispose(TlWindow *self);
 void tl_window_open_path(TlWindow *self, const char *path);
 void tl_window_update_recent(TlWindow *self);

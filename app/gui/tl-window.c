@@ -610,6 +610,7 @@ static void tl_window_dispose(GObject *object) {
   g_clear_pointer(&self->retired, g_ptr_array_unref);
   g_clear_pointer(&self->open_pending, g_free);
   tl_window_kernels_dispose(self);
+  tl_window_data_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -683,5 +684,6 @@ static void tl_window_init(TlWindow *self) {
   build_workbench(self);
   tl_window_files_init(self);
   tl_window_kernels_init(self);
+  tl_window_data_init(self);
   tl_window_update_actions(self);
 }

@@ -59,6 +59,9 @@ TlSidePanel *tl_window_get_side_panel(TlWindow *self);
 /* The kernel editor win.edit-kernel opened (NULL if none is open); tl-kernel-editor.h. */
 typedef struct _TlKernelEditor TlKernelEditor;
 TlKernelEditor *tl_window_get_kernel_editor(TlWindow *self);
+/* The data view win.show-data opened (NULL if none); tl-data-view.h. */
+typedef struct _TlDataView TlDataView;
+TlDataView *tl_window_get_data_view(TlWindow *self);
 /* The last error shown in the window (toast), NULL if none. */
 const char *tl_window_get_last_error(TlWindow *self);
 /* The pending "Replace the current reconstruction?" dialog (an AdwMessageDialog: a new

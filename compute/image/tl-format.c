@@ -1,5 +1,6 @@
 /* Helpers every format's probe shares (tl-format.h). */
 #include "image/tl-format.h"
+#include "image/tl-file.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +26,19 @@ gboolean tl_format_path_has_extension(const char *path, const char *extensions) 
 
 guint8 *tl_format_read_head(const char *path, gsize *n, GError **error) {
   *n = 0;
+  /* a folder has no head: formats of folders (an image series) probe its path */
+  if (g_file_test(path, G_FILE_TEST_IS_DIR)) return g_malloc0(1);
+  if (g_file_test(path, G_FILE_TEST_EXISTS) && !g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "'%s' is not a regular file", q);
+    return NULL;
+  }
   FILE *f = fopen(path, "rb");
   if (!f) {
     int e = errno;
-    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "'%s': %s", path, g_strerror(e));
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot open '%s': %s", q,
+                g_strerror(e));
     return NULL;
   }
   guint8 *buf = g_malloc0(TL_FORMAT_HEAD_BYTES + 1);
@@ -36,7 +46,8 @@ guint8 *tl_format_read_head(const char *path, gsize *n, GError **error) {
   gboolean bad = ferror(f);
   fclose(f);
   if (bad) {
-    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "'%s': read error (a folder?)", path);
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "'%s': read error", q);
     g_free(buf);
     return NULL;
   }

@@ -51,7 +51,8 @@ struct _TlFormatClass {
 
 /* Whether the lower-cased path ends with one of the space-separated extensions. */
 gboolean tl_format_path_has_extension(const char *path, const char *extensions);
-/* Up to TL_FORMAT_HEAD_BYTES of the file (g_free); n set to the bytes read. */
+/* Up to TL_FORMAT_HEAD_BYTES of the file (g_free); n set to the bytes read; a folder gives an
+ * empty head (n = 0), for formats of folders. */
 guint8 *tl_format_read_head(const char *path, gsize *n, GError **error);
 /* The head holds `text` at its start (after optional blanks / a UTF-8 BOM), case-insensitive. */
 gboolean tl_format_head_starts_with(const guint8 *head, gsize n_head, const char *text);

@@ -46,20 +46,22 @@ char *tl_interfile_normalise_key(const char *key) {
 }
 
 TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source, GError **error) {
-  if (!tl_text_check(source, text, len, 1, error)) return NULL;
   TlInterfile *h = g_new0(TlInterfile, 1);
   h->source = g_strdup(source);
   h->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, entry_free);
-  g_autofree char *copy = g_strndup(text, len);
-  char *save = NULL;
+  const char *p = text, *end = text + len;
   guint line = 0;
-  /* lines split by hand (strtok would skip empty lines and miscount) */
-  for (char *p = copy; p; ) {
-    char *nl = strchr(p, '\n');
-    if (nl) *nl = '\0';
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (gsize)(end - p));
+    gsize n = nl ? (gsize)(nl - p) : (gsize)(end - p);
     line++;
-    char *cur = p;
-    p = nl ? nl + 1 : NULL;
+    /* each line checked as it comes: what follows "!END OF INTERFILE" may be anything */
+    if (!tl_text_check(source, p, n, line, error)) {
+      tl_interfile_free(h);
+      return NULL;
+    }
+    g_autofree char *cur = g_strndup(p, n);
+    p = nl ? nl + 1 : end;
     char *semi = strchr(cur, ';');
     if (semi) *semi = '\0';
     char *sep = strstr(cur, ":=");
@@ -70,12 +72,14 @@ TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source,
       g_free(key);
       continue;
     }
+    /* "!END OF INTERFILE :=" ends the header */
+    gboolean last = g_str_equal(key, "end of interfile");
     Entry *e = g_new(Entry, 1);
     e->value = g_strstrip(g_strdup(sep + 2));
     e->line = line;
     g_hash_table_replace(h->keys, key, e);
+    if (last) break;
   }
-  (void)save;
   return h;
 }
 
@@ -102,7 +106,6 @@ TlInterfile *tl_interfile_load(const char *path, GError **error) {
                 "data file?)", path, TL_INTERFILE_MAX_HEADER);
     return NULL;
   }
-  /* a header ends at "!END OF INTERFILE": text after it (a data block) is not parsed */
   return tl_interfile_parse(buf, n, path, error);
 }
 

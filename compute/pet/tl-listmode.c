@@ -25,6 +25,7 @@ void tl_listmode_free(TlListmode *lm) {
   if (!lm) return;
   tl_scanner_free(lm->scanner);
   g_free(lm->events);
+  g_free(lm->delayed);
   g_free(lm->description);
   g_free(lm);
 }

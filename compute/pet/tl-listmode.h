@@ -17,6 +17,12 @@ typedef struct {
   TlEvent *events;        /* owned */
   gboolean has_tof;
   char *description;      /* free text (phantom, seed...) */
+  /* Optional, zero / NULL = none (readers of scanner data fill them; .tlm does not store
+   * them yet). Delayed-window coincidences are kept apart from the prompts (`events`) for
+   * the randoms estimate; start_s and duration_s: the acquisition time the events span. */
+  guint64 n_delayed;
+  TlEvent *delayed;       /* owned */
+  double start_s, duration_s;
 } TlListmode;
 
 TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);

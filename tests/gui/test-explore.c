@@ -1,14 +1,23 @@
-/* The kernel editor driven as a person would (issue: "edit kernels live"): open the Joseph
+/* Exploring: the kernel editor and the data view, driven as a person would.
+ *
+ * Kernel editor ("edit kernels live"): open the Joseph
  * forward projection, scale its weights by 2 and apply: the check made before the kernel is
  * used reports the forward projection doubled and the pair no longer adjoint; a syntax error
  * in the EM kernel of the run is marked at its line while the run goes on with the kernel it
  * had; an edited EM kernel is timed under its own label from the next sub-iteration; revert
- * gives the built-ins back. */
+ * gives the built-ins back.
+ *
+ * Data view ("see the data"): the events histogrammed into a sinogram add up to the event
+ * count; after a sub-iteration the expected plane (D A x of the current image) and the
+ * residual appear, and the residual is measured - expected voxel by voxel. */
 #include "tl-gui-test.h"
 #include "tl-kernel-editor.h"
+#include "tl-data-view.h"
+#include "tl-window-private.h" /* the dataset's event count */
 #include "tl-side-panel.h"
 #include "tl-profile-view.h"
 #include "pet/tl-scanner.h"
+#include "pet/tl-sinogram-hist.h"
 #include <string.h>
 
 static char *tmpdir, *scanner_path;
@@ -60,7 +69,7 @@ static void step_once(TlWindow *win) {
   g_assert_null(tl_window_get_last_error(win));
 }
 
-static void test_edit_apply_revert(void) {
+static TlWindow *window_with_run(guint events) {
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_set_default_size(GTK_WINDOW(win), 900, 700);
   gtk_window_present(GTK_WINDOW(win));
@@ -73,12 +82,18 @@ static void test_edit_apply_revert(void) {
   g_variant_dict_init(&d, NULL);
   g_variant_dict_insert(&d, "phantom", "s", "cylinder");
   g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 2e4);
+  g_variant_dict_insert(&d, "events", "d", (double)events);
   g_variant_dict_insert(&d, "coarsen", "u", 2);
+  g_variant_dict_insert(&d, "seed", "t", (guint64)3);
   tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_null(tl_window_get_last_error(win));
   g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  return win;
+}
+
+static void test_edit_apply_revert(void) {
+  TlWindow *win = window_with_run(20000);
   step_once(win);
   const TlProfile *p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
   g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
@@ -157,6 +172,91 @@ static void test_edit_apply_revert(void) {
   tl_gui_destroy_window(win);
 }
 
+static gboolean data_idle(TlWindow *w, gpointer d) {
+  return !tl_data_view_is_busy(d) && tl_data_view_get_total(d) >= 0;
+}
+
+static gboolean expected_after(TlWindow *w, gpointer d) {
+  TlDataView *dv = tl_window_get_data_view(w);
+  return tl_data_view_get_expected_updates(dv) >= GPOINTER_TO_UINT(d) && !tl_data_view_is_busy(dv);
+}
+
+static void test_data_view(void) {
+  TlWindow *win = window_with_run(15000);
+  tl_gui_activate(win, "show-data", NULL);
+  TlDataView *dv = tl_window_get_data_view(win);
+  g_assert_nonnull(dv);
+  g_assert_true(tl_gui_wait_for(win, data_idle, dv));
+  /* the simulation's events: every one in the sinogram (4 rings, all ring differences) */
+  g_assert_nonnull(win->dataset);
+  g_assert_nonnull(win->dataset->lm);
+  gint64 total = tl_data_view_get_total(dv), outside = tl_data_view_get_outside(dv);
+  g_assert_cmpint(outside, ==, 0);
+  g_assert_cmpfloat((double)total, ==, (double)win->dataset->lm->n_events);
+  /* one sub-iteration: the expected plane arrives; residual = measured - expected */
+  guint before = tl_data_view_get_expected_updates(dv);
+  step_once(win);
+  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  guint nv, nt;
+  const float *m = tl_data_view_get_plane(dv, 0, &nv, &nt);
+  const float *e = tl_data_view_get_plane(dv, 1, NULL, NULL);
+  const float *r = tl_data_view_get_plane(dv, 2, NULL, NULL);
+  g_assert_nonnull(m);
+  g_assert_nonnull(e);
+  g_assert_nonnull(r);
+  double sm = 0, se = 0;
+  for (guint i = 0; i < nv * nt; i++) {
+    g_assert_cmpfloat(r[i], ==, m[i] - e[i]);
+    g_assert_cmpfloat(e[i], >=, 0);
+    sm += m[i], se += e[i];
+  }
+  /* the image predicts the plane's counts to within a loose factor after one sub-iteration */
+  g_assert_cmpfloat(sm, >, 0);
+  g_assert_cmpfloat(se, >, 0.3 * sm);
+  g_assert_cmpfloat(se, <, 3.0 * sm);
+  /* another plane: the measured plane changes, the expected follows */
+  before = tl_data_view_get_expected_updates(dv);
+  tl_data_view_set_plane(dv, 1, 0);
+  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  tl_gui_destroy_window(win);
+}
+
+/* A STIR sinogram opens by content, says so, and reconstructs binned. */
+static void test_open_sinogram(void) {
+  GError *error = NULL;
+  g_autoptr(TlScanner) sc = tl_scanner_load(scanner_path, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlListmode) lm = tl_listmode_new(tl_scanner_copy(sc), 4000);
+  g_autoptr(GRand) r = g_rand_new_with_seed(4);
+  for (guint i = 0; i < lm->n_events; i++) {
+    TlEvent *e = &lm->events[i];
+    do {
+      e->a = g_rand_int_range(r, 0, sc->n_crystals);
+      e->b = g_rand_int_range(r, 0, sc->n_crystals);
+    } while (!tl_scanner_pair_allowed(sc, e->a, e->b));
+  }
+  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, G_MAXUINT, &error);
+  g_assert_true(tl_sinogram_add_events(s, lm, NULL, &error));
+  g_autofree char *path = g_build_filename(tmpdir, "data.hs", NULL);
+  g_assert_true(tl_sinogram_save(s, path, &error));
+  g_assert_no_error(error);
+
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  tl_window_open_file(win, path);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  const char *format = tl_side_panel_get_dataset_format(tl_window_get_side_panel(win));
+  g_assert_true(g_str_has_prefix(format, "stir:"));
+  g_assert_nonnull(win->dataset->bins);
+  g_assert_cmpfloat(win->dataset->bin_counts, ==, 4000);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  step_once(win);
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 1);
+  tl_gui_destroy_window(win);
+}
+
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
     return 0;
@@ -164,6 +264,8 @@ int main(int argc, char **argv) {
   g_assert_nonnull(tmpdir);
   write_scanner();
   g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
+  g_test_add_func("/gui/data-view/sinogram", test_data_view);
+  g_test_add_func("/gui/open/sinogram", test_open_sinogram);
   int status = g_test_run();
   tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);

@@ -1,0 +1,61 @@
+/* CASToR PET data (`.cdh` header + `.cdf` binary events, list mode and histogram, with the
+ * optional attenuation, scatter, random, normalisation and TOF fields) and CASToR scanner
+ * look-up tables (`.hscan` + `.lut`): read and written, so a Tomolab simulation can be handed to
+ * CASToR and a CASToR dataset reconstructed here. Layouts in docs/formats.md. */
+#pragma once
+#include "tl-listmode.h"
+#include "image/tl-format.h"
+
+G_BEGIN_DECLS
+
+/* A CASToR datafile as it is on disk: the header's values and one column per event field
+ * (NULL when the header's flag is off), so a file read and written back is the same bytes. */
+typedef struct {
+  char *scanner_name;         /* "Scanner name": the .hscan of that name describes the crystals */
+  char *isotope;              /* "Isotope" (NULL: absent) */
+  gboolean histogram;         /* "Data mode": list-mode (FALSE) or histogram (TRUE) */
+  guint64 n_events;
+  double start_s, duration_s; /* "Start time (s)", "Duration (s)" */
+  double calibration;         /* "Calibration factor" (1 when absent) */
+  gboolean has_atn, has_scat, has_rand, has_norm, has_tof;
+  double tof_fwhm_ps;         /* "TOF resolution (ps)" */
+  double tof_range_ps;        /* list mode: "List TOF measurement range (ps)" */
+  double tof_quant_ps;        /* list mode: "List TOF quantization bin size (ps)", 0 absent */
+  guint tof_bins;             /* histogram: "Histo TOF number of bins" (1 without TOF) */
+  double tof_bin_ps;          /* histogram: "Histo TOF bin size (ps)" */
+  double max_axial_diff_mm;   /* "Maximum axial difference mm", < 0 absent */
+  guint32 *time_ms, *id1, *id2;
+  float *atn, *rand, *norm;   /* one per event */
+  float *scat, *value;        /* list: scat one per event; histogram: tof_bins per event */
+  float *tof_ps;              /* list mode: TOF measurement (ps), positive towards id2 */
+} TlCastorData;
+
+void tl_castor_free(TlCastorData *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCastorData, tl_castor_free)
+
+/* Bytes per event of the header's layout. */
+guint tl_castor_event_bytes(const TlCastorData *d);
+TlCastorData *tl_castor_load(const char *cdh, GError **error);
+/* Writes `cdh` and `<cdh without .cdh>.cdf` next to it (both atomically). */
+gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error);
+
+/* List-mode data as Tomolab events on `scanner` (ids checked against it). TOF: the CASToR
+ * measurement dt (ps) is s = c dt / 2 along id1 -> id2, binned to the scanner's TOF bins. */
+TlListmode *tl_castor_to_listmode(const TlCastorData *d, const TlScanner *scanner,
+                                  const char *source, GError **error);
+/* The events of `lm` as list-mode CASToR data (time 0, TOF bin k -> 2 k w / c ps). */
+TlCastorData *tl_castor_from_listmode(const TlListmode *lm, const char *scanner_name);
+
+/* Scanners: `.hscan` (text) + `.lut` next to it (6 float32 per crystal: centre x y z, outward
+ * orientation x y z). */
+TlScanner *tl_castor_scanner_load(const char *hscan, GError **error);
+gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **error);
+/* A generic `.geom` description (one layer; rsectors, modules, submodules, crystals, gaps,
+ * first angle, angular span, rotation direction; no z-shifts), read only. Groups: rsectors. */
+TlScanner *tl_castor_geom_load(const char *geom, GError **error);
+
+/* Entries of the format table (compute/tl-formats.c). */
+extern const TlFormatClass tl_format_castor;
+extern const TlFormatClass tl_format_castor_scanner;
+
+G_END_DECLS
