@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm checkpoint)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -35,7 +35,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm checkpoint; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -88,6 +88,12 @@ if [ ! -f "$c/.seeded" ]; then
   /usr/bin/python3 -c 'import sys, zlib; d = zlib.compress(bytes(range(24))); sys.stdout.buffer.write(b"\0ObjectType = Image\nNDims = 3\nDimSize = 2 3 4\nElementType = MET_UCHAR\nCompressedData = True\nCompressedDataSize = %d\nElementDataFile = LOCAL\n" % len(d) + d)' >"$c/metaimage/zlib"
   rm -rf "$s"
   touch "$c/.seeded"
+fi
+# checkpoints (tl-cli-checkpoint.c): a 2 x 2 x 2 image after 3 of 4 sub-iterations
+if [ -z "$(ls -A "$c/checkpoint")" ]; then
+  { printf 'TOMOLAB-CHECKPOINT 1\nsub_iterations = 3\nsubsets = 4\noptions_sha256 = %064d\n' 0
+    printf 'dims = 2 2 2\nvoxel_mm = 4 4 2.5\norigin_mm = -2 -2 -1.25\nend_header\n'
+    head -c 32 /dev/zero; } >"$c/checkpoint/a"
 fi
 
 # Seeds of the mMR and CASToR harnesses (their own marker: corpora seeded before they existed

@@ -19,6 +19,7 @@ packages=(
   elfutils                                      # flatpak-builder strips with the host's eu-strip
   debootstrap                                   # its local runtime from Debian packages
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
+  libopenmpi-dev openmpi-bin python3-numpy      # recon under mpirun (-Dmpi), its test (docs/scale.md)
 )
 
 missing=()

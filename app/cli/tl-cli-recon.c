@@ -1,5 +1,6 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
+#include "tl-cli-dist.h"
 #include "tl-formats.h"
 #include "pet/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
@@ -9,16 +10,40 @@
 #include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 
 typedef struct {
   guint iterations;
   gboolean quiet;
+  /* --checkpoint (rank 0 writes it): every `every` sub-iterations; a failed write cancels */
+  const char *checkpoint;
+  guint every;
+  const char *hash;
+  TlRecon *recon;
+  GCancellable *cancel;
+  GError *error;
 } Progress;
+
+static void save_checkpoint(const TlReconProgress *p, Progress *pr) {
+  if (!pr->checkpoint || tl_cli_dist_rank() != 0 || p->sub_iterations % pr->every != 0 ||
+      pr->error)
+    return;
+  g_autoptr(TlImage) img = tl_recon_image(pr->recon, &pr->error);
+  if (!img || !tl_cli_checkpoint_save(pr->checkpoint, img, p->sub_iterations, p->n_subsets,
+                                      pr->hash, &pr->error)) {
+    g_cancellable_cancel(pr->cancel);
+    return;
+  }
+  if (!pr->quiet)
+    fprintf(stderr, "recon: checkpoint %s after %u sub-iterations\n", pr->checkpoint,
+            p->sub_iterations);
+}
 
 static void on_progress(const TlReconProgress *p, gpointer data) {
   Progress *pr = data;
+  save_checkpoint(p, pr);
   if (!pr->quiet) {
     fprintf(stderr, "recon: iteration %u/%u", p->iteration, pr->iterations);
     if (p->n_subsets > 1) fprintf(stderr, " subset %u/%u", p->subset + 1, p->n_subsets);
@@ -67,10 +92,65 @@ static const char *check_extensions(TlReconOptions *o, gboolean binned, gboolean
   return NULL;
 }
 
+/* Under mpirun a failure on one rank ends every rank (MPI_Abort): the others may be waiting
+ * in a sum that would never come. */
 static int fail(GError *error) {
-  fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
+  if (tl_cli_dist_size() > 1)
+    fprintf(stderr, "tomolab-cli recon: rank %u: %s\n", tl_cli_dist_rank(), error->message);
+  else
+    fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
   g_error_free(error);
+  tl_cli_dist_abort(1);
   return 1;
+}
+
+/* The SHA-256 of every option that shapes the image (not the rank count, not --iterations:
+ * a resumed run may use any number of ranks and go on for more iterations). */
+static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
+                          const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
+                          const char *filter_text, char **kernels) {
+  g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
+  g_autofree char *mh = mu ? g_compute_checksum_for_data(
+                                 G_CHECKSUM_SHA256, (const guchar *)mu->data,
+                                 tl_image_grid_n_voxels(&mu->grid) * sizeof(float))
+                           : g_strdup("none");
+  g_autofree char *base = g_path_get_basename(input);
+  g_autofree char *text = g_strdup_printf(
+      "tomolab recon checkpoint 1\ninput %s events %" G_GUINT64_FORMAT "\nscanner %s\n"
+      "grid %s\nalgorithm %s subsets %u projector %s tor %.9g tof %d nsigma %.9g\n"
+      "attenuation %s\nprior %s beta %.17g gamma %.17g epsilon %.17g relaxation %.9g\n"
+      "filter %s every %u\n", base, n_events, sk, gk, o->algorithm, o->subsets, o->projector,
+      o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
+      o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
+      filter_text ? filter_text : "none", o->filter_every);
+  /* --kernel replacements change the image too: their sources enter the hash */
+  g_autoptr(GString) all = g_string_new(text);
+  for (guint i = 0; kernels && kernels[i]; i++) {
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    g_file_get_contents(kernels[i], &src, &len, NULL); /* already read by --kernel */
+    g_autofree char *h = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)src,
+                                                     src ? len : 0);
+    g_string_append_printf(all, "kernel %s\n", h);
+  }
+  return g_compute_checksum_for_string(G_CHECKSUM_SHA256, all->str, -1);
+}
+
+/* This rank's events: whole blocks of S (the subset count) so that local event i and file
+ * event first + i fall in the same subset (event j -> subset j mod S, tl-pet-operator.h). */
+static void share(guint64 n, guint S, guint rank, guint size, guint64 *first, guint64 *count) {
+  guint64 blocks = (n + S - 1) / S;
+  guint64 b0 = blocks * rank / size, b1 = blocks * (rank + 1) / size;
+  *first = MIN(b0 * S, n);
+  *count = MIN(b1 * S, n) - *first;
+}
+
+static int recon_main(int argc, char **argv);
+
+static double cpu_seconds(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
 }
 
 int tl_cli_recon(int argc, char **argv) {
@@ -81,9 +161,18 @@ int tl_cli_recon(int argc, char **argv) {
                                  : NULL;
     if (f && f->kind == TL_DATA_CT) return tl_cli_ct_recon(argc, argv);
   }
+  GError *error = NULL;
+  if (!tl_cli_dist_start(&argc, &argv, &error)) return fail(error);
+  int code = recon_main(argc, argv);
+  tl_cli_dist_finish();
+  return code;
+}
+
+static int recon_main(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
-  g_autofree char *mu_path = NULL, *prior = NULL;
+  g_autofree char *mu_path = NULL, *prior = NULL, *checkpoint = NULL, *resume = NULL;
+  int checkpoint_every = 0;
   g_auto(GStrv) kernels = NULL;
   double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
   int subsets = 0, iterations = 3, filter_every = G_MININT;
@@ -150,6 +239,15 @@ int tl_cli_recon(int argc, char **argv) {
       {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
+      {"checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &checkpoint,
+       "Write the image and the progress to FILE (atomically) every --checkpoint-every "
+       "sub-iterations", "FILE"},
+      {"checkpoint-every", 0, 0, G_OPTION_ARG_INT, &checkpoint_every,
+       "With --checkpoint: every N sub-iterations (default: the subsets, once per iteration)",
+       "N"},
+      {"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
+       "Go on from a checkpoint of a run with the same options (any number of MPI ranks)",
+       "FILE"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("SCAN.tlm|SCAN.tlct - reconstruct PET list mode (or a CT scan)");
   g_option_context_add_main_entries(oc, entries, NULL);
@@ -178,10 +276,25 @@ int tl_cli_recon(int argc, char **argv) {
                                                                : "-o FILE is required");
     return 2;
   }
-  /* before any work: no output over an input, every output writable */
+  if (checkpoint_every < 0 || (checkpoint_every && !checkpoint)) {
+    fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
+    return 2;
+  }
+  guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
+  if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
+  if (size > 1 && binned) {
+    fprintf(stderr, "tomolab-cli recon: --binned runs on one process (the ranks share list-mode "
+            "events; binned subsets have their own pairs)\n");
+    return 2;
+  }
+  /* before any work: no output over an input, every output writable; --resume may name the
+   * --checkpoint file (it is read before the first checkpoint is written) */
+  gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
-                                                {"--attenuation", mu_path}}, 3,
-                            (const TlCliFile[]){{"-o", output}}, 1, &error))
+                                                {"--attenuation", mu_path},
+                                                {"--resume", resume_same ? NULL : resume}}, 4,
+                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint}},
+                            2, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
@@ -255,33 +368,55 @@ int tl_cli_recon(int argc, char **argv) {
     return 2;
   }
 
-  /* list mode of any format; or a sinogram (STIR projection data): its bins as crystal pairs of
-   * its cylindrical scanner, reconstructed binned (docs/formats.md) */
+  /* several ranks: each reads only its share of the events, by file offset (Tomolab .tlm
+   * only: other formats are converted first); one process: list mode of any format, or a
+   * sinogram (STIR projection data): its bins as crystal pairs of its cylindrical scanner,
+   * reconstructed binned (docs/formats.md) */
+  guint64 n_total = 0, first = 0, count = 0;
   g_autoptr(TlListmode) lm = NULL;
   g_autoptr(GArray) sino_bins = NULL;
-  TlDataKind kind;
-  gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
-  if (!data) return fail(error);
-  if (kind == TL_DATA_PET_SINOGRAM) {
-    g_autoptr(TlSinogram) sino = data;
-    TlScanner *sc = tl_sinogram_scanner(sino, &error);
-    if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
-      if (sc) tl_scanner_free(sc);
+  if (size > 1) {
+    if (!tl_listmode_count_events(argv[1], &n_total, &error)) {
+      g_prefix_error(&error, "under mpirun each rank reads its share of a Tomolab list-mode "
+                     "file (.tlm) by offset; convert other formats with tomolab-cli convert: ");
       return fail(error);
     }
-    lm = tl_listmode_new(sc, 0);
-    if (tof) {
-      fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
+    share(n_total, o.subsets, rank, size, &first, &count);
+    if (count == 0) {
+      fprintf(stderr, "tomolab-cli recon: %u ranks for %" G_GUINT64_FORMAT " events in blocks "
+              "of %u (the subsets): rank %u would hold none; use fewer ranks\n", size, n_total,
+              o.subsets, rank);
+      tl_cli_dist_abort(2);
       return 2;
     }
-    binned = TRUE;
-  } else if (kind == TL_DATA_PET_LISTMODE) {
-    lm = data;
+    if (!(lm = tl_listmode_load_range(argv[1], first, count, &error))) return fail(error);
   } else {
-    fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
-            "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
-    tl_data_free(kind, data);
-    return 1;
+    TlDataKind kind;
+    gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
+    if (!data) return fail(error);
+    if (kind == TL_DATA_PET_SINOGRAM) {
+      g_autoptr(TlSinogram) sino = data;
+      TlScanner *sc = tl_sinogram_scanner(sino, &error);
+      if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
+        if (sc) tl_scanner_free(sc);
+        return fail(error);
+      }
+      lm = tl_listmode_new(sc, 0);
+      if (tof) {
+        fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
+        return 2;
+      }
+      binned = TRUE;
+    } else if (kind == TL_DATA_PET_LISTMODE) {
+      lm = data;
+    } else {
+      fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
+              "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
+      tl_data_free(kind, data);
+      return 1;
+    }
+    n_total = lm->n_events;
+    count = lm->n_events;
   }
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
@@ -294,6 +429,13 @@ int tl_cli_recon(int argc, char **argv) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);
     return 2;
   }
+  if (!device && !g_getenv("TOMOLAB_DEVICE")) device = tl_cli_dist_device();
+  o.parts = size;
+  o.part = rank;
+  /* under mpirun (any rank count, 1 included): the sensitivity from fixed pair chunks summed
+   * in double, so 1, 2 or N ranks give the same image (tl-pet-operator.h) */
+  if (tl_cli_dist_started()) o.sens_chunks = TL_CLI_SENS_CHUNKS;
+  o.reducer = tl_cli_dist_reducer();
   g_autoptr(TlContext) ctx = tl_context_new(device, &error);
   if (!ctx) return fail(error);
   if (!tl_cli_apply_kernels(ctx, kernels, &error)) return fail(error);
@@ -301,7 +443,7 @@ int tl_cli_recon(int argc, char **argv) {
     fprintf(stderr, "recon: kernel %s\n", kernels[i]);
 
   gint64 t0 = g_get_monotonic_time();
-  double counts = lm->n_events;
+  double counts = (double)n_total; /* every rank's events, not this rank's share */
   for (guint i = 0; sino_bins && i < sino_bins->len; i++) counts += g_array_index(sino_bins, TlBin, i).count;
   if (!quiet)
     fprintf(stderr, "recon: %.0f %s, scanner '%s', %u x %u x %u voxels of "
@@ -309,6 +451,10 @@ int tl_cli_recon(int argc, char **argv) {
             lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
+  if (size > 1 && !quiet)
+    fprintf(stderr, "recon: %u MPI ranks, rank 0 holds events %" G_GUINT64_FORMAT " to %"
+            G_GUINT64_FORMAT "; image sums in %u piece(s)\n", size, first, first + count,
+            tl_cli_dist_pieces());
   if (prior && !quiet)
     fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, beta,
             o.prior_params.gamma, o.prior_params.epsilon);
@@ -333,6 +479,7 @@ int tl_cli_recon(int argc, char **argv) {
                             &error);
   } else {
     r = tl_recon_new_listmode(ctx, lm, &grid, &o, &error);
+    g_clear_pointer(&lm->events, g_free); /* on the device now: the host copy goes */
   }
   if (!r) return fail(error);
   if (!quiet)
@@ -343,29 +490,82 @@ int tl_cli_recon(int argc, char **argv) {
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
+  g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu,
+                                       filter_text, kernels);
+  if (resume) {
+    TlCliCheckpoint cp;
+    if (!tl_cli_checkpoint_load(resume, &cp, &error)) return fail(error);
+    gboolean same = strcmp(cp.hash, hash) == 0 && cp.subsets == o.subsets;
+    if (!same) {
+      tl_cli_checkpoint_clear(&cp);
+      g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "--resume %s: the checkpoint is of a run with other options or data (options "
+                  "sha256 %s, this run %s): resume with the options it was made with", resume,
+                  cp.hash, hash);
+      return fail(error);
+    }
+    gboolean ok = tl_solver_resume(tl_recon_solver(r), cp.image, cp.sub_iterations, &error);
+    tl_cli_checkpoint_clear(&cp);
+    if (!ok) return fail(error);
+    if (!quiet)
+      fprintf(stderr, "recon: resumed from %s after %u sub-iterations\n", resume,
+              tl_recon_sub_iterations(r));
+  }
+
   g_autoptr(GCancellable) cancel = g_cancellable_new();
-  Progress pr = {o.iterations, quiet};
+  Progress pr = {o.iterations, quiet, checkpoint,
+                 checkpoint_every ? (guint)checkpoint_every : o.subsets, hash, r, cancel};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
-  /* Ctrl-C: finish nothing more, keep the last complete image and write it. */
-  TlCliInterrupt *sigint = tl_cli_interrupt_begin(cancel);
+  /* Ctrl-C: finish nothing more, keep the last complete image and write it. Under mpirun,
+   * mpirun owns the signals (Ctrl-C ends every rank); a cancel on one rank alone would leave
+   * the others waiting in a sum. */
+  TlCliInterrupt *sigint = size == 1 ? tl_cli_interrupt_begin(cancel) : NULL;
+  double sec0, wait0, cpu0 = cpu_seconds();
+  guint calls0;
+  guint64 bytes0;
+  tl_cli_dist_stats(&sec0, &wait0, &calls0, &bytes0); /* the set-up's sums are not the run's */
   gint64 t1 = g_get_monotonic_time();
   gboolean ok = tl_recon_run(r, &error);
-  tl_cli_interrupt_end(sigint);
+  if (sigint) tl_cli_interrupt_end(sigint);
+  if (pr.error) {
+    g_clear_error(&error);
+    return fail(pr.error);
+  }
   gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   if (!ok && !cancelled) return fail(error);
   g_clear_error(&error);
   if (cancelled && !quiet)
     fprintf(stderr, "recon: interrupted after %u sub-iterations; writing the last complete image\n",
             tl_recon_sub_iterations(r));
-  g_autoptr(TlImage) img = tl_recon_image(r, &error);
+  /* rank 0 writes; the others hold the same image */
+  g_autoptr(TlImage) img = rank == 0 ? tl_recon_image(r, &error) : NULL;
   g_autoptr(TlProfile) prof = tl_profile_new();
   tl_profile_merge(prof, tl_recon_profile(r));
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
-  if (!img || !post_filter(ctx, &post, img, prof, &error) ||
-      !tl_cli_save_image(img, output, &error))
+  if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
+                    !tl_cli_save_image(img, output, &error)))
     return fail(error);
+  if (tl_cli_dist_started()) {
+    double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;
+    guint calls;
+    guint64 bytes;
+    tl_cli_dist_stats(&sec, &wait, &calls, &bytes);
+    /* CPU seconds of the loop over every rank: the work, whatever else shares the cores */
+    if (size > 1 && !tl_cli_dist_reducer()->scalars(&cpu, 1, NULL, &error)) return fail(error);
+    if (!quiet && size > 1) {
+      fprintf(stderr, "recon: mpi: %u ranks, image sums %.3f s in %u calls (%.1f%% of the "
+              "sub-iterations' %.3f s), %.2f MB per rank per sum", size, sec - sec0,
+              calls - calls0, run > 0 ? 100 * (sec - sec0) / run : 0.0, run, bytes / 1e6);
+      if (g_strcmp0(g_getenv("TOMOLAB_MPI_BARRIER"), "1") == 0)
+        fprintf(stderr, "; waiting for the slowest rank %.3f s", wait - wait0);
+      fprintf(stderr, "\n");
+    }
+    if (!quiet)
+      fprintf(stderr, "recon: mpi: the sub-iterations took %.3f CPU s over %u rank(s)\n", cpu,
+              size);
+  }
   if (!quiet)
     fprintf(stderr, "recon: %u sub-iterations in %.2f s; wrote %s\n", tl_recon_sub_iterations(r),
             (g_get_monotonic_time() - t1) * 1e-6, output);

@@ -326,3 +326,102 @@ const TlFormatClass tl_format_tlm = {
     .load = tlm_load,
     .save = tlm_save,
 };
+
+/* The header, the scanner, and the stream at the first event; the file size must match the
+ * announced events (as tl_listmode_load checks). */
+static FILE *open_checked(const char *path, Header *h, TlScanner **scanner, GError **error) {
+  if (!tl_file_check_input(path, "list-mode file", error)) return NULL;
+  FILE *f = g_fopen(path, "rb");
+  if (!f) {
+    int e = errno;
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot open '%s': %s", path, g_strerror(e));
+    return NULL;
+  }
+  g_autofree char *src = g_strdup_printf("%s (scanner)", path);
+  struct stat st;
+  off_t start;
+  if (!read_header(f, path, h, error) ||
+      !(*scanner = tl_scanner_from_text(h->scanner->str, src, h->scanner_line, error)))
+    goto fail;
+  start = ftello(f);
+  if (fstat(fileno(f), &st) != 0 || start < 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot stat '%s'", path);
+    goto fail;
+  }
+  guint64 have = (guint64)st.st_size - (guint64)start, need = h->events * 12;
+  if (have != need) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: %s: the header announces %" G_GUINT64_FORMAT " events (%" G_GUINT64_FORMAT
+                " bytes) but %" G_GUINT64_FORMAT " bytes of events follow it",
+                path, have < need ? "truncated" : "oversized", h->events, need, have);
+    goto fail;
+  }
+  return f;
+fail:
+  g_clear_pointer(scanner, tl_scanner_free);
+  fclose(f);
+  return NULL;
+}
+
+gboolean tl_listmode_count_events(const char *path, guint64 *n_events, GError **error) {
+  Header h = {.scanner = g_string_new(NULL)};
+  TlScanner *scanner = NULL;
+  FILE *f = open_checked(path, &h, &scanner, error);
+  if (f) {
+    *n_events = h.events;
+    fclose(f);
+  }
+  tl_scanner_free(scanner);
+  g_string_free(h.scanner, TRUE);
+  g_free(h.description);
+  return f != NULL;
+}
+
+TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 count,
+                                   GError **error) {
+  Header h = {.scanner = g_string_new(NULL)};
+  TlScanner *scanner = NULL;
+  TlListmode *lm = NULL;
+  TlEvent *events = NULL;
+  FILE *f = open_checked(path, &h, &scanner, error);
+  if (!f) goto out;
+  if (first > h.events || count > h.events - first) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s: events %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " asked for, but the "
+                "file holds %" G_GUINT64_FORMAT " events", path, first, first + count, h.events);
+    goto out;
+  }
+  /* the count is bounded by the file size (open_checked) before allocating */
+  if (!(events = g_try_new(TlEvent, MAX(count, 1)))) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%s: no memory for %" G_GUINT64_FORMAT
+                " events", path, count);
+    goto out;
+  }
+  off_t at = ftello(f);
+  if (at < 0 || fseeko(f, at + (off_t)(first * 12), SEEK_SET) != 0 ||
+      fread(events, 12, count, f) != count) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in events %" G_GUINT64_FORMAT
+                " to %" G_GUINT64_FORMAT, path, first, first + count);
+    goto out;
+  }
+  if (G_BYTE_ORDER != G_LITTLE_ENDIAN)
+    for (guint64 i = 0; i < count; i++) {
+      events[i].a = GUINT32_FROM_LE(events[i].a);
+      events[i].b = GUINT32_FROM_LE(events[i].b);
+      events[i].tof_bin = (gint32)GUINT32_FROM_LE((guint32)events[i].tof_bin);
+    }
+  lm = g_new0(TlListmode, 1);
+  lm->scanner = g_steal_pointer(&scanner);
+  lm->n_events = count;
+  lm->events = g_steal_pointer(&events);
+  lm->has_tof = h.tof;
+  lm->description = g_strdup(h.description ? h.description : "");
+  if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
+out:
+  if (f) fclose(f);
+  g_free(events);
+  tl_scanner_free(scanner);
+  g_string_free(h.scanner, TRUE);
+  g_free(h.description);
+  return lm;
+}

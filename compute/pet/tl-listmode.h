@@ -33,6 +33,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlListmode, tl_listmode_free)
  * the file, the field, the value found and what was expected. */
 TlListmode *tl_listmode_load(const char *path, GError **error);
 gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error);
+/* A share of the events without reading the others (distributed reconstruction: each
+ * process reads its own range by file offset). count_events reads the header only and checks
+ * the file size against it; load_range reads events [first, first + count) (first + count <=
+ * the file's events, else a GError naming both) into a TlListmode of `count` events, checked
+ * as load checks them. */
+gboolean tl_listmode_count_events(const char *path, guint64 *n_events, GError **error);
+TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 count,
+                                   GError **error);
 /* What load checks, for data from elsewhere: ids < n_crystals, allowed pairs, TOF bins in
  * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without. */
 gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);

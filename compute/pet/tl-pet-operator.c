@@ -22,6 +22,8 @@ typedef struct {
   TlArray **sens_sub;     /* binned, S > 1: each subset's own pairs; lazily made */
   guint n_made, n_cached; /* sensitivity images made so far, and of those read from disk */
   double total_counts;
+  guint parts, part;      /* list mode: the share of the sensitivity pairs (1, 0 = all) */
+  guint sens_chunks;      /* list mode: > 1 = summed from fixed pair chunks in double */
 } PetOp;
 
 static PetOp *priv(const TlOperator *op) { return op->priv; }
@@ -133,12 +135,32 @@ static TlArray *sens_image(TlOperator *op, TlStream *s, guint stride, guint offs
   return img;
 }
 
+/* The chunks c mod parts = part of the pairs p mod chunks = c, each a float image (cached),
+ * summed in double: the same sum whatever `parts` is. */
+static TlArray *sens_chunked(TlOperator *op, TlStream *s, GError **error) {
+  PetOp *p = priv(op);
+  guint64 nv = tl_operator_n_voxels(op);
+  g_autofree double *acc = g_new0(double, nv);
+  g_autofree float *h = g_new(float, nv);
+  for (guint c = p->part; c < p->sens_chunks; c += p->parts) {
+    g_autoptr(TlArray) img = sens_image(op, s, p->sens_chunks, c, error);
+    if (!img || !tl_array_download(img, h, error)) return NULL;
+    for (guint64 i = 0; i < nv; i++) acc[i] += h[i];
+  }
+  for (guint64 i = 0; i < nv; i++) h[i] = (float)acc[i];
+  g_autoptr(TlArray) out = tl_array_new_float(op->ctx, nv, error);
+  if (!out || !tl_array_upload(out, h, error)) return NULL;
+  return g_steal_pointer(&out);
+}
+
 /* List mode: subset s is an interleaved 1/S sample of the events, so its expected share of
  * the all-pairs sensitivity is s_n / S (seed 000 sec. 2.3 OSEM on list mode). */
 static gboolean listmode_sensitivity(TlOperator *op, TlStream *s, guint subset, TlArray *out,
                                      GError **error) {
   PetOp *p = priv(op);
-  if (!p->sens && !(p->sens = sens_image(op, s, 1, 0, error))) return FALSE;
+  if (!p->sens && !(p->sens = p->sens_chunks > 1 ? sens_chunked(op, s, error)
+                                                 : sens_image(op, s, p->parts, p->part, error)))
+    return FALSE;
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
   tl_expr_args_array(args, "o", out);
   tl_expr_args_array(args, "s", p->sens);
@@ -223,6 +245,17 @@ static gboolean check_options(const TlPetOperatorOptions *opt, const TlImageGrid
   else
     tl_pet_operator_options_init(o);
   if (!o->projector) o->projector = "siddon";
+  if (o->parts == 0) o->parts = 1;
+  if (o->sens_chunks > 4096) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u sensitivity chunks: expected at "
+                "most 4096", o->sens_chunks);
+    return FALSE;
+  }
+  if (o->part >= o->parts) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "sensitivity share %u of %u: expected "
+                "0 to %u", o->part, o->parts, o->parts - 1);
+    return FALSE;
+  }
   if (o->subsets == 0 || o->subsets > 1000) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets: expected 1 to 1000",
                 o->subsets);
@@ -245,6 +278,9 @@ static TlOperator *pet_new(TlContext *ctx, const TlOperatorClass *klass,
   PetOp *p = g_new0(PetOp, 1);
   op->priv = p;
   p->use_cache = o->use_cache;
+  p->parts = o->parts;
+  p->part = o->part;
+  p->sens_chunks = o->sens_chunks;
   p->scanner = tl_scanner_copy(scanner);
   p->projector_name = g_strdup(o->projector);
   if (o->tof && !tl_tof_init(&p->tof, scanner, o->tof_n_sigma, error)) return NULL;
@@ -368,6 +404,12 @@ TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
   if (o.tof) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "TOF reconstruction needs list-mode data: binned counts carry no TOF bins");
+    return NULL;
+  }
+  if (o.parts > 1) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "a share of the sensitivity pairs (%u of %u) needs list-mode data: binned "
+                "subsets have their own pairs", o.part, o.parts);
     return NULL;
   }
   guint n = scanner->n_crystals;

@@ -47,6 +47,17 @@ typedef struct {
    * used at creation for D and by the sensitivity images; not kept by reference. */
   const TlImage *attenuation;
   gboolean use_cache;        /* sensitivity images cached on disk */
+  /* Distributed list mode (docs/scale.md): this process's share of the sensitivity is the
+   * pairs p with p mod parts = part (the shares of 0..parts-1 sum to the all-pairs image);
+   * parts 0 or 1 = every pair. Binned operators refuse parts > 1. */
+  guint parts, part;
+  /* List mode, sens_chunks > 1: the all-pairs sensitivity is the sum, in double on the host,
+   * of sens_chunks float images of the pairs p mod sens_chunks = c (each cached like a binned
+   * subset's), and this process computes the chunks c mod parts = part. One float image of
+   * every pair accumulates ~1e-5 relative rounding over millions of pairs; fixed chunks make
+   * the distributed sum the same whatever the number of parts (docs/scale.md). 0, 1: one
+   * pass. */
+  guint sens_chunks;
 } TlPetOperatorOptions;
 
 /* Siddon, default projector params, 1 subset, TL_SCATTER_AUTO, no TOF, no attenuation,

@@ -85,6 +85,9 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   po->tof_n_sigma = o->tof_n_sigma;
   po->attenuation = o->attenuation;
   po->use_cache = o->use_cache;
+  po->parts = o->parts;
+  po->part = o->part;
+  po->sens_chunks = o->sens_chunks;
   o->attenuation = NULL; /* the operator copies the map; the caller's is not kept */
   return g_steal_pointer(&r);
 }
@@ -106,6 +109,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.prior_params = o->prior_params;
   so.relaxation = o->relaxation;
   so.rmse_scaled = TRUE;
+  so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};
   if (!(r->sv = tl_solver_new(r->ctx, o->algorithm, &pb, &so, error))) return NULL;
   tl_solver_set_callback(r->sv, on_step, r);

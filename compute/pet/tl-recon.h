@@ -92,6 +92,12 @@ typedef struct {
   double beta;
   TlPriorParams prior_params;
   float relaxation;       /* bsrem alpha_0, sirt / os-sart lambda (default 1) */
+  /* Distributed list mode (docs/scale.md): this process holds a share of the events and
+   * computes the sensitivity of the pairs p mod parts = part; the reducer sums the shares
+   * (TlSolverReducer). parts 0 / reducer NULL: one process. */
+  guint parts, part;
+  const TlSolverReducer *reducer;
+  guint sens_chunks;      /* TlPetOperatorOptions.sens_chunks (0: one pass) */
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical

@@ -21,7 +21,7 @@ static gboolean pass_sum(TlSolver *sv, guint subset, double *out, GError **error
   double s = 0;
   for (guint64 i = 0; i < n; i++) s += h[i];
   *out = s;
-  return TRUE;
+  return tl_solver_reduce_scalars(sv, out, 1, error); /* distributed: every share's events */
 }
 
 gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
@@ -39,7 +39,8 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
     if (np && !pv) return FALSE;
     if (!tl_operator_em(sv->op, sv->stream, k, sv->x, sv->vol, pv, error)) return FALSE;
     sv->pass_pending = np > 0; /* read after the step's update is recorded: no extra wait */
-    return TRUE;
+    /* distributed: c over every participant's events of the subset (the update needs all) */
+    return tl_solver_reduce_image(sv, sv->vol, error);
   }
   TlArray *q = sv->q_sub[k];
   tl_expr_args_array(sv->args, "q", q);
@@ -54,13 +55,15 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
   tl_expr_args_set_label(sv->args, "em loglik");
   if (want) {
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args,
-                        &data, error))
+                        &data, error) ||
+        !tl_solver_reduce_scalars(sv, &data, 1, error))
       return FALSE;
     sv->pass_terms[k] = data;
   }
   tl_expr_args_set_label(sv->args, "em ratio");
   gboolean ok = tl_solver_expr(sv, "q = select(q > 0, y / q, 0)", error) &&
-                tl_operator_adjoint(sv->op, sv->stream, k, q, sv->vol, error);
+                tl_operator_adjoint(sv->op, sv->stream, k, q, sv->vol, error) &&
+                tl_solver_reduce_image(sv, sv->vol, error);
   tl_expr_args_set_label(sv->args, NULL);
   return ok;
 }

@@ -83,5 +83,9 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint subset, GError **error);
  * OSEM an estimate that costs no projection. */
 void tl_solver_forget_passes(TlSolver *sv);
 gboolean tl_solver_em_objective(TlSolver *sv, guint subset, double *objective, GError **error);
+/* Distributed runs (TlSolverOptions.reducer): sums `a` / v[0..n) over the participants;
+ * without a reducer they do nothing. reduce_image finishes the stream first. */
+gboolean tl_solver_reduce_image(TlSolver *sv, TlArray *a, GError **error);
+gboolean tl_solver_reduce_scalars(TlSolver *sv, double *v, guint n, GError **error);
 /* The prior's gradient of sv->x into sv->grad (zero without a prior). */
 gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error);

@@ -22,6 +22,17 @@ gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error) {
 
 TlArray *tl_solver_sens(TlSolver *sv, guint subset) { return sv->sens[subset]; }
 
+gboolean tl_solver_reduce_image(TlSolver *sv, TlArray *a, GError **error) {
+  const TlSolverReducer *r = sv->opt.reducer;
+  if (!r) return TRUE;
+  return tl_stream_finish(sv->stream, error) && r->image(sv->ctx, a, r->data, error);
+}
+
+gboolean tl_solver_reduce_scalars(TlSolver *sv, double *v, guint n, GError **error) {
+  const TlSolverReducer *r = sv->opt.reducer;
+  return !r || r->scalars(v, n, r->data, error);
+}
+
 gboolean tl_algorithm_applies(const TlAlgorithmClass *k, const TlOperator *op, GError **error) {
   const char *why = NULL;
   if ((k->flags & TL_ALGO_NEEDS_DATA) && tl_operator_is_listmode(op))
@@ -121,15 +132,18 @@ static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
     }
     return tl_stream_finish(sv->stream, error);
   }
+  /* distributed: each participant's operator covers its share of the pairs; summed here */
   if (S == 1) {
     sv->sens[0] = sv->sens_all;
     return tl_operator_sensitivity(sv->op, sv->stream, 0, sv->sens_all, error) &&
+           tl_solver_reduce_image(sv, sv->sens_all, error) &&
            tl_stream_finish(sv->stream, error);
   }
   if (!tl_stream_zero(sv->stream, sv->sens_all, error)) return FALSE;
   for (guint s = 0; s < S; s++) {
     if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error)) ||
-        !tl_operator_sensitivity(sv->op, sv->stream, s, sv->sens[s], error))
+        !tl_operator_sensitivity(sv->op, sv->stream, s, sv->sens[s], error) ||
+        !tl_solver_reduce_image(sv, sv->sens[s], error))
       return FALSE;
     tl_expr_args_array(sv->args, "s", sv->sens[s]);
     tl_expr_args_set_label(sv->args, "sensitivity total");
@@ -154,6 +168,10 @@ static gboolean start_emission(TlSolver *sv, GError **error) {
     tl_expr_args_array(sv->args, "a", sv->pb.additive);
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &atotal, error)) return FALSE;
   }
+  double shares[2] = {total, atotal}; /* the data totals of every participant */
+  if (!tl_solver_reduce_scalars(sv, shares, 2, error)) return FALSE;
+  total = shares[0];
+  atotal = shares[1];
   double t = total - atotal > 0 ? total - atotal : total;
   tl_expr_args_scalar(sv->args, "c0", ssum > 0 && t > 0 ? (float)(t / ssum) : 1.0f);
   tl_expr_args_set_label(sv->args, "init");
@@ -177,6 +195,8 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
     why = "no data given and the operator holds no counts";
   if (!why && pb->additive && !(k->flags & TL_ALGO_EMISSION))
     why = "an additive term belongs to the Poisson model: use an EM algorithm";
+  if (!why && o->reducer && !(k->flags & TL_ALGO_EMISSION))
+    why = "a distributed run (reducer) needs an emission algorithm";
   if (!why && o->prior && !(k->flags & TL_ALGO_PRIOR))
     why = "it takes no prior (use osl or bsrem)";
   if (!why && !o->prior && (k->flags & TL_ALGO_NEEDS_PRIOR))
@@ -317,6 +337,13 @@ gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error)
   return TRUE;
 }
 
+gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iterations,
+                          GError **error) {
+  if (!tl_solver_set_image(sv, image, error)) return FALSE;
+  sv->sub_iterations = sub_iterations;
+  return TRUE;
+}
+
 void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
   sv->cb = cb;
   sv->cb_data = user_data;
@@ -366,7 +393,7 @@ static gboolean emission_data_term(TlSolver *sv, double *out, GError **error) {
   }
   tl_expr_args_set_label(sv->args, NULL);
   *out = total;
-  return TRUE;
+  return tl_solver_reduce_scalars(sv, out, 1, error);
 }
 
 /* The expected total of the model over every measurable datum: sum_n s_n x_n + sum_j a_j. */
@@ -380,6 +407,7 @@ static gboolean emission_expected(TlSolver *sv, double *out, GError **error) {
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &at, error)) return FALSE;
   }
   tl_expr_args_set_label(sv->args, NULL);
+  if (!tl_solver_reduce_scalars(sv, &at, 1, error)) return FALSE; /* sx: S is already summed */
   *out = sx + at;
   return TRUE;
 }

@@ -51,6 +51,23 @@ typedef enum {
 typedef struct _TlSolver TlSolver;
 typedef struct _TlAlgorithmClass TlAlgorithmClass;
 
+/* Several processes, one problem (distributed reconstruction, docs/scale.md): each process
+ * holds a share of the data (list-mode events) and of the sensitivity pairs, and the solver
+ * sums what the shares contribute through these callbacks, so the library stays free of any
+ * message-passing library. Every participant runs the same solver with the same options.
+ *   image    sums the float array `a` (on the device; the solver's stream is finished) over
+ *            every participant, in place; called for each sensitivity image at set-up and
+ *            for the EM correction image c after each EM pass
+ *   scalars  sums v[0..n) over every participant, in place (data totals, log-likelihood
+ *            data terms)
+ * Sums must not depend on the number of participants beyond float rounding (sum in double).
+ * Emission algorithms only (the others refuse a reducer). */
+typedef struct {
+  gboolean (*image)(TlContext *ctx, TlArray *a, gpointer data, GError **error);
+  gboolean (*scalars)(double *v, guint n, gpointer data, GError **error);
+  gpointer data;
+} TlSolverReducer;
+
 typedef struct {
   guint iterations;        /* full passes over the subsets that tl_solver_run makes */
   float relaxation;        /* sirt / os-sart lambda in (0, 2); bsrem alpha_0 in (0, 1] */
@@ -69,6 +86,8 @@ typedef struct {
   /* RMSE of the image scaled to the truth's total (emission images are in counts per unit
    * sensitivity; phantoms in their own units), or of the image as it is. */
   gboolean rmse_scaled;
+  /* Distributed run: how the shares are summed (borrowed; NULL = one process). */
+  const TlSolverReducer *reducer;
 } TlSolverOptions;
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,
@@ -123,6 +142,11 @@ gboolean tl_solver_step(TlSolver *sv, GError **error);
 gboolean tl_solver_run(TlSolver *sv, GError **error);
 /* The objective of the current image (may cost a projection of all data). */
 gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **error);
+
+/* Resume (a checkpoint): the image and the sub-iterations already done; the next step runs
+ * subset sub_iterations mod S. The objective's per-subset estimates start afresh. */
+gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iterations,
+                          GError **error);
 
 guint tl_solver_sub_iterations(const TlSolver *sv);
 const TlImageGrid *tl_solver_grid(const TlSolver *sv);
