@@ -17,6 +17,7 @@ packages=(
   elfutils                                      # flatpak-builder strips with the host's eu-strip
   debootstrap                                   # its local runtime from Debian packages
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
+  python3-dev python3-numpy python3-pytest      # the Python module (python/), its tests
 )
 
 missing=()

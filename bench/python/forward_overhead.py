@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""bench/python: the per-call overhead of the Python binding's A.forward(x) (numpy in, numpy
+out) against the same call from C (forward-overhead.c: upload, forward, finish, download), in
+one run, on a small case and on the PET-DMI CPU case (reference-cases.md: DMI scanner,
+215 x 215 x 71 voxels of 2.78 mm, 10^6 NEMA events, Siddon, non-TOF).
+
+C and Python alternate round by round and each keeps its best per-call time (the machine is
+shared, so the minimum is the figure least disturbed by others' work).
+
+    PYTHONPATH=build/python python3 bench/python/forward_overhead.py build/bench/python/forward-overhead [small|dmi ...]
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import tomolab as tl
+
+SMALL = """name = bench-small
+kind = ring
+rings = 4
+sides = 8
+crystals_per_side = 8
+crystal_pitch_mm = 4
+radius_mm = 40
+ring_pitch_mm = 4
+crystal_size_mm = 4 4 10
+"""
+
+CASES = {
+    # name: (scanner, grid dims, voxel mm, events, calls per round, rounds)
+    'small': (lambda: tl.Scanner.from_text(SMALL), (16, 16, 4), 3.0, 2000, 200, 5),
+    'dmi': (lambda: tl.Scanner.preset('dmi'), (215, 215, 71), 2.78, 1_000_000, 3, 3),
+}
+
+
+def run_case(exe, name, tmp):
+    make_scanner, dims, mm, events, repeat, rounds = CASES[name]
+    scanner = make_scanner()
+    grid = tl.Grid.centred(dims, (mm, mm, mm))
+    preset = 'nema' if name == 'dmi' else 'cylinder'
+    act, mu = tl.phantom(preset, grid)
+    t0 = time.monotonic()
+    lm = tl.Listmode.simulate(scanner, act, mu, events=events, seed=1)
+    path = os.path.join(tmp, name + '.tlm')
+    lm.save(path)
+    print('%s: %s, %d x %d x %d voxels of %g mm, %d events (simulated in %.1f s)'
+          % (name, scanner.name, *dims, mm, lm.n_events, time.monotonic() - t0), flush=True)
+    A = tl.pet_operator(tl.Listmode.load(path), grid)
+    x = np.ones(grid.shape, np.float32)
+    y = A.forward(x)  # warm-up
+    best_py = best_c = float('inf')
+    c_sum = None
+    for _ in range(rounds):
+        out = subprocess.run([exe, path, '%dx%dx%d@%g' % (*dims, mm), str(repeat), '1'],
+                             check=True, capture_output=True, text=True).stdout.split()
+        best_c = min(best_c, float(out[0]))
+        c_sum = float(out[1])
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            y = A.forward(x)
+        best_py = min(best_py, (time.perf_counter() - t0) / repeat)
+    assert abs(y.sum(dtype=np.float64) - c_sum) <= 1e-4 * abs(c_sum), (y.sum(), c_sum)
+    over = best_py - best_c
+    print('%s: per call  C %.3f ms   Python %.3f ms   overhead %+.3f ms (%+.1f %%)'
+          % (name, best_c * 1e3, best_py * 1e3, over * 1e3, 100 * over / best_c), flush=True)
+
+
+def main(argv):
+    exe = argv[1]
+    names = argv[2:] or ['small', 'dmi']
+    print('device:', tl.default_context().name)
+    with tempfile.TemporaryDirectory(prefix='tl-bench-python-') as tmp:
+        for n in names:
+            run_case(exe, n, tmp)
+
+
+if __name__ == '__main__':
+    main(sys.argv)
