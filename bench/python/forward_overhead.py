@@ -7,7 +7,11 @@ one run, on a small case and on the PET-DMI CPU case (reference-cases.md: DMI sc
 C and Python alternate round by round and each keeps its best per-call time (the machine is
 shared, so the minimum is the figure least disturbed by others' work).
 
-    PYTHONPATH=build/python python3 bench/python/forward_overhead.py build/bench/python/forward-overhead [small|dmi ...]
+    PYTHONPATH=build/python python3 bench/python/forward_overhead.py build/bench/forward-overhead \
+        [--data DIR] [small|dmi ...]
+
+--data DIR keeps the simulated list mode there (the DMI case takes about a minute to simulate
+on 2 busy cores) and reuses it in later runs.
 """
 import os
 import subprocess
@@ -33,7 +37,7 @@ crystal_size_mm = 4 4 10
 CASES = {
     # name: (scanner, grid dims, voxel mm, events, calls per round, rounds)
     'small': (lambda: tl.Scanner.from_text(SMALL), (16, 16, 4), 3.0, 2000, 200, 5),
-    'dmi': (lambda: tl.Scanner.preset('dmi'), (215, 215, 71), 2.78, 1_000_000, 3, 3),
+    'dmi': (lambda: tl.Scanner.preset('dmi'), (215, 215, 71), 2.78, 1_000_000, 1, 3),
 }
 
 
@@ -44,12 +48,13 @@ def run_case(exe, name, tmp):
     preset = 'nema' if name == 'dmi' else 'cylinder'
     act, mu = tl.phantom(preset, grid)
     t0 = time.monotonic()
-    lm = tl.Listmode.simulate(scanner, act, mu, events=events, seed=1)
-    path = os.path.join(tmp, name + '.tlm')
-    lm.save(path)
-    print('%s: %s, %d x %d x %d voxels of %g mm, %d events (simulated in %.1f s)'
+    path = os.path.join(tmp, '%s-%d.tlm' % (name, events))
+    if not os.path.exists(path):
+        tl.Listmode.simulate(scanner, act, mu, events=events, seed=1).save(path)
+    lm = tl.Listmode.load(path)
+    print('%s: %s, %d x %d x %d voxels of %g mm, %d events (simulated or loaded in %.1f s)'
           % (name, scanner.name, *dims, mm, lm.n_events, time.monotonic() - t0), flush=True)
-    A = tl.pet_operator(tl.Listmode.load(path), grid)
+    A = tl.pet_operator(lm, grid)
     x = np.ones(grid.shape, np.float32)
     y = A.forward(x)  # warm-up
     best_py = best_c = float('inf')
@@ -67,15 +72,33 @@ def run_case(exe, name, tmp):
     over = best_py - best_c
     print('%s: per call  C %.3f ms   Python %.3f ms   overhead %+.3f ms (%+.1f %%)'
           % (name, best_c * 1e3, best_py * 1e3, over * 1e3, 100 * over / best_c), flush=True)
+    if name == 'small':
+        # the same without the worker-thread hand-off that makes Ctrl-C cancel a call
+        tl.set_interruptible(False)
+        best_inline = float('inf')
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for _ in range(repeat):
+                y = A.forward(x)
+            best_inline = min(best_inline, (time.perf_counter() - t0) / repeat)
+        tl.set_interruptible(True)
+        over = best_inline - best_c
+        print('%s: set_interruptible(False): Python %.3f ms   overhead %+.3f ms (%+.1f %%)'
+              % (name, best_inline * 1e3, over * 1e3, 100 * over / best_c), flush=True)
 
 
 def main(argv):
     exe = argv[1]
-    names = argv[2:] or ['small', 'dmi']
+    args = argv[2:]
+    data = None
+    if args[:1] == ['--data']:
+        data, args = args[1], args[2:]
+        os.makedirs(data, exist_ok=True)
+    names = args or ['small', 'dmi']
     print('device:', tl.default_context().name)
     with tempfile.TemporaryDirectory(prefix='tl-bench-python-') as tmp:
         for n in names:
-            run_case(exe, n, tmp)
+            run_case(exe, n, data or tmp)
 
 
 if __name__ == '__main__':

@@ -110,3 +110,17 @@ def test_ct_gather_scatter(ctx, ct_setup):
     first, n = A.subset_range(1)
     np.testing.assert_array_equal(data[first:first + n].reshape(-1, 8, 24), proj[1::4])
     np.testing.assert_array_equal(A.scatter(data), proj)
+
+
+def test_inline_mode_same_results(ctx, listmode, grid):
+    """set_interruptible(False) runs calls on the calling thread: same results."""
+    A = tl.pet_operator(listmode, grid, ctx=ctx)
+    x = rng(10).random(grid.shape, dtype=np.float32)
+    y = A.forward(x)
+    assert tl.set_interruptible(False) is True
+    try:
+        np.testing.assert_array_equal(A.forward(x), y)
+        with pytest.raises(tl.FileError):
+            tl.load_image('/nonexistent/x.nii')
+    finally:
+        assert tl.set_interruptible(True) is False
