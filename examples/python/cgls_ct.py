@@ -44,7 +44,8 @@ sv = tl.Solver(A, 'cgls', data=y, iterations=ITERATIONS)
 sv.run()
 ref = sv.image
 rel = np.linalg.norm(x - ref) / np.linalg.norm(ref)
-print("max |x| %.5f, max |tomolab| %.5f, elements that differ: %d" % (np.abs(x).max(), np.abs(ref).max(), (x != ref).sum()))
+print('max |x| %.5f, max |tomolab| %.5f, elements that differ: %d'
+      % (np.abs(x).max(), np.abs(ref).max(), (x != ref).sum()))
 fdk = tl.fdk(geom, grid, scan.projections)
 print('numpy CGLS vs Tomolab cgls: relative difference %.2e' % rel)
 print('FDK vs CGLS: correlation %.3f' % np.corrcoef(fdk.ravel(), x.ravel())[0, 1])

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A regularised (MAP) reconstruction: BSREM with the relative difference prior for a few
-strengths beta, against OSEM, on simulated NEMA-like data; the background noise (coefficient
-of variation in a central disc) falls as beta grows. Every algorithm and prior comes from the
+strengths beta, against OSEM, on simulated NEMA-like data: the prior lowers the background
+noise (coefficient of variation in a disc of the phantom's background). Every algorithm and prior comes from the
 registry (tomolab.algorithms(), tomolab.priors()).
 
 The last part runs OSL-style MAP EM with the device-resident arrays: the loop never leaves
