@@ -37,7 +37,7 @@ crystal_size_mm = 4 4 10
 CASES = {
     # name: (scanner, grid dims, voxel mm, events, calls per round, rounds)
     'small': (lambda: tl.Scanner.from_text(SMALL), (16, 16, 4), 3.0, 2000, 200, 15),
-    'dmi': (lambda: tl.Scanner.preset('dmi'), (215, 215, 71), 2.78, 1_000_000, 1, 3),
+    'dmi': (lambda: tl.Scanner.preset('dmi'), (215, 215, 71), 2.78, 1_000_000, 1, 2),
 }
 
 
@@ -59,6 +59,7 @@ def run_case(exe, name, tmp):
     y = A.forward(x)  # warm-up
     best_py = best_c = best_inline = float('inf')
     c_sum = None
+    inside = []  # per call: (Python wall time, the library's own time in that call)
     for _ in range(rounds):
         out = subprocess.run([exe, path, '%dx%dx%d@%g' % (*dims, mm), str(repeat), '1'],
                              check=True, capture_output=True, text=True).stdout.split()
@@ -66,7 +67,9 @@ def run_case(exe, name, tmp):
         c_sum = float(out[1])
         t0 = time.perf_counter()
         for _ in range(repeat):
+            t1 = time.perf_counter()
             y = A.forward(x)
+            inside.append((time.perf_counter() - t1, A.last_seconds))
         best_py = min(best_py, (time.perf_counter() - t0) / repeat)
         if name == 'small':
             # the same without the worker-thread hand-off that lets Ctrl-C cancel a call
@@ -77,6 +80,13 @@ def run_case(exe, name, tmp):
             best_inline = min(best_inline, (time.perf_counter() - t0) / repeat)
             tl.set_interruptible(True)
     assert abs(y.sum(dtype=np.float64) - c_sum) <= 1e-4 * abs(c_sum), (y.sum(), c_sum)
+    # In-call: the binding's overhead of each call is its wall time minus the library's time
+    # in that very call (same C sequence as forward-overhead.c), so other load on the machine
+    # cancels out; the median over the calls.
+    over = sorted(w - c for w, c in inside)[len(inside) // 2]
+    lib = sorted(c for _, c in inside)[len(inside) // 2]
+    print('%s: in-call   library %.3f ms   binding overhead %.3f ms (%.4f %% of the call)'
+          % (name, lib * 1e3, over * 1e3, 100 * over / lib), flush=True)
     for label, t in (('Python', best_py), ('Python, set_interruptible(False)', best_inline)):
         if t < float('inf'):
             over = t - best_c

@@ -85,6 +85,7 @@ typedef struct {
   TlArray *xbuf, *ybuf; /* host <-> device staging of the numpy calls, made on first use */
   gboolean busy;        /* a call is running (the GIL is released): a second one is refused */
   PyObject *keep;       /* objects the operator borrows from (may be NULL) */
+  gint64 last_us;       /* wall time of the last forward/adjoint inside the library */
 } TlPyOperator;
 extern PyTypeObject TlPyOperatorType;
 PyObject *tlpy_operator_wrap(TlPyContext *context, TlOperator *op, GError **error);
