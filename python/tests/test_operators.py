@@ -62,6 +62,9 @@ def test_subsets_compose_the_whole(ctx, listmode, grid):
 def test_device_arrays_match_numpy(ctx, listmode, grid):
     A = tl.pet_operator(listmode, grid, ctx=ctx)
     x = rng(6).random(grid.shape, dtype=np.float32)
+    assert A.last_seconds == 0
+    A.forward(x)
+    assert 0 < A.last_seconds < 60
     xd = tl.Array(x, ctx=ctx)
     yd = A.forward(xd)
     assert isinstance(yd, tl.Array) and len(yd) == A.shape[0]
