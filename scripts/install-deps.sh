@@ -20,6 +20,7 @@ packages=(
   debootstrap                                   # its local runtime from Debian packages
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
   libopenmpi-dev openmpi-bin python3-numpy      # recon under mpirun (-Dmpi), its test (docs/scale.md)
+  python3-dev python3-numpy python3-pytest      # the Python module (python/), its tests
 )
 
 missing=()

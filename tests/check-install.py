@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`meson install --destdir` into an empty temporary folder, then (TAP):
-  files     the installed files, directories written as ${bindir} etc., equal
+  files     the installed files, directories written as ${bindir} etc. (${prefix} for the
+            rest: the Python package), equal
             tests/install-files.txt (a diff names what is missing and what is unexpected);
             the installed tomolab-cli runs `info` from there (LD_LIBRARY_PATH) and carries no
             path into the build tree;
@@ -23,6 +24,8 @@ def install(build_dir, destdir):
     prefix = options['prefix']
     dirs = {name: os.path.join(prefix, options[name])
             for name in ('bindir', 'libdir', 'includedir', 'datadir', 'mandir')}
+    # anything else under the prefix (the Python package's dist-packages folder)
+    dirs['prefix'] = prefix
     return lambda name: destdir + dirs[name], dirs
 
 

@@ -1,0 +1,107 @@
+/* The _tomolab extension module's shared declarations. The module is a thin layer over the
+ * tomolab-compute C library: each Python call converts its arguments, runs one library call
+ * (or a short fixed sequence of them) with the GIL released, and converts the result. No
+ * algorithm lives here. Files: tlpy-module.c (module, errors, devices, registry, the blocking
+ * runner), tlpy-context.c (Context, Array, expressions), tlpy-image.c (grids, images, phantoms),
+ * tlpy-pet.c (scanners, list mode, simulation, PET operators), tlpy-operator.c (the linear
+ * operator type), tlpy-ct.c (CT geometry, data, operator, FDK), tlpy-solver.c (Solver). */
+#pragma once
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL tlpy_ARRAY_API
+#ifndef TLPY_MODULE_C
+#define NO_IMPORT_ARRAY
+#endif
+#include <numpy/arrayobject.h>
+#include <gio/gio.h>
+#include "tomolab-compute.h"
+#include "tl-registry.h"
+#include "image/tl-image.h"
+#include "image/tl-phantom.h"
+#include "image/tl-filter.h"
+#include "pet/tl-pet-operator.h"
+#include "pet/tl-simulate.h"
+#include "ct/tl-ct-operator.h"
+#include "ct/tl-ct-simulate.h"
+#include "ct/tl-ct-fdk.h"
+
+/* ---- errors (tlpy-module.c) ---- */
+/* Raises the Python exception of a GError (tomolab.Error or a subclass, carrying the message,
+ * domain and code) and frees it; returns NULL for `return tlpy_raise(error);`. */
+PyObject *tlpy_raise(GError *error);
+int tlpy_raise_int(GError *error); /* the same, returns -1 */
+
+/* ---- blocking work (tlpy-module.c) ----
+ * Runs work(data) on a pool thread with the GIL released while the calling thread waits and
+ * checks for signals every 20 ms; on KeyboardInterrupt (or any exception a signal handler
+ * raises) it cancels `cancel`, waits for the work to stop between submissions, resets
+ * `cancel` and returns -1 with the exception set. 1: done; 0: *error set by the work. */
+typedef gboolean (*TlPyWork)(gpointer data, GError **error);
+int tlpy_run(TlPyWork work, gpointer data, GCancellable *cancel, GError **error);
+/* tlpy_run + raising: returns 0 on success, -1 with a Python exception. */
+int tlpy_run_or_raise(TlPyWork work, gpointer data, GCancellable *cancel);
+
+/* ---- context (tlpy-context.c) ---- */
+typedef struct {
+  PyObject_HEAD
+  TlContext *ctx;
+} TlPyContext;
+extern PyTypeObject TlPyContextType;
+/* obj: a Context or None (the module's default context, made on first use). New reference. */
+TlPyContext *tlpy_context_get(PyObject *obj);
+
+typedef struct {
+  PyObject_HEAD
+  TlPyContext *context;
+  TlArray *array;
+} TlPyArray;
+extern PyTypeObject TlPyArrayType;
+/* Wraps (takes) a float array of `context`. */
+PyObject *tlpy_array_wrap(TlPyContext *context, TlArray *array);
+
+/* ---- grids and images (tlpy-image.c) ---- */
+/* A grid from an object with dims, voxel_mm, origin_mm (tomolab.Grid); 0 + exception on error. */
+int tlpy_grid_from(PyObject *obj, TlImageGrid *out);
+PyObject *tlpy_grid_to(const TlImageGrid *g); /* a tomolab.Grid */
+/* A float32 C-contiguous array of exactly n elements from any array-like (new reference;
+ * NULL + ValueError naming `what` and both counts otherwise). */
+PyArrayObject *tlpy_float_array(PyObject *obj, npy_intp n, const char *what);
+/* A new float32 array of shape (nz, ny, nx) of the grid. */
+PyArrayObject *tlpy_image_array_new(const TlImageGrid *g);
+/* A TlImage from an object with .data and .grid (tomolab.Image), or from an array-like on
+ * `grid` (grid may be NULL when obj is an Image). Caller frees. */
+TlImage *tlpy_image_from(PyObject *obj, const TlImageGrid *grid, const char *what);
+PyObject *tlpy_image_to(const TlImage *im); /* a tomolab.Image (data copied) */
+int tlpy_image_init(PyObject *m);
+
+/* ---- operator (tlpy-operator.c) ---- */
+typedef struct {
+  PyObject_HEAD
+  TlPyContext *context;
+  TlOperator *op;
+  TlStream *stream;
+  GCancellable *cancel;
+  TlArray *xbuf, *ybuf; /* host <-> device staging of the numpy calls, made on first use */
+  gboolean busy;        /* a call is running (the GIL is released): a second one is refused */
+  PyObject *keep;       /* objects the operator borrows from (may be NULL) */
+  gint64 last_us;       /* wall time of the last forward/adjoint inside the library */
+} TlPyOperator;
+extern PyTypeObject TlPyOperatorType;
+PyObject *tlpy_operator_wrap(TlPyContext *context, TlOperator *op, GError **error);
+/* Marks op busy; -1 + RuntimeError if it already is. */
+int tlpy_operator_enter(TlPyOperator *o);
+void tlpy_operator_leave(TlPyOperator *o);
+
+/* ---- module parts: each adds its types and functions ---- */
+int tlpy_context_init(PyObject *m);
+int tlpy_operator_init(PyObject *m);
+int tlpy_pet_init(PyObject *m);
+int tlpy_ct_init(PyObject *m);
+int tlpy_solver_init(PyObject *m);
+extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_functions[],
+    tlpy_ct_functions[];
+
+/* Parses an enum name from a NULL-terminated list; -1 + ValueError listing them. */
+int tlpy_choice(const char *what, const char *value, const char *const *names);
+PyObject *tlpy_device_dict(const TlDeviceInfo *d);
