@@ -5,6 +5,7 @@
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "ct/tl-ct-data.h"
+#include "ct/tl-ct-formats.h"
 #include <string.h>
 
 static const TlFormatClass *const formats[] = {
@@ -16,6 +17,7 @@ static const TlFormatClass *const formats[] = {
     &tl_format_scanner,
     /* CT */
     &tl_format_tlct,
+    &tl_format_dxchange,
     NULL,
 };
 
