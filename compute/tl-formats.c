@@ -2,6 +2,7 @@
  * opening any file by its content (tl-formats.h). */
 #include "tl-formats.h"
 #include "image/tl-image.h"
+#include "image/tl-dicom.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "ct/tl-ct-data.h"
@@ -12,6 +13,7 @@ static const TlFormatClass *const formats[] = {
     /* images */
     &tl_format_nifti,
     &tl_format_raw,
+    &tl_format_dicom,
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
