@@ -20,6 +20,7 @@ static const TlFormatClass *const formats[] = {
     /* CT */
     &tl_format_tlct,
     &tl_format_dxchange,
+    &tl_format_tiff_stack,
     NULL,
 };
 

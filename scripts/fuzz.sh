@@ -12,14 +12,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds
 read -r -a names <<<"${FUZZ_NAMES:-${names[*]}}"
 max_time=${FUZZ_MAX_TIME:-0}
 
 if [ -f build-fuzz/build.ninja ]; then meson setup --reconfigure build-fuzz >/dev/null
 else
-  CC=clang-14 meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
+  CC=clang-14 CXX=clang++-14 meson setup build-fuzz -Dfuzz=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null
 fi
 meson compile -C build-fuzz >/dev/null
@@ -32,7 +32,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom; do mkdir -p "$c/$n"; done
 if [ ! -f "$c/.seeded" ]; then
   s=$(mktemp -d)
   # small scanners: each execution that loads one builds and checks its whole crystal table
@@ -66,9 +66,24 @@ if [ ! -f "$c/.seeded" ]; then
   rm -rf "$s"
   touch "$c/.seeded"
 fi
+# issue 12 (seeded when their corpus is empty, also in a corpus seeded before): a small Data
+# Exchange file written by test-format-dxchange with libhdf5, and pydicom's own small DICOM
+# files (python3-pydicom)
+if [ -z "$(ls -A "$c/dxchange")" ]; then
+  meson compile -C build tests/test-format-dxchange >/dev/null
+  build/tests/test-format-dxchange --write-seed "$PWD/$c/dxchange/small.h5"
+fi
+if [ -z "$(ls -A "$c/dicom")" ]; then
+  for f in CT_small.dcm MR_small_RLE.dcm MR_small_jpeg_ls_lossless.dcm JPEG-lossy.dcm; do
+    p=/usr/lib/python3/dist-packages/pydicom/data/test_files/$f
+    if [ -f "$p" ]; then cp "$p" "$c/dicom/"; fi
+  done
+fi
 
 export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# leaks inside the libraries of tests/lsan.supp only (libhdf5's error paths: fuzz-dxchange)
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0
 # scratch files of the harnesses on tmpfs where there is one: the raw writer's fsync and the
 # rewrite of every input cost little there
 mkdir -p build-fuzz/tmp

@@ -17,6 +17,8 @@ packages=(
   elfutils                                      # flatpak-builder strips with the host's eu-strip
   debootstrap                                   # its local runtime from Debian packages
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
+  libhdf5-dev libdcmtk-dev                      # Data Exchange HDF5 projections, DICOM (DCMTK)
+  python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
 )
 
 missing=()

@@ -243,30 +243,41 @@ static void test_tooth(void) {
   g_assert_no_error(error);
   g_test_message("tooth: centre %.3f (metric %.6g, opposed views %.3f, %u slices)", c.centre,
                  c.metric, c.first_guess, c.evaluations);
-  /* brute force: every 0.5 px over +-5 px around the detector column the opposed views give,
+  /* brute force: every 0.5 px over +-3 px around the detector column the opposed views give,
    * each slice by Tomolab's FBP with the geometry moved (a fresh FDK per centre) and scored
    * by this test's own metric */
   double best = -1, best_c = NAN;
-  double lo = round(c.first_guess * 2) / 2 - 5;
-  for (double cc = lo; cc <= lo + 10 + 1e-9; cc += 0.5) {
+  double lo = round(c.first_guess * 2) / 2 - 3, at_found = NAN;
+  for (double cc = lo; cc <= lo + 6 + 1e-9; cc += 0.5) {
     g_autofree float *slice = tl_ct_centre_slice(ctx, d, 1, cc, &error);
     g_assert_no_error(error);
     double m = sharpness_ref(slice, 640);
     g_test_message("  centre %.1f: sharpness %.6g", cc, m);
     if (m > best) best = m, best_c = cc;
+    if (fabs(cc - c.centre) < 1e-9) at_found = m;
   }
   g_test_message("tooth: brute force best %.1f (%.6g)", best_c, best);
   g_assert_cmpfloat(best_c, >, lo);       /* an interior maximum, */
-  g_assert_cmpfloat(best_c, <, lo + 10);  /* not the window's edge */
+  g_assert_cmpfloat(best_c, <, lo + 6);   /* not the window's edge */
   g_assert_cmpfloat(fabs(c.centre - best_c), <=, 1.0);
   /* the reported metric is the metric of that centre */
-  g_autofree float *at = tl_ct_centre_slice(ctx, d, 1, c.centre, &error);
-  g_assert_no_error(error);
-  g_assert_cmpfloat(fabs(sharpness_ref(at, 640) - c.metric), <=, 1e-3 * c.metric);
+  if (isnan(at_found)) {
+    g_autofree float *at = tl_ct_centre_slice(ctx, d, 1, c.centre, &error);
+    g_assert_no_error(error);
+    at_found = sharpness_ref(at, 640);
+  }
+  g_assert_cmpfloat(fabs(at_found - c.metric), <=, 1e-3 * c.metric);
   tl_test_context_done(ctx);
 }
 
 int main(int argc, char **argv) {
+  /* scripts/fuzz.sh: --write-seed FILE writes the good small file as a fuzzing seed */
+  if (argc == 3 && strcmp(argv[1], "--write-seed") == 0) {
+    dir = g_path_get_dirname(argv[2]);
+    g_autofree char *base = g_path_get_basename(argv[2]);
+    g_autofree char *p = write_case(base, &(Case){0});
+    return 0;
+  }
   tl_test_init(&argc, &argv);
   dir = g_dir_make_tmp("tl-dxchange-XXXXXX", NULL);
   g_assert_nonnull(dir);

@@ -24,7 +24,7 @@
 
 G_BEGIN_DECLS
 
-#define TL_CT_CENTRE_HALF_WINDOW 2.0 /* px either side of the guess, before moving on */
+#define TL_CT_CENTRE_HALF_WINDOW 1.5 /* px either side of the guess, before moving on */
 
 typedef struct {
   double centre;      /* the column the rotation axis projects onto */

@@ -30,4 +30,40 @@ TlCtData *tl_ct_dxchange_load(const char *path, GError **error);
 
 extern const TlFormatClass tl_format_dxchange;
 
+
+
+/* --- TIFF stacks of projections (tl-format-tiff-stack.c, through libtiff) ---
+ * A multi-page TIFF, one page per view (uint8, uint16, int16 or float32 greyscale, strips),
+ * described by the sidecar "<file>.tlgeom" (docs/formats.md "TIFF projection stacks"):
+ *
+ *   tomolab-tiff-stack = 1
+ *   beam = parallel               # or cone (then sid_mm and sdd_mm)
+ *   angles = 0 180                # start and arc in degrees: view k at start + k arc / views
+ *   pixel_mm = 0.65 0.65          # detector pixel (columns, rows)
+ *   centre_u = 319.5              # optional: the column the rotation axis projects onto
+ *   sid_mm = 500                  # cone only: source-isocentre and source-detector distances
+ *   sdd_mm = 800
+ *   values = counts               # counts (with flat, optional dark), transmission, line-integrals
+ *   flat = flat.tif               # open-beam pages (mean), relative to the sidecar's folder
+ *   dark = dark.tif               # optional
+ */
+typedef enum { TL_TIFF_COUNTS, TL_TIFF_TRANSMISSION, TL_TIFF_LINE_INTEGRALS } TlTiffValues;
+
+typedef struct {
+  TlCtBeam beam;
+  double start_deg, arc_deg;
+  double pixel_mm[2];
+  double centre_u;    /* NAN: the middle column */
+  double sid_mm, sdd_mm;
+  TlTiffValues values;
+  char *flat, *dark;  /* as written in the sidecar; NULL when absent */
+} TlTiffSidecar;
+
+/* Parses the sidecar text; errors name the source, the line, the key and the value. */
+gboolean tl_ct_tiff_sidecar_parse(const char *text, gsize len, const char *source,
+                                  TlTiffSidecar *out, GError **error);
+void tl_ct_tiff_sidecar_clear(TlTiffSidecar *s);
+TlCtData *tl_ct_tiff_stack_load(const char *path, GError **error);
+
+extern const TlFormatClass tl_format_tiff_stack;
 G_END_DECLS
