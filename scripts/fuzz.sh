@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom tiff-sidecar)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds
 read -r -a names <<<"${FUZZ_NAMES:-${names[*]}}"
 max_time=${FUZZ_MAX_TIME:-0}
@@ -32,7 +32,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr dxchange dicom tiff-sidecar; do mkdir -p "$c/$n"; done
 if [ ! -f "$c/.seeded" ]; then
   s=$(mktemp -d)
   # small scanners: each execution that loads one builds and checks its whole crystal table
@@ -72,6 +72,10 @@ fi
 if [ -z "$(ls -A "$c/dxchange")" ]; then
   meson compile -C build tests/test-format-dxchange >/dev/null
   build/tests/test-format-dxchange --write-seed "$PWD/$c/dxchange/small.h5"
+fi
+if [ -z "$(ls -A "$c/tiff-sidecar")" ]; then
+  printf 'tomolab-tiff-stack = 1\nbeam = parallel\nangles = 0 180\npixel_mm = 0.65 0.65\ncentre_u = 319.5\nvalues = counts\nflat = flat.tif\ndark = dark.tif\n' >"$c/tiff-sidecar/a"
+  printf 'tomolab-tiff-stack = 1\nbeam = cone\nangles = 0 360\npixel_mm = 1 1\nsid_mm = 500\nsdd_mm = 800\nvalues = line-integrals\n' >"$c/tiff-sidecar/b"
 fi
 if [ -z "$(ls -A "$c/dicom")" ]; then
   for f in CT_small.dcm MR_small_RLE.dcm MR_small_jpeg_ls_lossless.dcm JPEG-lossy.dcm; do
