@@ -5,6 +5,7 @@
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-simulate.h"
+#include "image/tl-file.h"
 #include "tl-cli.h"
 #include "tl-formats.h"
 #include "tl-registry.h"
@@ -196,6 +197,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
     return 2;
   }
 
+  /* "no such file" / "is a directory" before content detection's less direct complaint */
+  if (!tl_file_check_input(argv[1], "CT scan", &error)) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlCtData) d = tl_format_load_kind(argv[1], TL_DATA_CT, &error);
   if (!d) return tl_cli_ct_fail(VERB, error);
   if ((centre || pixel_size > 0) && d->geometry->beam != TL_CT_PARALLEL) {
