@@ -58,12 +58,46 @@ static gboolean tl_cli_ct_set_pixel_size(TlCtData *d, double mm, GError **error)
   return tl_ct_geometry_validate(g, error);
 }
 
+/* Parallel beam: keep detector rows [first, end) only, one slice per row: v -> v - first
+ * (row 1 of each matrix -= first x row 2) and the suggested grid's z range cut to match. */
+static gboolean tl_cli_ct_keep_rows(TlCtData *d, const char *text, GError **error) {
+  TlCtGeometry *g = d->geometry;
+  guint64 a = 0, b = 0;
+  char *end = NULL;
+  a = g_ascii_strtoull(text, &end, 10);
+  gboolean ok = end != text && *end == ':';
+  if (ok) {
+    const char *t = end + 1;
+    b = g_ascii_strtoull(t, &end, 10);
+    ok = end != t && *end == 0;
+  }
+  if (!ok || a >= b || b > g->det_v) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "--slices '%s': expected FIRST:END with 0 <= FIRST < END <= %u (detector rows)",
+                text, g->det_v);
+    return FALSE;
+  }
+  guint nu = g->det_u, nv = (guint)(b - a);
+  for (guint k = 0; k < g->n_views; k++) {
+    memmove(d->proj + (gsize)k * nv * nu, d->proj + ((gsize)k * g->det_v + a) * nu,
+            (gsize)nv * nu * sizeof(float));
+    double *P = g->matrices + 12 * (gsize)k;
+    for (int i = 0; i < 4; i++) P[4 + i] -= (double)a * P[8 + i];
+  }
+  g->det_v = nv;
+  if (d->has_grid) {
+    d->grid.origin_mm[2] += (float)a * d->grid.voxel_mm[2];
+    d->grid.dims[2] = nv;
+  }
+  return tl_ct_geometry_validate(g, error);
+}
+
 int tl_cli_ct_recon(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *filter = NULL, *objective = NULL;
   int subsets = 0, iterations = 10, batch = 0;
   double relaxation = 1.0, beta = 0, gamma = NAN, epsilon = NAN;
-  g_autofree char *prior = NULL, *centre = NULL;
+  g_autofree char *prior = NULL, *centre = NULL, *slices = NULL;
   double pixel_size = 0;
   gboolean profile = FALSE, nonneg = FALSE, quiet = FALSE;
   g_autofree char *algo_reg = tl_cli_registry_help("algorithm", FALSE);
@@ -99,6 +133,9 @@ int tl_cli_ct_recon(int argc, char **argv) {
       {"pixel-size", 0, 0, G_OPTION_ARG_DOUBLE, &pixel_size,
        "Parallel beam: detector pixel size in mm for files that store none (default: the "
        "file's, 1 mm for Data Exchange); scales the suggested grid too", "MM"},
+      {"slices", 0, 0, G_OPTION_ARG_STRING, &slices,
+       "Parallel beam: reconstruct detector rows FIRST to END-1 only (one slice per row)",
+       "FIRST:END"},
       {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "FDK: views per batch (default: auto)", "N"},
       {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
        "Image to write: .nii, .nii.gz or .raw (required)", "FILE"},
@@ -201,13 +238,14 @@ int tl_cli_ct_recon(int argc, char **argv) {
   if (!tl_file_check_input(argv[1], "CT scan", &error)) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlCtData) d = tl_format_load_kind(argv[1], TL_DATA_CT, &error);
   if (!d) return tl_cli_ct_fail(VERB, error);
-  if ((centre || pixel_size > 0) && d->geometry->beam != TL_CT_PARALLEL) {
-    fprintf(stderr, "tomolab-cli " VERB ": --centre and --pixel-size apply to parallel-beam "
+  if ((centre || pixel_size > 0 || slices) && d->geometry->beam != TL_CT_PARALLEL) {
+    fprintf(stderr, "tomolab-cli " VERB ": --centre, --pixel-size and --slices apply to parallel-beam "
                     "scans; '%s' is cone beam\n", argv[1]);
     return 2;
   }
   if (pixel_size > 0 && !tl_cli_ct_set_pixel_size(d, pixel_size, &error))
     return tl_cli_ct_fail(VERB, error);
+  if (slices && !tl_cli_ct_keep_rows(d, slices, &error)) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return tl_cli_ct_fail(VERB, error);
   TlImageGrid grid;
