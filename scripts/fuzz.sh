@@ -95,8 +95,13 @@ TMPDIR=$(mktemp -d -p /dev/shm tl-fuzz-XXXXXX 2>/dev/null || mktemp -d -p "$PWD/
 export TMPDIR
 run_one() {
   local n=$1 log=build-fuzz/fuzz-$1.log
+  # dxchange: libhdf5 1.10 mallocs sizes read from the file (a 20 GiB local heap from a 5 KB
+  # input) before checking them; untouched, that costs no memory (the reader then fails with a
+  # GError), so only the resident limit applies to it (docs/formats.md "Fuzzing")
+  local extra=""
+  if [ "$n" = dxchange ]; then extra="-malloc_limit_mb=65536"; fi
   if build-fuzz/tests/fuzz/fuzz-"$n" -runs="$runs" -max_total_time="$max_time" -max_len=65536 \
-      -timeout=20 -rss_limit_mb=3072 \
+      -timeout=20 -rss_limit_mb=3072 $extra \
       -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$n"- "$c/$n" >"$log" 2>&1; then
     echo "fuzz $n: $(awk '/stat::number_of_executed_units/ {print $2}' "$log") executions, $(awk '/stat::average_exec_per_sec/ {print $2}' "$log")/s, no crash"
   else
