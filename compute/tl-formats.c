@@ -3,6 +3,7 @@
 #include "tl-formats.h"
 #include "image/tl-image.h"
 #include "image/tl-file.h"
+#include "image/tl-dicom.h"
 #include "pet/tl-listmode.h"
 #include "pet/tl-scanner.h"
 #include "pet/tl-format-mmr.h"
@@ -11,6 +12,7 @@
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
 #include "pet/tl-sinogram.h"
+#include "ct/tl-ct-formats.h"
 #include <string.h>
 
 static const TlFormatClass *const formats[] = {
@@ -19,6 +21,7 @@ static const TlFormatClass *const formats[] = {
     &tl_format_raw,
     &tl_format_interfile,
     &tl_format_metaimage,
+    &tl_format_dicom,
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
@@ -28,6 +31,8 @@ static const TlFormatClass *const formats[] = {
     &tl_format_castor_scanner,
     /* CT */
     &tl_format_tlct,
+    &tl_format_dxchange,
+    &tl_format_tiff_stack,
     NULL,
 };
 
