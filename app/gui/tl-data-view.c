@@ -4,6 +4,7 @@
 #include <string.h>
 #include "tl-slice-view.h"
 #include "pet/tl-sinogram-hist.h"
+#include "ct/tl-ct-projector.h"
 
 /* Sinogram bins the view histograms at most (128 MiB of float): the ring differences shown are
  * cut to fit (the DMI's 36 rings of 544 crystals: 192 million bins for all of them). */
@@ -13,6 +14,7 @@ struct _TlDataView {
   AdwWindow parent_instance;
   TlSliceView *views[3];
   GtkSpinButton *rd_spin;
+  GtkWidget *rd_label;
   GtkScale *axial_scale;
   GtkLabel *info, *totals;
   TlDataTargetFunc target;
@@ -21,6 +23,8 @@ struct _TlDataView {
   TlSinogram *sino;         /* histogram of the dataset's events */
   gint64 total, outside;
   gint seg;                 /* shown segment (index), -1 none */
+  gboolean is_ct;           /* CT: measured projections of a view, not a sinogram */
+  guint pw, ph;             /* plane width x height (PET: tangential x views; CT: u x v) */
   guint ax;
   float *planes[3];         /* measured, expected, residual of the shown plane */
   guint busy, updates;
@@ -34,14 +38,14 @@ G_DEFINE_FINAL_TYPE(TlDataView, tl_data_view, ADW_TYPE_WINDOW)
 static const char *const kTitles[3] = {"Measured", "Expected (current image)",
                                        "Residual (measured − expected)"};
 
-static guint plane_size(TlDataView *self) { return self->sino->n_views * self->sino->n_tangential; }
+static guint plane_size(TlDataView *self) { return self->pw * self->ph; }
 
 static void show_plane(TlDataView *self, int which) {
-  if (!self->sino || !self->planes[which]) {
+  if (!self->pw || !self->planes[which]) {
     tl_slice_view_set_slice(self->views[which], NULL);
     return;
   }
-  TlSlice s = {self->sino->n_tangential, self->sino->n_views, self->planes[which]};
+  TlSlice s = {self->pw, self->ph, self->planes[which]};
   tl_slice_view_set_slice(self->views[which], &s);
   float lo = INFINITY, hi = -INFINITY;
   for (guint i = 0; i < plane_size(self); i++)
@@ -69,6 +73,21 @@ static void measured_plane(TlDataView *self) {
   g_clear_pointer(&self->planes[0], g_free);
   g_clear_pointer(&self->planes[1], g_free);
   g_clear_pointer(&self->planes[2], g_free);
+  if (self->is_ct && self->dataset && self->dataset->ct) {
+    /* view ax, row 0 on screen the top: the last detector row (as the projection view) */
+    const TlCtData *ct = self->dataset->ct;
+    guint nu = self->pw, nv = self->ph;
+    const float *p = ct->proj + (gsize)self->ax * nu * nv;
+    self->planes[0] = g_new(float, (gsize)nu * nv);
+    for (guint r = 0; r < nv; r++)
+      memcpy(self->planes[0] + (gsize)r * nu, p + (gsize)(nv - 1 - r) * nu, nu * sizeof(float));
+    g_autofree char *text = g_strdup_printf("View %u of %u (%s)", self->ax + 1, ct->geometry->n_views,
+                                            ct->values == TL_CT_COUNTS ? "counts" : "line integrals");
+    gtk_label_set_text(self->info, text);
+    show_plane(self, 0);
+    update_residual(self);
+    return;
+  }
   if (!self->sino || self->seg < 0) return;
   const TlSinogram *s = self->sino;
   guint n = plane_size(self), nt = s->n_tangential;
@@ -96,6 +115,7 @@ typedef struct {
   TlDataset *dataset;    /* a reference: its scanner */
   const TlScanner *scanner;
   guint seg, ax, generation;
+  gboolean ct;           /* CT: view ax of the dataset's geometry re-projected */
   float *out;
   GObject *window;
 } Expected;
@@ -119,12 +139,48 @@ static void expected_thread(GTask *task, gpointer source, gpointer data, GCancel
     g_task_return_error(task, error);
     return;
   }
-  e->out = g_new(float, e->sino->n_views * e->sino->n_tangential);
-  /* between two sub-iterations, like every other use of the run's device */
-  tl_runner_lock_device(e->target.runner);
-  gboolean ok = tl_sinogram_expected_plane(e->target.ctx, e->sino, e->seg, e->ax, e->scanner, x,
-                                           e->target.projector, e->target.mu, e->out, &error);
-  tl_runner_unlock_device(e->target.runner);
+  gboolean ok;
+  if (e->ct) {
+    /* the current image re-projected into view ax: line integrals, or the counts
+     * i0 exp(-line integral) the scan holds */
+    const TlCtData *ct = e->dataset->ct;
+    const TlCtGeometry *g = ct->geometry;
+    guint nu = g->det_u, nv = g->det_v;
+    g_autofree float *p = g_new(float, (gsize)nu * nv);
+    TlCtMethod m = TL_CT_JOSEPH;
+    tl_ct_method_from_name(e->target.projector, &m, NULL);
+    tl_runner_lock_device(e->target.runner);
+    g_autoptr(TlCtProjector) pr = tl_ct_projector_new(e->target.ctx, g, &x->grid, m, &error);
+    g_autoptr(TlStream) st = pr ? tl_stream_new(e->target.ctx, &error) : NULL;
+    g_autoptr(TlArray) xa = st ? tl_array_new(e->target.ctx, tl_image_grid_n_voxels(&x->grid),
+                                              sizeof(float), &error) : NULL;
+    TlCtViews views = tl_ct_views_subset(g, e->ax, g->n_views);
+    g_autoptr(TlArray) pa = xa ? tl_array_new(e->target.ctx, (guint64)nu * nv, sizeof(float), &error)
+                               : NULL;
+    ok = pa && tl_array_upload(xa, x->data, &error) &&
+         tl_ct_projector_forward(pr, st, &views, xa, pa, FALSE, &error) &&
+         tl_stream_finish(st, &error) && tl_array_download(pa, p, &error);
+    g_clear_pointer(&pa, tl_array_free);
+    g_clear_pointer(&xa, tl_array_free);
+    g_clear_pointer(&st, tl_stream_free);
+    g_clear_pointer(&pr, tl_ct_projector_free);
+    tl_runner_unlock_device(e->target.runner);
+    if (ok) {
+      e->out = g_new(float, (gsize)nu * nv);
+      for (guint r = 0; r < nv; r++)
+        for (guint u = 0; u < nu; u++) {
+          float v = p[(gsize)(nv - 1 - r) * nu + u];
+          e->out[(gsize)r * nu + u] = ct->values == TL_CT_COUNTS ? (float)(ct->i0 * exp(-v)) : v;
+        }
+    }
+  } else {
+    e->out = g_new(float, e->sino->n_views * e->sino->n_tangential);
+    /* between two sub-iterations, like every other use of the run's device */
+    tl_runner_lock_device(e->target.runner);
+    ok = tl_sinogram_expected_plane(e->target.ctx, e->sino, e->seg, e->ax, e->scanner, x,
+                                    e->target.projector, e->target.mu, e->out, &error);
+    tl_runner_unlock_device(e->target.runner);
+  }
   if (ok) g_task_return_boolean(task, TRUE);
   else g_task_return_error(task, error);
 }
@@ -164,7 +220,8 @@ static void expected_done(GObject *source, GAsyncResult *res, gpointer data) {
 }
 
 static void start_expected(TlDataView *self) {
-  if (!self->sino || self->seg < 0 || !self->dataset || !self->dataset->lm) return;
+  gboolean ct = self->is_ct && self->dataset && self->dataset->ct;
+  if (!ct && (!self->sino || self->seg < 0 || !self->dataset || !self->dataset->lm)) return;
   if (self->busy) {
     self->dirty = TRUE;
     return;
@@ -177,9 +234,10 @@ static void start_expected(TlDataView *self) {
   }
   Expected *e = g_new0(Expected, 1);
   e->target = t;
-  e->sino = geometry_copy(self->sino);
+  e->ct = ct;
+  e->sino = ct ? NULL : geometry_copy(self->sino);
   e->dataset = tl_dataset_ref(self->dataset);
-  e->scanner = self->dataset->lm->scanner;
+  e->scanner = ct ? NULL : self->dataset->lm->scanner;
   e->seg = (guint)self->seg;
   e->ax = self->ax;
   e->generation = self->generation;
@@ -247,6 +305,8 @@ static void histogram_done(GObject *source, GAsyncResult *res, gpointer data) {
   self->total = (gint64)(h->dataset->lm->n_events - h->outside);
   self->outside = (gint64)h->outside;
   const TlSinogram *s = self->sino;
+  self->pw = s->n_tangential;
+  self->ph = s->n_views;
   gint m = s->max_ring_difference[s->n_segments - 1];
   gtk_spin_button_set_range(self->rd_spin, -m, m);
   for (int i = 0; i < 3; i++)
@@ -266,8 +326,35 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
   g_clear_pointer(&self->sino, tl_sinogram_free);
   self->seg = -1;
   self->total = self->outside = -1;
+  self->is_ct = FALSE;
+  self->pw = self->ph = 0;
+  self->ax = 0;
   measured_plane(self);
   for (int i = 0; i < 3; i++) show_plane(self, i);
+  gtk_widget_set_visible(GTK_WIDGET(self->rd_spin), TRUE);
+  gtk_widget_set_visible(self->rd_label, TRUE);
+  if (d && d->ct) {
+    /* CT: each view's projection, its re-projection and the residual */
+    self->dataset = tl_dataset_ref(d);
+    self->is_ct = TRUE;
+    const TlCtGeometry *g = d->ct->geometry;
+    self->pw = g->det_u;
+    self->ph = g->det_v;
+    self->total = (gint64)tl_ct_data_n_values(d->ct);
+    self->outside = 0;
+    gtk_widget_set_visible(GTK_WIDGET(self->rd_spin), FALSE);
+    gtk_widget_set_visible(self->rd_label, FALSE);
+    for (int i = 0; i < 3; i++) tl_slice_view_set_detector(self->views[i], g->det_u, g->det_v, kTitles[i]);
+    gtk_range_set_range(GTK_RANGE(self->axial_scale), 0, MAX(g->n_views, 2) - 1);
+    g_autofree char *text = g_strdup_printf("%u views of %u × %u pixels: the measured projection, "
+                                            "the current image re-projected, the residual",
+                                            g->n_views, g->det_u, g->det_v);
+    gtk_label_set_text(self->totals, text);
+    tl_data_view_set_plane(self, 0, 0);
+    measured_plane(self);
+    start_expected(self);
+    return;
+  }
   if (!d || !d->lm || d->bins) {
     gtk_label_set_text(self->info, "");
     gtk_label_set_text(self->totals, !d ? "No dataset"
@@ -288,6 +375,20 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
 }
 
 void tl_data_view_set_plane(TlDataView *self, gint rd, guint ax) {
+  if (self->is_ct) {
+    guint n = self->dataset->ct->geometry->n_views;
+    ax = MIN(ax, n - 1);
+    gboolean changed = ax != self->ax || !self->planes[0];
+    self->ax = ax;
+    if ((guint)lround(gtk_range_get_value(GTK_RANGE(self->axial_scale))) != ax)
+      gtk_range_set_value(GTK_RANGE(self->axial_scale), ax);
+    if (changed) {
+      self->generation++;
+      measured_plane(self);
+      start_expected(self);
+    }
+    return;
+  }
   if (!self->sino) return;
   gint seg = tl_sinogram_segment_of(self->sino, rd);
   if (seg < 0) seg = 0;
@@ -314,8 +415,8 @@ gint64 tl_data_view_get_outside(TlDataView *self) { return self->outside; }
 guint tl_data_view_get_expected_updates(TlDataView *self) { return self->updates; }
 
 const float *tl_data_view_get_plane(TlDataView *self, int which, guint *n_views, guint *n_t) {
-  if (n_views) *n_views = self->sino ? self->sino->n_views : 0;
-  if (n_t) *n_t = self->sino ? self->sino->n_tangential : 0;
+  if (n_views) *n_views = self->ph;
+  if (n_t) *n_t = self->pw;
   return which >= 0 && which < 3 ? self->planes[which] : NULL;
 }
 
@@ -324,6 +425,10 @@ static void on_rd(GtkSpinButton *b, TlDataView *self) {
 }
 
 static void on_axial(GtkRange *r, TlDataView *self) {
+  if (self->is_ct) {
+    tl_data_view_set_plane(self, 0, (guint)lround(gtk_range_get_value(r)));
+    return;
+  }
   if (!self->sino || self->seg < 0) return;
   tl_data_view_set_plane(self, self->sino->min_ring_difference[self->seg],
                          (guint)lround(gtk_range_get_value(r)));
@@ -358,7 +463,8 @@ static void tl_data_view_init(TlDataView *self) {
   GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_margin_start(row, 8);
   gtk_widget_set_margin_end(row, 8);
-  gtk_box_append(GTK_BOX(row), gtk_label_new("Ring difference"));
+  self->rd_label = gtk_label_new("Ring difference");
+  gtk_box_append(GTK_BOX(row), self->rd_label);
   self->rd_spin = GTK_SPIN_BUTTON(gtk_spin_button_new_with_range(0, 1, 1));
   gtk_box_append(GTK_BOX(row), GTK_WIDGET(self->rd_spin));
   gtk_box_append(GTK_BOX(row), gtk_label_new("Axial position"));

@@ -2,7 +2,9 @@
  * a sinogram (pet/tl-sinogram-hist.h: span 1, a segment per ring difference), one plane at a
  * time (ring difference, axial position): the measured counts, the counts the run's current
  * image predicts (D A x per bin with the run's projector and attenuation, TOF summed) and the
- * residual (measured - expected); the totals say where every event went. Histogramming and the
+ * residual (measured - expected); the totals say where every event went. CT data: each view's
+ * measured projection, the current image re-projected with the run's projector (as counts
+ * i0 exp(-p) for count data) and the residual, a view at a time. Histogramming and the
  * expected plane run on workers; the plane is recomputed after each sub-iteration while the
  * window is shown. */
 #pragma once

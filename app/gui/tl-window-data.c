@@ -15,6 +15,11 @@ static gboolean data_target(gpointer window, TlDataTarget *t) {
   TlPetJobOptions o = {0};
   tl_side_panel_get_options(self->side_panel, &o);
   g_strlcpy(t->projector, o.projector, sizeof t->projector);
+  if (self->dataset && self->dataset->ct) { /* the CT run's projector */
+    TlCtJobOptions co = {0};
+    tl_side_panel_get_ct_options(self->side_panel, &co);
+    g_strlcpy(t->projector, co.projector, sizeof t->projector);
+  }
   /* the attenuation the run corrects for: the phantom's (a file is read by the job only) */
   if (o.mu == TL_PET_MU_PHANTOM && self->dataset && self->dataset->mu)
     t->mu = tl_image_copy(self->dataset->mu);

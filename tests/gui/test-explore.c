@@ -18,6 +18,7 @@
 #include "tl-profile-view.h"
 #include "pet/tl-scanner.h"
 #include "pet/tl-sinogram-hist.h"
+#include "ct/tl-ct-data.h"
 #include <string.h>
 
 static char *tmpdir, *scanner_path;
@@ -221,6 +222,53 @@ static void test_data_view(void) {
   tl_gui_destroy_window(win);
 }
 
+/* CT: a view's measured projection, its re-projection after a step, residual = difference. */
+static void test_data_view_ct(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "modality", "s", "ct");
+  g_variant_dict_insert(&d, "beam", "s", "parallel");
+  g_variant_dict_insert(&d, "size", "u", 24u);
+  g_variant_dict_insert(&d, "views", "u", 20u);
+  g_variant_dict_insert(&d, "detector", "u", 32u);
+  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_gui_activate(win, "show-data", NULL);
+  TlDataView *dv = tl_window_get_data_view(win);
+  g_assert_nonnull(dv);
+  g_assert_cmpint(tl_data_view_get_total(dv), ==, (gint64)tl_ct_data_n_values(win->dataset->ct));
+  guint before = tl_data_view_get_expected_updates(dv);
+  step_once(win);
+  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  tl_data_view_set_plane(dv, 0, 5);
+  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 2)));
+  guint nv, nu;
+  const float *m = tl_data_view_get_plane(dv, 0, &nv, &nu);
+  const float *e = tl_data_view_get_plane(dv, 1, NULL, NULL);
+  const float *r = tl_data_view_get_plane(dv, 2, NULL, NULL);
+  g_assert_cmpuint(nu, ==, 32);
+  g_assert_nonnull(e);
+  /* the measured plane is view 5 of the scan (row 0 = the last detector row) */
+  const TlCtData *ct = win->dataset->ct;
+  const float *p5 = ct->proj + (gsize)5 * nu * nv;
+  double sm = 0, se = 0;
+  for (guint row = 0; row < nv; row++)
+    for (guint u = 0; u < nu; u++) {
+      guint i = row * nu + u;
+      g_assert_cmpfloat(m[i], ==, p5[(gsize)(nv - 1 - row) * nu + u]);
+      g_assert_cmpfloat(r[i], ==, m[i] - e[i]);
+      sm += m[i], se += e[i];
+    }
+  g_assert_cmpfloat(se, >, 0.2 * sm);
+  g_assert_cmpfloat(se, <, 5.0 * sm);
+  tl_gui_destroy_window(win);
+}
+
 /* A STIR sinogram opens by content, says so, and reconstructs binned. */
 static void test_open_sinogram(void) {
   GError *error = NULL;
@@ -266,6 +314,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
   g_test_add_func("/gui/data-view/sinogram", test_data_view);
   g_test_add_func("/gui/open/sinogram", test_open_sinogram);
+  g_test_add_func("/gui/data-view/ct", test_data_view_ct);
   int status = g_test_run();
   tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);
