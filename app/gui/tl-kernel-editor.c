@@ -140,6 +140,7 @@ static void apply_thread(GTask *task, gpointer source, gpointer data, GCancellab
                                               &a->target.grid, a->target.projector,
                                               a->scanner ? TL_KERNEL_CHECK_LORS : 0, &a->check,
                                               &error);
+  if (ok && a->target.runner) tl_runner_mark_change(a->target.runner);
   if (a->target.runner) tl_runner_unlock_device(a->target.runner);
   if (ok)
     g_task_return_boolean(task, TRUE);
@@ -230,6 +231,7 @@ static void revert_thread(GTask *task, gpointer source, gpointer data, GCancella
   Apply *a = data;
   if (a->target.runner) tl_runner_lock_device(a->target.runner); /* between sub-iterations */
   tl_kernels_revert(a->target.ctx, a->name);
+  if (a->target.runner) tl_runner_mark_change(a->target.runner);
   if (a->target.runner) tl_runner_unlock_device(a->target.runner);
   g_task_return_boolean(task, TRUE);
 }

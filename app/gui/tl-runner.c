@@ -101,6 +101,10 @@ TlImage *tl_runner_read_image(TlRunner *r, GError **error) {
 }
 void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
+/* Under the device lock, so it is the next sub-iteration's: the worker reads `changed` only
+ * while it holds the lock. */
+void tl_runner_mark_change(TlRunner *r) { r->changed = TRUE; }
+
 /* Each queued frame holds a reference: after tl_runner_free it is dropped unseen. */
 static gboolean deliver(gpointer data) {
   Delivery *d = data;

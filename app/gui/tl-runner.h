@@ -78,6 +78,9 @@ void tl_runner_unref(TlRunner *r);
  * edited kernel) acts between two sub-iterations, running or paused. */
 void tl_runner_lock_device(TlRunner *r);
 void tl_runner_unlock_device(TlRunner *r);
+/* With the device lock held: the next sub-iteration is the first with something new (an edited
+ * kernel), and the convergence plot marks it as steering changes are. */
+void tl_runner_mark_change(TlRunner *r);
 /* The run's current image, read back between two sub-iterations (blocks for up to one: call
  * on a worker). GError before the job exists. */
 TlImage *tl_runner_read_image(TlRunner *r, GError **error);

@@ -13,6 +13,7 @@
 #include "tl-gui-test.h"
 #include "tl-kernel-editor.h"
 #include "tl-data-view.h"
+#include "tl-plot.h"
 #include "tl-window-private.h" /* the dataset's event count */
 #include "tl-side-panel.h"
 #include "tl-profile-view.h"
@@ -137,12 +138,17 @@ static void test_edit_apply_revert(void) {
   g_assert_nonnull(tl_profile_lookup(p, "em joseph"));
   g_assert_null(tl_profile_lookup(p, "em joseph (edited)"));
 
-  /* the EM kernel as it was, applied: the next sub-iteration times it as edited */
+  /* the EM kernel as it was, applied: the next sub-iteration times it as edited, and the
+   * convergence plot marks it as it marks any setting changed mid-run */
+  TlPlot *conv = tl_window_get_convergence_plot(win);
+  guint markers = tl_plot_n_markers(conv);
   tl_kernel_editor_set_text(ed, em);
   apply(win, ed);
   g_assert_cmpuint(tl_kernel_editor_get_error_lines(ed)->len, ==, 0);
   g_assert_true(tl_kernels_replaced(ctx, "pet_em"));
   step_once(win);
+  g_assert_cmpuint(tl_plot_n_markers(conv), ==, markers + 1);
+  g_assert_cmpfloat(tl_plot_get_marker(conv, markers), ==, tl_window_get_sub_iterations(win) - 0.5);
   p = tl_profile_view_get_profile(tl_window_get_profile_view(win));
   g_assert_nonnull(tl_profile_lookup(p, "em joseph (edited)"));
 
