@@ -1,6 +1,7 @@
 /* Context (one Vulkan device), Array (a float array on the device, so an algorithm loop can
  * stay there) and the array expressions of compute/expr/tl-expr.h. */
 #include "tlpy.h"
+#include "expr/tl-kernel-edit.h"
 
 static TlPyContext *default_context;
 
@@ -74,6 +75,50 @@ static PyObject *context_repr(TlPyContext *self) {
   return PyUnicode_FromFormat("<tomolab.Context on %s>", tl_context_info(self->ctx)->name);
 }
 
+/* Edited built-in kernels (core/tl-kernels.h, expr/tl-kernel-edit.h): the Python side of the
+ * window's kernel editor and `recon --kernel`. */
+typedef struct {
+  TlContext *ctx;
+  const char *name, *source;
+} KernelJob;
+
+static gboolean do_set_kernel(gpointer d, GError **error) {
+  KernelJob *j = d;
+  return tl_kernel_compile(j->ctx, j->name, j->source, NULL, error);
+}
+
+static PyObject *context_set_kernel(TlPyContext *self, PyObject *args) {
+  const char *name, *source;
+  if (!context_ok(self) || !PyArg_ParseTuple(args, "ss:set_kernel", &name, &source)) return NULL;
+  KernelJob j = {self->ctx, name, source};
+  if (tlpy_run_or_raise(do_set_kernel, &j, NULL) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_revert_kernel(TlPyContext *self, PyObject *args) {
+  const char *name;
+  if (!context_ok(self) || !PyArg_ParseTuple(args, "s:revert_kernel", &name)) return NULL;
+  tl_kernels_revert(self->ctx, name);
+  Py_RETURN_NONE;
+}
+
+static PyObject *context_kernel_replaced(TlPyContext *self, PyObject *args) {
+  const char *name;
+  if (!context_ok(self) || !PyArg_ParseTuple(args, "s:kernel_replaced", &name)) return NULL;
+  return PyBool_FromLong(tl_kernels_replaced(self->ctx, name));
+}
+
+static PyMethodDef context_methods[] = {
+    {"set_kernel", (PyCFunction)context_set_kernel, METH_VARARGS,
+     "set_kernel(name, source): compile GLSL as the replacement of built-in kernel `name` "
+     "(tomolab.kernel_source(name) gives the built-in's text); operators made or used from now "
+     "on run it, timed as '... (edited)'; a compile error raises with glslang's log by line"},
+    {"revert_kernel", (PyCFunction)context_revert_kernel, METH_VARARGS,
+     "revert_kernel(name): the built-in kernel again"},
+    {"kernel_replaced", (PyCFunction)context_kernel_replaced, METH_VARARGS,
+     "kernel_replaced(name) -> whether an edited kernel replaces the built-in"},
+    {NULL}};
+
 static PyGetSetDef context_getset[] = {
     {"info", (getter)context_info, NULL, "the device's properties (dict)"},
     {"name", (getter)context_name, NULL, "the device's name"},
@@ -93,6 +138,7 @@ PyTypeObject TlPyContextType = {
     .tp_init = (initproc)context_init,
     .tp_dealloc = (destructor)context_dealloc,
     .tp_getset = context_getset,
+    .tp_methods = context_methods,
     .tp_repr = (reprfunc)context_repr,
 };
 
@@ -335,12 +381,40 @@ static PyObject *py_reduce(PyObject *self, PyObject *args, PyObject *kw) {
   return run_expr(args, kw, TRUE);
 }
 
+static PyObject *py_kernel_names(PyObject *self, PyObject *unused) {
+  const char *const *names = tl_kernels_names();
+  PyObject *list = PyList_New(0);
+  for (guint i = 0; list && names[i]; i++) {
+    PyObject *n = PyUnicode_FromString(names[i]);
+    if (!n || PyList_Append(list, n) < 0) {
+      Py_XDECREF(n);
+      Py_DECREF(list);
+      return NULL;
+    }
+    Py_DECREF(n);
+  }
+  return list;
+}
+
+static PyObject *py_kernel_source(PyObject *self, PyObject *args) {
+  const char *name;
+  if (!PyArg_ParseTuple(args, "s:kernel_source", &name)) return NULL;
+  GError *error = NULL;
+  g_autofree char *src = tl_kernels_source(name, &error);
+  if (!src) return tlpy_raise(error);
+  return PyUnicode_FromString(src);
+}
+
 PyMethodDef tlpy_context_functions[] = {
     {"default_context", py_default_context, METH_NOARGS,
      "default_context() -> the Context functions use when given ctx=None (made on first use)"},
     {"expr", (PyCFunction)(void (*)(void))py_expr, METH_VARARGS | METH_KEYWORDS,
      "expr('x = x*y + y/z', x=..., y=..., z=...): one fused device dispatch "
      "(docs/expressions.md); arguments are tomolab.Array or numbers"},
+    {"kernel_names", py_kernel_names, METH_NOARGS,
+     "kernel_names() -> the built-in GLSL kernels (Context.set_kernel replaces one)"},
+    {"kernel_source", py_kernel_source, METH_VARARGS,
+     "kernel_source(name) -> a built-in kernel's GLSL, its includes expanded"},
     {"reduce", (PyCFunction)(void (*)(void))py_reduce, METH_VARARGS | METH_KEYWORDS,
      "reduce('dot(x, y)', x=..., y=...) -> float: sum, dot, l2norm, min, max of an "
      "element-wise expression"},

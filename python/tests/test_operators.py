@@ -127,3 +127,33 @@ def test_inline_mode_same_results(ctx, listmode, grid):
             tl.load_image('/nonexistent/x.nii')
     finally:
         assert tl.set_interruptible(True) is False
+
+
+def test_edited_kernel(ctx, listmode, grid):
+    """Context.set_kernel: the Joseph forward kernel with its projection scaled by 2 doubles
+    A x exactly; a syntax error raises with its line and keeps the kernel in use; revert gives
+    the built-in back (the Python side of the window's kernel editor)."""
+    assert 'pet_forward' in tl.kernel_names()
+    src = tl.kernel_source('pet_forward')
+    A = tl.pet_operator(listmode, grid, ctx=ctx, projector='joseph')
+    x = rng(5).random(A.grid.shape, dtype=np.float32)
+    y0 = A.forward(x)
+    orig = 'y = pet_atten(pc.tl_base + i, l) * pet_trace('
+    assert orig in src
+    twice = src.replace(orig, 'y = 2.0 * pet_atten(pc.tl_base + i, l) * pet_trace(', 1)
+    try:
+        ctx.set_kernel('pet_forward', twice)
+        assert ctx.kernel_replaced('pet_forward')
+        y2 = A.forward(x)
+        np.testing.assert_array_equal(y2, 2 * A.forward(x) / 2)
+        np.testing.assert_allclose(y2, 2 * y0, rtol=1e-6)
+        bad = twice.replace('void main() {', 'void main() {\n  not_declared = 1;', 1)
+        line = bad[:bad.index('not_declared')].count('\n') + 1
+        with pytest.raises(Exception) as e:
+            ctx.set_kernel('pet_forward', bad)
+        assert '0:%d:' % line in str(e.value) and 'not_declared' in str(e.value)
+        np.testing.assert_allclose(A.forward(x), 2 * y0, rtol=1e-6)
+    finally:
+        ctx.revert_kernel('pet_forward')
+    assert not ctx.kernel_replaced('pet_forward')
+    np.testing.assert_array_equal(A.forward(x), y0)
