@@ -271,6 +271,9 @@ void tl_window_apply_settings(TlWindow *self, GVariant *set) {
     g_variant_lookup(set, "filter-every", "u", &every);
     if (tl_filter_parse(filter, &f, NULL)) tl_side_panel_set_filter(self->side_panel, &f, every);
   }
+  gboolean expand = FALSE;
+  if (g_variant_lookup(set, "profile", "b", &expand))
+    tl_profile_view_set_expanded(self->profile_view, expand);
   /* edited kernels (NAME=FILE.comp), installed before the run is made */
   g_autofree const char **kernels = NULL;
   if (self->ctx && g_variant_lookup(set, "kernel", "^a&s", &kernels))
