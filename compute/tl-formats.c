@@ -221,6 +221,10 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     const TlListmode *lm = data;
     g_string_append_printf(out, "modality: PET\nevents: %" G_GUINT64_FORMAT " prompts\n",
                            lm->n_events);
+    if (lm->n_delayed)
+      g_string_append_printf(out, "delayeds: %" G_GUINT64_FORMAT "\n", lm->n_delayed);
+    if (lm->duration_s > 0)
+      g_string_append_printf(out, "time: %g s from %g s\n", lm->duration_s, lm->start_s);
     describe_scanner(out, lm->scanner);
     if (lm->description) g_string_append_printf(out, "description: %s\n", lm->description);
     break;

@@ -5,6 +5,7 @@
 #include "image/tl-file.h"
 #include "image/tl-format.h"
 #include <errno.h>
+#include <math.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,30 +40,37 @@ gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError *
     return FALSE;
   }
   gint32 half = lm->has_tof ? (gint32)(s->tof_bins - 1) / 2 : 0;
-  for (guint64 i = 0; i < lm->n_events; i++) {
-    const TlEvent *e = &lm->events[i];
-    if (e->a >= s->n_crystals || e->b >= s->n_crystals) {
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s: event %" G_GUINT64_FORMAT ": crystal id %u out of range (scanner '%s' has "
-                  "%u crystals: expected < %u)", src, i, e->a >= s->n_crystals ? e->a : e->b,
-                  s->name, s->n_crystals, s->n_crystals);
-      return FALSE;
-    }
-    if (!tl_scanner_pair_allowed(s, e->a, e->b)) {
-      const TlCrystal *ca = &s->crystals[e->a], *cb = &s->crystals[e->b];
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s: event %" G_GUINT64_FORMAT ": crystals %u and %u are not an allowed pair "
-                  "(groups %u/%u must differ, rings %u/%u at most %u apart)", src, i, e->a, e->b,
-                  ca->group, cb->group, ca->ring, cb->ring, s->max_ring_difference);
-      return FALSE;
-    }
-    if (e->tof_bin < -half || e->tof_bin > half) {
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "%s: event %" G_GUINT64_FORMAT ": TOF bin %d out of range (expected %d..%d)",
-                  src, i, e->tof_bin, -half, half);
-      return FALSE;
+  /* the prompts, then the delayed coincidences (same checks, named "delayed") */
+  for (int k = 0; k < 2; k++) {
+    const TlEvent *ev = k ? lm->delayed : lm->events;
+    guint64 n = k ? (lm->delayed ? lm->n_delayed : 0) : lm->n_events;
+    const char *what = k ? "delayed event" : "event";
+    for (guint64 i = 0; i < n; i++) {
+      const TlEvent *e = &ev[i];
+      if (e->a >= s->n_crystals || e->b >= s->n_crystals) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s: %s %" G_GUINT64_FORMAT ": crystal id %u out of range (scanner '%s' has "
+                    "%u crystals: expected < %u)", src, what, i, e->a >= s->n_crystals ? e->a : e->b,
+                    s->name, s->n_crystals, s->n_crystals);
+        return FALSE;
+      }
+      if (!tl_scanner_pair_allowed(s, e->a, e->b)) {
+        const TlCrystal *ca = &s->crystals[e->a], *cb = &s->crystals[e->b];
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s: %s %" G_GUINT64_FORMAT ": crystals %u and %u are not an allowed pair "
+                    "(groups %u/%u must differ, rings %u/%u at most %u apart)", src, what, i, e->a,
+                    e->b, ca->group, cb->group, ca->ring, cb->ring, s->max_ring_difference);
+        return FALSE;
+      }
+      if (e->tof_bin < -half || e->tof_bin > half) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s: %s %" G_GUINT64_FORMAT ": TOF bin %d out of range (expected %d..%d)",
+                    src, what, i, e->tof_bin, -half, half);
+        return FALSE;
+      }
     }
   }
+
   return TRUE;
 }
 
@@ -76,17 +84,29 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
   FILE *f = tl_file_begin(path, &tmp, error);
   if (!f) return FALSE;
   fprintf(f, MAGIC "\nevents = %" G_GUINT64_FORMAT "\nevent_bytes = 12\n"
-             "byte_order = little-endian\ntof = %d\ndescription = %s\nbegin_scanner\n%s"
-             "end_scanner\nend_header\n",
-          lm->n_events, lm->has_tof ? 1 : 0, desc, scanner);
+             "byte_order = little-endian\ntof = %d\n", lm->n_events, lm->has_tof ? 1 : 0);
+  /* optional (older files have none): the delayed coincidences after the prompts, and the
+   * acquisition time the events span */
+  if (lm->n_delayed) fprintf(f, "delayed = %" G_GUINT64_FORMAT "\n", lm->n_delayed);
+  if (lm->duration_s > 0) {
+    char a[32], b[32];
+    tl_format_double(a, lm->start_s);
+    tl_format_double(b, lm->duration_s);
+    fprintf(f, "start_s = %s\nduration_s = %s\n", a, b);
+  }
+  fprintf(f, "description = %s\nbegin_scanner\n%send_scanner\nend_header\n", desc, scanner);
   gboolean ok = TRUE;
-  if (G_BYTE_ORDER == G_LITTLE_ENDIAN) {
-    ok = fwrite(lm->events, sizeof(TlEvent), lm->n_events, f) == lm->n_events;
-  } else {
-    for (guint64 i = 0; ok && i < lm->n_events; i++) {
-      guint32 w[3] = {GUINT32_TO_LE(lm->events[i].a), GUINT32_TO_LE(lm->events[i].b),
-                      GUINT32_TO_LE((guint32)lm->events[i].tof_bin)};
-      ok = fwrite(w, 12, 1, f) == 1;
+  const TlEvent *blocks[2] = {lm->events, lm->delayed};
+  guint64 counts[2] = {lm->n_events, lm->delayed ? lm->n_delayed : 0};
+  for (int k = 0; k < 2 && ok; k++) {
+    if (G_BYTE_ORDER == G_LITTLE_ENDIAN) {
+      ok = fwrite(blocks[k], sizeof(TlEvent), counts[k], f) == counts[k];
+    } else {
+      for (guint64 i = 0; ok && i < counts[k]; i++) {
+        guint32 w[3] = {GUINT32_TO_LE(blocks[k][i].a), GUINT32_TO_LE(blocks[k][i].b),
+                        GUINT32_TO_LE((guint32)blocks[k][i].tof_bin)};
+        ok = fwrite(w, 12, 1, f) == 1;
+      }
     }
   }
   if (!ok) {
@@ -99,7 +119,8 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
 }
 
 typedef struct {
-  guint64 events;
+  guint64 events, delayed;
+  double start_s, duration_s;
   gboolean tof;
   char *description;
   GString *scanner;
@@ -185,6 +206,18 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
       h->tof = v != 0;
       h->seen |= 8;
+    } else if (strcmp(key, "delayed") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT64 / 12, &h->delayed, error)) goto out;
+    } else if (strcmp(key, "start_s") == 0 || strcmp(key, "duration_s") == 0) {
+      double t;
+      if (!tl_kv_doubles(path, lineno, key, value, 1, &t, error)) goto out;
+      if (!(t >= 0) || !isfinite(t)) {
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                    "%s:%u: key '%s': value '%s' (expected a finite time >= 0 in seconds)", path,
+                    lineno, key, value);
+        goto out;
+      }
+      *(key[0] == 's' ? &h->start_s : &h->duration_s) = t;
     } else {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: unknown key '%s'", path, lineno, key);
       goto out;
@@ -224,11 +257,12 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
     goto out;
   }
   guint64 have = (guint64)st.st_size - (guint64)start, need = h.events * 12;
-  if (have != need) {
+  if (h.delayed > G_MAXUINT64 / 12 - h.events || have != need + h.delayed * 12) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "%s: %s: the header announces %" G_GUINT64_FORMAT " events (%" G_GUINT64_FORMAT
-                " bytes) but %" G_GUINT64_FORMAT " bytes of events follow it",
-                path, have < need ? "truncated" : "oversized", h.events, need, have);
+                "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
+                " delayed (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
+                path, have < need + h.delayed * 12 ? "truncated" : "oversized", h.events,
+                h.delayed, (h.events + h.delayed) * 12, have);
     goto out;
   }
   TlEvent *events = g_try_new(TlEvent, MAX(h.events, 1));
@@ -254,6 +288,23 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
   lm->events = events;
   lm->has_tof = h.tof;
   lm->description = g_strdup(h.description ? h.description : "");
+  lm->start_s = h.start_s;
+  lm->duration_s = h.duration_s;
+  if (h.delayed) {
+    lm->delayed = g_try_new(TlEvent, h.delayed); /* bounded by the file size above */
+    if (!lm->delayed || fread(lm->delayed, 12, h.delayed, f) != h.delayed) {
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in the delayed events", path);
+      g_clear_pointer(&lm, tl_listmode_free);
+      goto out;
+    }
+    lm->n_delayed = h.delayed;
+    if (G_BYTE_ORDER != G_LITTLE_ENDIAN)
+      for (guint64 i = 0; i < h.delayed; i++) {
+        lm->delayed[i].a = GUINT32_FROM_LE(lm->delayed[i].a);
+        lm->delayed[i].b = GUINT32_FROM_LE(lm->delayed[i].b);
+        lm->delayed[i].tof_bin = (gint32)GUINT32_FROM_LE((guint32)lm->delayed[i].tof_bin);
+      }
+  }
   if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
 out:
   fclose(f);
@@ -349,11 +400,13 @@ static FILE *open_checked(const char *path, Header *h, TlScanner **scanner, GErr
     goto fail;
   }
   guint64 have = (guint64)st.st_size - (guint64)start, need = h->events * 12;
-  if (have != need) {
+  /* the delayed events (optional) follow the prompts; a ranged read takes prompts only */
+  if (h->delayed > G_MAXUINT64 / 12 - h->events || have != need + h->delayed * 12) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "%s: %s: the header announces %" G_GUINT64_FORMAT " events (%" G_GUINT64_FORMAT
-                " bytes) but %" G_GUINT64_FORMAT " bytes of events follow it",
-                path, have < need ? "truncated" : "oversized", h->events, need, have);
+                "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
+                " delayed (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
+                path, have < need + h->delayed * 12 ? "truncated" : "oversized", h->events,
+                h->delayed, (h->events + h->delayed) * 12, have);
     goto fail;
   }
   return f;
