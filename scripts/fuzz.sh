@@ -114,6 +114,8 @@ if [ ! -f "$c/mmr/.seeded" ]; then
   { cat "$s/a-scanner.hscan"; printf '\000'; cat "$s/a-scanner.lut"; } >"$c/castor-scanner/ring"
   rm -rf "$s"
   touch "$c/mmr/.seeded"
+fi
+
 # issue 12 (seeded when their corpus is empty, also in a corpus seeded before): a small Data
 # Exchange file written by test-format-dxchange with libhdf5, and pydicom's own small DICOM
 # files (python3-pydicom)
