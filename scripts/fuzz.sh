@@ -151,8 +151,7 @@ run_one() {
   local extra=""
   if [ "$n" = dxchange ]; then extra="-malloc_limit_mb=65536"; fi
   if build-fuzz/tests/fuzz/fuzz-"$n" -runs="$runs" -max_total_time="$max_time" -max_len=65536 \
-      -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=3072 \
-      -timeout=20 -rss_limit_mb=3072 $extra \
+      -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=3072 $extra \
       -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$n"- "$c/$n" >"$log" 2>&1; then
     echo "fuzz $n: $(awk '/stat::number_of_executed_units/ {print $2}' "$log") executions, $(awk '/stat::average_exec_per_sec/ {print $2}' "$log")/s, no crash"
   else
