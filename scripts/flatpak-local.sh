@@ -52,7 +52,7 @@ packages=(
   libgtk-4-dev libadwaita-1-dev libgtksourceview-5-dev
   fonts-cantarell adwaita-icon-theme hicolor-icon-theme shared-mime-info
   dbus-x11   # debootstrap does not pick a provider of dconf-service's dbus-session-bus
-  g++ libhdf5-dev libdcmtk-dev   # issue 12: Data Exchange HDF5, DICOM (DCMTK is C++)
+  g++ libhdf5-dev libdcmtk-dev libtiff-dev   # Data Exchange HDF5, DICOM (DCMTK is C++), TIFF stacks
 )
 key=$(printf '%s\n' bookworm "${packages[@]}" | sha256sum | cut -c1-12)
 tree=$cache/runtime-$key

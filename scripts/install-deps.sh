@@ -21,7 +21,7 @@ packages=(
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
   libopenmpi-dev openmpi-bin python3-numpy      # recon under mpirun (-Dmpi), its test (docs/scale.md)
   python3-dev python3-numpy python3-pytest      # the Python module (python/), its tests
-  libhdf5-dev libdcmtk-dev                      # Data Exchange HDF5 projections, DICOM (DCMTK)
+  libhdf5-dev libdcmtk-dev libtiff-dev          # Data Exchange HDF5 projections, DICOM (DCMTK), TIFF stacks
   python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
 )
 
