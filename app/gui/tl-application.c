@@ -109,7 +109,8 @@ static gboolean data_shot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer
   if (++self->settled_frames < 3)
     return G_SOURCE_CONTINUE;
   g_autoptr(GError) error = NULL;
-  if (tl_widget_save_png(widget, self->data_shot, &error)) {
+  /* the planes as drawn (a second toplevel's own paintable draws nothing under xvfb) */
+  if (tl_data_view_save_png(dv, self->data_shot, &error)) {
     g_print("Saved %s\n", self->data_shot);
   } else {
     g_printerr("tomolab: %s\n", error->message);
@@ -128,6 +129,14 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
     return G_SOURCE_CONTINUE;
   /* A failed run never reaches N: shoot what the window shows (the error) instead. */
   TlWindow *win = TL_WINDOW(widget);
+  /* --iterations with a file: its run is prepared paused; start it once */
+  if (self->opened && self->iterations > 0 && tl_window_has_run(win) &&
+      tl_window_get_run_state(win) == TL_RUN_PAUSED &&
+      tl_window_get_sub_iterations(win) < (guint)self->iterations) {
+    g_action_group_activate_action(G_ACTION_GROUP(win), "run", NULL);
+    self->settled_frames = 0;
+    return G_SOURCE_CONTINUE;
+  }
   if (self->iterations > 0 && tl_window_get_state(win) == TL_WINDOW_READY &&
       tl_window_get_sub_iterations(win) < (guint)self->iterations &&
       !(tl_window_has_run(win) && tl_window_get_run_state(win) >= TL_RUN_FINISHED) &&
@@ -137,14 +146,6 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
   }
   /* a file named on the command line: shoot it loaded (or its error shown) */
   if (self->opened && tl_window_is_busy(win)) {
-    self->settled_frames = 0;
-    return G_SOURCE_CONTINUE;
-  }
-  /* --iterations with a file: its run is prepared paused; start it once */
-  if (self->opened && self->iterations > 0 && tl_window_has_run(win) &&
-      tl_window_get_run_state(win) == TL_RUN_PAUSED &&
-      tl_window_get_sub_iterations(win) < (guint)self->iterations) {
-    g_action_group_activate_action(G_ACTION_GROUP(win), "run", NULL);
     self->settled_frames = 0;
     return G_SOURCE_CONTINUE;
   }

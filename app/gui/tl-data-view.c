@@ -420,6 +420,41 @@ const float *tl_data_view_get_plane(TlDataView *self, int which, guint *n_views,
   return which >= 0 && which < 3 ? self->planes[which] : NULL;
 }
 
+gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **error) {
+  GdkTexture *t[3];
+  int w = 0, h = 0, gap = 4;
+  for (int i = 0; i < 3; i++) {
+    t[i] = tl_slice_view_get_texture(self->views[i]);
+    if (!t[i]) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "The data view shows nothing yet");
+      return FALSE;
+    }
+    w += gdk_texture_get_width(t[i]) + (i ? gap : 0);
+    h = MAX(h, gdk_texture_get_height(t[i]));
+  }
+  /* each plane at its own resolution, upscaled to at least 256 rows for a readable picture */
+  int scale = MAX(1, 256 / MAX(h, 1));
+  g_autoptr(GdkPixbuf) out = gdk_pixbuf_new(GDK_COLORSPACE_RGB, TRUE, 8, w * scale, h * scale);
+  gdk_pixbuf_fill(out, 0x000000ff);
+  int x = 0;
+  for (int i = 0; i < 3; i++) {
+    int tw = gdk_texture_get_width(t[i]), th = gdk_texture_get_height(t[i]);
+    g_autofree guchar *px = g_malloc((gsize)tw * th * 4);
+    gdk_texture_download(t[i], px, (gsize)tw * 4);
+    /* GDK_MEMORY_DEFAULT is premultiplied B G R A on little endian: to R G B A */
+    for (gsize k = 0; k < (gsize)tw * th; k++) {
+      guchar b = px[4 * k], r = px[4 * k + 2];
+      px[4 * k] = r, px[4 * k + 2] = b;
+    }
+    g_autoptr(GdkPixbuf) src = gdk_pixbuf_new_from_data(px, GDK_COLORSPACE_RGB, TRUE, 8, tw, th,
+                                                         tw * 4, NULL, NULL);
+    gdk_pixbuf_scale(src, out, x * scale, 0, tw * scale, th * scale, x * scale, 0, scale, scale,
+                     GDK_INTERP_NEAREST);
+    x += tw + gap;
+  }
+  return gdk_pixbuf_save(out, path, "png", error, NULL);
+}
+
 static void on_rd(GtkSpinButton *b, TlDataView *self) {
   tl_data_view_set_plane(self, (gint)gtk_spin_button_get_value(b), self->ax);
 }

@@ -45,5 +45,7 @@ gint64 tl_data_view_get_outside(TlDataView *self);
 const float *tl_data_view_get_plane(TlDataView *self, int which, guint *n_views,
                                     guint *n_tangential);
 guint tl_data_view_get_expected_updates(TlDataView *self);
+/* The three planes as drawn (colour map and levels), side by side, into a PNG. */
+gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **error);
 
 G_END_DECLS
