@@ -157,7 +157,7 @@ static void test_replace(void) {
   g_assert_cmpuint(chk.n_lors, ==, 400);
   g_assert_cmpfloat_with_epsilon(chk.adjoint_rel, 0.5, 1e-5);
   g_assert_cmpfloat_with_epsilon(chk.forward_rel, 1.0, 1e-6);
-  g_assert_cmpfloat(chk.back_rel, ==, 0.0);
+  g_assert_cmpfloat(chk.back_rel, <, 1e-6); /* the same back projection: float atomics add in any order */
   g_clear_pointer(&spv, g_free);
   g_assert_true(tl_kernel_compile_spirv("pet_forward", src, &spv, &spv_size, NULL, &error));
   g_assert_true(tl_pet_kernel_install_checked(ctx, "pet_forward", spv, spv_size, lm->scanner, &g,
