@@ -2,6 +2,7 @@
  * dataset and recomputes its expected plane after every sub-iteration while shown. */
 #include "tl-data-view.h"
 #include "tl-window-private.h"
+#include "tl-kernel-editor.h"
 
 #define DATA_KEY "tl-data-view"
 #define DATASET_KEY "tl-data-view-dataset"
@@ -61,14 +62,6 @@ static void act_show_data(GSimpleAction *a, GVariant *p, gpointer data) {
   follow(self, TRUE);
 }
 
-void tl_window_data_init(TlWindow *self) {
-  static const GActionEntry actions[] = {
-      {"show-data", act_show_data, NULL, NULL, NULL, {0}},
-  };
-  g_action_map_add_action_entries(G_ACTION_MAP(self), actions, G_N_ELEMENTS(actions), self);
-  g_signal_connect(self, "frame", G_CALLBACK(on_frame), NULL);
-}
-
 /* A worker of the view still using the device when the window goes would outlive it (and, at
  * exit, the process's teardown of the driver): wait for it, a sub-iteration at most. */
 static void wait_idle(gboolean (*busy)(gpointer), gpointer obj) {
@@ -76,6 +69,26 @@ static void wait_idle(gboolean (*busy)(gpointer), gpointer obj) {
   while (busy(obj) && g_get_monotonic_time() < until) {
     if (!g_main_context_iteration(NULL, FALSE)) g_usleep(5000);
   }
+}
+
+/* gtk_window_destroy unrealizes the window at once, while its dispose waits for the last
+ * reference, which a worker of the view holds: wait for the workers here, so none is left on
+ * the device when the application (or a test) ends. */
+static void on_unrealize(GtkWidget *w, gpointer data) {
+  TlWindow *self = TL_WINDOW(w);
+  TlDataView *dv = tl_window_get_data_view(self);
+  if (dv) wait_idle((gboolean(*)(gpointer))tl_data_view_is_busy, dv);
+  TlKernelEditor *ed = tl_window_get_kernel_editor(self);
+  if (ed) wait_idle((gboolean(*)(gpointer))tl_kernel_editor_is_busy, ed);
+}
+
+void tl_window_data_init(TlWindow *self) {
+  static const GActionEntry actions[] = {
+      {"show-data", act_show_data, NULL, NULL, NULL, {0}},
+  };
+  g_action_map_add_action_entries(G_ACTION_MAP(self), actions, G_N_ELEMENTS(actions), self);
+  g_signal_connect(self, "frame", G_CALLBACK(on_frame), NULL);
+  g_signal_connect(self, "unrealize", G_CALLBACK(on_unrealize), NULL);
 }
 
 void tl_window_data_dispose(TlWindow *self) {

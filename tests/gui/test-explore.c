@@ -317,10 +317,18 @@ int main(int argc, char **argv) {
   tmpdir = g_dir_make_tmp("tomolab-editor-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
   write_scanner();
-  g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
-  g_test_add_func("/gui/data-view/sinogram", test_data_view);
-  g_test_add_func("/gui/open/sinogram", test_open_sinogram);
-  g_test_add_func("/gui/data-view/ct", test_data_view_ct);
+  /* The kernel editor runs in a process of its own (meson test explore-editor,
+   * TL_EXPLORE=editor): under LeakSanitizer, an editor and another window in one process leave
+   * one 16 KiB block unreachable (inside GTK or GtkSourceView, not found yet;
+   * docs/reliability.md). */
+  const char *only = g_getenv("TL_EXPLORE");
+  if (g_strcmp0(only, "editor") == 0) {
+    g_test_add_func("/gui/kernel-editor/edit-apply-revert", test_edit_apply_revert);
+  } else {
+    g_test_add_func("/gui/data-view/sinogram", test_data_view);
+    g_test_add_func("/gui/open/sinogram", test_open_sinogram);
+    g_test_add_func("/gui/data-view/ct", test_data_view_ct);
+  }
   int status = g_test_run();
   tl_gui_remove_dir(tmpdir);
   g_free(scanner_path);

