@@ -99,6 +99,7 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
   const TlEvent *blocks[2] = {lm->events, lm->delayed};
   guint64 counts[2] = {lm->n_events, lm->delayed ? lm->n_delayed : 0};
   for (int k = 0; k < 2 && ok; k++) {
+    if (counts[k] == 0) continue; /* no delayed block: fwrite must not see its NULL */
     if (G_BYTE_ORDER == G_LITTLE_ENDIAN) {
       ok = fwrite(blocks[k], sizeof(TlEvent), counts[k], f) == counts[k];
     } else {
