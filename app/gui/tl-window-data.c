@@ -64,7 +64,7 @@ static void act_show_data(GSimpleAction *a, GVariant *p, gpointer data) {
 
 /* A worker of the view still using the device when the window goes would outlive it (and, at
  * exit, the process's teardown of the driver): wait for it, a sub-iteration at most. */
-static void wait_idle(gboolean (*busy)(gpointer), gpointer obj) {
+void tl_window_wait_idle(gboolean (*busy)(gpointer), gpointer obj) {
   gint64 until = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
   while (busy(obj) && g_get_monotonic_time() < until) {
     if (!g_main_context_iteration(NULL, FALSE)) g_usleep(5000);
@@ -77,9 +77,9 @@ static void wait_idle(gboolean (*busy)(gpointer), gpointer obj) {
 static void on_unrealize(GtkWidget *w, gpointer data) {
   TlWindow *self = TL_WINDOW(w);
   TlDataView *dv = tl_window_get_data_view(self);
-  if (dv) wait_idle((gboolean(*)(gpointer))tl_data_view_is_busy, dv);
+  if (dv) tl_window_wait_idle((gboolean(*)(gpointer))tl_data_view_is_busy, dv);
   TlKernelEditor *ed = tl_window_get_kernel_editor(self);
-  if (ed) wait_idle((gboolean(*)(gpointer))tl_kernel_editor_is_busy, ed);
+  if (ed) tl_window_wait_idle((gboolean(*)(gpointer))tl_kernel_editor_is_busy, ed);
 }
 
 void tl_window_data_init(TlWindow *self) {
@@ -94,7 +94,7 @@ void tl_window_data_init(TlWindow *self) {
 void tl_window_data_dispose(TlWindow *self) {
   TlDataView *dv = tl_window_get_data_view(self);
   if (dv) {
-    wait_idle((gboolean(*)(gpointer))tl_data_view_is_busy, dv);
+    tl_window_wait_idle((gboolean(*)(gpointer))tl_data_view_is_busy, dv);
     g_object_weak_unref(G_OBJECT(dv), view_gone, self);
     g_object_set_data(G_OBJECT(self), DATA_KEY, NULL);
     gtk_window_destroy(GTK_WINDOW(dv));

@@ -60,9 +60,7 @@ void tl_window_kernels_dispose(TlWindow *self) {
   if (ed) {
     /* a compile or install under way finishes first (it uses the device; at exit the driver
      * goes away under it otherwise) */
-    gint64 until = g_get_monotonic_time() + 120 * G_USEC_PER_SEC;
-    while (tl_kernel_editor_is_busy(ed) && g_get_monotonic_time() < until)
-      if (!g_main_context_iteration(NULL, FALSE)) g_usleep(5000);
+    tl_window_wait_idle((gboolean(*)(gpointer))tl_kernel_editor_is_busy, ed);
     g_object_weak_unref(G_OBJECT(ed), editor_gone, self);
     g_object_set_data(G_OBJECT(self), EDITOR_KEY, NULL);
     gtk_window_destroy(GTK_WINDOW(ed));

@@ -119,5 +119,8 @@ void tl_window_kernels_dispose(TlWindow *self);
 /* tl-window-data.c: win.show-data, the data view following the dataset and the run */
 void tl_window_data_init(TlWindow *self);
 void tl_window_data_dispose(TlWindow *self);
+/* Runs the main context until busy(obj) is FALSE (at most 120 s): a worker of a secondary window
+ * (data view, kernel editor) finishes before the window and its device go. */
+void tl_window_wait_idle(gboolean (*busy)(gpointer), gpointer obj);
 void tl_window_open_path(TlWindow *self, const char *path);
 void tl_window_update_recent(TlWindow *self);
