@@ -19,6 +19,7 @@
 #include "tl-ct-formats.h"
 #include "image/tl-format.h"
 #include "image/tl-file.h"
+#include "image/tl-isolate.h"
 #include <hdf5.h>
 #include <math.h>
 #include <string.h>
@@ -191,7 +192,6 @@ static gboolean dx_string_attr(DxLayout *l, const char *name, hid_t d, const cha
 static gboolean dx_layout(const char *path, DxLayout *l, GError **error) {
   *l = (DxLayout){.path = path, .file = H5I_INVALID_HID, .data = H5I_INVALID_HID,
                   .white = H5I_INVALID_HID, .dark = H5I_INVALID_HID, .theta = H5I_INVALID_HID};
-  if (!tl_file_check_input(path, "Data Exchange HDF5 file", error)) return FALSE;
   dx_quiet();
   if (H5Fis_hdf5(path) <= 0) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
@@ -284,24 +284,59 @@ static gboolean dx_theta_degrees(const DxLayout *l, const double *theta, gboolea
   return FALSE;
 }
 
-TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
+/* --- libhdf5 in a child process (image/tl-isolate.h) ---
+ *
+ * libhdf5 1.10 is not safe on damaged files (fuzz-dxchange: reads of freed memory and a
+ * segfault inside H5Lexists and H5Aexists on a few hundred mutated bytes), so every libhdf5
+ * call runs in a forked child. The child answers a DxInfo, then for a load the angles (double)
+ * and the line integrals (float); the parent checks the answer like a file (dx_info_check). */
+
+typedef struct {
+  guint32 views, rows, cols, flats, darks, has_dark;
+  guint64 clamped;
+  char units[32];
+  char data_type[48];
+} DxInfo;
+
+static void dx_info_from_layout(const DxLayout *l, DxInfo *info) {
+  *info = (DxInfo){.views = l->views, .rows = l->rows, .cols = l->cols, .flats = l->flats,
+                   .darks = l->darks, .has_dark = l->dark >= 0};
+  g_strlcpy(info->units, l->units, sizeof info->units);
+  g_strlcpy(info->data_type, l->data_type, sizeof info->data_type);
+}
+
+/* Child: the layout only (describe). */
+static gboolean dx_child_layout(gpointer path, GByteArray *out, GError **error) {
+  DxLayout l;
+  gboolean ok = dx_layout(path, &l, error);
+  if (ok) {
+    DxInfo info;
+    dx_info_from_layout(&l, &info);
+    g_byte_array_append(out, (const guint8 *)&info, sizeof info);
+  }
+  dx_close(&l);
+  return ok;
+}
+
+/* Child: the layout, the angles as stored and p = -log t for every projection value. */
+static gboolean dx_child_load(gpointer path, GByteArray *out, GError **error) {
   DxLayout l;
   if (!dx_layout(path, &l, error)) {
     dx_close(&l);
-    return NULL;
+    return FALSE;
   }
   guint64 pixels = (guint64)l.rows * l.cols, n = pixels * l.views;
   g_autofree double *theta = g_new(double, l.views);
   if (H5Dread(l.theta, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) < 0) {
     dx_fail(&l, DX_THETA, error, "libhdf5 cannot read its %u values", l.views);
     dx_close(&l);
-    return NULL;
+    return FALSE;
   }
   for (guint k = 0; k < l.views; k++)
     if (!isfinite(theta[k]) || fabs(theta[k]) > 1e6) {
       dx_fail(&l, DX_THETA, error, "angle %u is %g, expected a finite angle", k, theta[k]);
       dx_close(&l);
-      return NULL;
+      return FALSE;
     }
   g_autofree float *white = dx_read(&l, DX_WHITE, l.white, pixels * l.flats, error);
   g_autofree float *dark = white && l.dark >= 0 ? dx_read(&l, DX_DARK, l.dark,
@@ -309,15 +344,11 @@ TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
   g_autofree float *data = white && (dark || l.dark < 0) ? dx_read(&l, DX_DATA, l.data, n, error)
                                                           : NULL;
   dx_close(&l);
-  if (!data) return NULL;
+  if (!data) return FALSE;
 
-  gboolean inferred, degrees = dx_theta_degrees(&l, theta, &inferred);
-  g_autofree double *rad = g_new(double, l.views);
-  for (guint k = 0; k < l.views; k++) rad[k] = degrees ? theta[k] * G_PI / 180.0 : theta[k];
-  TlCtGeometry *g = tl_ct_geometry_new_parallel_angles(l.views, rad, l.cols, l.rows, 1.0, 1.0,
-                                                       0.5 * (l.cols - 1.0), error);
-  if (!g) return NULL;
-  g_autoptr(TlCtData) d = tl_ct_data_new(g);
+  gsize head = sizeof(DxInfo) + sizeof(double) * l.views;
+  g_byte_array_set_size(out, head + sizeof(float) * n);
+  float *proj = (float *)(out->data + head); /* head is a multiple of 8 */
   g_autofree double *w = dx_mean(white, l.flats, pixels);
   g_autofree double *k = dark ? dx_mean(dark, l.darks, pixels) : g_new0(double, pixels);
   guint64 clamped = 0;
@@ -328,7 +359,78 @@ TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
         t = TL_DXCHANGE_MIN_TRANSMISSION;
         clamped++;
       }
-      d->proj[v * pixels + i] = (float)-log(t);
+      proj[v * pixels + i] = (float)-log(t);
+    }
+  DxInfo info;
+  dx_info_from_layout(&l, &info);
+  info.clamped = clamped;
+  memcpy(out->data, &info, sizeof info);
+  memcpy(out->data + sizeof info, theta, sizeof(double) * l.views);
+  return TRUE;
+}
+
+/* Parent: the child's answer checked as a file's header is (`values`: TRUE for a load). */
+static gboolean dx_info_check(const char *path, GBytes *bytes, gboolean values, DxInfo *info,
+                              GError **error) {
+  gsize size = g_bytes_get_size(bytes);
+  if (size < sizeof *info) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s': the libhdf5 reader process answered "
+                "%" G_GSIZE_FORMAT " bytes, expected at least %zu", path, size, sizeof *info);
+    return FALSE;
+  }
+  memcpy(info, g_bytes_get_data(bytes, NULL), sizeof *info);
+  info->units[sizeof info->units - 1] = info->data_type[sizeof info->data_type - 1] = 0;
+  guint32 dims[] = {info->views, info->rows, info->cols, info->flats};
+  gboolean ok = info->darks <= TL_DXCHANGE_MAX_DIM && info->has_dark <= 1 &&
+                (guint64)info->views * info->rows * info->cols <= TL_DXCHANGE_MAX_VALUES;
+  for (guint i = 0; i < G_N_ELEMENTS(dims); i++)
+    ok = ok && dims[i] >= 1 && dims[i] <= TL_DXCHANGE_MAX_DIM;
+  guint64 n = (guint64)info->views * info->rows * info->cols;
+  guint64 expected = sizeof *info + (values ? sizeof(double) * info->views + sizeof(float) * n : 0);
+  if (!ok || size != expected) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s': the libhdf5 reader process answered "
+                "%u views x %u rows x %u columns, %u flats, %u darks in %" G_GSIZE_FORMAT
+                " bytes: not a consistent layout", path, info->views, info->rows, info->cols,
+                info->flats, info->darks, size);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static GBytes *dx_run(const char *path, TlIsolatedFunc fn, gsize max_bytes, GError **error) {
+  if (!tl_file_check_input(path, "Data Exchange HDF5 file", error)) return NULL;
+  H5open(); /* the library's own set-up once, here, not again in every child */
+  g_autofree char *what = g_strdup_printf("'%s': libhdf5", path);
+  return tl_isolate_run(what, fn, (gpointer)path, max_bytes, error);
+}
+
+TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
+  gsize max_bytes = sizeof(DxInfo) + sizeof(double) * TL_DXCHANGE_MAX_DIM +
+                    sizeof(float) * (gsize)TL_DXCHANGE_MAX_VALUES;
+  g_autoptr(GBytes) bytes = dx_run(path, dx_child_load, max_bytes, error);
+  DxInfo l;
+  if (!bytes || !dx_info_check(path, bytes, TRUE, &l, error)) return NULL;
+  const guint8 *p = g_bytes_get_data(bytes, NULL);
+  guint64 pixels = (guint64)l.rows * l.cols, n = pixels * l.views;
+  g_autofree double *theta = g_new(double, l.views);
+  memcpy(theta, p + sizeof l, sizeof(double) * l.views);
+
+  DxLayout units = {.views = l.views};
+  g_strlcpy(units.units, l.units, sizeof units.units);
+  gboolean inferred, degrees = dx_theta_degrees(&units, theta, &inferred);
+  g_autofree double *rad = g_new(double, l.views);
+  for (guint k = 0; k < l.views; k++) rad[k] = degrees ? theta[k] * G_PI / 180.0 : theta[k];
+  TlCtGeometry *g = tl_ct_geometry_new_parallel_angles(l.views, rad, l.cols, l.rows, 1.0, 1.0,
+                                                       0.5 * (l.cols - 1.0), error);
+  if (!g) return NULL;
+  g_autoptr(TlCtData) d = tl_ct_data_new(g);
+  memcpy(d->proj, p + sizeof l + sizeof(double) * l.views, sizeof(float) * n);
+  for (guint64 i = 0; i < n; i++)
+    if (!isfinite(d->proj[i])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s': the libhdf5 reader process answered "
+                  "line integral %" G_GUINT64_FORMAT " = %g, expected a finite value", path,
+                  i, d->proj[i]);
+      return NULL;
     }
   d->values = TL_CT_LINE_INTEGRALS;
   d->has_grid = TRUE;
@@ -340,7 +442,7 @@ TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
       "transmission %g; pixel size not stored (1 mm assumed); rotation centre not stored "
       "(middle column %g assumed)", path, l.views, t0, t1, degrees ? "deg" : "rad",
       inferred ? ", units inferred" : "", l.rows, l.cols, l.data_type, l.flats, l.darks,
-      clamped, TL_DXCHANGE_MIN_TRANSMISSION, 0.5 * (l.cols - 1.0));
+      l.clamped, TL_DXCHANGE_MIN_TRANSMISSION, 0.5 * (l.cols - 1.0));
   return g_steal_pointer(&d);
 }
 
@@ -364,22 +466,20 @@ static guint dx_probe(const char *path, const guint8 *head, gsize n) {
 }
 
 static gboolean dx_describe(const char *path, GString *out, GError **error) {
-  DxLayout l;
-  gboolean ok = dx_layout(path, &l, error);
-  if (ok) {
-    g_string_append_printf(out,
-        "layout: Data Exchange (/exchange/data, data_white, data_dark, theta)\n"
-        "projections: %u views x %u rows x %u columns (%s)\n"
-        "flats: %u\ndarks: %u%s\ntheta units: %s\n"
-        "beam: parallel (one slice per detector row)\n"
-        "pixel size: not stored (1 mm assumed; ct-recon --pixel-size)\n"
-        "rotation centre: not stored (ct-recon --centre auto finds it)\n",
-        l.views, l.rows, l.cols, l.data_type, l.flats, l.darks,
-        l.dark < 0 ? " (no data_dark: zero)" : "",
-        l.units[0] ? l.units : "not stored (inferred from the values on load)");
-  }
-  dx_close(&l);
-  return ok;
+  g_autoptr(GBytes) bytes = dx_run(path, dx_child_layout, sizeof(DxInfo), error);
+  DxInfo l;
+  if (!bytes || !dx_info_check(path, bytes, FALSE, &l, error)) return FALSE;
+  g_string_append_printf(out,
+      "layout: Data Exchange (/exchange/data, data_white, data_dark, theta)\n"
+      "projections: %u views x %u rows x %u columns (%s)\n"
+      "flats: %u\ndarks: %u%s\ntheta units: %s\n"
+      "beam: parallel (one slice per detector row)\n"
+      "pixel size: not stored (1 mm assumed; ct-recon --pixel-size)\n"
+      "rotation centre: not stored (ct-recon --centre auto finds it)\n",
+      l.views, l.rows, l.cols, l.data_type, l.flats, l.darks,
+      l.has_dark ? "" : " (no data_dark: zero)",
+      l.units[0] ? l.units : "not stored (inferred from the values on load)");
+  return TRUE;
 }
 
 static gpointer dx_load(const char *path, GError **error) {
