@@ -212,6 +212,25 @@ static void test_hostile(void) {
   hostile("text.h5", NULL, NULL, NULL);
 }
 
+/* tests/data/dxchange-libhdf5-segv.h5: the test's good file with its /exchange/data layout
+ * message changed by fuzz-dxchange (6 bytes). libhdf5 1.10.8 dereferences a null pointer in
+ * H5Dread (H5VM_memcpyvv) on it; read in this process, that killed the CLI and the window.
+ * Now the read fails with a GError naming the file, and this process goes on. */
+static void test_libhdf5_crash(void) {
+  const char *p = "tests/data/dxchange-libhdf5-segv.h5";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlCtData) d = tl_ct_dxchange_load(p, &error);
+  g_assert_null(d);
+  g_assert_error(error, TL_ERROR, TL_ERROR_FORMAT);
+  g_assert_nonnull(strstr(error->message, p));
+  g_clear_error(&error);
+  /* describe reads no values: the rest of the file is fine */
+  g_autoptr(GString) info = g_string_new(NULL);
+  g_assert_true(tl_format_dxchange.describe(p, info, &error));
+  g_assert_no_error(error);
+  g_assert_nonnull(strstr(info->str, "4 views x 2 rows x 5 columns"));
+}
+
 /* The test's own sharpness metric, written from its definition (docs/ct.md): the variance of
  * the gradient magnitude (central differences) over the pixels of the inscribed disc. */
 static double sharpness_ref(const float *f, guint n) {
@@ -284,6 +303,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-dxchange/good", test_good);
   g_test_add_func("/format-dxchange/variants", test_variants);
   g_test_add_func("/format-dxchange/hostile", test_hostile);
+  g_test_add_func("/format-dxchange/libhdf5-crash", test_libhdf5_crash);
   g_test_add_func("/format-dxchange/tooth-centre", test_tooth);
   int rc = g_test_run();
   g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);

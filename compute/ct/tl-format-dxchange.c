@@ -306,7 +306,7 @@ static void dx_info_from_layout(const DxLayout *l, DxInfo *info) {
 }
 
 /* Child: the layout only (describe). */
-static gboolean dx_child_layout(gpointer path, GByteArray *out, GError **error) {
+static gboolean dx_child_layout(const char *path, GByteArray *out, GError **error) {
   DxLayout l;
   gboolean ok = dx_layout(path, &l, error);
   if (ok) {
@@ -319,7 +319,7 @@ static gboolean dx_child_layout(gpointer path, GByteArray *out, GError **error) 
 }
 
 /* Child: the layout, the angles as stored and p = -log t for every projection value. */
-static gboolean dx_child_load(gpointer path, GByteArray *out, GError **error) {
+static gboolean dx_child_load(const char *path, GByteArray *out, GError **error) {
   DxLayout l;
   if (!dx_layout(path, &l, error)) {
     dx_close(&l);
@@ -401,7 +401,7 @@ static GBytes *dx_run(const char *path, TlIsolatedFunc fn, gsize max_bytes, GErr
   if (!tl_file_check_input(path, "Data Exchange HDF5 file", error)) return NULL;
   H5open(); /* the library's own set-up once, here, not again in every child */
   g_autofree char *what = g_strdup_printf("'%s': libhdf5", path);
-  return tl_isolate_run(what, fn, (gpointer)path, max_bytes, error);
+  return tl_isolate_run(what, fn, path, max_bytes, error);
 }
 
 TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {

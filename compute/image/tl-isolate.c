@@ -3,15 +3,21 @@
  * Why fork without exec: the library is already linked, and the child needs no helper binary
  * to be found (the CLI, the window, the Python module and the tests all load this library).
  * After fork only the calling thread exists; the child calls the parser, malloc (glibc keeps it
- * usable after fork) and write, then _exit: no atexit handlers, no stdio flush of the parent's
- * buffers, no LeakSanitizer pass over a library's leaks on its error paths.
+ * usable after fork) and read/write, then _exit: no atexit handlers, no flush of the parent's
+ * stdio buffers, no LeakSanitizer pass over a library's leaks on its error paths.
  *
- * The answer on the pipe: a header {magic, ok, code, length} then `length` bytes, the result
- * when ok, the error message otherwise. */
+ * The child serves requests {magic, function, argument length} + argument from one pipe and
+ * answers {magic, ok, code, length} + length bytes (the result when ok, else the error
+ * message) on another, until the request pipe closes. Normally the parent sends one request and
+ * closes it; with tl_isolate_reuse_children the child is kept for the next request. */
+#define _GNU_SOURCE /* pipe2, sigtimedwait */
 #include "tl-isolate.h"
 #include "tl-error.h"
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -19,13 +25,30 @@
 
 #define ISOLATE_MAGIC 0x544c4953u /* "TLIS" */
 #define ISOLATE_MAX_MESSAGE 4096u
+#define ISOLATE_MAX_ARG 65536u
+
+typedef struct {
+  guint32 magic, arg_length;
+  guint64 fn;
+} Request;
 
 typedef struct {
   guint32 magic, ok;
   gint32 code;
   guint32 pad;
   guint64 length;
-} IsolateHeader;
+} Answer;
+
+typedef struct {
+  pid_t pid;
+  int request_fd, answer_fd;
+} Child;
+
+static GMutex reuse_lock;
+static gboolean reuse;
+static void (*reuse_setup)(void);
+static Child kept = {.pid = -1, .request_fd = -1, .answer_fd = -1};
+static guint lost;
 
 static gboolean write_all(int fd, const void *p, gsize n) {
   const guint8 *b = p;
@@ -50,21 +73,72 @@ static gboolean read_all(int fd, void *p, gsize n) {
   return TRUE;
 }
 
-static G_GNUC_NORETURN void child_main(int fd, TlIsolatedFunc fn, gpointer data) {
-  GByteArray *out = g_byte_array_new();
-  GError *e = NULL;
-  gboolean ok = fn(data, out, &e);
-  IsolateHeader h = {.magic = ISOLATE_MAGIC, .ok = ok};
-  const void *body = out->data;
-  gsize n = out->len;
-  if (!ok) {
-    const char *m = e ? e->message : "failed without a message";
-    h.code = e && e->domain == TL_ERROR ? e->code : TL_ERROR_FORMAT;
-    body = m, n = MIN(strlen(m), ISOLATE_MAX_MESSAGE);
+static G_GNUC_NORETURN void child_main(int request_fd, int answer_fd) {
+  if (reuse && reuse_setup) reuse_setup();
+  for (;;) {
+    Request q;
+    char arg[ISOLATE_MAX_ARG + 1];
+    if (!read_all(request_fd, &q, sizeof q)) _exit(0); /* the parent closed: done */
+    if (q.magic != ISOLATE_MAGIC || q.arg_length > ISOLATE_MAX_ARG ||
+        !read_all(request_fd, arg, q.arg_length))
+      _exit(2);
+    arg[q.arg_length] = 0;
+    TlIsolatedFunc fn = (TlIsolatedFunc)(guintptr)q.fn; /* this process's own code (a fork) */
+    GByteArray *out = g_byte_array_new();
+    GError *e = NULL;
+    gboolean ok = fn(arg, out, &e);
+    Answer a = {.magic = ISOLATE_MAGIC, .ok = ok};
+    const void *body = out->data;
+    gsize n = out->len;
+    if (!ok) {
+      const char *m = e ? e->message : "failed without a message";
+      a.code = e && e->domain == TL_ERROR ? e->code : TL_ERROR_FORMAT;
+      body = m, n = MIN(strlen(m), ISOLATE_MAX_MESSAGE);
+    }
+    a.length = n;
+    if (!write_all(answer_fd, &a, sizeof a) || !write_all(answer_fd, body, n)) _exit(1);
+    g_byte_array_unref(out);
+    g_clear_error(&e);
   }
-  h.length = n;
-  gboolean sent = write_all(fd, &h, sizeof h) && write_all(fd, body, n);
-  _exit(sent ? 0 : 1);
+}
+
+static gboolean child_start(Child *c, const char *what, GError **error) {
+  (void)tl_error_quark(); /* registered before fork: the child takes no GLib lock for it */
+  int q[2], a[2];
+  if (pipe2(q, O_CLOEXEC) != 0) goto failed;
+  if (pipe2(a, O_CLOEXEC) != 0) {
+    close(q[0]), close(q[1]);
+    goto failed;
+  }
+  c->pid = fork();
+  if (c->pid < 0) {
+    close(q[0]), close(q[1]), close(a[0]), close(a[1]);
+    goto failed;
+  }
+  if (c->pid == 0) {
+    close(q[1]), close(a[0]);
+    child_main(q[0], a[1]);
+  }
+  close(q[0]), close(a[1]);
+  c->request_fd = q[1], c->answer_fd = a[0];
+  return TRUE;
+failed:
+  g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: cannot start the reader process: %s", what,
+              g_strerror(errno));
+  return FALSE;
+}
+
+/* Closes the pipes (a child waiting for a request then exits), kills a child that might be
+ * stuck writing, and waits for it. Returns the wait status. */
+static int child_end(Child *c, gboolean kill_it) {
+  if (c->request_fd >= 0) close(c->request_fd);
+  if (c->answer_fd >= 0) close(c->answer_fd);
+  if (kill_it) kill(c->pid, SIGKILL);
+  int status = 0;
+  while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  *c = (Child){.pid = -1, .request_fd = -1, .answer_fd = -1};
+  return status;
 }
 
 /* The child's end, as words: "exited with status 3", "was killed by signal 11 (...)". */
@@ -76,63 +150,86 @@ static char *describe_status(int status) {
   return g_strdup_printf("ended with wait status %#x", (unsigned)status);
 }
 
-GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, gpointer data, gsize max_bytes,
-                       GError **error) {
-  (void)tl_error_quark(); /* registered before fork: the child takes no GLib lock for it */
-  int fds[2];
-  if (pipe(fds) != 0) {
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: cannot create a pipe for the reader process: "
-                "%s", what, g_strerror(errno));
-    return NULL;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    int err = errno;
-    close(fds[0]), close(fds[1]);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: cannot start the reader process: %s", what,
-                g_strerror(err));
-    return NULL;
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    child_main(fds[1], fn, data);
-  }
-  close(fds[1]);
+/* One request to child c; on FALSE the child is ended and *error says why. */
+static GBytes *ask(Child *c, gboolean keep, const char *what, TlIsolatedFunc fn,
+                   const char *arg, gsize max_bytes, GError **error) {
+  gsize arg_length = strlen(arg);
+  Request q = {.magic = ISOLATE_MAGIC, .arg_length = (guint32)arg_length,
+               .fn = (guint64)(guintptr)fn};
+  /* a child that died before reading would raise SIGPIPE here: ignored for the call */
+  sigset_t pipe_set, old_set;
+  sigemptyset(&pipe_set), sigaddset(&pipe_set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  gboolean sent = write_all(c->request_fd, &q, sizeof q) && write_all(c->request_fd, arg,
+                                                                      arg_length);
+  struct timespec zero = {0, 0};
+  while (sigtimedwait(&pipe_set, NULL, &zero) > 0) {
+  } /* a SIGPIPE raised by this thread's write: consumed before unblocking */
+  pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+  if (sent && !keep) close(c->request_fd), c->request_fd = -1; /* one request, then EOF */
 
-  IsolateHeader h;
-  gboolean got_header = read_all(fds[0], &h, sizeof h) && h.magic == ISOLATE_MAGIC;
-  gboolean fits = got_header && h.length <= (h.ok ? max_bytes : ISOLATE_MAX_MESSAGE);
-  guint8 *body = fits ? g_try_malloc(h.length + 1) : NULL;
-  gboolean got_body = body && read_all(fds[0], body, h.length);
-  guint8 extra;
-  gboolean trailing = got_body && read_all(fds[0], &extra, 1);
-  close(fds[0]);
-  if (!got_body) kill(pid, SIGKILL); /* it may be stuck writing what we no longer read */
+  Answer a;
+  gboolean got_answer = sent && read_all(c->answer_fd, &a, sizeof a) && a.magic == ISOLATE_MAGIC;
+  gboolean fits = got_answer && a.length <= (a.ok ? max_bytes : ISOLATE_MAX_MESSAGE);
+  guint8 *body = fits ? g_try_malloc(a.length + 1) : NULL;
+  gboolean got_body = body && read_all(c->answer_fd, body, a.length);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  gboolean clean = TRUE, trailing = FALSE;
+  if (!got_body || !keep) {
+    guint8 extra;
+    trailing = got_body && read_all(c->answer_fd, &extra, 1);
+    status = child_end(c, !got_body || trailing);
+    clean = got_body && !trailing && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
-  gboolean clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-
-  if (got_body && !trailing && clean) {
-    if (h.ok) return g_bytes_new_take(body, h.length);
-    body[h.length] = 0;
-    gint code = h.code >= TL_ERROR_NO_DEVICE && h.code <= TL_ERROR_UNSUPPORTED ? h.code
+  if (clean) {
+    if (a.ok) return g_bytes_new_take(body, a.length);
+    body[a.length] = 0;
+    gint code = a.code >= TL_ERROR_NO_DEVICE && a.code <= TL_ERROR_UNSUPPORTED ? a.code
                                                                                : TL_ERROR_FORMAT;
     g_set_error(error, TL_ERROR, code, "%s", (const char *)body);
     g_free(body);
     return NULL;
   }
   g_free(body);
+  g_atomic_int_inc(&lost);
   g_autofree char *end = describe_status(status);
-  if (!clean)
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process %s (the library "
-                "failed on this file: damaged or not what it claims to be)", what, end);
-  else if (got_header && !fits)
+  if (got_answer && !fits)
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process answered %"
                 G_GUINT64_FORMAT " bytes, expected at most %" G_GSIZE_FORMAT, what,
-                (guint64)h.length, h.ok ? max_bytes : (gsize)ISOLATE_MAX_MESSAGE);
+                (guint64)a.length, a.ok ? max_bytes : (gsize)ISOLATE_MAX_MESSAGE);
+  else if (trailing)
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process answered more than "
+                "it announced", what);
   else
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process %s with %s answer",
-                what, end, trailing ? "a longer" : got_header ? "a truncated" : "no valid");
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process %s without a valid "
+                "answer (the library failed on this file: damaged, or not what it claims to "
+                "be)", what, end);
   return NULL;
 }
+
+GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsize max_bytes,
+                       GError **error) {
+  if (strlen(arg) > ISOLATE_MAX_ARG) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s: a file name of %" G_GSIZE_FORMAT
+                " bytes, expected at most %u", what, strlen(arg), ISOLATE_MAX_ARG);
+    return NULL;
+  }
+  g_mutex_lock(&reuse_lock);
+  gboolean keep = reuse;
+  if (!keep) g_mutex_unlock(&reuse_lock);
+  Child own = {.pid = -1, .request_fd = -1, .answer_fd = -1};
+  Child *c = keep ? &kept : &own;
+  GBytes *b = NULL;
+  if (c->pid >= 0 || child_start(c, what, error))
+    b = ask(c, keep, what, fn, arg, max_bytes, error);
+  if (keep) g_mutex_unlock(&reuse_lock);
+  return b;
+}
+
+void tl_isolate_reuse_children(void (*child_setup)(void)) {
+  g_mutex_lock(&reuse_lock);
+  reuse = TRUE, reuse_setup = child_setup;
+  g_mutex_unlock(&reuse_lock);
+}
+
+guint tl_isolate_children_lost(void) { return (guint)g_atomic_int_get(&lost); }
