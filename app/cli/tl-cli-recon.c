@@ -119,10 +119,11 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
       "tomolab recon checkpoint 1\ninput %s events %" G_GUINT64_FORMAT "\nscanner %s\n"
       "grid %s\nalgorithm %s subsets %u projector %s tor %.9g tof %d nsigma %.9g\n"
       "attenuation %s\nprior %s beta %.17g gamma %.17g epsilon %.17g relaxation %.9g\n"
-      "filter %s every %u\n", base, n_events, sk, gk, o->algorithm, o->subsets, o->projector,
+      "filter %s every %u\nrandoms %.17g\n", base, n_events, sk, gk, o->algorithm, o->subsets,
+      o->projector,
       o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
       o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
-      filter_text ? filter_text : "none", o->filter_every);
+      filter_text ? filter_text : "none", o->filter_every, o->randoms ? o->randoms->total : 0.0);
   /* --kernel replacements change the image too: their sources enter the hash */
   g_autoptr(GString) all = g_string_new(text);
   for (guint i = 0; kernels && kernels[i]; i++) {
@@ -180,6 +181,7 @@ static int recon_main(int argc, char **argv) {
    * combinations. */
   double tof_nsigma = NAN, tor_fwhm = NAN;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
+  g_autofree char *randoms_from = NULL;
   g_autofree char *tor_help = g_strdup_printf(
       "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
       TL_TOR_FWHM_DEFAULT);
@@ -222,6 +224,9 @@ static int recon_main(int argc, char **argv) {
        "NXxNYxNZ@MM"},
       {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
        "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
+      {"randoms", 0, 0, G_OPTION_ARG_STRING, &randoms_from,
+       "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
+       "coincidences by fan sums (variance-reduced) and adds them to the model", "delayeds"},
       {"binned", 'b', 0, G_OPTION_ARG_NONE, &binned,
        "Histogram the events per crystal pair and reconstruct the bins", NULL},
       {"loglik", 0, 0, G_OPTION_ARG_STRING, &loglik,
@@ -280,8 +285,18 @@ static int recon_main(int argc, char **argv) {
     fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
     return 2;
   }
+  if (randoms_from && strcmp(randoms_from, "delayeds") != 0) {
+    fprintf(stderr, "tomolab-cli recon: --randoms '%s': expected delayeds (the randoms "
+            "estimated from the file's delayed coincidences)\n", randoms_from);
+    return 2;
+  }
   guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
   if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
+  if (size > 1 && randoms_from) {
+    fprintf(stderr, "tomolab-cli recon: --randoms runs on one process for now (the ranks read "
+            "shares of the prompts, not the delayeds)\n");
+    return 2;
+  }
   if (size > 1 && binned) {
     fprintf(stderr, "tomolab-cli recon: --binned runs on one process (the ranks share list-mode "
             "events; binned subsets have their own pairs)\n");
@@ -417,6 +432,22 @@ static int recon_main(int argc, char **argv) {
     }
     n_total = lm->n_events;
     count = lm->n_events;
+  }
+  g_autoptr(TlRandoms) randoms = NULL;
+  if (randoms_from) {
+    if (lm->n_delayed == 0) {
+      fprintf(stderr, "tomolab-cli recon: --randoms delayeds: %s holds no delayed "
+              "coincidences\n", argv[1]);
+      return 1;
+    }
+    if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, &error)))
+      return fail(error);
+    o.randoms = randoms;
+    if (!quiet) {
+      g_autofree char *d = tl_randoms_describe(randoms);
+      fprintf(stderr, "recon: %s (%.1f %% of the %" G_GUINT64_FORMAT " prompts)\n", d,
+              100.0 * randoms->total / MAX(n_total, 1), n_total);
+    }
   }
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);

@@ -87,6 +87,33 @@ TlLors tl_pet_operator_lors(const TlOperator *op, guint subset) {
                   .atten = op->diag, .tof = p->tof_on ? &p->tof : NULL};
 }
 
+TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error) {
+  PetOp *p = priv(op);
+  if (randoms->n_crystals != p->scanner->n_crystals) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "randoms for %u crystals, but the "
+                "scanner '%s' has %u", randoms->n_crystals, p->scanner->name,
+                p->scanner->n_crystals);
+    return NULL;
+  }
+  guint64 n = tl_operator_n_data(op);
+  /* events and bins both start with the two crystal ids (TlEvent, TlBin: 12 bytes) */
+  G_STATIC_ASSERT(sizeof(TlEvent) == sizeof(TlBin));
+  g_autofree guint32 *rec = g_try_new(guint32, 3 * MAX(n, 1));
+  g_autofree float *a = g_try_new(float, MAX(n, 1));
+  if (!rec || !a) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "randoms term: %" G_GUINT64_FORMAT
+                " records do not fit in host memory", n);
+    return NULL;
+  }
+  if (n && !tl_array_download(p->records, rec, error)) return NULL;
+  double per_bin = p->tof_on ? 1.0 / p->scanner->tof_bins : 1.0;
+  for (guint64 j = 0; j < n; j++)
+    a[j] = (float)(tl_randoms_pair(randoms, rec[3 * j], rec[3 * j + 1]) * per_bin);
+  g_autoptr(TlArray) out = tl_array_new_float(op->ctx, MAX(n, 1), error);
+  if (!out || (n && !tl_array_upload(out, a, error))) return NULL;
+  return g_steal_pointer(&out);
+}
+
 /* y = D_s A_s x: D is the kernels' per-record factor (TlLors.atten, record first + i). */
 static gboolean pet_forward(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                             TlArray *y, GError **error) {

@@ -26,6 +26,7 @@
 #include "recon/tl-operator.h"
 #include "tl-listmode.h"
 #include "tl-projector.h"
+#include "tl-randoms.h"
 
 G_BEGIN_DECLS
 
@@ -91,6 +92,13 @@ gboolean tl_pet_operator_sensitivity_cached(const TlOperator *op);
 /* The records of subset s as the projector takes them (with D as atten and the TOF kernel);
  * s = G_MAXUINT: every record. Valid while op lives and D is not replaced. */
 TlLors tl_pet_operator_lors(const TlOperator *op, guint subset);
+
+/* The randoms term of ybar = D A x + a for every record in data order (the solver's
+ * TlProblem.additive): a_j = s_a s_b of the record's crystal pair (tl-randoms.h), divided by
+ * the scanner's TOF bins when the operator uses TOF (randoms are spread uniformly in time;
+ * the bins are taken to cover the coincidence window). Not attenuated, not normalised: D
+ * multiplies A x only. */
+TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error);
 
 extern const TlOperatorClass tl_pet_listmode_operator_class;
 extern const TlOperatorClass tl_pet_binned_operator_class;

@@ -14,6 +14,7 @@ struct _TlRecon {
   TlSrm *srm;          /* projector "srm": the matrix the operator runs on */
   gboolean srm_cached;
   TlSolver *sv;
+  TlArray *randoms;    /* the additive term a (opt.randoms), in the operator's data order */
   TlReconCallback cb;
   gpointer cb_data;
 };
@@ -30,6 +31,7 @@ void tl_recon_options_init(TlReconOptions *o) {
 void tl_recon_free(TlRecon *r) {
   if (!r) return;
   tl_solver_free(r->sv); /* before the operator it runs on */
+  g_clear_pointer(&r->randoms, tl_array_free);
   tl_operator_free(r->op);
   tl_srm_free(r->srm); /* after its operator */
   g_free(r->projector_name);
@@ -111,6 +113,16 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};
+  if (o->randoms) {
+    if (!tl_is_pet_operator(r->op)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "randoms correction: not with the "
+                  "%s projector (list-mode and binned ray projectors only)", o->projector);
+      return NULL;
+    }
+    if (!(r->randoms = tl_pet_operator_randoms(r->op, o->randoms, error))) return NULL;
+    pb.additive = r->randoms;
+  }
+  r->opt.randoms = NULL; /* used at set-up only: the caller's is not kept */
   if (!(r->sv = tl_solver_new(r->ctx, o->algorithm, &pb, &so, error))) return NULL;
   tl_solver_set_callback(r->sv, on_step, r);
   return r;

@@ -98,6 +98,12 @@ typedef struct {
   guint parts, part;
   const TlSolverReducer *reducer;
   guint sens_chunks;      /* TlPetOperatorOptions.sens_chunks (0: one pass) */
+  /* Randoms correction (NULL = none; tl-randoms.h, e.g. from the delayeds): the expected
+   * randoms of each record's pair become the additive term of ybar = D A x + a
+   * (tl_pet_operator_randoms), so EM divides by D A x + a and, with the term present, runs
+   * forward, ratio and back projection as separate passes (the fused kernel has no a). Read
+   * at creation only. List-mode and binned ray projectors (not "srm"). */
+  const TlRandoms *randoms;
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
