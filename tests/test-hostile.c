@@ -449,6 +449,11 @@ static void test_recon_verbs(void) {
           NULL);
   refused(cli("recon", "a.tlm", "-o", "a.tlm", NULL), "-o 'a.tlm'", NULL);
   refused(cli("recon", "a.tlm", "-o", "no/dir/r.nii", NULL), "cannot be written", NULL);
+  /* randoms: an unknown source; a file without delayed coincidences */
+  refused(cli("recon", "a.tlm", "--randoms", "singles", "-o", "r.nii", NULL),
+          "--randoms 'singles'", "expected delayeds", NULL);
+  refused(cli("recon", "a.tlm", "--randoms", "delayeds", "-o", "r.nii", NULL), "a.tlm",
+          "no delayed coincidences", NULL);
   g_autofree char *after = get("t.nii", &n1);
   g_assert_cmpmem(before, n0, after, n1);
   r = cli("ct-simulate", "--grid", "8x8x4@2", "--views", "3", "--detector", "10x6",
