@@ -3,7 +3,8 @@
 files and they are compared with the known image, recomputed here from its definition (the
 same formula and grid as known_image() in test-format-dicom.c, not read from any file).
 
-  dicom-check.py KIND FILE...   KIND: sc, pet or ct; FILE: every slice file of one series
+  dicom-check.py KIND FILE...   KIND: sc, pet, pet-bqml or ct; FILE: every slice file of one
+                                series (pet-bqml: the PET image written with Units BQML)
 
 Checks: SOP class, modality, one series of n files with InstanceNumber 1..n, Rows/Columns,
 PixelSpacing, ImageOrientationPatient, ImagePositionPatient of each slice (Tomolab's frame is
@@ -23,6 +24,7 @@ VOXEL = (1.25, 0.8, 2.5)
 ORIGIN = (-3.5, 10.25, -20.1)
 SOP = {"sc": "1.2.840.10008.5.1.4.1.1.7", "pet": "1.2.840.10008.5.1.4.1.1.128",
        "ct": "1.2.840.10008.5.1.4.1.1.2"}
+UNITS = {"pet": "NONE", "pet-bqml": "BQML"}
 MODALITY = {"sc": "OT", "pet": "PT", "ct": "CT"}
 
 
@@ -41,6 +43,8 @@ def known(kind):
 
 def main():
     kind, files = sys.argv[1], sys.argv[2:]
+    units = UNITS.get(kind)
+    kind = "pet" if units else kind
     errors = []
 
     def check(cond, what):
@@ -76,7 +80,7 @@ def main():
         check(d.PatientName == "Anonymous", where + ": PatientName")
         slope, icpt = float(d.RescaleSlope), float(d.RescaleIntercept)
         if kind == "pet":
-            check(d.Units == "NONE", "%s: Units %s" % (where, d.Units))
+            check(d.Units == units, "%s: Units %s, expected %s" % (where, d.Units, units))
             check(icpt == 0, "%s: PET RescaleIntercept %g, expected 0" % (where, icpt))
         elif kind == "ct":
             check(d.RescaleType == "HU", where + ": RescaleType")

@@ -237,6 +237,56 @@ static void test_write_pet_pattern(void) {
   pydicom_check("pet", files);
 }
 
+/* Through the C API: Units BQML when the caller states Bq/mL; a trailing '/' names the folder */
+static void test_write_pet_bqml(void) {
+  g_autoptr(TlImage) im = known_image("pet");
+  g_autofree char *folder = path_in("w-bqml"), *out = g_strconcat(folder, "/", NULL);
+  g_autoptr(GError) error = NULL;
+  TlDicomSaveOptions opt = {.iod = TL_DICOM_PET, .bqml = TRUE, .description = "known"};
+  g_assert_true(tl_dicom_save_series(im, out, &opt, &error));
+  g_assert_no_error(error);
+  g_autoptr(GPtrArray) files = files_in(folder, "");
+  g_assert_cmpuint(files->len, ==, 4);
+  read_back("pet", folder, im);
+  pydicom_check("pet-bqml", files);
+}
+
+/* write -> read keeps the grid bit for bit: odd sizes, origins and voxel sizes, one slice
+ * (its spacing from SliceThickness), two slices, long rows */
+static void test_write_grids(void) {
+  const TlImageGrid grids[] = {
+      {{3, 2, 1}, {0.1f, 0.3f, 0.7f}, {123.456f, -0.001f, 1e-7f}},
+      {{1, 1, 2}, {2.0f / 3.0f, 1.0f / 7.0f, 1.2345679f}, {-999.99f, 0.5f, -3.3333333f}},
+      {{600, 3, 3}, {0.0417f, 4.0f, 0.999f}, {-12.5f, 17.25f, 1000.125f}},
+      {{5, 4, 3}, {1.0f, 1.0f, 1.0f}, {0.0f, 0.0f, 0.0f}},
+  };
+  for (guint t = 0; t < G_N_ELEMENTS(grids); t++) {
+    g_autoptr(TlImage) im = tl_image_new(&grids[t]);
+    for (gsize i = 0; i < tl_image_grid_n_voxels(&grids[t]); i++)
+      im->data[i] = (float)(i % 17) * 0.5f - 3.0f;
+    g_autofree char *name = g_strdup_printf("w-grid%u.dcm", t);
+    g_autofree char *folder = path_in(name);
+    g_assert_cmpint(g_mkdir(folder, 0755), ==, 0);
+    g_autofree char *out = g_build_filename(folder, "g.dcm", NULL);
+    g_autoptr(GError) error = NULL;
+    g_assert_true(tl_format_save(tl_format_find("dicom"), im, out, &error));
+    g_assert_no_error(error);
+    /* one slice, no '#': the name itself */
+    g_autofree char *first = g_build_filename(folder, grids[t].dims[2] == 1 ? "g.dcm"
+                                                                             : "g_0001.dcm",
+                                              NULL);
+    g_autoptr(TlImage) back = tl_format_load_kind(first, TL_DATA_IMAGE, &error);
+    g_assert_no_error(error);
+    g_autofree char *a = tl_image_grid_key(&im->grid), *b = tl_image_grid_key(&back->grid);
+    g_test_message("%s -> %s", a, b);
+    g_assert_cmpstr(a, ==, b);
+    g_assert_true(tl_image_grid_equal(&im->grid, &back->grid));
+    /* values: -3 .. 5 in steps of 0.5, not integers: the step is at most 8 / 65535 */
+    for (gsize i = 0; i < tl_image_grid_n_voxels(&grids[t]); i++)
+      g_assert_cmpfloat(fabs(back->data[i] - im->data[i]), <=, 8.0 / 65535 / 2 * 1.000001);
+  }
+}
+
 static void test_write_ct_extension(void) {
   g_autoptr(TlImage) im = known_image("ct");
   g_autofree char *folder = path_in("w-ct");
@@ -365,6 +415,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-dicom/hostile", test_hostile);
   g_test_add_func("/format-dicom/write-sc-folder", test_write_sc_folder);
   g_test_add_func("/format-dicom/write-pet-pattern", test_write_pet_pattern);
+  g_test_add_func("/format-dicom/write-pet-bqml", test_write_pet_bqml);
+  g_test_add_func("/format-dicom/write-grids", test_write_grids);
   g_test_add_func("/format-dicom/write-ct-extension", test_write_ct_extension);
   g_test_add_func("/format-dicom/cli-convert", test_cli_convert);
   g_test_add_func("/format-dicom/write-hostile", test_write_hostile);

@@ -174,7 +174,8 @@ gpointer tl_dicom_load_series(const char *path, GError **error) {
     if (sign[a] < 0)
       for (int i = 0; i < 3; i++) lps[i] += (n[a] - 1.0) * d[a] * dirs[a][i];
   double ras[3] = {-lps[0], -lps[1], lps[2]};
-  for (int i = 0; i < 3; i++) grid.origin_mm[i] = (float)ras[i];
+  /* + 0.0: an origin at 0 is +0, not the -0 of negating LPS 0 (grids compare bitwise) */
+  for (int i = 0; i < 3; i++) grid.origin_mm[i] = (float)(ras[i] + 0.0);
   if (tl_image_grid_n_voxels(&grid) > (1ull << 31)) {
     series_fail(error, s0, "Rows, Columns, slices", "%u x %u x %u voxels, more than 2^31", n[0],
                 n[1], n[2]);
@@ -305,9 +306,12 @@ static void remove_all(GPtrArray *paths, guint n) {
   for (guint k = 0; k < n; k++) g_remove(paths->pdata[k]);
 }
 
-gboolean tl_dicom_save_series(gconstpointer image, const char *path,
+gboolean tl_dicom_save_series(gconstpointer image, const char *out_path,
                               const TlDicomSaveOptions *opt, GError **error) {
   const TlImage *im = image;
+  /* "out/" names the folder "out" (its temp sibling is ".out.tmp-...") */
+  g_autofree char *path = g_strdup(out_path);
+  for (gsize len = strlen(path); len > 1 && path[len - 1] == '/'; len--) path[len - 1] = 0;
   if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
   const TlImageGrid *g = &im->grid;
   guint nx = g->dims[0], ny = g->dims[1], nz = g->dims[2];
