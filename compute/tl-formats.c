@@ -22,6 +22,8 @@ static const TlFormatClass *const formats[] = {
     &tl_format_interfile,
     &tl_format_metaimage,
     &tl_format_dicom,
+    &tl_format_dicom_pet,
+    &tl_format_dicom_ct,
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,

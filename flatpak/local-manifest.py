@@ -2,7 +2,8 @@
 """Prints (as JSON) the local variant of the Flathub manifest that scripts/flatpak-local.sh
 builds. The only differences, all needed because Flathub is out of reach here:
   - runtime, runtime-version and sdk: the Debian 12 runtime the script makes;
-  - the modules that runtime already carries (Debian's libcglm-dev and nifticlib) are dropped;
+  - the modules that runtime already carries (Debian's libcglm-dev, nifticlib, libhdf5-dev
+    and libdcmtk-dev; scripts/flatpak-local.sh's package list) are dropped;
   - the app is built from this checkout (a dir source, skipping what git ignores) instead of
     the release tag;
   - appstream-compose: false (the Debian SDK has no appstream-compose).
@@ -13,7 +14,8 @@ import sys
 import yaml
 
 # Module name in the Flathub manifest -> the Debian packages that replace it.
-VENDORED_IN_RUNTIME = {'cglm': 'libcglm-dev', 'nifti_clib': 'libniftiio-dev libnifti2-dev libznz-dev'}
+VENDORED_IN_RUNTIME = {'cglm': 'libcglm-dev', 'nifti_clib': 'libniftiio-dev libnifti2-dev libznz-dev',
+                       'hdf5': 'libhdf5-dev', 'dcmtk': 'libdcmtk-dev'}
 
 
 def main(argv):

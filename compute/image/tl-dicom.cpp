@@ -181,3 +181,133 @@ extern "C" void tl_dicom_slice_clear(TlDicomSlice *s) {
   g_free(s->pixels);
   s->pixels = NULL;
 }
+
+// --- writing (tl_dicom_write_slice): the attributes of the chosen IOD, PS3.3 modules named.
+
+extern "C" void tl_dicom_new_uid(char out[65]) {
+  // DCMTK's root (SITE_INSTANCE_UID_ROOT) + host id, process id, time and a counter
+  dcmGenerateUniqueIdentifier(out);
+}
+
+extern "C" gboolean tl_dicom_write_slice(const char *path, const char *shown_as,
+                                         const TlDicomWriteSlice *s, GError **error) {
+  DcmFileFormat ff;
+  DcmDataset *ds = ff.getDataset();
+  OFCondition c = EC_Normal;
+  auto str = [&](const DcmTagKey &tag, const char *v) {
+    if (c.good()) c = ds->putAndInsertString(tag, v);
+  };
+  auto us = [&](const DcmTagKey &tag, Uint16 v) {
+    if (c.good()) c = ds->putAndInsertUint16(tag, v);
+  };
+  auto empty = [&](const DcmTagKey &tag) { // Type 2: present, no value (nothing is claimed)
+    if (c.good()) c = ds->insertEmptyElement(tag);
+  };
+  const char *sop = s->iod == TL_DICOM_PET  ? UID_PositronEmissionTomographyImageStorage
+                    : s->iod == TL_DICOM_CT ? UID_CTImageStorage
+                                            : UID_SecondaryCaptureImageStorage;
+  char num[32], uid[65];
+  tl_dicom_new_uid(uid);
+  // SOP Common
+  str(DCM_SOPClassUID, sop);
+  str(DCM_SOPInstanceUID, uid);
+  // Patient: placeholders, Tomolab knows no patient
+  str(DCM_PatientName, "Anonymous");
+  str(DCM_PatientID, "Anonymous");
+  empty(DCM_PatientBirthDate);
+  empty(DCM_PatientSex);
+  // General Study
+  str(DCM_StudyInstanceUID, s->study_uid);
+  str(DCM_StudyDate, s->date);
+  str(DCM_StudyTime, s->time);
+  empty(DCM_ReferringPhysicianName);
+  empty(DCM_StudyID);
+  empty(DCM_AccessionNumber);
+  // General Series (PatientPosition: Type 2C, empty: the patient's position is not known)
+  str(DCM_Modality, s->iod == TL_DICOM_PET ? "PT" : s->iod == TL_DICOM_CT ? "CT" : "OT");
+  str(DCM_SeriesInstanceUID, s->series_uid);
+  str(DCM_SeriesNumber, "1");
+  str(DCM_SeriesDate, s->date);
+  str(DCM_SeriesTime, s->time);
+  str(DCM_SeriesDescription, s->description);
+  if (s->iod != TL_DICOM_SECONDARY_CAPTURE) empty(DCM_PatientPosition);
+  // Frame of Reference
+  str(DCM_FrameOfReferenceUID, s->frame_uid);
+  empty(DCM_PositionReferenceIndicator);
+  // General Equipment (and SC Equipment: a workstation made it)
+  str(DCM_Manufacturer, "Tomolab");
+  if (s->iod == TL_DICOM_SECONDARY_CAPTURE) str(DCM_ConversionType, "WSD");
+  // General Image
+  g_snprintf(num, sizeof num, "%u", s->instance);
+  str(DCM_InstanceNumber, num);
+  str(DCM_ContentDate, s->date);
+  str(DCM_ContentTime, s->time);
+  str(DCM_ImageType, s->iod == TL_DICOM_PET  ? "DERIVED\\PRIMARY"
+                     : s->iod == TL_DICOM_CT ? "DERIVED\\SECONDARY\\AXIAL"
+                                             : "DERIVED\\SECONDARY");
+  // Image Plane
+  char text[6 * 17 + 8];
+  g_snprintf(text, sizeof text, "%s\\%s", s->spacing[0], s->spacing[1]);
+  str(DCM_PixelSpacing, text);
+  g_snprintf(text, sizeof text, "%s\\%s\\%s\\%s\\%s\\%s", s->orientation[0], s->orientation[1],
+             s->orientation[2], s->orientation[3], s->orientation[4], s->orientation[5]);
+  str(DCM_ImageOrientationPatient, text);
+  g_snprintf(text, sizeof text, "%s\\%s\\%s", s->position[0], s->position[1], s->position[2]);
+  str(DCM_ImagePositionPatient, text);
+  str(DCM_SliceThickness, s->thickness);
+  str(DCM_SpacingBetweenSlices, s->thickness);
+  str(DCM_SliceLocation, s->location);
+  // Image Pixel: 16-bit greyscale
+  us(DCM_SamplesPerPixel, 1);
+  str(DCM_PhotometricInterpretation, "MONOCHROME2");
+  us(DCM_Rows, (Uint16)s->rows);
+  us(DCM_Columns, (Uint16)s->cols);
+  us(DCM_BitsAllocated, 16);
+  us(DCM_BitsStored, 16);
+  us(DCM_HighBit, 15);
+  us(DCM_PixelRepresentation, s->is_signed ? 1 : 0);
+  // Modality LUT (SC; RescaleType US: unspecified), CT Image (HU), PET Image (intercept 0)
+  str(DCM_RescaleIntercept, s->intercept);
+  str(DCM_RescaleSlope, s->slope);
+  if (s->iod == TL_DICOM_SECONDARY_CAPTURE) str(DCM_RescaleType, "US");
+  if (s->iod == TL_DICOM_CT) {
+    str(DCM_RescaleType, "HU");
+    empty(DCM_KVP);
+    empty(DCM_AcquisitionNumber);
+  }
+  if (s->iod == TL_DICOM_PET) {
+    // PET Series: a static, decay-uncorrected emission image in the units the caller backs
+    str(DCM_Units, s->bqml ? "BQML" : "NONE");
+    str(DCM_CountsSource, "EMISSION");
+    str(DCM_SeriesType, "STATIC\\IMAGE");
+    empty(DCM_CorrectedImage);
+    str(DCM_DecayCorrection, "NONE");
+    g_snprintf(num, sizeof num, "%u", s->n_slices);
+    str(DCM_NumberOfSlices, num);
+    empty(DCM_CollimatorType);
+    // PET Isotope, NM/PET Patient Orientation, Acquisition Context: Type 2 sequences
+    empty(DCM_RadiopharmaceuticalInformationSequence);
+    empty(DCM_PatientOrientationCodeSequence);
+    empty(DCM_PatientGantryRelationshipCodeSequence);
+    empty(DCM_AcquisitionContextSequence);
+    // PET Image
+    str(DCM_FrameReferenceTime, "0");
+    g_snprintf(num, sizeof num, "%u", s->instance);
+    str(DCM_ImageIndex, num);
+    empty(DCM_AcquisitionDate);
+    empty(DCM_AcquisitionTime);
+    empty(DCM_ActualFrameDuration);
+  }
+  if (c.good())
+    c = ds->putAndInsertUint16Array(DCM_PixelData, s->pixels,
+                                    (unsigned long)s->rows * s->cols);
+  if (c.good())
+    c = ff.saveFile(path, EXS_LittleEndianExplicit, EET_ExplicitLength, EGL_recalcGL,
+                    EPD_noChange, 0, 0, EWM_fileformat);
+  if (c.bad()) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': DICOM (DCMTK: %s)", shown_as,
+                c.text());
+    return FALSE;
+  }
+  return TRUE;
+}

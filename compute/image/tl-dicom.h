@@ -3,7 +3,8 @@
  * stored values rescaled to the modality's units (RescaleSlope x stored + RescaleIntercept:
  * Hounsfield units for CT). Transfer syntaxes: the uncompressed ones, RLE, JPEG (baseline,
  * extended, lossless) and JPEG-LS through DCMTK's codecs; others (JPEG 2000...) are refused
- * with a GError naming the transfer syntax. */
+ * with a GError naming the transfer syntax. Writing: one uncompressed 16-bit file per slice
+ * (tl_dicom_save_series below). */
 #pragma once
 #include <glib.h>
 #include "tl-error.h"
@@ -32,6 +33,62 @@ typedef struct {
 gboolean tl_dicom_read(const char *path, gboolean pixels, TlDicomSlice *out, GError **error);
 void tl_dicom_slice_clear(TlDicomSlice *s);
 
+/* Writing: which IOD (Information Object Definition) the slices claim. The caller says what
+ * the values are; a TlImage carries no units, so the format table's plain "dicom" writes
+ * Secondary Capture, which claims nothing about them. */
+typedef enum {
+  TL_DICOM_SECONDARY_CAPTURE, /* SOP class 1.2.840.10008.5.1.4.1.1.7, Modality OT */
+  TL_DICOM_PET,               /* 1.2.840.10008.5.1.4.1.1.128 (PET Image), Modality PT */
+  TL_DICOM_CT,                /* 1.2.840.10008.5.1.4.1.1.2 (CT Image), Modality CT: values in HU */
+} TlDicomIod;
+
+/* One slice to write (tl_dicom_write_slice): everything already computed and checked by
+ * tl-format-dicom.c; DS values are passed as the text written, so the writer and the
+ * rescale computed from them agree to the digit. */
+typedef struct {
+  TlDicomIod iod;
+  gboolean bqml;              /* PET: Units BQML; else Units NONE */
+  guint rows, cols;
+  const guint16 *pixels;      /* rows x cols stored words, column fastest */
+  gboolean is_signed;         /* PixelRepresentation 1: the words are two's complement */
+  char spacing[2][17];        /* PixelSpacing (row spacing \ column spacing), DS text */
+  char position[3][17];       /* ImagePositionPatient */
+  char orientation[6][17];    /* ImageOrientationPatient */
+  char thickness[17];         /* SliceThickness and SpacingBetweenSlices */
+  char location[17];          /* SliceLocation */
+  char slope[17], intercept[17];
+  guint instance;             /* InstanceNumber (and PET ImageIndex), 1 .. n_slices */
+  guint n_slices;
+  char study_uid[65], series_uid[65], frame_uid[65];
+  char date[9], time[7];      /* YYYYMMDD, HHMMSS: study, series, content */
+  const char *description;    /* SeriesDescription */
+} TlDicomWriteSlice;
+
+/* A new UID (DCMTK's dcmGenerateUniqueIdentifier under its own root). */
+void tl_dicom_new_uid(char out[65]);
+/* Writes one slice to `path` (Part 10, explicit VR little endian). Not atomic by itself:
+ * tl-format-dicom.c writes temp files and renames them. */
+gboolean tl_dicom_write_slice(const char *path, const char *shown_as, const TlDicomWriteSlice *s,
+                              GError **error); /* shown_as: the name errors give (the final one) */
+
+/* Options of tl_dicom_save_series. */
+typedef struct {
+  TlDicomIod iod;
+  gboolean bqml;           /* PET only: the values are Bq/mL (Units BQML instead of NONE) */
+  const char *description; /* SeriesDescription; NULL: "Tomolab" */
+} TlDicomSaveOptions;
+
+/* Writes a TlImage (gpointer: keeps this header C++-clean) as a series, one file per slice
+ * (z), see tl-format-dicom.c and docs/formats.md "DICOM" for the names and attributes:
+ *  - `path` ending in .dcm/.dicom/.ima: the files are `path` with the slice number (4 digits,
+ *    or as many as a run of '#' in the name asks for) in place of the '#' run or before the
+ *    extension ("ct.dcm" -> ct_0001.dcm ...); a one-slice image without '#' is `path` itself;
+ *  - any other `path`: a folder (new, or empty) holding IM_0001.dcm ...
+ * No existing file is replaced (a series may be the input); every file is written to a temp
+ * name and renamed; on failure nothing written stays. Voxels must be finite, |v| <= 1e9. */
+gboolean tl_dicom_save_series(gconstpointer image, const char *path,
+                              const TlDicomSaveOptions *opt, GError **error);
+
 /* The series of `path` as an image (tl-format-dicom.c: frames, ordering, LPS -> scanner
  * frame). The result is a TlImage (image/tl-image.h); gpointer keeps this header C++-clean. */
 gpointer tl_dicom_load_series(const char *path, GError **error);
@@ -39,7 +96,9 @@ gpointer tl_dicom_load_series(const char *path, GError **error);
 /* Entry of the format table (compute/tl-formats.c). */
 #ifndef __cplusplus
 #include "tl-format.h"
-extern const TlFormatClass tl_format_dicom;
+extern const TlFormatClass tl_format_dicom;     /* reads; writes Secondary Capture */
+extern const TlFormatClass tl_format_dicom_pet; /* writes PET Image (Units NONE) */
+extern const TlFormatClass tl_format_dicom_ct;  /* writes CT Image (values in HU) */
 #endif
 
 G_END_DECLS
