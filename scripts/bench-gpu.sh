@@ -6,7 +6,8 @@
 # bench/README.md with the GPU goals of issue 17, PASS or FAIL each.
 #
 #   scripts/bench-gpu.sh [--quick] [--build-dir DIR] [--no-build] [--no-tests] [--tests "T..."]
-#                        [--allow-cpu] [--link-shared] [--logs DIR]
+#                        [--benches LIST] [--allow-cpu] [--link-shared] [--logs DIR]
+#                        [--report DIR] [--pack [FILE]] [--from-pack FILE]
 #
 #   --quick        tiny sizes: checks every step and the tables in minutes, on any device
 #                  (lavapipe included); its figures are not the GPU case and decide nothing
@@ -15,12 +16,22 @@
 #   --no-build     use DIR as it is (built elsewhere, or already built)
 #   --no-tests     skip the test suites
 #   --tests "..."  run these tests (names, or suites as --suite NAME) instead of the default
+#   --benches LIST comma-separated subset of pet,ops,ct,mlem (default all; a device tool's
+#                  10-minute command limit may need two runs)
 #   --allow-cpu    run the GPU sizes even on a CPU device (hours on lavapipe)
 #   --link-shared  when ../shared/data is missing but ./shared/data exists (a copy that travelled
 #                  with the tree), link ../shared to it: six format tests read the real data there
 #   --logs DIR     where the logs and summary.md go (default DIR/bench-gpu-logs/<time>)
 #   --report DIR   only print the tables again from the logs of an earlier run in DIR (e.g.
 #                  logs brought back from a GPU machine); add --quick if that run was one
+#   --pack [FILE]  after the build, pack what steps 2 and 4 run (tomolab-cli, the benches,
+#                  libtomolab-compute and every library they load except glibc's, libstdc++,
+#                  libgcc_s and the Vulkan loader) into FILE (.tar.gz; default DIR/tomolab-gpu-pack.tar.gz)
+#                  for a GPU machine without Tomolab's build dependencies; then stop
+#   --from-pack F  unpack such a file into DIR (default build-gpu-pack) and run steps 2, 4 and 5
+#                  from it with its libraries (no build; no tests: they need meson's build tree
+#                  and the validation layer). The benches were built with -march=native: the
+#                  GPU machine's CPU must have the packing machine's instruction set (checked).
 #
 # Device choice: Tomolab ranks discrete > integrated > virtual > CPU; TOMOLAB_DEVICE=<index or
 # name substring> overrides it (passed through to every step). On a machine whose Vulkan loader
@@ -34,7 +45,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0 build=1 tests=1 allow_cpu=0 link_shared=0
-dir=build-gpu logs="" test_args="" report=""
+dir="" logs="" test_args="" report="" pack="" from_pack="" benches=pet,ops,ct,mlem
 while [ $# -gt 0 ]; do
   case $1 in
     --quick) quick=1 ;;
@@ -48,6 +59,12 @@ while [ $# -gt 0 ]; do
     --link-shared) link_shared=1 ;;
     --logs) logs=$2; shift ;;
     --logs=*) logs=${1#*=} ;;
+    --benches) benches=$2; shift ;;
+    --benches=*) benches=${1#*=} ;;
+    --pack) pack=default; if [ $# -gt 1 ] && [ "${2#-}" = "$2" ]; then pack=$2; shift; fi ;;
+    --pack=*) pack=${1#*=} ;;
+    --from-pack) from_pack=$2; shift ;;
+    --from-pack=*) from_pack=${1#*=} ;;
     --report) report=$2; shift ;;
     --report=*) report=${1#*=} ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -56,6 +73,31 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+if [ -n "$from_pack" ]; then
+  [ -f "$from_pack" ] || { echo "bench-gpu: --from-pack $from_pack: no such file" >&2; exit 2; }
+  from_pack=$(realpath "$from_pack")
+  dir=${dir:-build-gpu-pack} build=0 tests=0
+  if [ -e "$dir" ] && [ ! -f "$dir/PACK-INFO" ]; then
+    echo "bench-gpu: $dir exists and is not an unpacked pack: not replacing it (--build-dir)" >&2; exit 2
+  fi
+  rm -rf "$dir" && mkdir -p "$dir" && tar -xzf "$from_pack" -C "$dir"
+  pack_lib=$(realpath "$dir")/lib
+  export LD_LIBRARY_PATH="$pack_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "unpacked $from_pack into $dir: $(head -n 1 "$dir/PACK-INFO" 2>/dev/null)"
+  # -march=native: every instruction-set extension of the packing CPU must be here too
+  here=$(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2)
+  missing=""
+  # shellcheck disable=SC2013 # words on purpose
+  for f in $(sed -n 's/^cpu flags: //p' "$dir/PACK-INFO"); do
+    case " $here " in *" $f "*) ;; *) case $f in avx*|fma|bmi*|sse*|ssse3|f16c|movbe|popcnt|lzcnt|abm|adx|sha_ni|vaes|vpclmulqdq|gfni) missing="$missing $f" ;; esac ;; esac
+  done
+  if [ -n "$missing" ]; then
+    echo "bench-gpu: warning: this CPU lacks$missing, which the packing machine had: bench/pet and bench/ct (built with -march=native) may stop with an illegal instruction" >&2
+  fi
+fi
+dir=${dir:-build-gpu}
+case ",$benches," in *,pet,*|*,ops,*|*,ct,*|*,mlem,*) ;; *) echo "bench-gpu: --benches $benches: expected a subset of pet,ops,ct,mlem" >&2; exit 2 ;; esac
+want() { case ",$benches," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 stamp=$(date +%Y%m%d-%H%M%S)
 logs=${logs:-$dir/bench-gpu-logs/$stamp}
 status=0
@@ -105,8 +147,34 @@ if [ $build = 1 ]; then
   fi
   meson compile -C "$dir"
 fi
-mkdir -p "$logs"
 cli=$dir/app/cli/tomolab-cli
+if [ -n "$pack" ]; then
+  [ "$pack" = default ] && pack=$dir/tomolab-gpu-pack.tar.gz
+  stage=$(mktemp -d)
+  mkdir -p "$stage/app/cli" "$stage/bench" "$stage/compute" "$stage/lib"
+  cp -a "$cli" "$stage/app/cli/"
+  cp -a "$dir"/bench/{pet,ops,ct,pet-mlem-scaling} "$stage/bench/"
+  cp -a "$dir"/compute/libtomolab-compute.so* "$stage/compute/"
+  rm -rf "$stage/compute/"*.p
+  # every library the programs load, but glibc's, the C++ runtime and the Vulkan loader
+  ldd "$cli" "$dir"/bench/{pet,ops,ct,pet-mlem-scaling} | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' | sort -u |
+    while read -r name path; do
+      case $name in
+        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|libresolv.so*|ld-linux*|libvulkan.so*|libstdc++.so*|libgcc_s.so*|libtomolab-compute.so*) ;;
+        *) cp -L "$path" "$stage/lib/$name" ;;
+      esac
+    done
+  {
+    echo "Tomolab $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $dir, packed $(date '+%Y-%m-%d %H:%M') on $(uname -m), glibc $(ldd --version | head -n 1 | awk '{ print $NF }')"
+    echo "cpu flags: $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  } >"$stage/PACK-INFO"
+  mkdir -p "$(dirname "$pack")"
+  tar -czf "$pack" -C "$stage" .
+  rm -rf "$stage"
+  echo "packed $(du -h "$pack" | cut -f1) into $pack: on the GPU machine run scripts/bench-gpu.sh --from-pack $pack (bench/README.md, GPU figures)"
+  exit 0
+fi
+mkdir -p "$logs"
 for exe in "$cli" "$dir/bench/pet" "$dir/bench/ops" "$dir/bench/ct" "$dir/bench/pet-mlem-scaling"; do
   [ -x "$exe" ] || { echo "bench-gpu: $exe is missing: build $dir first (without --no-build)" >&2; exit 1; }
 done
@@ -171,11 +239,13 @@ bench() { # name, log, args...
   fi
 }
 say "4. benchmarks on $device"
-bench pet pet "${pet_args[@]}"
-bench pet pet-tof "${pet_args[@]}" --tof
-bench ops ops "${ops_args[@]}"
-bench ct ct "${ct_args[@]}"
-bench pet-mlem-scaling pet-mlem-scaling "${mlem_args[@]}"
+if want pet; then
+  bench pet pet "${pet_args[@]}"
+  bench pet pet-tof "${pet_args[@]}" --tof
+fi
+if want ops; then bench ops ops "${ops_args[@]}"; fi
+if want ct; then bench ct ct "${ct_args[@]}"; fi
+if want mlem; then bench pet-mlem-scaling pet-mlem-scaling "${mlem_args[@]}"; fi
 fi # steps 1 to 4
 
 device=$(sed -n 's/^Chosen device [0-9]*: //p' "$logs/device.txt" | head -n 1)
@@ -259,7 +329,7 @@ mlem_table() {
 pet_sub_tof() { # projector
   awk -v want="$1" '
     substr($0, 1, 8) ~ /[a-z]/ { p = substr($0, 1, 8); gsub(/ /, "", p) }
-    p == want && /fused sub-iter. TOF/ { split(substr($0, 30), f, " "); print f[1]; exit }' "$logs/pet-tof.txt"
+    p == want && /fused sub-iter. TOF/ { split(substr($0, 30), f, " "); print f[1]; exit }' "$logs/pet-tof.txt" 2>/dev/null || true
 }
 ops_worst() { # "ratio expression size" of the lowest /copy at the largest size
   awk '
@@ -271,9 +341,9 @@ ops_worst() { # "ratio expression size" of the lowest /copy at the largest size
       if (size != cur) { cur = size; worst = "" }
       if (worst == "" || f[6] + 0 < worst + 0) { worst = f[6]; wx = expr }
     }
-    END { if (worst != "") print worst, cur, wx }' "$logs/ops.txt"
+    END { if (worst != "") print worst, cur, wx }' "$logs/ops.txt" 2>/dev/null || true
 }
-mlem_128() { awk '/^128\^3 / { print $7; exit }' "$logs/pet-mlem-scaling.txt"; }
+mlem_128() { awk '/^128\^3 / { print $7; exit }' "$logs/pet-mlem-scaling.txt" 2>/dev/null || true; }
 verdict() { awk -v a="$1" -v b="$2" -v op="$3" 'BEGIN { if (a == "") print "not measured"; else if ((op == ">=" && a + 0 >= b + 0) || (op == "<" && a + 0 < b + 0)) print "PASS"; else print "FAIL" }'; }
 
 summary=$logs/summary.md
@@ -285,30 +355,38 @@ summary=$logs/summary.md
     echo
   fi
   echo "Driver: $(awk '/^Chosen device/ { c = 1 } c && $1 == "driver" { $1 = ""; sub(/^ +/, ""); print; exit }' "$logs/device.txt"); \
-subgroup size $(awk '$1 == "subgroup" { print $3; exit }' "$logs/device.txt"); host: $(sed -n 's/^host: *//p' "$logs/ops.txt")"
+subgroup size $(awk '$1 == "subgroup" { print $3; exit }' "$logs/device.txt"); host: $(sed -n 's/^host: *//p' "$logs/ops.txt" 2>/dev/null || nproc)"
   echo
+  if [ -f "$logs/pet.txt" ] && [ -f "$logs/pet-tof.txt" ]; then
   echo "### bench/pet — PET-DMI ($(sed -n 's/^PET-DMI non-TOF: \([0-9]*\) events.*/\1/p' "$logs/pet.txt") events; bench/pet ${pet_args[*]})"
   echo
   sed -n 's/^\(C\/OpenMP reference on .*\)$/\1/p' "$logs/pet.txt"
   echo
   pet_table "$logs/pet.txt" "$logs/pet-tof.txt"
   echo
+  fi
+  if [ -f "$logs/ops.txt" ]; then
   echo "### bench/ops — array expressions (bench/ops ${ops_args[*]})"
   echo
   ops_table "$logs/ops.txt"
   echo
   echo "/copy: GB/s over the device's own buffer copy (vkCmdCopyBuffer, 8 B/el) of the same size in the same run."
   echo
+  fi
+  if [ -f "$logs/ct.txt" ]; then
   echo "### bench/ct — CT-cone (bench/ct ${ct_args[*]})"
   echo
   sed -n 's/^\(CT-cone .*\)$/\1/p' "$logs/ct.txt"
   echo
   ct_table "$logs/ct.txt"
   echo
+  fi
+  if [ -f "$logs/pet-mlem-scaling.txt" ]; then
   echo "### bench/pet-mlem-scaling — seed 000 Table 2 (bench/pet-mlem-scaling ${mlem_args[*]})"
   echo
   mlem_table "$logs/pet-mlem-scaling.txt"
   echo
+  fi
   echo "### Goals (issue 17)"
   echo
   echo "| goal | target | measured | result |"
@@ -325,7 +403,7 @@ subgroup size $(awk '$1 == "subgroup" { print $3; exit }' "$logs/device.txt"); h
   echo
   if [ -n "$skipped_note" ]; then echo "Tests: $skipped_note"; echo; fi
   if [ $tests = 1 ]; then
-    echo "Tests: $(grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$logs/tests.txt" | tr -s ' ' | sed 's/ *$//' | paste -sd ',' - | sed 's/,/, /g')"
+    echo "Test results: $(grep -E '^(Ok|Fail|Skipped|Timeout|Expected Fail|Unexpected Pass):' "$logs/tests.txt" | tr -s ' ' | sed 's/ *$//' | paste -sd ',' - | sed 's/,/, /g')"
   fi
 } >"$summary"
 
