@@ -136,15 +136,15 @@ if [ $build = 1 ]; then
   done
   # shellcheck disable=SC2206 # MESON_OPTS: words on purpose
   opts=(-Dbuildtype=release -Dtests=true -Dmpi=disabled -Dpython=disabled ${MESON_OPTS:-})
+  setup_log=$(mktemp)
   if [ -f "$dir/build.ninja" ]; then
     meson configure "$dir" "${opts[@]}" >/dev/null
-  elif ! meson setup "$dir" "${opts[@]}" >"$dir.setup.log" 2>&1; then
-    tail -n 20 "$dir.setup.log" >&2
-    echo "bench-gpu: meson setup failed (log: $dir.setup.log); scripts/install-deps.sh installs what Tomolab needs on Debian 12" >&2
+  elif ! meson setup "$dir" "${opts[@]}" >"$setup_log" 2>&1; then
+    tail -n 20 "$setup_log" >&2
+    echo "bench-gpu: meson setup failed (log: $setup_log); scripts/install-deps.sh installs what Tomolab needs on Debian 12, or build elsewhere and use --pack / --from-pack" >&2
     exit 1
-  else
-    rm -f "$dir.setup.log"
   fi
+  rm -f "$setup_log"
   meson compile -C "$dir"
 fi
 cli=$dir/app/cli/tomolab-cli
@@ -217,7 +217,7 @@ if [ $tests = 1 ]; then
   elif [ -n "$default_tests" ]; then
     # shellcheck disable=SC2206
     targs=($default_tests)
-    skipped_note="--quick: only $default_tests (the full suites take about an hour on lavapipe)"
+    skipped_note="--quick: only $default_tests (the full suites are long on lavapipe)"
   else
     targs=()
     for s in $suites; do [ "$s" = gui ] || targs+=(--suite "$s"); done
@@ -372,6 +372,10 @@ subgroup size $(awk '$1 == "subgroup" { print $3; exit }' "$logs/device.txt"); h
   echo
   echo "/copy: GB/s over the device's own buffer copy (vkCmdCopyBuffer, 8 B/el) of the same size in the same run."
   echo
+  if grep -q "exceeds this device's largest allocation" "$logs/ops.txt"; then
+    echo "**A size was refused:** $(grep -m1 "exceeds this device's largest allocation" "$logs/ops.txt") — tl_array_new takes maxMemoryAllocationSize as a hard limit; NVIDIA reports about 4 GiB there although larger buffers work (compute/core/tl-array.c, not this script)."
+    echo
+  fi
   fi
   if [ -f "$logs/ct.txt" ]; then
   echo "### bench/ct — CT-cone (bench/ct ${ct_args[*]})"
