@@ -4,6 +4,11 @@
  * 3-D Shepp-Logan.
  *
  *   bench/ct [--views 16] [--cgls-views 31] [--repeat 2] [--no-fdk] [--size 256]
+ *            [--detector 624x480] [--gpu]
+ *
+ * --gpu selects the GPU size of the reference case: 512^3 voxels and a 1248 x 960 detector
+ * (--size and --detector still override). Other detectors keep the panel (400 x 307 mm): the
+ * pitch is 0.64 mm x 624 / U across and 0.64 mm x 480 / V along the axis.
  *
  * Figures: seconds and GUPS (voxels x views / second) of back projection (the voxel-driven
  * one of seed 003 eq. 1, and the gather adjoints of Joseph and Siddon) and forward projection
@@ -110,13 +115,18 @@ static void print_row(const char *what, const Time *t, double voxel_views, guint
 }
 
 int main(int argc, char **argv) {
-  int views = 16, cgls_views = 31, repeat = 2, size = 256;
-  gboolean no_fdk = FALSE;
+  int views = 16, cgls_views = 31, repeat = 2, size = 0;
+  gboolean no_fdk = FALSE, gpu = FALSE;
+  g_autofree char *detector = NULL;
   GOptionEntry entries[] = {
       {"views", 0, 0, G_OPTION_ARG_INT, &views, "Views the projectors run on (default 16)", "N"},
       {"cgls-views", 0, 0, G_OPTION_ARG_INT, &cgls_views, "Views CGLS runs on (default 31)", "N"},
       {"repeat", 'r', 0, G_OPTION_ARG_INT, &repeat, "Best of N (default 2)", "N"},
-      {"size", 0, 0, G_OPTION_ARG_INT, &size, "Volume edge (default 256)", "N"},
+      {"size", 0, 0, G_OPTION_ARG_INT, &size, "Volume edge (default 256; --gpu: 512)", "N"},
+      {"detector", 0, 0, G_OPTION_ARG_STRING, &detector,
+       "Detector pixels, same panel (default 624x480; --gpu: 1248x960)", "UxV"},
+      {"gpu", 0, 0, G_OPTION_ARG_NONE, &gpu, "The reference case's GPU size (512^3, 1248x960)",
+       NULL},
       {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- the CT-cone reference case");
@@ -124,12 +134,31 @@ int main(int argc, char **argv) {
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) die(error);
   views = CLAMP(views, 1, N_VIEWS), cgls_views = CLAMP(cgls_views, 1, N_VIEWS);
+  if (size == 0) size = gpu ? 512 : 256;
   repeat = MAX(repeat, 1), size = CLAMP(size, 8, 1024);
+  guint det_u = gpu ? 1248 : 624, det_v = gpu ? 960 : 480;
+  if (detector) {
+    char *end = NULL;
+    guint64 u = g_ascii_strtoull(detector, &end, 10), v = 0;
+    if (end && (*end == 'x' || *end == 'X')) v = g_ascii_strtoull(end + 1, &end, 10);
+    if (!end || *end || u < 8 || v < 8 || u > 8192 || v > 8192) {
+      fprintf(stderr, "bench/ct: --detector '%s': expected UxV, 8 to 8192 pixels each\n",
+              detector);
+      return 2;
+    }
+    det_u = (guint)u, det_v = (guint)v;
+  }
+  gboolean cpu_detector = det_u == 624 && det_v == 480;
+  const char *case_size = gpu && det_u == 1248 && det_v == 960 && size == 512 ? "GPU size"
+                          : cpu_detector                                     ? "CPU size"
+                                                                             : "custom size";
 
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   CHECK(ctx);
   TlCtOrbit o;
-  tl_ct_orbit_init_cone(&o, N_VIEWS, 750, 1200, 624, 480, 0.64, 0.64);
+  /* 624.0 / det_u first: exactly 1 (the default pitch unchanged) or 0.5 (--gpu) */
+  tl_ct_orbit_init_cone(&o, N_VIEWS, 750, 1200, det_u, det_v, 0.64 * (624.0 / det_u),
+                        0.64 * (480.0 / det_v));
   g_autoptr(TlCtGeometry) g = tl_ct_geometry_new_orbit(&o, &error);
   CHECK(g);
   float vox = 0.96f * 256 / size;
@@ -137,9 +166,9 @@ int main(int argc, char **argv) {
   guint64 nvox = tl_image_grid_n_voxels(&grid), npix = (guint64)o.det_u * o.det_v;
   double load[3] = {0};
   getloadavg(load, 3);
-  printf("CT-cone (CPU size): %u views, detector %u x %u of %.2f mm, sid %.0f, sdd %.0f mm, %u^3 "
+  printf("CT-cone (%s): %u views, detector %u x %u of %.2f mm, sid %.0f, sdd %.0f mm, %u^3 "
          "voxels of %.3f mm\ndevice: %s; C + OpenMP: %d threads; load average %.2f\n",
-         N_VIEWS, o.det_u, o.det_v, o.pixel_u_mm, o.sid_mm, o.sdd_mm, size, vox,
+         case_size, N_VIEWS, o.det_u, o.det_v, o.pixel_u_mm, o.sid_mm, o.sdd_mm, size, vox,
          tl_context_info(ctx)->name,
 #ifdef _OPENMP
          omp_get_max_threads(),

@@ -3,7 +3,12 @@
  * float arrays of edge^3 elements, in GB/s, against a plain C triad (OpenMP, all
  * cores) measured in the same run as the machine's attainable memory bandwidth.
  *
- *   meson compile -C build && ./build/bench/ops [--sizes 256,512] [--reps 10]
+ *   meson compile -C build && ./build/bench/ops [--sizes 256,512] [--reps 10] [--copy]
+ *
+ * --copy also measures the device's own copy bandwidth: y copied into x by vkCmdCopyBuffer
+ * (tl_stream_copy), 8 bytes per element (one read, one write), timed the same way; every row
+ * then shows its GB/s divided by that copy's as well (/copy). On a GPU the host triad says
+ * nothing about the card: the copy is the card's attainable bandwidth in the same run.
  *
  * Bytes per element count what an ideal fused kernel must move: each distinct
  * array read once, the target written once (y = a*x + y: 12 B). Times are wall
@@ -87,9 +92,12 @@ static char *cpu_model(void) {
 int main(int argc, char **argv) {
   g_autofree char *sizes_opt = NULL;
   int reps = 10;
+  gboolean copy = FALSE;
   GOptionEntry entries[] = {
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_opt, "cube edges, comma separated (256,512)", "LIST" },
     { "reps", 0, 0, G_OPTION_ARG_INT, &reps, "timed runs per case (10)", "N" },
+    { "copy", 0, 0, G_OPTION_ARG_NONE, &copy,
+      "also time a device buffer copy (vkCmdCopyBuffer) and divide by it", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) oc = g_option_context_new("- fused array expressions vs a C triad");
@@ -141,11 +149,33 @@ int main(int argc, char **argv) {
 
     printf("n = %" G_GUINT64_FORMAT "^3 = %zu floats (%.0f MiB per array)\n", edge, n,
            n * 4.0 / (1 << 20));
-    printf("  %-24s %5s %10s %10s %8s %8s\n", "expression", "B/el", "best ms", "median ms",
-           "GB/s", "/triad");
-    printf("  %-24s %5d %10.2f %10.2f %8.2f %8.2f\n", "C triad a = b + s*c", 12, triad_best * 1e3,
-           triad * 1e3, triad_gbs, 1.0);
     double *t = g_new(double, reps);
+    double copy_gbs = 0, copy_best = 0, copy_med = 0;
+    if (copy) {
+      /* the device's copy: y -> x, one vkCmdCopyBuffer, wall time around record + wait */
+      g_autoptr(TlStream) st = tl_stream_new(ctx, &error);
+      if (!st) die(error);
+      for (int r = -1; r < reps; r++) {
+        gint64 t0 = g_get_monotonic_time();
+        if (!tl_stream_copy(st, y, 0, x, 0, n * sizeof(float), &error) ||
+            !tl_stream_finish(st, &error))
+          die(error);
+        if (r >= 0) t[r] = (g_get_monotonic_time() - t0) / 1e6;
+      }
+      copy_med = median(t, reps), copy_best = t[0];
+      copy_gbs = 8.0 * n / copy_best / 1e9;
+      printf("  %-24s %5s %10s %10s %8s %8s %8s\n", "expression", "B/el", "best ms", "median ms",
+             "GB/s", "/triad", "/copy");
+      printf("  %-24s %5d %10.2f %10.2f %8.2f %8.2f %8.2f\n", "C triad a = b + s*c", 12,
+             triad_best * 1e3, triad * 1e3, triad_gbs, 1.0, triad_gbs / copy_gbs);
+      printf("  %-24s %5d %10.2f %10.2f %8.2f %8.2f %8.2f\n", "device copy x <- y", 8,
+             copy_best * 1e3, copy_med * 1e3, copy_gbs, copy_gbs / triad_gbs, 1.0);
+    } else {
+      printf("  %-24s %5s %10s %10s %8s %8s\n", "expression", "B/el", "best ms", "median ms",
+             "GB/s", "/triad");
+      printf("  %-24s %5d %10.2f %10.2f %8.2f %8.2f\n", "C triad a = b + s*c", 12,
+             triad_best * 1e3, triad * 1e3, triad_gbs, 1.0);
+    }
     for (gsize k = 0; k < G_N_ELEMENTS(tl_cases); k++) {
       const Case *c = &tl_cases[k];
       double result = 0;
@@ -161,8 +191,12 @@ int main(int argc, char **argv) {
       }
       double med = median(t, reps), best = t[0]; /* sorted by median() */
       double gbs = (double)c->bytes * n / best / 1e9;
-      printf("  %-24s %5u %10.2f %10.2f %8.2f %8.2f\n", c->expr, c->bytes, best * 1e3, med * 1e3,
-             gbs, gbs / triad_gbs);
+      if (copy)
+        printf("  %-24s %5u %10.2f %10.2f %8.2f %8.2f %8.2f\n", c->expr, c->bytes, best * 1e3,
+               med * 1e3, gbs, gbs / triad_gbs, gbs / copy_gbs);
+      else
+        printf("  %-24s %5u %10.2f %10.2f %8.2f %8.2f\n", c->expr, c->bytes, best * 1e3,
+               med * 1e3, gbs, gbs / triad_gbs);
       if (c->reduce) {
         /* sanity: x = 1.5, y = 1, a = 0.5 */
         double want = strstr(c->expr, "l2norm") ? 1.75 * sqrt((double)n) : 1.5 * n;

@@ -3,7 +3,15 @@
  * kernel + update expression) on the Vulkan device, against the same projectors in plain
  * C + OpenMP (pet-cpu.c) in the same run, and the device bytes per event.
  *
- *   bench/pet [--events 1e6] [--repeat 5] [--projector siddon|joseph]
+ *   bench/pet [--events 1e6] [--repeat 5] [--projector siddon|joseph] [--tof]
+ *             [--cpu-events N]
+ *
+ * --tof: the events are simulated with TOF and both sides project with the TOF kernel (29 bins,
+ * 3 sigma; pet_cpu_*_tof), the PET-DMI TOF figures. --cpu-events N: the C reference runs on N
+ * of the events only, every k-th (k = ceil(events / N), so the mix of directions and axial
+ * positions is kept), and its events per second come from those; 0 skips it. For the GPU case
+ * (4e7 events) the C side on all events would take most of the run; its rate does not depend
+ * on the count. Default: all events, as before.
  *
  * The events are simulated from the NEMA IEC body phantom at the centre of the DMI scanner
  * (seed 1) and grouped by dominant axis as TlRecon uploads them (the C code sees the same
@@ -25,28 +33,60 @@
 int main(int argc, char **argv) {
   double events = 1e6;
   int repeat = 5;
+  double cpu_events = -1;
+  gboolean tof_on = FALSE;
   g_autofree char *only = NULL;
   GOptionEntry entries[] = {
       {"events", 'n', 0, G_OPTION_ARG_DOUBLE, &events, "Events to simulate (default 1e6)", "N"},
       {"repeat", 'r', 0, G_OPTION_ARG_INT, &repeat, "Runs per figure, best kept (default 5)", "R"},
       {"projector", 'p', 0, G_OPTION_ARG_STRING, &only, "siddon or joseph (default both)", "NAME"},
+      {"tof", 0, 0, G_OPTION_ARG_NONE, &tof_on, "TOF events and projectors (default non-TOF)",
+       NULL},
+      {"cpu-events", 0, 0, G_OPTION_ARG_DOUBLE, &cpu_events,
+       "C reference on N evenly spread events only, 0 = skip it (default: all)", "N"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- PET-DMI projector benchmark");
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);
+  if (!(events >= 1) || repeat < 1) {
+    fprintf(stderr, "%s: --events >= 1 and --repeat >= 1 expected\n", g_get_prgname());
+    return 2;
+  }
 
   TlImageGrid grid = tl_image_grid_centred(215, 215, 71, 2.78f, 2.78f, 2.78f);
   PetNema sim;
-  if (!pet_nema_simulate(&sim, &grid, events, FALSE, &error)) bench_die(error);
+  if (!pet_nema_simulate(&sim, &grid, events, tof_on, &error)) bench_die(error);
   TlListmode *lm = sim.lm;
   const TlScanner *scanner = lm->scanner;
   TlImage *act = sim.act;
   guint64 n = lm->n_events, nv = tl_image_grid_n_voxels(&grid);
   tl_events_group_by_axis(lm->events, n, scanner, &grid);
-  printf("PET-DMI non-TOF: %" G_GUINT64_FORMAT " events (NEMA, simulated in %.1f s), "
-         "%u x %u x %u voxels of 2.78 mm\n", n, sim.seconds, grid.dims[0], grid.dims[1],
-         grid.dims[2]);
+  printf("PET-DMI %s: %" G_GUINT64_FORMAT " events (NEMA, simulated in %.1f s), "
+         "%u x %u x %u voxels of 2.78 mm\n", tof_on ? "TOF" : "non-TOF", n, sim.seconds,
+         grid.dims[0], grid.dims[1], grid.dims[2]);
+  TlTof tof_kernel;
+  const TlTof *tof = NULL;
+  if (tof_on) {
+    if (!tl_tof_init(&tof_kernel, scanner, TL_TOF_N_SIGMA, &error)) bench_die(error);
+    tof = &tof_kernel;
+    printf("TOF: %u bins of %.2f mm, sigma %.2f mm, kernel truncated at %.0f sigma\n",
+           scanner->tof_bins, tof->bin_mm, tof->sigma_mm, tof->n_sigma);
+  }
+  /* the C reference's events: all, or every stride-th (same order as the device's) */
+  guint64 stride = 1, cn = n;
+  if (cpu_events >= 0) {
+    cn = (guint64)MIN(cpu_events, (double)n);
+    stride = cn ? (n + cn - 1) / cn : 0;
+    cn = cn ? (n + stride - 1) / stride : 0;
+  }
+  g_autofree TlEvent *sub = NULL;
+  const TlEvent *cev = lm->events;
+  if (stride > 1) {
+    sub = g_new(TlEvent, cn);
+    for (guint64 j = 0; j < cn; j++) sub[j] = lm->events[j * stride];
+    cev = sub;
+  }
 
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) bench_die(error);
@@ -68,6 +108,12 @@ int main(int argc, char **argv) {
 #ifdef _OPENMP
   printf("C/OpenMP: %d threads; best of %d alternating runs each\n", omp_get_max_threads(), repeat);
 #endif
+  if (cn == 0)
+    printf("C/OpenMP reference skipped (--cpu-events 0)\n");
+  else if (cn < n)
+    printf("C/OpenMP reference on %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+           " events (every %" G_GUINT64_FORMAT "th, --cpu-events): its ev/s are from those\n",
+           cn, n, stride);
   double load[3] = {0};
   if (getloadavg(load, 3) > 0) printf("load average at the start: %.2f\n", load[0]);
   printf("\n%-8s %-20s %13s %13s %9s %11s\n", "", "", "device ev/s", "C/OpenMP ev/s", "dev / C",
@@ -79,41 +125,60 @@ int main(int argc, char **argv) {
     g_autoptr(TlProjector) p = tl_projector_new(ctx, names[k], &grid, &error);
     if (!p) bench_die(error);
     PetDevice d = {ctx, p,
-                   {.kind = TL_LORS_EVENTS, .records = ev, .crystals = crystals, .count = n},
+                   {.kind = TL_LORS_EVENTS, .records = ev, .crystals = crystals, .count = n,
+                    .tof = tof},
                    x, y, img, c, s};
     pet_device_run(&d, PET_OP_SUBITER, &BENCH_BEST_INIT); /* compile, warm up */
     PetCpuKind ck = k == 0 ? PET_CPU_SIDDON : PET_CPU_JOSEPH;
-    g_autofree float *cy = g_new(float, n), *dy = g_new(float, n), *cimg = g_new0(float, nv);
+    g_autofree float *cy = g_new(float, MAX(cn, 1)), *dy = g_new(float, n),
+                     *cimg = g_new0(float, nv);
     BenchBest df = BENCH_BEST_INIT, db = df, de = df, cf = df, cb = df;
     for (int r = 0; r < repeat; r++) {
       pet_device_run(&d, PET_OP_FORWARD, &df);
       double a = bench_now(), ca = bench_cpu_now();
-      pet_cpu_forward(ck, &grid, scanner, lm->events, n, act->data, cy);
-      bench_keep(&cf, bench_now() - a, bench_cpu_now() - ca, 0);
+      if (cn) {
+        pet_cpu_forward_tof(ck, &grid, scanner, cev, cn, tof, act->data, cy);
+        bench_keep(&cf, bench_now() - a, bench_cpu_now() - ca, 0);
+      }
       pet_device_run(&d, PET_OP_BACK, &db);
-      memset(cimg, 0, nv * sizeof(float));
-      a = bench_now();
-      ca = bench_cpu_now();
-      pet_cpu_back(ck, &grid, scanner, lm->events, n, NULL, cimg);
-      bench_keep(&cb, bench_now() - a, bench_cpu_now() - ca, 0);
+      if (cn) {
+        memset(cimg, 0, nv * sizeof(float));
+        a = bench_now();
+        ca = bench_cpu_now();
+        pet_cpu_back_tof(ck, &grid, scanner, cev, cn, tof, NULL, cimg);
+        bench_keep(&cb, bench_now() - a, bench_cpu_now() - ca, 0);
+      }
       pet_device_run(&d, PET_OP_SUBITER, &de);
     }
-    /* both sides compute the same thing */
+    /* both sides compute the same thing (the C side's events are every stride-th) */
     if (!tl_array_download(y, dy, &error)) bench_die(error);
     double md = 0, mx = 0;
-    for (guint64 i = 0; i < n; i++) {
-      md = MAX(md, fabs(dy[i] - cy[i]));
-      mx = MAX(mx, fabs(cy[i]));
+    for (guint64 j = 0; j < cn; j++) {
+      md = MAX(md, fabs(dy[j * stride] - cy[j]));
+      mx = MAX(mx, fabs(cy[j]));
     }
-    printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx\n", names[k], "forward", n / df.wall,
-           n / cf.wall, cf.wall / df.wall, cf.cpu / df.cpu);
-    printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx\n", "", "back", n / db.wall, n / cb.wall,
-           cb.wall / db.wall, cb.cpu / db.cpu);
-    printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx   (C: forward + back; target >= 1.0x)\n", "",
-           "fused sub-iteration", n / de.wall, n / (cf.wall + cb.wall),
-           (cf.wall + cb.wall) / de.wall, (cf.cpu + cb.cpu) / de.cpu);
-    printf("%-8s   GPU timestamps: forward %.3f s, back %.3f s, sub-iteration %.3f s; device vs "
-           "C forward: max difference %.2g of %.3g\n", "", df.gpu, db.gpu, de.gpu, md, mx);
+    /* rates per side: device on n events, C on cn; the ratios are of rates (= of times when
+     * cn = n) */
+    const char *fwd = tof ? "forward TOF" : "forward", *bck = tof ? "back TOF" : "back";
+    const char *sub_name = tof ? "fused sub-iter. TOF" : "fused sub-iteration";
+    if (cn) {
+      printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx\n", names[k], fwd, n / df.wall,
+             cn / cf.wall, (n / df.wall) / (cn / cf.wall), (n / df.cpu) / (cn / cf.cpu));
+      printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx\n", "", bck, n / db.wall, cn / cb.wall,
+             (n / db.wall) / (cn / cb.wall), (n / db.cpu) / (cn / cb.cpu));
+      printf("%-8s %-20s %13.3g %13.3g %8.2fx %10.2fx   (C: forward + back; target >= 1.0x)\n",
+             "", sub_name, n / de.wall, cn / (cf.wall + cb.wall),
+             (n / de.wall) / (cn / (cf.wall + cb.wall)),
+             (n / de.cpu) / (cn / (cf.cpu + cb.cpu)));
+      printf("%-8s   GPU timestamps: forward %.3f s, back %.3f s, sub-iteration %.3f s; device vs "
+             "C forward: max difference %.2g of %.3g\n", "", df.gpu, db.gpu, de.gpu, md, mx);
+    } else {
+      printf("%-8s %-20s %13.3g %13s %9s %11s\n", names[k], fwd, n / df.wall, "-", "-", "-");
+      printf("%-8s %-20s %13.3g %13s %9s %11s\n", "", bck, n / db.wall, "-", "-", "-");
+      printf("%-8s %-20s %13.3g %13s %9s %11s\n", "", sub_name, n / de.wall, "-", "-", "-");
+      printf("%-8s   GPU timestamps: forward %.3f s, back %.3f s, sub-iteration %.3f s\n", "",
+             df.gpu, db.gpu, de.gpu);
+    }
   }
   pet_nema_clear(&sim);
   return 0;
