@@ -46,8 +46,9 @@ static const GOptionEntry kOptions[] = {
    "With --screenshot: shoot after N sub-iterations of the demo (implies --demo) or of the "
    "file opened", "N"},
   {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
-   "With --demo: a setting of its run (repeatable): algo=NAME, subsets=N, iterations=N, "
-   "prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1, filter=SPEC, filter-every=N, "
+   "With --demo or a FILE: a setting of the run (repeatable): algo=NAME, subsets=N, "
+   "iterations=N, prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1, randoms=1, "
+   "filter=SPEC, filter-every=N, "
    "kernel=NAME=FILE.comp, profile=1 (the profiling table open)", "KEY=VALUE"},
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
@@ -245,7 +246,7 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
         ok = (x = g_ascii_strtod(v, &end), end && !*end && x >= 0 && isfinite(x)),
         g_variant_dict_insert(&d, key, "d", x);
       else if (ok && (g_str_equal(key, "tof") || g_str_equal(key, "attenuation") ||
-                      g_str_equal(key, "profile")))
+                      g_str_equal(key, "randoms") || g_str_equal(key, "profile")))
         g_variant_dict_insert(&d, key, "b", g_str_equal(v, "1") || g_str_equal(v, "true"));
       else if (ok && g_str_equal(key, "kernel") && strchr(v, '='))
         g_ptr_array_add(kernels, (gpointer)v);

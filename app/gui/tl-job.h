@@ -75,6 +75,7 @@ typedef struct {
   char projector[16];    /* "siddon", "joseph" or "tor" */
   double tor_fwhm_mm;    /* "tor": FWHM across the tube */
   gboolean tof;          /* weight events by their TOF bins (data with TOF only) */
+  gboolean randoms;      /* randoms from the data's delayed coincidences in the model */
   TlPetMu mu;
   char *mu_path;         /* TL_PET_MU_FILE; owned (tl_pet_job_options_clear) */
   TlFilter filter;       /* TL_FILTER_NONE = none */

@@ -141,6 +141,13 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   o.tor_fwhm_mm = opt->tor_fwhm_mm;
   o.tof = opt->tof;
   o.attenuation = mu;
+  /* randoms from the delayeds (fan sums, pet/tl-randoms.h): read when the recon is made */
+  g_autoptr(TlRandoms) randoms = NULL;
+  if (opt->randoms && lm->n_delayed > 0) {
+    if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, error)))
+      return NULL;
+    o.randoms = randoms;
+  }
   if (opt->filter_every) {
     o.filter = opt->filter;
     o.filter_every = opt->filter_every;

@@ -12,10 +12,10 @@ struct _TlSidePanel {
   GtkSpinButton *subsets_spin, *iterations_spin;
   AdwActionRow *subsets_row;
   /* PET extensions */
-  AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *every_row;
+  AdwActionRow *tor_row, *tof_row, *randoms_row, *mu_file_row, *fwhm_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
   GtkSpinButton *tor_spin, *fwhm_spin, *every_spin;
-  GtkSwitch *tof_switch;
+  GtkSwitch *tof_switch, *randoms_switch;
   AdwPreferencesGroup *pet_group, *prior_group;
   /* Prior (algorithms that take one) */
   AdwComboRow *prior_row;
@@ -24,7 +24,7 @@ struct _TlSidePanel {
   GPtrArray *algos;   /* algo_row's names, from the registry (+ "fdk" for CT) */
   TlPetMu mu_kinds[3];  /* mu_row's items */
   char *mu_path;
-  gboolean list_mode, has_tof;
+  gboolean list_mode, has_tof, has_delayed;
   char *file;
   gboolean ct;      /* the CT algorithm and projector lists */
   gboolean quiet;   /* setting values from code: no "changed" */
@@ -95,6 +95,7 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   g_strlcpy(opt->projector, self->ct ? "siddon" : kPetProjectors[p], sizeof opt->projector);
   opt->tor_fwhm_mm = gtk_spin_button_get_value(self->tor_spin);
   opt->tof = self->has_tof && gtk_switch_get_active(self->tof_switch);
+  opt->randoms = self->has_delayed && gtk_switch_get_active(self->randoms_switch);
   opt->mu = selected_mu(self);
   opt->mu_path = opt->mu == TL_PET_MU_FILE ? g_strdup(self->mu_path) : NULL;
   opt->filter = (TlFilter){selected_filter(self), gtk_spin_button_get_value(self->fwhm_spin)};
@@ -111,6 +112,9 @@ static void update_pet_rows(TlSidePanel *self) {
   gtk_widget_set_sensitive(GTK_WIDGET(self->tof_row), self->has_tof);
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->tof_row), !self->list_mode || self->has_tof ? NULL
       : "These data have no TOF bins (simulate with TOF on a scanner that has them, e.g. dmi)");
+  gtk_widget_set_sensitive(GTK_WIDGET(self->randoms_row), self->has_delayed);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->randoms_row), !self->list_mode || self->has_delayed
+      ? NULL : "These data have no delayed coincidences (a scanner's list mode, e.g. the mMR's)");
   gtk_widget_set_visible(GTK_WIDGET(self->mu_file_row), selected_mu(self) == TL_PET_MU_FILE);
   TlFilterKind f = selected_filter(self);
   gtk_widget_set_visible(GTK_WIDGET(self->fwhm_row), f == TL_FILTER_GAUSS);
@@ -392,6 +396,8 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, pet_group);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_switch);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_switch);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, mu_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, mu_file_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, filter_row);
@@ -433,6 +439,19 @@ static void tl_side_panel_init(TlSidePanel *self) {
 /* The PET settings the command line's --set gives (tl-application.c), as if chosen. */
 void tl_side_panel_set_tof(TlSidePanel *self, gboolean on) {
   gtk_switch_set_active(self->tof_switch, on);
+}
+
+void tl_side_panel_set_randoms(TlSidePanel *self, gboolean on) {
+  gtk_switch_set_active(self->randoms_switch, on);
+}
+
+void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed) {
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  self->has_delayed = self->list_mode && delayed;
+  if (!self->has_delayed) gtk_switch_set_active(self->randoms_switch, FALSE);
+  update_pet_rows(self);
+  self->quiet = quiet;
 }
 
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {

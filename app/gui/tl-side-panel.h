@@ -25,6 +25,8 @@ const char *tl_side_panel_get_dataset_format(TlSidePanel *self);
  * simulation attenuated). Quiet (no "changed"). */
 void tl_side_panel_set_pet_data(TlSidePanel *self, gboolean list_mode, gboolean tof, gboolean phantom_mu,
                                 gboolean attenuated);
+/* Whether the opened data carry delayed coincidences (the Randoms switch applies). Quiet. */
+void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed);
 /* As if chosen in the file dialog: attenuation correction with this mu-map file; emits
  * "changed::algorithm". */
 void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path);
@@ -61,6 +63,7 @@ void tl_side_panel_set_levels_preset(TlSidePanel *self, TlLevelsPreset p);
  * projector ("siddon", "joseph", "tor"; FALSE if unknown), the filter and its placement
  * (every = 0: on what is shown; N: inside the reconstruction every N sub-iterations). */
 void tl_side_panel_set_tof(TlSidePanel *self, gboolean on);
+void tl_side_panel_set_randoms(TlSidePanel *self, gboolean on);
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
 

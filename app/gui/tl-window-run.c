@@ -319,6 +319,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   if (tl_dataset_iterative(d))
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
+  tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0);
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_measure_dataset(self);
   tl_window_update_fourth_pane(self);
@@ -329,6 +330,14 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   adw_window_title_set_title(self->window_title, d->name);
   if (self->state == TL_WINDOW_READY)
     gtk_stack_set_visible_child_name(self->stack, "workbench");
+  /* --set with a FILE (the demo applies its settings itself): once, for the first data */
+  GVariant *set = d->format ? g_object_get_data(G_OBJECT(self), "tl-demo-settings") : NULL;
+  if (set) {
+    g_variant_ref(set);
+    g_object_set_data(G_OBJECT(self), "tl-demo-settings", NULL);
+    tl_window_apply_settings(self, set);
+    g_variant_unref(set);
+  }
   tl_window_start_run(self, run);
 }
 

@@ -266,6 +266,9 @@ void tl_window_apply_settings(TlWindow *self, GVariant *set) {
   if (g_variant_lookup(set, "projector", "&s", &projector))
     tl_side_panel_set_projector(self->side_panel, projector);
   if (g_variant_lookup(set, "tof", "b", &tof)) tl_side_panel_set_tof(self->side_panel, tof);
+  gboolean randoms = FALSE;
+  if (g_variant_lookup(set, "randoms", "b", &randoms))
+    tl_side_panel_set_randoms(self->side_panel, randoms);
   if (g_variant_lookup(set, "filter", "&s", &filter)) {
     TlFilter f = {TL_FILTER_NONE, 0};
     g_variant_lookup(set, "filter-every", "u", &every);
