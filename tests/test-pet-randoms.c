@@ -94,7 +94,8 @@ static void test_fit(void) {
   g_assert_no_error(error);
   g_assert_cmpuint(r->n_delayed, ==, s.delayed->len);
   g_assert_cmpuint(r->n_outside, ==, 0);
-  g_test_message("%s", tl_randoms_describe(r));
+  g_autofree char *said = tl_randoms_describe(r);
+  g_test_message("%s", said);
   /* the ML equations, with fans from the fixture's rule and F from the pair table */
   double worst = 0, total = 0;
   for (guint i = 0; i < N; i++) {
@@ -289,9 +290,9 @@ static void test_recon(void) {
   g_autoptr(TlRandoms) randoms = tl_randoms_from_delayeds(sc, (const TlEvent *)delayed->data,
                                                            delayed->len, &error);
   g_assert_no_error(error);
+  g_autofree char *said = tl_randoms_describe(randoms);
   g_test_message("%" G_GUINT64_FORMAT " trues + %" G_GUINT64_FORMAT " randoms in the prompts; "
-                 "%s", trues->n_events, (guint64)prompts->len - trues->n_events,
-                 tl_randoms_describe(randoms));
+                 "%s", trues->n_events, (guint64)prompts->len - trues->n_events, said);
 
   g_autoptr(TlImage) ref = osem(trues, &g, NULL);
   g_autoptr(TlImage) plain = osem(&all, &g, NULL);

@@ -6,7 +6,7 @@
 #include "pet/tl-sinogram-hist.h"
 
 int tl_cli_convert(int argc, char **argv) {
-  const char *format = NULL;
+  g_autofree char *format = NULL; /* GOption allocates it */
   int max_rd = -1;
   GOptionEntry entries[] = {
       {"max-ring-difference", 0, 0, G_OPTION_ARG_INT, &max_rd,
