@@ -93,3 +93,23 @@ double fx_max_abs(const double *a, guint64 n) {
   for (guint64 i = 0; i < n; i++) m = MAX(m, fabs(a[i]));
   return m;
 }
+
+/* Mean of the image over voxels of the middle slices (the end slices see few LORs) whose
+ * centre lies at a distance in [r0, r1) mm from the cylinder axis. */
+double fx_ring_mean(const TlImage *im, double r0, double r1) {
+  const TlImageGrid *g = &im->grid;
+  double sum = 0;
+  guint n = 0;
+  for (guint k = 1; k + 1 < g->dims[2]; k++)
+    for (guint j = 0; j < g->dims[1]; j++)
+      for (guint i = 0; i < g->dims[0]; i++) {
+        double c[3];
+        tl_image_grid_voxel_centre(g, i, j, k, c);
+        double r = hypot(c[0], c[1]);
+        if (r < r0 || r >= r1) continue;
+        sum += im->data[i + g->dims[0] * (j + g->dims[1] * k)];
+        n++;
+      }
+  g_assert_cmpuint(n, >, 20);
+  return sum / n;
+}

@@ -29,3 +29,6 @@ void fx_random_unit(GRand *r, double u[3]);
 /* sum a_i b_i in double; max |a_i|. */
 double fx_dot(const float *a, const float *b, guint64 n);
 double fx_max_abs(const double *a, guint64 n);
+/* Mean of the image over the voxels of the middle slices (all but the first and last) whose
+ * centre lies [r0, r1) mm from the z axis; asserts more than 20 such voxels. */
+double fx_ring_mean(const TlImage *im, double r0, double r1);

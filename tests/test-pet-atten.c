@@ -160,25 +160,6 @@ static void test_sensitivity(gconstpointer name) {
   g_assert_cmpfloat(ratio, >=, exp(-2 * TL_MU_WATER * CYL_R) * 0.85);
 }
 
-/* Mean of the image over voxels of the middle slices (the end slices see few LORs) whose
- * centre lies at a distance in [r0, r1) mm from the cylinder axis. */
-static double ring_mean(const TlImage *im, double r0, double r1) {
-  const TlImageGrid *g = &im->grid;
-  double sum = 0;
-  guint n = 0;
-  for (guint k = 1; k + 1 < g->dims[2]; k++)
-    for (guint j = 0; j < g->dims[1]; j++)
-      for (guint i = 0; i < g->dims[0]; i++) {
-        double c[3];
-        tl_image_grid_voxel_centre(g, i, j, k, c);
-        double r = hypot(c[0], c[1]);
-        if (r < r0 || r >= r1) continue;
-        sum += im->data[i + g->dims[0] * (j + g->dims[1] * k)];
-        n++;
-      }
-  g_assert_cmpuint(n, >, 20);
-  return sum / n;
-}
 
 static TlImage *reconstruct(const TlListmode *lm, const TlImage *mu, const char *projector) {
   GError *error = NULL;
@@ -234,23 +215,23 @@ static void test_water_cylinder(gconstpointer projector) {
   g_autoptr(TlImage) plain = reconstruct(lm, NULL, projector);
   g_autoptr(TlImage) corr = reconstruct(lm, mu, projector);
   double R = CYL_R;
-  double pc = ring_mean(plain, 0, 0.3 * R), pe = ring_mean(plain, 0.6 * R, 0.8 * R);
+  double pc = fx_ring_mean(plain, 0, 0.3 * R), pe = fx_ring_mean(plain, 0.6 * R, 0.8 * R);
   g_test_message("%s without correction: centre %.4g edge %.4g, ratio %.3f", (char *)projector,
                  pc, pe, pc / pe);
   g_assert_cmpfloat(pc / pe, <, 0.8);
 
   double ring[4], avg = 0;
   for (guint k = 0; k < 4; k++) {
-    ring[k] = ring_mean(corr, 0.2 * k * R, 0.2 * (k + 1) * R);
+    ring[k] = fx_ring_mean(corr, 0.2 * k * R, 0.2 * (k + 1) * R);
     avg += ring[k] / 4;
   }
-  double cc = ring_mean(corr, 0, 0.3 * R), ce = ring_mean(corr, 0.6 * R, 0.8 * R);
+  double cc = fx_ring_mean(corr, 0, 0.3 * R), ce = fx_ring_mean(corr, 0.6 * R, 0.8 * R);
   g_test_message("%s corrected: rings %.4g %.4g %.4g %.4g, centre/edge %.3f", (char *)projector,
                  ring[0], ring[1], ring[2], ring[3], cc / ce);
   for (guint k = 0; k < 4; k++) g_assert_cmpfloat(fabs(ring[k] / avg - 1), <, 0.05);
   g_assert_cmpfloat(fabs(cc / ce - 1), <, 0.05);
   /* outside the cylinder (beyond 1.15 R) hardly anything */
-  g_assert_cmpfloat(ring_mean(corr, 1.15 * R, 1.6 * R), <, 0.05 * avg);
+  g_assert_cmpfloat(fx_ring_mean(corr, 1.15 * R, 1.6 * R), <, 0.05 * avg);
 }
 
 /* Bad mu-maps: another grid, negative, NaN, implausibly large (cm^-1 instead of mm^-1). */

@@ -207,24 +207,6 @@ static void test_bad(void) {
   sim_clear(&s);
 }
 
-/* Mean over the middle slices of the voxels whose centre is [r0, r1) mm from the axis. */
-static double ring_mean(const TlImage *im, double r0, double r1) {
-  const TlImageGrid *g = &im->grid;
-  double sum = 0;
-  guint n = 0;
-  for (guint k = 1; k + 1 < g->dims[2]; k++)
-    for (guint j = 0; j < g->dims[1]; j++)
-      for (guint i = 0; i < g->dims[0]; i++) {
-        double c[3];
-        tl_image_grid_voxel_centre(g, i, j, k, c);
-        double r = hypot(c[0], c[1]);
-        if (r < r0 || r >= r1) continue;
-        sum += im->data[i + g->dims[0] * (j + g->dims[1] * k)];
-        n++;
-      }
-  g_assert_cmpuint(n, >, 20);
-  return sum / n;
-}
 
 static TlImage *osem(const TlListmode *lm, const TlImageGrid *g, const TlRandoms *randoms) {
   GError *error = NULL;
@@ -298,9 +280,9 @@ static void test_recon(void) {
   g_autoptr(TlImage) plain = osem(&all, &g, NULL);
   g_autoptr(TlImage) corr = osem(&all, &g, randoms);
   g_array_unref(prompts);
-  double in_ref = ring_mean(ref, 0, 0.7 * R), out_ref = ring_mean(ref, 1.4 * R, 2.2 * R);
-  double in_plain = ring_mean(plain, 0, 0.7 * R), out_plain = ring_mean(plain, 1.4 * R, 2.2 * R);
-  double in_corr = ring_mean(corr, 0, 0.7 * R), out_corr = ring_mean(corr, 1.4 * R, 2.2 * R);
+  double in_ref = fx_ring_mean(ref, 0, 0.7 * R), out_ref = fx_ring_mean(ref, 1.4 * R, 2.2 * R);
+  double in_plain = fx_ring_mean(plain, 0, 0.7 * R), out_plain = fx_ring_mean(plain, 1.4 * R, 2.2 * R);
+  double in_corr = fx_ring_mean(corr, 0, 0.7 * R), out_corr = fx_ring_mean(corr, 1.4 * R, 2.2 * R);
   g_test_message("inside / outside the cylinder: trues only %.4g / %.4g; with randoms, not "
                  "corrected %.4g / %.4g, corrected %.4g / %.4g", in_ref, out_ref, in_plain,
                  out_plain, in_corr, out_corr);
