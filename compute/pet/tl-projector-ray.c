@@ -2,6 +2,8 @@
  * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
 #include "tl-kernels.h"
 #include "tl-projector-ray.h"
+#include <math.h>
+#include "tl-sensitivity.h"
 #include <stddef.h>
 #include <string.h>
 
@@ -36,6 +38,12 @@ typedef struct {
   GPtrArray *stale;      /* pipelines of older generations: a command buffer recorded before
                           * an edited kernel came in may still use them; freed with the projector */
   TlArray *partials;     /* host-visible per-workgroup log-likelihood sums */
+  TlArray *sens_acc;     /* sensitivity: 64-bit fixed-point sums, 2 uints per voxel; reused
+                          * in stream order (zeroed by each call before its kernels) */
+  TlArray *sens_pairs;   /* sensitivity, symmetric method: the pairs to trace (sens_pairs()) */
+  char *sens_pairs_key;  /* ... of this scanner (tl_scanner_key) */
+  guint64 sens_counts[5]; /* ... how many are fixed by 1, 2, 4, 8, 16 symmetries */
+  GPtrArray *sens_old;   /* pair lists replaced while work may still read them */
 } RayPriv;
 
 gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **error) {
@@ -45,6 +53,7 @@ gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **er
   r->pipelines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   r->stale = g_ptr_array_new_with_free_func((GDestroyNotify)tl_pipeline_free);
   r->kernels_generation = tl_kernels_generation(p->ctx);
+  r->sens_old = g_ptr_array_new_with_free_func((GDestroyNotify)tl_array_free);
   p->priv = r;
   return TRUE;
 }
@@ -55,6 +64,10 @@ void tl_ray_projector_finalize(TlProjector *p) {
   g_hash_table_destroy(r->pipelines);
   g_ptr_array_unref(r->stale); /* every pipeline ever built, current ones included */
   tl_array_free(r->partials);
+  tl_array_free(r->sens_acc);
+  tl_array_free(r->sens_pairs);
+  g_free(r->sens_pairs_key);
+  g_ptr_array_unref(r->sens_old);
   g_free(r);
   p->priv = NULL;
 }
@@ -67,6 +80,27 @@ static guint32 float_bits(float f) {
   guint32 u;
   memcpy(&u, &f, sizeof u);
   return u;
+}
+
+/* The pipeline `key` names (built from `shader` and its constants on first use). */
+static TlPipeline *cached_pipeline(TlProjector *p, const char *key, const char *shader,
+                                   guint32 push_size, const guint32 *spec, guint32 n_spec,
+                                   guint32 cost, GError **error) {
+  RayPriv *r = p->priv;
+  /* an edited kernel came in (tl-kernels.h): build afresh from it */
+  guint generation = tl_kernels_generation(p->ctx);
+  if (generation != r->kernels_generation) {
+    g_hash_table_remove_all(r->pipelines);
+    r->kernels_generation = generation;
+  }
+  TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
+  if (pl) return pl;
+  pl = tl_pipeline_new_builtin(p->ctx, shader, push_size, spec, n_spec, error);
+  if (!pl) return NULL;
+  tl_pipeline_set_item_cost(pl, cost);
+  g_hash_table_insert(r->pipelines, g_strdup(key), pl);
+  g_ptr_array_add(r->stale, pl);
+  return pl;
 }
 
 /* The pipeline of `kernel` ("pet_forward", "pet_back", "pet_em") for a LOR source, with the
@@ -103,21 +137,8 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x", shader, lors,
                                          atomic, atten, loglik, spec[5], spec[6], spec[7],
                                          spec[8]);
-  /* an edited kernel came in (tl-kernels.h): build afresh from it */
-  guint generation = tl_kernels_generation(p->ctx);
-  if (generation != r->kernels_generation) {
-    g_hash_table_remove_all(r->pipelines);
-    r->kernels_generation = generation;
-  }
-  TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
-  if (pl) return pl;
-  pl = tl_pipeline_new_builtin(p->ctx, shader, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
-                               error);
-  if (!pl) return NULL;
-  tl_pipeline_set_item_cost(pl, MAX(r->tracer->ray_cost(p), 1u) * passes);
-  g_hash_table_insert(r->pipelines, g_steal_pointer(&key), pl);
-  g_ptr_array_add(r->stale, pl);
-  return pl;
+  return cached_pipeline(p, key, shader, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
+                         MAX(r->tracer->ray_cost(p), 1u) * passes, error);
 }
 
 static void push_init(const TlProjector *p, TlPetPush *push) {
@@ -225,9 +246,64 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
   return TRUE;
 }
 
-gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
-                                      const TlArray *crystals, guint stride, guint offset,
-                                      const TlArray *mu, TlArray *image, GError **error) {
+/* shaders/pet/pet_sens_finish.comp: Push. */
+typedef struct {
+  TlPush1D h;
+  guint64 acc, image;
+  guint32 dims[3];
+  guint32 group;
+  float inv_scale;
+} TlSensFinishPush;
+G_STATIC_ASSERT(sizeof(TlSensFinishPush) == 48);
+
+/* The fixed-point scale 2^k of the sensitivity sums (pet_common.glsl PET_FIXED_SCATTER): a
+ * pair adds at most twice the voxel's diagonal to one voxel (Siddon: the chord, at most the
+ * diagonal; Joseph and the TOR: a weight <= 1 times a step <= the diagonal; attenuation and
+ * symmetry weights <= 1), so no voxel's sum, nor the finishing pass's sum over the
+ * symmetries, reaches 2^62 units. The DMI on 5.56 mm voxels: k = 26, a unit of 1.5e-8 mm. */
+static int sens_scale_bits(const TlProjector *p, guint64 pairs) {
+  const float *v = p->grid.voxel_mm;
+  double diag = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+  double bound = MAX((double)pairs, 1.0) * 2.0 * diag;
+  /* and one addition below 2^31 units, so that the high word changes only on a carry out of
+   * the low one (~1.3 atomics per voxel instead of 2); the unit stays below 2^-31 of a
+   * chord's largest length */
+  int k = (int)MIN(floor(62.0 - log2(bound)), floor(31.0 - log2(2.0 * diag)));
+  return CLAMP(k, -60, 100);
+}
+
+/* The symmetric method's pair list on the device (tl_sensitivity_orbit_pairs), made once per
+ * scanner and grid (the same scanner again reuses it: tl_scanner_key). */
+static TlArray *sens_pairs(TlProjector *p, const TlScanner *scanner, const TlSensSymmetry *sym,
+                           guint64 counts[5], GError **error) {
+  RayPriv *r = p->priv;
+  g_autofree char *key = tl_scanner_key(scanner);
+  if (r->sens_pairs && g_strcmp0(key, r->sens_pairs_key) == 0) {
+    memcpy(counts, r->sens_counts, sizeof r->sens_counts);
+    return r->sens_pairs;
+  }
+  g_autofree guint32 *list = tl_sensitivity_orbit_pairs(scanner, sym, counts);
+  guint64 total = 0;
+  for (int k = 0; k < 5; k++) total += counts[k];
+  TlArray *a = tl_array_new(p->ctx, MAX(total, 1), sizeof(guint32), error);
+  if (!a || !tl_array_upload_range(a, 0, total, list, error)) {
+    tl_array_free(a);
+    return NULL;
+  }
+  /* recorded work may still read the old list: kept until the projector goes */
+  if (r->sens_pairs) g_ptr_array_add(r->sens_old, r->sens_pairs);
+  r->sens_pairs = a;
+  g_free(r->sens_pairs_key);
+  r->sens_pairs_key = g_steal_pointer(&key);
+  memcpy(r->sens_counts, counts, sizeof r->sens_counts);
+  return a;
+}
+
+/* Before the fixed-point kernels (grids above 2^31 voxels, whose uint pairs a 32-bit index
+ * cannot reach): float atomics straight into the image. */
+static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                  const TlArray *crystals, guint stride, guint offset,
+                                  const TlArray *mu, TlArray *image, GError **error) {
   TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, mu != NULL, NULL, 0, mu ? 2 : 1,
                              error);
   if (!pl) return FALSE;
@@ -245,4 +321,74 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   push.n_pairs = (guint32)pairs;
   g_autofree char *lb = label(p, "sensitivity");
   return tl_stream_dispatch_1d(s, pl, lb, items, &push, error);
+}
+
+gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                      const TlArray *crystals, guint stride, guint offset,
+                                      const TlArray *mu, TlArray *image, GError **error) {
+  RayPriv *r = p->priv;
+  guint64 nv = tl_image_grid_n_voxels(&p->grid);
+  if (nv > G_MAXUINT32 / 2)
+    return sensitivity_float(p, s, scanner, crystals, stride, offset, mu, image, error);
+  /* tl_projector_sensitivity_plan's rule */
+  TlSensSymmetry sym = {.order = 1, .mask = 1};
+  if (p->sens_method != TL_SENS_FULL && stride == 1 && !mu)
+    tl_sensitivity_symmetry(scanner, &p->grid, tl_sensitivity_swaps(p), &sym);
+  guint64 pairs = tl_pair_count(scanner->n_crystals);
+  guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
+  int k = sens_scale_bits(p, pairs);
+  /* constant ids 1..12 (shaders/pet/pet_common.glsl, pet_sens.comp): PET_TRACER, PET_LORS,
+   * PET_ATOMIC (unused), PET_ATTEN, PET_LOGLIK, PET_TOF and its three (unused: the
+   * sensitivity is the non-TOF one), PET_TOR_SIGMA, PET_FIXED_SCALE, PET_SYM */
+  gboolean symmetric = sym.order > 1;
+  guint32 spec[12] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
+                      float_bits(1.0f), float_bits(1.0f), float_bits(3.0f),
+                      float_bits(r->tor_sigma_mm), float_bits(ldexpf(1.0f, k)), symmetric};
+  g_autofree char *key = g_strdup_printf("pet_sens/%u/%d/%u", spec[3], k, symmetric);
+  TlPipeline *pl = cached_pipeline(p, key, "pet_sens", TL_PET_PUSH_SIZE, spec,
+                                   G_N_ELEMENTS(spec),
+                                   MAX(r->tracer->ray_cost(p), 1u) * (mu ? 2 : 1), error);
+  TlPipeline *fin = pl ? cached_pipeline(p, "pet_sens_finish", "pet_sens_finish",
+                                         sizeof(TlSensFinishPush), NULL, 0, sym.order, error)
+                       : NULL;
+  guint64 counts[5] = {0};
+  TlArray *list = fin && symmetric ? sens_pairs(p, scanner, &sym, counts, error) : NULL;
+  gboolean ok = fin && (!symmetric || list);
+  guint32 mask = sym.mask;
+  tl_sensitivity_symmetry_clear(&sym);
+  if (!ok) return FALSE;
+  if (!r->sens_acc && !(r->sens_acc = tl_array_new(p->ctx, 2 * nv, sizeof(guint32), error)))
+    return FALSE;
+  if (!tl_stream_zero(s, r->sens_acc, error)) return FALSE;
+
+  TlPetPush push;
+  push_init(p, &push);
+  push.crystals = tl_array_address(crystals);
+  push.n_crystals = scanner->n_crystals;
+  push.dst = tl_array_address(r->sens_acc);
+  if (mu) push.image = tl_array_address(mu); /* PET_ATTEN with all pairs: the mu-map */
+  push.max_ring_diff = scanner->max_ring_difference;
+  push.n_pairs = (guint32)pairs;
+  g_autofree char *lb = label(p, "sensitivity");
+  if (symmetric) {
+    /* one dispatch per class of pairs fixed by 2^c symmetries, weight 2^-c (pet_sens.comp) */
+    push.aux = tl_array_address(list);
+    guint64 first = 0;
+    for (int c = 0; c < 5; c++) {
+      push.first = (guint32)first;
+      push.pad = float_bits(ldexpf(1.0f, -c));
+      if (counts[c] && !tl_stream_dispatch_1d(s, pl, lb, counts[c], &push, error)) return FALSE;
+      first += counts[c];
+    }
+  } else {
+    push.first = offset;
+    push.stride = stride;
+    if (!tl_stream_dispatch_1d(s, pl, lb, items, &push, error)) return FALSE;
+  }
+
+  TlSensFinishPush fp = {.acc = tl_array_address(r->sens_acc),
+                         .image = tl_array_address(image),
+                         .dims = {p->grid.dims[0], p->grid.dims[1], p->grid.dims[2]},
+                         .group = mask, .inv_scale = ldexpf(1.0f, -k)};
+  return tl_stream_dispatch_1d(s, fin, "sensitivity sum", nv, &fp, error);
 }

@@ -1,5 +1,6 @@
 /* The projector registry and the checks every implementation relies on. */
 #include "tl-projector.h"
+#include "tl-sensitivity.h"
 #include <math.h>
 #include <string.h>
 
@@ -257,7 +258,33 @@ gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlSca
                 scanner->n_crystals, tl_pair_count(scanner->n_crystals));
     return FALSE;
   }
+  if (p->sens_method == TL_SENS_SYMMETRIC &&
+      tl_projector_sensitivity_plan(p, scanner, stride, mu != NULL, NULL) != TL_SENS_SYMMETRIC) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sensitivity: the symmetric method was asked for, but it needs every pair "
+                "(subset %u of %u), no attenuation (%s) and a scanner and grid with a common "
+                "symmetry", offset, stride, mu ? "a mu-map is given" : "none given");
+    return FALSE;
+  }
   return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, mu, image, error);
+}
+
+void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method) {
+  p->sens_method = method;
+}
+
+TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
+                                           guint stride, gboolean attenuation, guint *order) {
+  if (order) *order = 1;
+  if (p->sens_method == TL_SENS_FULL || stride != 1 || attenuation || !scanner)
+    return TL_SENS_FULL;
+  TlSensSymmetry sym;
+  tl_sensitivity_symmetry(scanner, &p->grid, tl_sensitivity_swaps(p), &sym);
+  guint n = sym.order;
+  tl_sensitivity_symmetry_clear(&sym);
+  if (n < 2) return TL_SENS_FULL;
+  if (order) *order = n;
+  return TL_SENS_SYMMETRIC;
 }
 
 void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g) {

@@ -97,6 +97,21 @@ typedef struct {
                           const TlArray *mu, TlArray *image, GError **error);
 } TlProjectorClass;
 
+/* How a sensitivity image (every allowed pair, tl_projector_sensitivity) is computed. Both
+ * accumulate in 64-bit fixed point on the device (exact integer sums, shaders/pet/pet_sens.comp),
+ * so the image is the float rounding of the sum of the kernels' float weights.
+ *   FULL:      every pair traced.
+ *   SYMMETRIC: one pair per orbit of the symmetries the scanner and the grid share
+ *              (tl-sensitivity.h TlSensSymmetry), the image completed by those symmetries:
+ *              only for all pairs (stride 1) without attenuation (a mu-map has no symmetry)
+ *              and a scanner/grid with at least one symmetry besides the identity.
+ *   AUTO:      SYMMETRIC where it applies, else FULL (the default). */
+typedef enum {
+  TL_SENS_AUTO,
+  TL_SENS_FULL,
+  TL_SENS_SYMMETRIC,
+} TlSensMethod;
+
 /* Settings of a projector that has them (others ignore them). */
 typedef struct {
   /* "tor": FWHM (mm) of the Gaussian across the tube of response (>= 0; 0 = Joseph). */
@@ -111,6 +126,7 @@ struct _TlProjector {
   TlImageGrid grid;
   TlScatter scatter;
   TlProjectorParams params;
+  TlSensMethod sens_method; /* tl_projector_set_sensitivity_method; AUTO */
   gpointer priv;
 };
 
@@ -165,6 +181,14 @@ gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *
 gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                         const TlArray *crystals, guint stride, guint offset,
                                         const TlArray *mu, TlArray *image, GError **error);
+
+/* TL_SENS_SYMMETRIC where it cannot apply makes the sensitivity calls fail (tests force it). */
+void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);
+/* The method the sensitivity calls use for these arguments (TL_SENS_FULL or
+ * TL_SENS_SYMMETRIC, never AUTO) and, in *order (may be NULL), the number of symmetries
+ * used (1 for FULL). */
+TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
+                                           guint stride, gboolean attenuation, guint *order);
 
 /* Reorders events, stably, so that those whose dominant axis (the one along which the LOR
  * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations

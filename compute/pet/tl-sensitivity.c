@@ -6,9 +6,13 @@
 #include <string.h>
 #include "image/tl-file.h"
 
-/* Without attenuation the key is what it always was (existing caches stay valid); with it a
- * line "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with
- * settings name them (tl_projector_key: "tor fwhm 2 mm"). */
+/* Without attenuation the key is the scanner, grid, projector and subset; with it a line
+ * "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with settings
+ * name them (tl_projector_key: "tor fwhm 2 mm"). Version 2: images summed exactly in fixed
+ * point (tl-projector.h TlSensMethod), within ~1e-7 of a double-precision sum; version 1's
+ * float-atomic images sat up to ~1e-5 below it, so their files are not reused (one
+ * recomputation, seconds with the symmetries). The symmetric and the full method give the same
+ * image within that accuracy: the method is not part of the key. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
@@ -16,7 +20,7 @@ static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint sub
   g_autofree char *ak = mu_hash ? g_strdup_printf("attenuation sha256:%s\n", mu_hash)
                                 : g_strdup("");
   g_autofree char *pk = tl_projector_key(p);
-  return g_strdup_printf("tomolab-sensitivity 1\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
+  return g_strdup_printf("tomolab-sensitivity 2\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
                          pk, sk, gk, subset, subsets, ak);
 }
 

@@ -23,6 +23,33 @@ TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner
                                     gboolean *from_cache, GError **error);
 /* SHA-256 (hex) of the mu-map's float32 voxels; caller frees. */
 char *tl_sensitivity_mu_hash(const TlImage *mu);
+/* The exact symmetries of a scanner's crystal table and an image grid that the sensitivity
+ * image uses (compute/pet/tl-sensitivity-sym.c): transforms c = 0..15 (bit 2 swap x and y,
+ * then bit 0 x -> -x, bit 1 y -> -y, bit 3 z -> -z), those that map every crystal onto a
+ * crystal (pair rule kept) and the grid's voxels onto its voxels. The sum over all pairs is
+ * then the sum over one pair per orbit, weighted by 1 / (symmetries fixing it), of the images
+ * under the `order` symmetries: about order x fewer pairs to trace. */
+typedef struct {
+  guint order;    /* number of symmetries, identity included (1 = none usable) */
+  guint32 mask;   /* bit c set: transform c is one (bit 0, the identity, always) */
+  guint32 *perm;  /* order > 1: for each non-identity transform, by increasing c, the crystal
+                   * each crystal maps to (n_crystals entries each); else NULL */
+} TlSensSymmetry;
+
+/* swaps: whether the transforms swapping x and y may be used. Siddon's chord lengths are
+ * symmetric under them; Joseph's and the TOR's dominant axis is x on a tie |dx| = |dy| (a
+ * 45-degree pair), whose mirror image under a swap is not the same computation: FALSE there. */
+void tl_sensitivity_symmetry(const TlScanner *scanner, const TlImageGrid *grid, gboolean swaps,
+                             TlSensSymmetry *sym);
+/* The swaps argument for projector p. */
+gboolean tl_sensitivity_swaps(const TlProjector *p);
+void tl_sensitivity_symmetry_clear(TlSensSymmetry *sym);
+/* The allowed pairs (tl_pair_index numbers) that are the smallest of their orbit under sym
+ * (order > 1), grouped by the number of symmetries fixing the pair, 1, 2, 4, 8, 16:
+ * counts[k] pairs fixed by 2^k of them, in that order; g_free the result. */
+guint32 *tl_sensitivity_orbit_pairs(const TlScanner *scanner, const TlSensSymmetry *sym,
+                                    guint64 counts[5]);
+
 /* Where that image is cached (whether or not the file exists); caller frees. */
 char *tl_sensitivity_cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
                                 guint subset);

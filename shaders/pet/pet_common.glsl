@@ -117,8 +117,32 @@ bool pet_lor(uint i, out PetLor l) {
   return true;
 }
 
+#ifdef PET_FIXED_SCATTER
+// The sensitivity kernel (pet_sens.comp) accumulates in 64-bit fixed point: voxel i is the
+// pair of uints (lo, hi) at 2i, 2i + 1 holding round-down(sum * PET_FIXED_SCALE), a power of two
+// the host picks so the largest possible sum stays below 2^62 (compute/pet/tl-sensitivity-sym.c).
+// Integer addition is exact and associative, so the sum no longer depends on the order of the
+// 10^8 atomics (float atomics lose ~1e-5 of a sum of ~10^5 terms); only 32-bit integer atomics,
+// which every Vulkan device has, are used: the carry out of lo goes into hi.
+layout(constant_id = 11) const float PET_FIXED_SCALE = 1073741824.0;
+void pet_scatter_fixed(TlUints acc, uint i, float v) {
+  // v * scale is exact (a power of two); its integer part splits exactly into hi * 2^32 + lo
+  float f = v * PET_FIXED_SCALE;
+  if (!(f >= 1.0)) return;  // below one unit (or not a number): nothing to add
+  float fh = floor(f * (1.0 / 4294967296.0));
+  uint hi = uint(fh), lo = uint(f - fh * 4294967296.0);
+  uint old = atomicAdd(acc.v[2u * i], lo);
+  hi += (old + lo < old) ? 1u : 0u;  // carry: lo wrapped around 2^32
+  if (hi != 0u) atomicAdd(acc.v[2u * i + 1u], hi);
+}
+#endif
+
 // img[i] += v from many invocations at once.
 void pet_scatter(TlFloats img, uint i, float v) {
+#ifdef PET_FIXED_SCATTER
+  pet_scatter_fixed(TlUints(img), i, v);
+  return;
+#endif
 #ifndef PET_NO_FLOAT_ATOMIC
   if (PET_ATOMIC == 1u) {
     atomicAdd(img.v[i], v);
