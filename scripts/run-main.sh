@@ -3,8 +3,8 @@
 #   - with a display: the workbench (`tomolab --demo`: NEMA phantom simulated on the DMI
 #     scanner, OSEM running live in the window);
 #   - headless: the same demo from the command line, writing demo/recon.nii.
-# The first run computes the scanner's sensitivity image (minutes on a CPU-only Vulkan
-# driver); it is cached in $XDG_CACHE_HOME/tomolab and later runs start at once.
+# The first run computes the scanner's sensitivity image (about 25 s on a 2-core CPU-only
+# Vulkan driver, README.md); it is cached in $XDG_CACHE_HOME/tomolab and later runs start at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
