@@ -2,14 +2,15 @@
  * its accuracy (bench/README.md, section "bench/sensitivity").
  *
  *   bench/sensitivity [--grid NX NY NZ VOX] [--projector siddon] [--full] [--old FILE]
- *                     [--ref-stride M]
+ *                     [--ref-all] [--ref-stride M]
  *
  * Times tl_projector_sensitivity with the automatic method (the symmetric one on the DMI),
  * and with --full the full method too, comparing the two. --old FILE: a cache file of an
  * earlier version (key text, NUL, float32 voxels) compared with the new image. --ref-stride M:
  * the pairs p = 0 mod M (every M-th pair, the whole geometry) back-projected by the device's
  * full method and by the double-precision plain C reference of the tests (tests/pet-ref.c),
- * summed in double; 0 = skip. Default grid: the demo's, 108 x 108 x 36 voxels of 5.56 mm.
+ * summed in double; 0 = skip. --ref-all: every pair in double (the C reference on one pair
+ * per orbit, completed by the symmetries in double). Default grid: the demo's, 108 x 108 x 36 voxels of 5.56 mm.
  *
  * Accuracy measure: the per-voxel relative difference |a - b| / b over the voxels whose b is
  * at least 1 % of the image's largest value (the others lie at the corners of the grid,
@@ -59,6 +60,15 @@ static void compare(const char *what, const float *a, const double *b, guint64 n
       zone[z] = MAX(zone[z], d / b[i]);
     }
   }
+  if (getenv("SENS_WHERE")) {
+    guint64 at = 0;
+    double worst = 0;
+    for (guint64 i = 0; i < n; i++)
+      if (b[i] >= 0.01 * m && fabs(a[i] - b[i]) / b[i] > worst) worst = fabs(a[i] - b[i]) / b[i], at = i;
+    printf("    worst voxel (%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+           "): %.9g vs %.9g\n", at % grid.dims[0], at / grid.dims[0] % grid.dims[1],
+           at / grid.dims[0] / grid.dims[1], a[at], b[at]);
+  }
   printf("  %s: per voxel (>= 1%% of max, %" G_GUINT64_FORMAT " voxels) max %.3g (r < 150 mm "
          "%.3g, 150-250 mm %.3g, beyond %.3g), mean signed %.3g; max |diff| / max %.3g\n", what,
          counted, rel, zone[0], zone[1], zone[2], counted ? sum_rel / counted : 0.0,
@@ -89,6 +99,7 @@ int main(int argc, char **argv) {
   const char *projector = "siddon", *old = NULL;
   gboolean full = FALSE;
   guint ref_stride = 0;
+  gboolean ref_sym = FALSE;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--grid") && i + 4 < argc) {
       for (int k = 0; k < 3; k++) dims[k] = (guint)atoi(argv[++i]);
@@ -99,6 +110,8 @@ int main(int argc, char **argv) {
       full = TRUE;
     } else if (!strcmp(argv[i], "--old") && i + 1 < argc) {
       old = argv[++i];
+    } else if (!strcmp(argv[i], "--ref-all")) {
+      ref_sym = TRUE;
     } else if (!strcmp(argv[i], "--ref-stride") && i + 1 < argc) {
       ref_stride = (guint)atoi(argv[++i]);
     } else {
@@ -142,13 +155,15 @@ int main(int argc, char **argv) {
          m == TL_SENS_SYMMETRIC ? "symmetric" : "full", order, t_auto);
   g_autofree double *ad = g_new(double, nv);
   for (guint64 i = 0; i < nv; i++) ad[i] = a[i];
+  g_autofree float *f = NULL;
   if (full) {
     tl_projector_set_sensitivity_method(p, TL_SENS_FULL);
-    g_autofree float *f = device_image(p, sc, cry, 1, &t_full);
+    f = device_image(p, sc, cry, 1, &t_full);
     tl_projector_set_sensitivity_method(p, TL_SENS_AUTO);
     printf("  full method: %.1f s\n", t_full);
     compare("full vs automatic", f, ad, nv);
   }
+  g_autofree float *o = NULL;
   if (old) {
     g_autofree char *data = NULL;
     gsize len = 0;
@@ -159,9 +174,59 @@ int main(int argc, char **argv) {
       fprintf(stderr, "sensitivity: %s is not a cache file of this grid\n", old);
       return 1;
     }
-    g_autofree float *o = g_new(float, nv);
+    o = g_new(float, nv);
     memcpy(o, data + off, nv * sizeof(float));
     compare("old (float atomics) vs new", o, ad, nv);
+  }
+  if (ref_sym) {
+    /* every pair in double: one per orbit (the host's list, weights 1 / |G_p|) back-projected by
+     * the C reference, then summed over the symmetries' voxel maps in double — the same exact
+     * sum as the full one (the symmetries hold for the crystal table to 4 float ulps) */
+    double t0 = now();
+    TlSensSymmetry sym;
+    tl_sensitivity_symmetry(sc, &g, tl_sensitivity_swaps(p), &sym);
+    guint64 counts[5] = {0};
+    g_autofree guint32 *list = tl_sensitivity_orbit_pairs(sc, &sym, counts);
+    TlRefKind kind = !strcmp(projector, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON;
+    g_autofree double *part = g_new0(double, nv);
+    guint64 first = 0;
+    for (int c = 0; c < 5; c++) {
+      double w = ldexp(1.0, -c);
+#pragma omp parallel
+      {
+        double *mine = g_new0(double, nv);
+#pragma omp for schedule(dynamic, 4096)
+        for (guint64 q = first; q < first + counts[c]; q++) {
+          guint ca, cb;
+          tl_pair_decode(sc->n_crystals, list[q], &ca, &cb);
+          const float *pa = sc->crystals[ca].centre, *pb = sc->crystals[cb].centre;
+          double p0[3] = {pa[0], pa[1], pa[2]}, p1[3] = {pb[0], pb[1], pb[2]};
+          tl_ref_back(kind, &g, p0, p1, w, mine);
+        }
+#pragma omp critical
+        for (guint64 i = 0; i < nv; i++) part[i] += mine[i];
+        g_free(mine);
+      }
+      first += counts[c];
+    }
+    g_autofree double *ref = g_new0(double, nv);
+    for (guint64 i = 0; i < nv; i++) {
+      guint64 x = i % dims[0], y = i / dims[0] % dims[1], z = i / dims[0] / dims[1];
+      for (guint c = 0; c < 16; c++) {
+        if (!(sym.mask >> c & 1)) continue;
+        guint64 u = x, v = y, t = z;
+        if (c & 4) u = y, v = x;
+        if (c & 1) u = dims[0] - 1 - u;
+        if (c & 2) v = dims[1] - 1 - v;
+        if (c & 8) t = dims[2] - 1 - t;
+        ref[i] += part[u + dims[0] * (v + dims[1] * t)];
+      }
+    }
+    tl_sensitivity_symmetry_clear(&sym);
+    printf("  double reference of every pair (by the symmetries): %.1f s\n", now() - t0);
+    compare("automatic method vs double reference, every pair", a, ref, nv);
+    if (o) compare("old (float atomics) vs double reference, every pair", o, ref, nv);
+    if (f) compare("full method vs double reference, every pair", f, ref, nv);
   }
   if (ref_stride > 0) {
     double t_dev = 0, t0 = now();
