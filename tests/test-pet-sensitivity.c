@@ -238,8 +238,8 @@ static void test_dmi_choice(void) {
   }
 }
 
-/* The cache file carries key version 2 (fixed-point sums): files of version 1 (float atomics,
- * up to ~1e-4 per voxel off) are not reused. */
+/* The cache file carries key version 2 (fixed-point sums): files of version 1 (float atomics)
+ * are not reused. */
 static void test_cache_version(void) {
   GError *error = NULL;
   TlScanner *sc = octagon();

@@ -8,11 +8,11 @@
 
 /* Without attenuation the key is the scanner, grid, projector and subset; with it a line
  * "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with settings
- * name them (tl_projector_key: "tor fwhm 2 mm"). Version 2: images summed exactly in fixed
- * point (tl-projector.h TlSensMethod), within ~1e-7 of a double-precision sum; version 1's
- * float-atomic images sat up to ~1e-5 below it, so their files are not reused (one
- * recomputation, seconds with the symmetries). The symmetric and the full method give the same
- * image within that accuracy: the method is not part of the key. */
+ * name them (tl_projector_key: "tor fwhm 2 mm"). Version 2: the tracer's float weights summed
+ * exactly in fixed point (tl-projector.h TlSensMethod); version 1 summed them with float
+ * atomics (order-dependent), so its files are not reused (one recomputation, seconds with the
+ * symmetries). The symmetric and the full method differ by the float tracer's rounding of
+ * mirror-image pairs (bench/README.md): the method is not part of the key. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
