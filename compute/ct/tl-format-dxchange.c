@@ -274,15 +274,6 @@ static double *dx_mean(const float *v, guint count, guint64 pixels) {
   return m;
 }
 
-/* Degrees unless the units say radians; without units, degrees when any angle exceeds
- * 2 pi in magnitude (Data Exchange writers store degrees), else radians. */
-static gboolean dx_theta_degrees(const DxLayout *l, const double *theta, gboolean *inferred) {
-  *inferred = l->units[0] == 0;
-  if (!*inferred) return g_ascii_strncasecmp(l->units, "rad", 3) != 0;
-  for (guint k = 0; k < l->views; k++)
-    if (fabs(theta[k]) > 2 * G_PI + 1e-6) return TRUE;
-  return FALSE;
-}
 
 /* --- libhdf5 in a child process (image/tl-isolate.h) ---
  *
@@ -369,6 +360,16 @@ static gboolean dx_child_load(const char *path, GByteArray *out, GError **error)
   return TRUE;
 }
 
+/* Degrees unless the units say radians; without units, degrees when any angle exceeds
+ * 2 pi in magnitude (Data Exchange writers store degrees), else radians. */
+static gboolean dx_theta_degrees(const DxInfo *l, const double *theta, gboolean *inferred) {
+  *inferred = l->units[0] == 0;
+  if (!*inferred) return g_ascii_strncasecmp(l->units, "rad", 3) != 0;
+  for (guint k = 0; k < l->views; k++)
+    if (fabs(theta[k]) > 2 * G_PI + 1e-6) return TRUE;
+  return FALSE;
+}
+
 /* Parent: the child's answer checked as a file's header is (`values`: TRUE for a load). */
 static gboolean dx_info_check(const char *path, GBytes *bytes, gboolean values, DxInfo *info,
                               GError **error) {
@@ -381,11 +382,11 @@ static gboolean dx_info_check(const char *path, GBytes *bytes, gboolean values, 
   memcpy(info, g_bytes_get_data(bytes, NULL), sizeof *info);
   info->units[sizeof info->units - 1] = info->data_type[sizeof info->data_type - 1] = 0;
   guint32 dims[] = {info->views, info->rows, info->cols, info->flats};
+  guint64 n = (guint64)info->views * info->rows * info->cols;
   gboolean ok = info->darks <= TL_DXCHANGE_MAX_DIM && info->has_dark <= 1 &&
-                (guint64)info->views * info->rows * info->cols <= TL_DXCHANGE_MAX_VALUES;
+                n <= TL_DXCHANGE_MAX_VALUES;
   for (guint i = 0; i < G_N_ELEMENTS(dims); i++)
     ok = ok && dims[i] >= 1 && dims[i] <= TL_DXCHANGE_MAX_DIM;
-  guint64 n = (guint64)info->views * info->rows * info->cols;
   guint64 expected = sizeof *info + (values ? sizeof(double) * info->views + sizeof(float) * n : 0);
   if (!ok || size != expected) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s': the libhdf5 reader process answered "
@@ -415,9 +416,7 @@ TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
   g_autofree double *theta = g_new(double, l.views);
   memcpy(theta, p + sizeof l, sizeof(double) * l.views);
 
-  DxLayout units = {.views = l.views};
-  g_strlcpy(units.units, l.units, sizeof units.units);
-  gboolean inferred, degrees = dx_theta_degrees(&units, theta, &inferred);
+  gboolean inferred, degrees = dx_theta_degrees(&l, theta, &inferred);
   g_autofree double *rad = g_new(double, l.views);
   for (guint k = 0; k < l.views; k++) rad[k] = degrees ? theta[k] * G_PI / 180.0 : theta[k];
   TlCtGeometry *g = tl_ct_geometry_new_parallel_angles(l.views, rad, l.cols, l.rows, 1.0, 1.0,
