@@ -87,31 +87,106 @@ TlLors tl_pet_operator_lors(const TlOperator *op, guint subset) {
                   .atten = op->diag, .tof = p->tof_on ? &p->tof : NULL};
 }
 
-TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error) {
+/* The records in data order on the host (3 words each: a, b, TOF bin); NULL + GError. */
+static guint32 *download_records(TlOperator *op, GError **error) {
   PetOp *p = priv(op);
-  if (randoms->n_crystals != p->scanner->n_crystals) {
+  guint64 n = tl_operator_n_data(op);
+  /* events and bins both start with the two crystal ids (TlEvent, TlBin: 12 bytes) */
+  G_STATIC_ASSERT(sizeof(TlEvent) == sizeof(TlBin));
+  guint32 *rec = g_try_new(guint32, 3 * MAX(n, 1));
+  if (!rec) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%" G_GUINT64_FORMAT " records do not "
+                "fit in host memory", n);
+    return NULL;
+  }
+  if (n && !tl_array_download(p->records, rec, error)) g_clear_pointer(&rec, g_free);
+  return rec;
+}
+
+float *tl_pet_operator_additive(TlOperator *op, const TlRandoms *randoms,
+                                const TlScatterEstimate *scatter, TlPairFactorFunc pair_factor,
+                                gpointer pair_factor_data, GError **error) {
+  PetOp *p = priv(op);
+  if (randoms && randoms->n_crystals != p->scanner->n_crystals) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "randoms for %u crystals, but the "
                 "scanner '%s' has %u", randoms->n_crystals, p->scanner->name,
                 p->scanner->n_crystals);
     return NULL;
   }
+  if (scatter) {
+    if (!tl_scatter_estimate_check_scanner(scatter, p->scanner, "scatter correction", error))
+      return NULL;
+    if (p->tof_on && scatter->n_bins != p->scanner->tof_bins) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter correction: the estimate has "
+                  "%u TOF bins but the TOF reconstruction uses the scanner's %u (estimate it "
+                  "with TOF)", scatter->n_bins, p->scanner->tof_bins);
+      return NULL;
+    }
+  }
   guint64 n = tl_operator_n_data(op);
-  /* events and bins both start with the two crystal ids (TlEvent, TlBin: 12 bytes) */
-  G_STATIC_ASSERT(sizeof(TlEvent) == sizeof(TlBin));
-  g_autofree guint32 *rec = g_try_new(guint32, 3 * MAX(n, 1));
-  g_autofree float *a = g_try_new(float, MAX(n, 1));
-  if (!rec || !a) {
-    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "randoms term: %" G_GUINT64_FORMAT
-                " records do not fit in host memory", n);
+  g_autofree guint32 *rec = download_records(op, error);
+  float *a = rec ? g_try_new(float, MAX(n, 1)) : NULL;
+  if (!a) {
+    if (rec) g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "additive term: %"
+                         G_GUINT64_FORMAT " records do not fit in host memory", n);
     return NULL;
   }
-  if (n && !tl_array_download(p->records, rec, error)) return NULL;
   double per_bin = p->tof_on ? 1.0 / p->scanner->tof_bins : 1.0;
-  for (guint64 j = 0; j < n; j++)
-    a[j] = (float)(tl_randoms_pair(randoms, rec[3 * j], rec[3 * j + 1]) * per_bin);
+  for (guint64 j = 0; j < n; j++) {
+    guint ca = rec[3 * j], cb = rec[3 * j + 1];
+    double v = randoms ? tl_randoms_pair(randoms, ca, cb) * per_bin : 0.0;
+    if (scatter) {
+      double s = p->tof_on ? tl_scatter_estimate_pair_tof(scatter, ca, cb, (gint32)rec[3 * j + 2])
+                           : tl_scatter_estimate_pair(scatter, ca, cb);
+      v += (pair_factor ? pair_factor(ca, cb, pair_factor_data) : 1.0) * s;
+    }
+    a[j] = (float)v;
+  }
+  return a;
+}
+
+TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error) {
+  guint64 n = tl_operator_n_data(op);
+  g_autofree float *a = tl_pet_operator_additive(op, randoms, NULL, NULL, NULL, error);
+  if (!a) return NULL;
   g_autoptr(TlArray) out = tl_array_new_float(op->ctx, MAX(n, 1), error);
   if (!out || (n && !tl_array_upload(out, a, error))) return NULL;
   return g_steal_pointer(&out);
+}
+
+static int cmp_bin(const void *x, const void *y) {
+  const TlBin *a = x, *b = y;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  return (a->b > b->b) - (a->b < b->b);
+}
+
+GArray *tl_pet_operator_pair_counts(TlOperator *op, GError **error) {
+  PetOp *p = priv(op);
+  guint64 n = tl_operator_n_data(op);
+  g_autofree guint32 *rec = download_records(op, error);
+  if (!rec) return NULL;
+  g_autofree float *cnt = NULL;
+  if (p->counts) {
+    cnt = g_new(float, MAX(n, 1));
+    if (n && !tl_array_download(p->counts, cnt, error)) return NULL;
+  }
+  g_autofree TlBin *b = g_new(TlBin, MAX(n, 1));
+  for (guint64 j = 0; j < n; j++) {
+    guint x = rec[3 * j], y = rec[3 * j + 1];
+    b[j] = (TlBin){MIN(x, y), MAX(x, y), cnt ? cnt[j] : 1.0f};
+  }
+  qsort(b, n, sizeof *b, cmp_bin);
+  GArray *out = g_array_new(FALSE, FALSE, sizeof(TlBin));
+  for (guint64 j = 0; j < n;) {
+    TlBin sum = b[j];
+    double c = 0;
+    guint64 k = j;
+    for (; k < n && b[k].a == sum.a && b[k].b == sum.b; k++) c += b[k].count;
+    sum.count = (float)c;
+    g_array_append_val(out, sum);
+    j = k;
+  }
+  return out;
 }
 
 /* y = D_s A_s x: D is the kernels' per-record factor (TlLors.atten, record first + i). */

@@ -27,6 +27,7 @@
 #include "tl-listmode.h"
 #include "tl-projector.h"
 #include "tl-randoms.h"
+#include "tl-sss.h"
 
 G_BEGIN_DECLS
 
@@ -99,6 +100,22 @@ TlLors tl_pet_operator_lors(const TlOperator *op, guint subset);
  * the bins are taken to cover the coincidence window). Not attenuated, not normalised: D
  * multiplies A x only. */
 TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error);
+
+/* The whole additive term a = randoms + scatter for every record in data order, on the host
+ * (tl_operator_n_data floats, g_free): the randoms as tl_pet_operator_randoms, plus the scatter
+ * estimate of each record's crystal pair times its factor n_ab (pair_factor, NULL = 1:
+ * normalisation, since scattered photons are detected by the same crystals; not attenuated,
+ * SSS already is). With TOF the estimate's value in the record's TOF bin (the estimate must
+ * have the scanner's TOF bins: a non-TOF estimate is a GError), without TOF its sum over
+ * the bins. randoms and scatter may each be NULL. GError for an estimate of another scanner
+ * (tl_scatter_estimate_check_scanner) or randoms of another crystal count. */
+float *tl_pet_operator_additive(TlOperator *op, const TlRandoms *randoms,
+                                const TlScatterEstimate *scatter, TlPairFactorFunc pair_factor,
+                                gpointer pair_factor_data, GError **error);
+
+/* The measured counts per crystal pair (list mode: events counted per pair; binned: the bins),
+ * a < b, sorted by (a, b): the data of the tail fit (tl_scatter_tail_fit). */
+GArray *tl_pet_operator_pair_counts(TlOperator *op, GError **error);
 
 extern const TlOperatorClass tl_pet_listmode_operator_class;
 extern const TlOperatorClass tl_pet_binned_operator_class;

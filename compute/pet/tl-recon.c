@@ -14,7 +14,8 @@ struct _TlRecon {
   TlSrm *srm;          /* projector "srm": the matrix the operator runs on */
   gboolean srm_cached;
   TlSolver *sv;
-  TlArray *randoms;    /* the additive term a (opt.randoms), in the operator's data order */
+  TlArray *additive;   /* the additive term a (randoms + scatter), in the operator's data order */
+  TlRandoms *randoms;  /* a copy of opt.randoms (the scatter term is replaced around them) */
   TlReconCallback cb;
   gpointer cb_data;
 };
@@ -31,7 +32,8 @@ void tl_recon_options_init(TlReconOptions *o) {
 void tl_recon_free(TlRecon *r) {
   if (!r) return;
   tl_solver_free(r->sv); /* before the operator it runs on */
-  g_clear_pointer(&r->randoms, tl_array_free);
+  g_clear_pointer(&r->additive, tl_array_free);
+  tl_randoms_free(r->randoms);
   tl_operator_free(r->op);
   tl_srm_free(r->srm); /* after its operator */
   g_free(r->projector_name);
@@ -94,6 +96,23 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   return g_steal_pointer(&r);
 }
 
+static TlRandoms *randoms_copy(const TlRandoms *r) {
+  TlRandoms *c = g_memdup2(r, sizeof *r);
+  c->factor = g_memdup2(r->factor, sizeof(double) * MAX(r->n_crystals, 1));
+  return c;
+}
+
+/* a = randoms + n_ab scatter per record into r->additive (made on first use). */
+static gboolean upload_additive(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
+  g_autofree float *a = tl_pet_operator_additive(r->op, r->randoms, scatter,
+                                                 r->opt.scatter_pair_factor,
+                                                 r->opt.scatter_pair_factor_data, error);
+  if (!a) return FALSE;
+  guint64 n = tl_operator_n_data(r->op);
+  if (!r->additive && !(r->additive = tl_array_new_float(r->ctx, MAX(n, 1), error))) return FALSE;
+  return !n || tl_array_upload(r->additive, a, error);
+}
+
 static TlRecon *recon_finish(TlRecon *r, GError **error) {
   if (!r->op) return NULL;
   const TlReconOptions *o = &r->opt;
@@ -113,16 +132,19 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};
-  if (o->randoms) {
+  if (o->randoms || o->scatter_estimate) {
     if (!tl_is_pet_operator(r->op)) {
-      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "randoms correction: not with the "
-                  "%s projector (list-mode and binned ray projectors only)", o->projector);
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%s correction: not with the %s "
+                  "projector (list-mode and binned ray projectors only)",
+                  o->randoms ? "randoms" : "scatter", o->projector);
       return NULL;
     }
-    if (!(r->randoms = tl_pet_operator_randoms(r->op, o->randoms, error))) return NULL;
-    pb.additive = r->randoms;
+    if (o->randoms) r->randoms = randoms_copy(o->randoms);
+    if (!upload_additive(r, o->scatter_estimate, error)) return NULL;
+    pb.additive = r->additive;
   }
   r->opt.randoms = NULL; /* used at set-up only: the caller's is not kept */
+  r->opt.scatter_estimate = NULL;
   if (!(r->sv = tl_solver_new(r->ctx, o->algorithm, &pb, &so, error))) return NULL;
   tl_solver_set_callback(r->sv, on_step, r);
   return r;
@@ -194,5 +216,72 @@ TlProjector *tl_recon_projector(TlRecon *r) {
   return r->srm ? NULL : tl_pet_operator_projector(r->op);
 }
 TlOperator *tl_recon_operator(TlRecon *r) { return r->op; }
+const TlRandoms *tl_recon_randoms(const TlRecon *r) { return r->randoms; }
+
+gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
+  if (!tl_is_pet_operator(r->op)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "scatter correction: not with the %s "
+                "projector (list-mode and binned ray projectors only)", r->opt.projector);
+    return FALSE;
+  }
+  if (!scatter && !r->randoms) return tl_solver_set_additive(r->sv, NULL, error);
+  /* every step finishes the solver's stream: nothing reads the term while it is written */
+  return upload_additive(r, scatter, error) && tl_solver_set_additive(r->sv, r->additive, error);
+}
+
+void tl_scatter_rounds_init(TlScatterRounds *o) {
+  *o = (TlScatterRounds){.rounds = 2, .iterations = 1};
+  tl_sss_params_init(&o->sss);
+  tl_tail_params_init(&o->tail);
+}
+
+TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
+                                           const TlScatterRounds *o, GError **error) {
+  if (!o || o->rounds < 1 || o->rounds > 100 || o->iterations < 1) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter rounds: %u rounds of %u "
+                "iterations: expected 1 to 100 rounds of at least 1", o ? o->rounds : 0,
+                o ? o->iterations : 0);
+    return NULL;
+  }
+  if (!tl_is_pet_operator(r->op)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "scatter correction: not with the %s "
+                "projector (list-mode and binned ray projectors only)", r->opt.projector);
+    return NULL;
+  }
+  if (!mu) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter estimation (SSS) needs a mu-map");
+    return NULL;
+  }
+  const TlScanner *sc = tl_pet_operator_scanner(r->op);
+  TlSssParams sp = o->sss;
+  sp.tof = r->opt.tof;
+  TlTailParams tp = o->tail;
+  tp.pair_factor = r->opt.scatter_pair_factor;
+  tp.pair_factor_data = r->opt.scatter_pair_factor_data;
+  g_autoptr(GArray) counts = tl_pet_operator_pair_counts(r->op, error);
+  if (!counts) return NULL;
+  g_autoptr(TlScatterEstimate) last = NULL;
+  guint S = tl_operator_n_subsets(r->op);
+  for (guint round = 1; round <= o->rounds; round++) {
+    gint64 t0 = g_get_monotonic_time();
+    TlScatterRoundInfo info = {.round = round, .rounds = o->rounds};
+    g_autoptr(TlImage) x = tl_recon_image(r, error);
+    if (!x) return NULL;
+    g_autoptr(TlScatterEstimate) e = tl_sss_estimate(sc, x, mu, &sp, o->cancel, &info.sss, error);
+    if (!e || !tl_scatter_tail_fit(e, mu, (const TlBin *)counts->data, counts->len, r->randoms,
+                                   &tp, &info.fit, error))
+      return NULL;
+    e->scale = info.fit.scale;
+    if (!tl_recon_set_scatter(r, e, error)) return NULL;
+    info.estimate = e;
+    info.seconds = (g_get_monotonic_time() - t0) * 1e-6;
+    if (o->callback) o->callback(&info, o->user_data);
+    g_clear_pointer(&last, tl_scatter_estimate_free);
+    last = g_steal_pointer(&e);
+    for (guint k = 0; k < o->iterations * S; k++)
+      if (!tl_recon_step(r, error)) return NULL;
+  }
+  return g_steal_pointer(&last);
+}
 TlSolver *tl_recon_solver(TlRecon *r) { return r->sv; }
 TlImage *tl_recon_image(TlRecon *r, GError **error) { return tl_solver_image(r->sv, error); }

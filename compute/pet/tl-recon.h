@@ -104,6 +104,13 @@ typedef struct {
    * forward, ratio and back projection as separate passes (the fused kernel has no a). Read
    * at creation only. List-mode and binned ray projectors (not "srm"). */
   const TlRandoms *randoms;
+  /* Scatter correction (NULL = none; tl-sss.h): the estimate's expected scatter of each
+   * record's crystal pair (and TOF bin) joins the randoms in the additive term, times the
+   * per-pair factor n_ab when given (normalisation: scattered photons are detected by the same
+   * crystals). Copied at creation; tl_recon_set_scatter replaces it in place. Not with "srm". */
+  const TlScatterEstimate *scatter_estimate;
+  TlPairFactorFunc scatter_pair_factor;
+  gpointer scatter_pair_factor_data;
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
@@ -176,5 +183,46 @@ TlProjector *tl_recon_projector(TlRecon *r);
 /* The operator and the solver underneath (the window changes the prior between steps). */
 TlOperator *tl_recon_operator(TlRecon *r);
 TlSolver *tl_recon_solver(TlRecon *r);
+
+/* The randoms the reconstruction uses (its copy of TlReconOptions.randoms), or NULL. */
+const TlRandoms *tl_recon_randoms(const TlRecon *r);
+/* Replaces the scatter part of the additive term in place (NULL: no scatter), keeping the
+ * randoms: a = randoms + n_ab scatter per record (tl_pet_operator_additive), uploaded into the
+ * reconstruction's own term, which the solver keeps using (tl_solver_set_additive): the events
+ * are not uploaded again and the sensitivity is not recomputed; the image stays. Takes effect
+ * from the next step. GError as tl_pet_operator_additive. */
+gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error);
+
+/* Scatter estimation iterated with the reconstruction: each round takes the current image as
+ * the activity, runs SSS on it with the mu-map (tl_sss_estimate), scales the estimate to the
+ * data by the tail fit (tl_scatter_tail_fit, against the reconstruction's own counts and
+ * randoms), sets it as the scatter term (tl_recon_set_scatter) and runs `iterations` more full
+ * iterations from the current image. Run the first reconstruction (without scatter) before. */
+typedef struct {
+  guint round, rounds;                /* 1-based */
+  const TlScatterEstimate *estimate;  /* scaled by fit.scale */
+  TlTailFit fit;
+  TlSssStats sss;
+  double seconds;                     /* SSS, fit and the new term (not the iterations) */
+} TlScatterRoundInfo;
+
+typedef void (*TlScatterRoundCallback)(const TlScatterRoundInfo *info, gpointer user_data);
+
+typedef struct {
+  guint rounds;            /* 1 to 100 */
+  guint iterations;        /* full iterations after each estimate, >= 1 */
+  TlSssParams sss;         /* .tof is the reconstruction's */
+  TlTailParams tail;       /* .pair_factor is the reconstruction's scatter_pair_factor */
+  TlScatterRoundCallback callback; /* after each estimate, before its iterations */
+  gpointer user_data;
+  GCancellable *cancel;    /* checked during SSS (the reconstruction has its own) */
+} TlScatterRounds;
+
+/* 2 rounds of 1 iteration, tl_sss_params_init, tl_tail_params_init. */
+void tl_scatter_rounds_init(TlScatterRounds *o);
+/* The last estimate (scaled), or NULL + GError (G_IO_ERROR_CANCELLED when cancelled: the image
+ * is then the last complete sub-iteration's). mu: the mu-map on the reconstruction's grid. */
+TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
+                                           const TlScatterRounds *o, GError **error);
 
 G_END_DECLS

@@ -344,6 +344,42 @@ gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iteratio
   return TRUE;
 }
 
+gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error) {
+  if (additive && !(sv->klass->flags & TL_ALGO_EMISSION)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: an additive term belongs to "
+                "the Poisson model: use an EM algorithm", sv->klass->name, tl_operator_label(sv->op));
+    return FALSE;
+  }
+  if (additive && (tl_array_length(additive) != tl_operator_n_data(sv->op) ||
+                   tl_array_elem_size(additive) != 4)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: an additive term of %"
+                G_GUINT64_FORMAT " elements of %u bytes, expected %" G_GUINT64_FORMAT " floats",
+                sv->klass->name, tl_operator_label(sv->op), tl_array_length(additive),
+                (guint)tl_array_elem_size(additive), tl_operator_n_data(sv->op));
+    return FALSE;
+  }
+  TlArray **v = NULL;
+  if (additive && !(v = views(sv, additive, error))) return FALSE;
+  /* the separate forward / ratio / back passes need the data and a scratch vector */
+  if (additive && !sv->q &&
+      (!(sv->q = tl_array_new_float(sv->ctx, MAX(tl_operator_max_subset_length(sv->op), 1), error)) ||
+       !(sv->q_sub = views(sv, sv->q, error)) || !tl_solver_need_data(sv, error))) {
+    free_views(v, sv->n_subsets);
+    return FALSE;
+  }
+  if (!tl_stream_finish(sv->stream, error)) {
+    free_views(v, sv->n_subsets);
+    return FALSE;
+  }
+  free_views(sv->a_sub, sv->n_subsets);
+  sv->a_sub = v;
+  sv->pb.additive = additive;
+  sv->fp_valid = FALSE;
+  sv->pass_pending = FALSE;
+  tl_solver_forget_passes(sv);
+  return TRUE;
+}
+
 void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
   sv->cb = cb;
   sv->cb_data = user_data;

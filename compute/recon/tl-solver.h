@@ -138,6 +138,14 @@ void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget);
 gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
                              const TlPriorParams *params, GError **error);
 
+/* Replaces the problem's additive term a (borrowed, as in TlProblem; NULL = none) from the next
+ * step on, without rebuilding anything: the data, the sensitivity images and the image stay
+ * (scatter estimation iterated with the reconstruction changes a between rounds). Emission
+ * algorithms only; the length must be the operator's data length. The objective's per-subset
+ * estimates start afresh. Going from no term to one allocates the data vector and the scratch
+ * that the fused EM pass did without. */
+gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error);
+
 gboolean tl_solver_step(TlSolver *sv, GError **error);
 gboolean tl_solver_run(TlSolver *sv, GError **error);
 /* The objective of the current image (may cost a projection of all data). */
