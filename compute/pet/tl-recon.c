@@ -217,6 +217,9 @@ TlProjector *tl_recon_projector(TlRecon *r) {
 }
 TlOperator *tl_recon_operator(TlRecon *r) { return r->op; }
 const TlRandoms *tl_recon_randoms(const TlRecon *r) { return r->randoms; }
+const TlArray *tl_recon_additive(const TlRecon *r) {
+  return tl_solver_additive(r->sv);
+}
 
 gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
   if (!tl_is_pet_operator(r->op)) {

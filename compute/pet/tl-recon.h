@@ -186,6 +186,9 @@ TlSolver *tl_recon_solver(TlRecon *r);
 
 /* The randoms the reconstruction uses (its copy of TlReconOptions.randoms), or NULL. */
 const TlRandoms *tl_recon_randoms(const TlRecon *r);
+/* The additive term on the device (randoms + scatter per record, in the operator's data
+ * order), or NULL when there is none. */
+const TlArray *tl_recon_additive(const TlRecon *r);
 /* Replaces the scatter part of the additive term in place (NULL: no scatter), keeping the
  * randoms: a = randoms + n_ab scatter per record (tl_pet_operator_additive), uploaded into the
  * reconstruction's own term, which the solver keeps using (tl_solver_set_additive): the events

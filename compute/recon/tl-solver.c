@@ -380,6 +380,8 @@ gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error)
   return TRUE;
 }
 
+const TlArray *tl_solver_additive(const TlSolver *sv) { return sv->pb.additive; }
+
 void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
   sv->cb = cb;
   sv->cb_data = user_data;

@@ -145,6 +145,8 @@ gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
  * estimates start afresh. Going from no term to one allocates the data vector and the scratch
  * that the fused EM pass did without. */
 gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error);
+/* The additive term in use (NULL = none). */
+const TlArray *tl_solver_additive(const TlSolver *sv);
 
 gboolean tl_solver_step(TlSolver *sv, GError **error);
 gboolean tl_solver_run(TlSolver *sv, GError **error);
