@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm checkpoint dxchange dicom tiff-sidecar)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -35,7 +35,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm checkpoint dxchange dicom tiff-sidecar; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -94,6 +94,13 @@ if [ -z "$(ls -A "$c/checkpoint")" ]; then
   { printf 'TOMOLAB-CHECKPOINT 1\nsub_iterations = 3\nsubsets = 4\noptions_sha256 = %064d\n' 0
     printf 'dims = 2 2 2\nvoxel_mm = 4 4 2.5\norigin_mm = -2 -2 -1.25\nend_header\n'
     head -c 32 /dev/zero; } >"$c/checkpoint/a"
+fi
+# scatter estimates (pet/tl-sss.h): one sample, non-TOF; 2 x 2 samples with 3 TOF bins
+if [ -z "$(ls -A "$c/sss")" ]; then
+  sct='TOMOLAB-SCATTER 1\ntransaxial_samples = %s\nring_samples = %s\ntof_bins = %s\nvalues = %s\nvalue_bytes = 4\nbyte_order = little-endian\nscale = 0.5\ntransaxial = %s\nrings = %s\ndescription = seed\nbegin_scanner\nkind = ring\nrings = 2\nsides = 4\ncrystals_per_side = 2\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\n%bend_scanner\nend_header\n'
+  { printf "$sct" 1 1 0 1 0 0 ''; printf '\000\000\200\077'; } >"$c/sss/one"
+  { printf "$sct" 2 2 3 30 '0 4' '0 1' 'tof_bins = 3\ntof_bin_mm = 20\ntof_fwhm_ps = 300\n'
+    for i in $(seq 30); do printf '\000\000\300\077'; done; } >"$c/sss/tof"
 fi
 
 # Seeds of the mMR and CASToR harnesses (their own marker: corpora seeded before they existed

@@ -454,6 +454,37 @@ static void test_recon_verbs(void) {
           "--randoms 'singles'", "expected delayeds", NULL);
   refused(cli("recon", "a.tlm", "--randoms", "delayeds", "-o", "r.nii", NULL), "a.tlm",
           "no delayed coincidences", NULL);
+  /* scatter: sss needs the mu-map; the rounds and the output need sss; estimate files that
+   * are not one, hold a NaN, or are for another scanner; outputs over inputs */
+  refused(cli("recon", "a.tlm", "--scatter", "sss", "-o", "r.nii", NULL),
+          "--scatter sss needs --attenuation", NULL);
+  refused(cli("recon", "a.tlm", "--scatter-rounds", "3", "-o", "r.nii", NULL),
+          "need --scatter sss", NULL);
+  refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-rounds",
+              "0x", "-o", "r.nii", NULL), "scatter-rounds", NULL);
+  refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-out",
+              "t.nii", "-o", "r.nii", NULL), "--scatter-out 't.nii'", NULL);
+  put("junk.tlsc", "TOMOLAB-SCATTER 9\n", -1);
+  refused(cli("recon", "a.tlm", "--scatter", "junk.tlsc", "-o", "r.nii", NULL), "junk.tlsc",
+          "not a Tomolab scatter estimate", NULL);
+  refused(cli("recon", "a.tlm", "--scatter", "junk.tlsc", "-o", "junk.tlsc", NULL),
+          "-o 'junk.tlsc'", NULL);
+  const char *sct = "TOMOLAB-SCATTER 1\ntransaxial_samples = 1\nring_samples = 1\ntof_bins = 0\n"
+                    "values = 1\nvalue_bytes = 4\nbyte_order = little-endian\nscale = 1\n"
+                    "transaxial = 0\nrings = 0\nbegin_scanner\nkind = ring\nrings = 1\nsides = 4\n"
+                    "crystals_per_side = 1\ncrystal_pitch_mm = 4\nradius_mm = 40\n"
+                    "crystal_size_mm = 4 4 10\nend_scanner\nend_header\n";
+  for (int k = 0; k < 2; k++) {
+    GString *f = g_string_new(sct);
+    float v = k ? NAN : 1.0f;
+    g_string_append_len(f, (const char *)&v, 4);
+    put(k ? "nan.tlsc" : "ring.tlsc", f->str, f->len);
+    g_string_free(f, TRUE);
+  }
+  refused(cli("recon", "a.tlm", "--scatter", "nan.tlsc", "-o", "r.nii", NULL), "nan.tlsc",
+          "value 0", "nan", NULL);
+  refused(cli("recon", "a.tlm", "--scatter", "ring.tlsc", "-o", "r.nii", NULL), "ring.tlsc",
+          "scatter estimate is for scanner", "4 crystals", "24 crystals", NULL);
   g_autofree char *after = get("t.nii", &n1);
   g_assert_cmpmem(before, n0, after, n1);
   r = cli("ct-simulate", "--grid", "8x8x4@2", "--views", "3", "--detector", "10x6",

@@ -7,6 +7,7 @@
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
+#include "pet/tl-sss.h"
 #include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
@@ -51,6 +52,20 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
     if (!isnan(p->rmse)) fprintf(stderr, "  RMSE %.6g", p->rmse);
     fprintf(stderr, "  %.2f s%s\n", p->seconds, p->filtered ? "  filtered" : "");
   }
+}
+
+/* --scatter sss: one line per round */
+static void on_scatter_round(const TlScatterRoundInfo *i, gpointer data) {
+  const double *prompts = data;
+  double total = i->fit.total_estimate * i->fit.scale;
+  fprintf(stderr, "recon: scatter round %u/%u: SSS %u scatter points x %u x %u detectors on "
+          "%ux%ux%u voxels of %g mm (%.2f s); tail fit k = %.6g from %" G_GUINT64_FORMAT
+          " pairs with %.0f prompts, %.0f randoms; scatter %.0f (%.1f %% of the prompts); "
+          "%.2f s in all\n", i->round, i->rounds, i->sss.scatter_points, i->sss.n_t, i->sss.n_r,
+          i->sss.coarse_dims[0], i->sss.coarse_dims[1], i->sss.coarse_dims[2],
+          i->sss.coarse_mm[0], i->sss.seconds_legs + i->sss.seconds_pairs, i->fit.scale,
+          i->fit.tail_pairs, i->fit.tail_counts, i->fit.tail_randoms, total,
+          100.0 * total / MAX(*prompts, 1), i->seconds);
 }
 
 /* --filter: the final image goes up to the device once more, is filtered there (the same
@@ -108,7 +123,7 @@ static int fail(GError *error) {
  * a resumed run may use any number of ranks and go on for more iterations). */
 static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
                           const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
-                          const char *filter_text, char **kernels) {
+                          const char *filter_text, char **kernels, const char *scatter_file) {
   g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
   g_autofree char *mh = mu ? g_compute_checksum_for_data(
                                  G_CHECKSUM_SHA256, (const guchar *)mu->data,
@@ -126,6 +141,14 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
       filter_text ? filter_text : "none", o->filter_every, o->randoms ? o->randoms->total : 0.0);
   /* --kernel replacements change the image too: their sources enter the hash */
   g_autoptr(GString) all = g_string_new(text);
+  if (scatter_file) { /* --scatter FILE: the estimate's bytes (already read) */
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    g_file_get_contents(scatter_file, &src, &len, NULL);
+    g_autofree char *h = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)src,
+                                                     src ? len : 0);
+    g_string_append_printf(all, "scatter %s\n", h);
+  }
   for (guint i = 0; kernels && kernels[i]; i++) {
     g_autofree char *src = NULL;
     gsize len = 0;
@@ -181,7 +204,8 @@ static int recon_main(int argc, char **argv) {
    * combinations. */
   double tof_nsigma = NAN, tor_fwhm = NAN;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
-  g_autofree char *randoms_from = NULL;
+  g_autofree char *randoms_from = NULL, *scatter_from = NULL, *scatter_out = NULL;
+  int scatter_rounds = 0;
   g_autofree char *tor_help = g_strdup_printf(
       "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
       TL_TOR_FWHM_DEFAULT);
@@ -227,6 +251,17 @@ static int recon_main(int argc, char **argv) {
       {"randoms", 0, 0, G_OPTION_ARG_STRING, &randoms_from,
        "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
        "coincidences by fan sums (variance-reduced) and adds them to the model", "delayeds"},
+      {"scatter", 0, 0, G_OPTION_ARG_FILENAME, &scatter_from,
+       "Scatter correction: 'sss' estimates it by single scatter simulation from the current "
+       "image and --attenuation's mu-map, scaled to the data on the lines outside the object "
+       "(tail fit), for --scatter-rounds rounds; or a scatter estimate FILE (--scatter-out)",
+       "sss|FILE"},
+      {"scatter-rounds", 0, 0, G_OPTION_ARG_INT, &scatter_rounds,
+       "With --scatter sss: rounds of estimate + --iterations more iterations after the first "
+       "reconstruction (default 2)", "N"},
+      {"scatter-out", 0, 0, G_OPTION_ARG_FILENAME, &scatter_out,
+       "With --scatter sss: write the last estimate (scaled: expected scatter per crystal pair "
+       "and TOF bin) to FILE", "FILE"},
       {"binned", 'b', 0, G_OPTION_ARG_NONE, &binned,
        "Histogram the events per crystal pair and reconstruct the bins", NULL},
       {"loglik", 0, 0, G_OPTION_ARG_STRING, &loglik,
@@ -290,8 +325,34 @@ static int recon_main(int argc, char **argv) {
             "estimated from the file's delayed coincidences)\n", randoms_from);
     return 2;
   }
+  gboolean sss = scatter_from && strcmp(scatter_from, "sss") == 0;
+  const char *scatter_file = scatter_from && !sss ? scatter_from : NULL;
+  if (sss && !mu_path) {
+    fprintf(stderr, "tomolab-cli recon: --scatter sss needs --attenuation MU (the mu-map gives "
+            "the scattering medium and the object's outline for the tail fit)\n");
+    return 2;
+  }
+  if ((scatter_rounds || scatter_out) && !sss) {
+    fprintf(stderr, "tomolab-cli recon: --scatter-rounds and --scatter-out need --scatter sss\n");
+    return 2;
+  }
+  if (scatter_rounds < 0 || scatter_rounds > 100) {
+    fprintf(stderr, "tomolab-cli recon: --scatter-rounds %d: expected 1 to 100\n", scatter_rounds);
+    return 2;
+  }
+  if (sss && (checkpoint || resume)) {
+    fprintf(stderr, "tomolab-cli recon: --checkpoint and --resume do not go with --scatter sss "
+            "(the scatter term changes between rounds); save the estimate with --scatter-out "
+            "and use --scatter FILE\n");
+    return 2;
+  }
   guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
   if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
+  if (size > 1 && scatter_from) {
+    fprintf(stderr, "tomolab-cli recon: --scatter runs on one process for now (the tail fit needs "
+            "every event)\n");
+    return 2;
+  }
   if (size > 1 && randoms_from) {
     fprintf(stderr, "tomolab-cli recon: --randoms runs on one process for now (the ranks read "
             "shares of the prompts, not the delayeds)\n");
@@ -307,9 +368,11 @@ static int recon_main(int argc, char **argv) {
   gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
-                                                {"--resume", resume_same ? NULL : resume}}, 4,
-                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint}},
-                            2, &error))
+                                                {"--resume", resume_same ? NULL : resume},
+                                                {"--scatter", scatter_file}}, 5,
+                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
+                                                {"--scatter-out", scatter_out}},
+                            3, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
@@ -449,6 +512,17 @@ static int recon_main(int argc, char **argv) {
               100.0 * randoms->total / MAX(n_total, 1), n_total);
     }
   }
+  g_autoptr(TlScatterEstimate) scatter = NULL;
+  if (scatter_file) {
+    if (!(scatter = tl_scatter_estimate_load(scatter_file, &error))) return fail(error);
+    if (!tl_scatter_estimate_check_scanner(scatter, lm->scanner, scatter_file, &error))
+      return fail(error);
+    o.scatter_estimate = scatter;
+    if (!quiet) {
+      g_autofree char *d = tl_scatter_estimate_describe(scatter);
+      fprintf(stderr, "recon: scatter from %s: %s\n", scatter_file, d);
+    }
+  }
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
@@ -522,7 +596,7 @@ static int recon_main(int argc, char **argv) {
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
   g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu,
-                                       filter_text, kernels);
+                                       filter_text, kernels, scatter_file);
   if (resume) {
     TlCliCheckpoint cp;
     if (!tl_cli_checkpoint_load(resume, &cp, &error)) return fail(error);
@@ -544,7 +618,8 @@ static int recon_main(int argc, char **argv) {
   }
 
   g_autoptr(GCancellable) cancel = g_cancellable_new();
-  Progress pr = {o.iterations, quiet, checkpoint,
+  guint rounds = sss ? (scatter_rounds ? (guint)scatter_rounds : 2) : 0;
+  Progress pr = {o.iterations * (rounds + 1), quiet, checkpoint,
                  checkpoint_every ? (guint)checkpoint_every : o.subsets, hash, r, cancel};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
@@ -558,6 +633,22 @@ static int recon_main(int argc, char **argv) {
   tl_cli_dist_stats(&sec0, &wait0, &calls0, &bytes0); /* the set-up's sums are not the run's */
   gint64 t1 = g_get_monotonic_time();
   gboolean ok = tl_recon_run(r, &error);
+  g_autoptr(TlScatterEstimate) estimate = NULL;
+  if (ok && sss) {
+    TlScatterRounds so;
+    tl_scatter_rounds_init(&so);
+    so.rounds = rounds;
+    so.iterations = o.iterations;
+    double prompts = counts;
+    so.callback = quiet ? NULL : on_scatter_round;
+    so.user_data = &prompts;
+    so.cancel = cancel;
+    if (!quiet)
+      fprintf(stderr, "recon: scatter by SSS, %u rounds of %u iterations\n", rounds,
+              o.iterations);
+    estimate = tl_recon_scatter_rounds(r, mu, &so, &error);
+    ok = estimate != NULL;
+  }
   if (sigint) tl_cli_interrupt_end(sigint);
   if (pr.error) {
     g_clear_error(&error);
@@ -578,6 +669,10 @@ static int recon_main(int argc, char **argv) {
   if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
                     !tl_cli_save_image(img, output, &error)))
     return fail(error);
+  if (scatter_out && estimate) {
+    if (!tl_scatter_estimate_save(estimate, scatter_out, &error)) return fail(error);
+    if (!quiet) fprintf(stderr, "recon: wrote the scatter estimate %s\n", scatter_out);
+  }
   if (tl_cli_dist_started()) {
     double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;
     guint calls;
