@@ -182,7 +182,7 @@ static int recon_main(int argc, char **argv) {
    * combinations. */
   double tof_nsigma = NAN, tor_fwhm = NAN;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
-  g_autofree char *randoms_from = NULL, *isotope_name = NULL;
+  g_autofree char *randoms_from = NULL, *randoms_out = NULL, *isotope_name = NULL;
   /* Bq/mL (pet/tl-units.h): strict numbers (no nan), NULL / NAN = not given */
   g_autofree char *calibration_text = NULL, *duration_text = NULL, *frame_start_text = NULL;
   double calibration = NAN, duration = NAN, frame_start = NAN;
@@ -228,9 +228,12 @@ static int recon_main(int argc, char **argv) {
        "NXxNYxNZ@MM"},
       {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
        "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
-      {"randoms", 0, 0, G_OPTION_ARG_STRING, &randoms_from,
+      {"randoms", 0, 0, G_OPTION_ARG_FILENAME, &randoms_from,
        "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
-       "coincidences by fan sums (variance-reduced) and adds them to the model", "delayeds"},
+       "coincidences by fan sums (variance-reduced), FILE reads an estimate (a randoms file: "
+       "--randoms-out); either is added to the model", "delayeds|FILE"},
+      {"randoms-out", 0, 0, G_OPTION_ARG_FILENAME, &randoms_out,
+       "With --randoms: write the estimate used to FILE (a randoms file)", "FILE"},
       {"calibration", 0, 0, G_OPTION_ARG_STRING, &calibration_text,
        "Write the image in Bq/mL: the scanner's calibration factor F (image value per second "
        "per Bq/mL of positron emitters; tomolab-cli calibrate finds it)", "F"},
@@ -300,9 +303,15 @@ static int recon_main(int argc, char **argv) {
     fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
     return 2;
   }
-  if (randoms_from && strcmp(randoms_from, "delayeds") != 0) {
+  gboolean randoms_delayeds = g_strcmp0(randoms_from, "delayeds") == 0;
+  if (randoms_from && !randoms_delayeds && !g_file_test(randoms_from, G_FILE_TEST_EXISTS)) {
     fprintf(stderr, "tomolab-cli recon: --randoms '%s': expected delayeds (the randoms "
-            "estimated from the file's delayed coincidences)\n", randoms_from);
+            "estimated from the file's delayed coincidences) or a randoms file (no such file)\n",
+            randoms_from);
+    return 2;
+  }
+  if (randoms_out && !randoms_from) {
+    fprintf(stderr, "tomolab-cli recon: --randoms-out needs --randoms\n");
     return 2;
   }
   if ((calibration_text && !tl_cli_parse_double("--calibration", calibration_text, 0, 1e300,
@@ -338,9 +347,13 @@ static int recon_main(int argc, char **argv) {
   gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
-                                                {"--resume", resume_same ? NULL : resume}}, 4,
-                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint}},
-                            2, &error))
+                                                {"--resume", resume_same ? NULL : resume},
+                                                {"--randoms", randoms_delayeds ? NULL
+                                                                               : randoms_from}},
+                            5,
+                            (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
+                                                {"--randoms-out", randoms_out}},
+                            3, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
@@ -476,7 +489,10 @@ static int recon_main(int argc, char **argv) {
     }
   }
   g_autoptr(TlRandoms) randoms = NULL;
-  if (randoms_from) {
+  if (randoms_from && !randoms_delayeds) {
+    if (!(randoms = tl_randoms_load(randoms_from, lm->scanner, &error))) return fail(error);
+    o.randoms = randoms;
+  } else if (randoms_from) {
     if (lm->n_delayed == 0) {
       fprintf(stderr, "tomolab-cli recon: --randoms delayeds: %s holds no delayed "
               "coincidences\n", argv[1]);
@@ -485,6 +501,10 @@ static int recon_main(int argc, char **argv) {
     if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, &error)))
       return fail(error);
     o.randoms = randoms;
+  }
+  if (randoms_out && !tl_randoms_save(randoms, lm->scanner, randoms_out, &error))
+    return fail(error);
+  if (randoms) {
     if (!quiet) {
       g_autofree char *d = tl_randoms_describe(randoms);
       fprintf(stderr, "recon: %s (%.1f %% of the %" G_GUINT64_FORMAT " prompts)\n", d,
