@@ -121,7 +121,7 @@ static G_ALWAYS_INLINE inline float siddon(const Grid *g, const float *p0, const
     t = te;
     gboolean out = FALSE;
     for (int k = 0; k < 3; k++)
-      if (step[k] != 0 && tn[k] == te) {
+      if (step[k] != 0 && tn[k] <= te) {
         v[k] += step[k];
         out = out || v[k] < 0 || v[k] >= g->n[k];
         tn[k] = (g->lo[k] + (float)(step[k] > 0 ? v[k] + 1 : v[k]) * g->vox[k] - p0[k]) / d[k];

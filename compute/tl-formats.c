@@ -216,7 +216,8 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     guint64 n = tl_image_grid_n_voxels(&im->grid);
     double mn = G_MAXDOUBLE, mx = -G_MAXDOUBLE;
     for (guint64 i = 0; i < n; i++) mn = MIN(mn, im->data[i]), mx = MAX(mx, im->data[i]);
-    g_string_append_printf(out, "values: min %g, max %g, sum %g\n", mn, mx, tl_image_sum(im));
+    g_string_append_printf(out, "values: min %g, max %g, sum %g\nunit: %s\n", mn, mx,
+                           tl_image_sum(im), tl_image_unit(im));
     break;
   }
   case TL_DATA_PET_LISTMODE: {

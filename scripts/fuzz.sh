@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar randoms)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -35,7 +35,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar randoms; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -133,6 +133,11 @@ fi
 if [ -z "$(ls -A "$c/tiff-sidecar")" ]; then
   printf 'tomolab-tiff-stack = 1\nbeam = parallel\nangles = 0 180\npixel_mm = 0.65 0.65\ncentre_u = 319.5\nvalues = counts\nflat = flat.tif\ndark = dark.tif\n' >"$c/tiff-sidecar/a"
   printf 'tomolab-tiff-stack = 1\nbeam = cone\nangles = 0 360\npixel_mm = 1 1\nsid_mm = 500\nsdd_mm = 800\nvalues = line-integrals\n' >"$c/tiff-sidecar/b"
+fi
+# randoms files: @HASH@ stands for the harness scanner's key hash (48 crystals)
+if [ -z "$(ls -A "$c/randoms")" ]; then
+  { printf 'tomolab-randoms = 1\nscanner = fuzz\nscanner_sha256 = @HASH@\ncrystals = 48\nend_header\n'
+    for i in $(seq 1 48); do echo "0.$i"; done; } >"$c/randoms/a"
 fi
 if [ -z "$(ls -A "$c/dicom")" ]; then
   for f in CT_small.dcm MR_small_RLE.dcm MR_small_jpeg_ls_lossless.dcm JPEG-lossy.dcm; do

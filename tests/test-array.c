@@ -41,12 +41,27 @@ static void roundtrip(gconstpointer data) {
   for (guint64 i = 0; i < n; i++) g_assert_cmpuint(out[i], ==, 0);
 }
 
-/* 300 MiB: more than lavapipe's 128 MiB maxStorageBufferRange. The round trip plus a
- * kernel writing every element shows kernels reach the whole array. */
+/* An array larger than the device's maxStorageBufferRange (lavapipe: 128 MiB, so 300 MiB
+ * here): the round trip plus a kernel writing every element shows kernels reach the whole
+ * array. Sized from the device, never from lavapipe's figure: on NVIDIA the range is 4 GiB and
+ * maxMemoryAllocationSize just under it, so no single array can exceed the range there and the
+ * case does not apply (skipped with the two limits named). */
 static void test_large(void) {
-  const guint64 n = (guint64)300 << 18; /* 300 MiB of floats */
+  const TlDeviceInfo *info = tl_context_info(ctx);
+  guint64 bytes = MAX((guint64)300 << 20, info->max_storage_buffer_range + ((guint64)16 << 20));
+  guint64 cap = info->max_memory_allocation_size;
+  if (info->max_buffer_size) cap = MIN(cap, info->max_buffer_size);
+  if (cap && bytes > cap) {
+    g_autofree char *why = g_strdup_printf(
+        "maxStorageBufferRange %" G_GUINT64_FORMAT " B: an array beyond it (%" G_GUINT64_FORMAT
+        " B) exceeds this device's largest buffer (maxMemoryAllocationSize / maxBufferSize) %"
+        G_GUINT64_FORMAT " B", info->max_storage_buffer_range, bytes, cap);
+    g_test_skip(why);
+    return;
+  }
+  const guint64 n = bytes / 4;
   GError *error = NULL;
-  g_assert_cmpuint(4 * n, >, tl_context_info(ctx)->max_storage_buffer_range);
+  g_assert_cmpuint(4 * n, >, info->max_storage_buffer_range);
   roundtrip(GSIZE_TO_POINTER(n));
   g_autoptr(TlArray) a = tl_array_new_float(ctx, n, &error);
   g_assert_no_error(error);
@@ -138,7 +153,7 @@ int main(int argc, char **argv) {
     g_autofree char *path = g_strdup_printf("/array/roundtrip/%" G_GUINT64_FORMAT, sizes[i]);
     g_test_add_data_func(path, GSIZE_TO_POINTER(sizes[i]), roundtrip);
   }
-  g_test_add_func("/array/roundtrip/300MiB-and-kernel", test_large);
+  g_test_add_func("/array/roundtrip/beyond-range-and-kernel", test_large);
   g_test_add_func("/array/bad-ranges", test_bad_ranges);
   g_test_add_func("/array/host", test_host_array);
   g_test_add_func("/array/view", test_view);

@@ -485,6 +485,21 @@ static void test_recon_verbs(void) {
           "value 0", "nan", NULL);
   refused(cli("recon", "a.tlm", "--scatter", "ring.tlsc", "-o", "r.nii", NULL), "ring.tlsc",
           "scatter estimate is for scanner", "4 crystals", "24 crystals", NULL);
+  /* Bq/mL: a file without a duration, a bad factor, an unknown isotope, a frame alone */
+  refused(cli("recon", "a.tlm", "--calibration", "2", "-o", "r.nii", NULL), "a.tlm",
+          "give --duration", NULL);
+  refused(cli("recon", "a.tlm", "--calibration", "nan", "--duration", "10", "-o", "r.nii", NULL),
+          "--calibration", "nan", NULL);
+  refused(cli("recon", "a.tlm", "--calibration", "0", "--duration", "10", "-o", "r.nii", NULL),
+          "calibration factor 0", "> 0", NULL);
+  refused(cli("recon", "a.tlm", "--calibration", "2", "--duration", "-5", "-o", "r.nii", NULL),
+          "--duration", "-5", NULL);
+  refused(cli("recon", "a.tlm", "--calibration", "2", "--duration", "10", "--isotope", "X19",
+              "-o", "r.nii", NULL), "isotope 'X19'", "F18", NULL);
+  refused(cli("recon", "a.tlm", "--duration", "10", "-o", "r.nii", NULL), "need --calibration",
+          NULL);
+  refused(cli("calibrate", "t.nii", "--concentration", "-3", "--duration", "10", NULL),
+          "t.nii", "known -3 Bq/mL", NULL);
   g_autofree char *after = get("t.nii", &n1);
   g_assert_cmpmem(before, n0, after, n1);
   r = cli("ct-simulate", "--grid", "8x8x4@2", "--views", "3", "--detector", "10x6",

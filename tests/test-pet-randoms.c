@@ -22,7 +22,9 @@
 #include "pet/tl-randoms.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-simulate.h"
+#include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 
 static TlContext *ctx;
 
@@ -208,6 +210,105 @@ static void test_bad(void) {
 }
 
 
+/* The randoms file: written, read back bit for bit; the total recomputed against the fixture's
+ * own pair rule; files written here from the documented layout (docs/formats.md) with one
+ * thing wrong each are refused, naming the file and the value. */
+static void put_text(const char *path, const char *text) {
+  GError *e = NULL;
+  g_file_set_contents(path, text, -1, &e);
+  g_assert_no_error(e);
+}
+
+static void test_file(void) {
+  Sim s;
+  sim_init(&s, 8.0, 21);
+  guint N = s.sc->n_crystals;
+  GError *error = NULL;
+  g_autoptr(TlRandoms) r = tl_randoms_from_delayeds(s.sc, (const TlEvent *)s.delayed->data,
+                                                     s.delayed->len, &error);
+  g_assert_no_error(error);
+  g_autofree char *dir = g_dir_make_tmp("tl-randoms-XXXXXX", &error);
+  g_assert_no_error(error);
+  g_autofree char *path = g_build_filename(dir, "r.txt", NULL);
+  g_assert_true(tl_randoms_save(r, s.sc, path, &error));
+  g_assert_no_error(error);
+  g_autoptr(TlRandoms) back = tl_randoms_load(path, s.sc, &error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(back->n_crystals, ==, N);
+  g_assert_cmpmem(back->factor, N * sizeof(double), r->factor, N * sizeof(double));
+  double brute = 0;
+  for (guint i = 0; i < N; i++)
+    for (guint j = i + 1; j < N; j++)
+      if (fx_pair_allowed(s.sc, i, j)) brute += r->factor[i] * r->factor[j];
+  g_assert_cmpfloat(fabs(back->total / brute - 1), <, 1e-12);
+  g_assert_cmpfloat(fabs(r->total / brute - 1), <, 1e-9);
+  g_assert_cmpstr(back->source, ==, path);
+
+  /* hand-written files */
+  g_autofree char *key = tl_scanner_key(s.sc);
+  g_autofree char *hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
+  g_autoptr(GString) good = g_string_new(NULL);
+  for (guint i = 0; i < N; i++) g_string_append_printf(good, "%.17g\n", 0.5 + 0.001 * i);
+  struct {
+    const char *header, *body, *want;
+  } bad[] = {
+      {"tomolab-randoms = 2\n", NULL, "expected 'tomolab-randoms = 1'"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\n", NULL, "end_header"},
+      {"tomolab-randoms = 1\nscanner = other\nscanner_sha256 = 00%s\ncrystals = %u\nend_header\n",
+       NULL, "is for scanner 'other'"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u1\nend_header\n", NULL,
+       "crystals"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = 99999999999\nend_header\n",
+       NULL, "99999999999"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\nend_header\n",
+       "nan\n", "crystal 0: "},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\nend_header\n",
+       "-0.5\n", "crystal 0's factor -0.5"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\nend_header\n",
+       "1e300\n", "1e+300"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\nend_header\n",
+       "", "truncated"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\nend_header\n",
+       "0.25\n0.25\n", "more factors"},
+      {"tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = %u\ncolour = red\nend_header\n",
+       NULL, "unknown key 'colour'"},
+  };
+  for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+    g_autoptr(GString) t = g_string_new(NULL);
+    g_string_append_printf(t, bad[k].header, hash, N);
+    if (bad[k].body && (k == 5 || k == 6 || k == 7)) {
+      g_string_append(t, bad[k].body); /* the first factor wrong, the others fine */
+      const char *rest = strchr(good->str, '\n') + 1;
+      g_string_append(t, rest);
+    } else if (bad[k].body && k == 9) {
+      g_string_append(t, good->str);
+      g_string_append(t, bad[k].body);
+    } else if (bad[k].body) {
+      g_string_append_len(t, good->str, good->len / 2); /* half the factors */
+    } else {
+      g_string_append(t, good->str);
+    }
+    put_text(path, t->str);
+    g_autoptr(TlRandoms) no = tl_randoms_load(path, s.sc, &error);
+    g_assert_null(no);
+    g_assert_nonnull(error);
+    if (!strstr(error->message, bad[k].want) || !strstr(error->message, path))
+      g_error("case %u: '%s' lacks '%s' or the path", k, error->message, bad[k].want);
+    g_clear_error(&error);
+  }
+  /* and the good one loads */
+  g_autoptr(GString) t = g_string_new(NULL);
+  g_string_append_printf(t, "tomolab-randoms = 1\nscanner = x\nscanner_sha256 = %s\ncrystals = "
+                         "%u\nend_header\n%s", hash, N, good->str);
+  put_text(path, t->str);
+  g_autoptr(TlRandoms) ok = tl_randoms_load(path, s.sc, &error);
+  g_assert_no_error(error);
+  g_assert_cmpfloat(ok->factor[N - 1], ==, 0.5 + 0.001 * (N - 1));
+  g_remove(path);
+  g_rmdir(dir);
+  sim_clear(&s);
+}
+
 static TlImage *osem(const TlListmode *lm, const TlImageGrid *g, const TlRandoms *randoms) {
   GError *error = NULL;
   TlReconOptions o;
@@ -300,6 +401,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/pet-randoms/fit", test_fit);
   g_test_add_func("/pet-randoms/chi2", test_chi2);
   g_test_add_func("/pet-randoms/bad-input", test_bad);
+  g_test_add_func("/pet-randoms/file", test_file);
   g_test_add_func("/pet-randoms/recon", test_recon);
   int rc = g_test_run();
   tl_test_context_done(ctx);

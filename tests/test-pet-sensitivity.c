@@ -256,7 +256,7 @@ static void test_cache_version(void) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_assert_true(g_file_get_contents(path, &data, &len, &error));
-  g_assert_true(g_str_has_prefix(data, "tomolab-sensitivity 2\n"));
+  g_assert_true(g_str_has_prefix(data, "tomolab-sensitivity 3\n"));
   g_autoptr(TlArray) b = tl_sensitivity_image(p, s, sc, cry, 1, 0, TRUE, &hit, &error);
   g_assert_true(hit);
   g_unlink(path);

@@ -8,6 +8,7 @@
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-sss.h"
+#include "pet/tl-units.h"
 #include "tl-registry.h"
 #include <math.h>
 #include <signal.h>
@@ -204,8 +205,12 @@ static int recon_main(int argc, char **argv) {
    * combinations. */
   double tof_nsigma = NAN, tor_fwhm = NAN;
   gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
-  g_autofree char *randoms_from = NULL, *scatter_from = NULL, *scatter_out = NULL;
+  g_autofree char *randoms_from = NULL, *randoms_out = NULL, *isotope_name = NULL;
+  g_autofree char *scatter_from = NULL, *scatter_out = NULL;
   int scatter_rounds = 0;
+  /* Bq/mL (pet/tl-units.h): strict numbers (no nan), NULL / NAN = not given */
+  g_autofree char *calibration_text = NULL, *duration_text = NULL, *frame_start_text = NULL;
+  double calibration = NAN, duration = NAN, frame_start = NAN;
   g_autofree char *tor_help = g_strdup_printf(
       "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
       TL_TOR_FWHM_DEFAULT);
@@ -248,9 +253,23 @@ static int recon_main(int argc, char **argv) {
        "NXxNYxNZ@MM"},
       {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
        "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
-      {"randoms", 0, 0, G_OPTION_ARG_STRING, &randoms_from,
+      {"randoms", 0, 0, G_OPTION_ARG_FILENAME, &randoms_from,
        "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
-       "coincidences by fan sums (variance-reduced) and adds them to the model", "delayeds"},
+       "coincidences by fan sums (variance-reduced), FILE reads an estimate (a randoms file: "
+       "--randoms-out); either is added to the model", "delayeds|FILE"},
+      {"randoms-out", 0, 0, G_OPTION_ARG_FILENAME, &randoms_out,
+       "With --randoms: write the estimate used to FILE (a randoms file)", "FILE"},
+      {"calibration", 0, 0, G_OPTION_ARG_STRING, &calibration_text,
+       "Write the image in Bq/mL: the scanner's calibration factor F (image value per second "
+       "per Bq/mL of positron emitters; tomolab-cli calibrate finds it)", "F"},
+      {"isotope", 0, 0, G_OPTION_ARG_STRING, &isotope_name,
+       "With --calibration: decay correction to the reference time and the positron fraction "
+       "of this isotope (F18, C11, N13, O15, Ga68, Rb82, Cu64, Zr89; default none)", "NAME"},
+      {"duration", 0, 0, G_OPTION_ARG_STRING, &duration_text,
+       "With --calibration: the frame's duration in s (default: the file's)", "S"},
+      {"frame-start", 0, 0, G_OPTION_ARG_STRING, &frame_start_text,
+       "With --calibration: the frame's start in s after the reference time (default: the "
+       "file's start, else 0)", "S"},
       {"scatter", 0, 0, G_OPTION_ARG_FILENAME, &scatter_from,
        "Scatter correction: 'sss' estimates it by single scatter simulation from the current "
        "image and --attenuation's mu-map, scaled to the data on the lines outside the object "
@@ -320,9 +339,11 @@ static int recon_main(int argc, char **argv) {
     fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
     return 2;
   }
-  if (randoms_from && strcmp(randoms_from, "delayeds") != 0) {
+  gboolean randoms_delayeds = g_strcmp0(randoms_from, "delayeds") == 0;
+  if (randoms_from && !randoms_delayeds && !g_file_test(randoms_from, G_FILE_TEST_EXISTS)) {
     fprintf(stderr, "tomolab-cli recon: --randoms '%s': expected delayeds (the randoms "
-            "estimated from the file's delayed coincidences)\n", randoms_from);
+            "estimated from the file's delayed coincidences) or a randoms file (no such file)\n",
+            randoms_from);
     return 2;
   }
   gboolean sss = scatter_from && strcmp(scatter_from, "sss") == 0;
@@ -346,6 +367,26 @@ static int recon_main(int argc, char **argv) {
             "and use --scatter FILE\n");
     return 2;
   }
+  if (randoms_out && !randoms_from) {
+    fprintf(stderr, "tomolab-cli recon: --randoms-out needs --randoms\n");
+    return 2;
+  }
+  if ((calibration_text && !tl_cli_parse_double("--calibration", calibration_text, 0, 1e300,
+                                                &calibration, &error)) ||
+      (duration_text && !tl_cli_parse_double("--duration", duration_text, 0, 1e9, &duration,
+                                             &error)) ||
+      (frame_start_text && !tl_cli_parse_double("--frame-start", frame_start_text, 0, 1e9,
+                                                &frame_start, &error)))
+    return tl_cli_usage_error("recon", error);
+  if (isnan(calibration) && (isotope_name || !isnan(duration) || !isnan(frame_start))) {
+    fprintf(stderr, "tomolab-cli recon: --isotope, --duration and --frame-start need "
+            "--calibration\n");
+    return 2;
+  }
+  TlQuant quant = {.calibration = calibration, .duration_s = duration,
+                   .frame_start_s = frame_start};
+  if (isotope_name && !(quant.isotope = tl_isotope_find(isotope_name, &error)))
+    return tl_cli_usage_error("recon", error);
   guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
   if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
   if (size > 1 && scatter_from) {
@@ -369,10 +410,14 @@ static int recon_main(int argc, char **argv) {
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
                                                 {"--resume", resume_same ? NULL : resume},
-                                                {"--scatter", scatter_file}}, 5,
+                                                {"--randoms", randoms_delayeds ? NULL
+                                                                               : randoms_from},
+                                                {"--scatter", scatter_file}},
+                            6,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
+                                                {"--randoms-out", randoms_out},
                                                 {"--scatter-out", scatter_out}},
-                            3, &error))
+                            4, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   tl_recon_options_init(&o);
@@ -496,8 +541,22 @@ static int recon_main(int argc, char **argv) {
     n_total = lm->n_events;
     count = lm->n_events;
   }
+  if (!isnan(calibration)) {
+    /* the frame from the file where not given; checked before any work */
+    if (isnan(quant.duration_s)) quant.duration_s = lm->duration_s;
+    if (isnan(quant.frame_start_s)) quant.frame_start_s = lm->duration_s > 0 ? lm->start_s : 0;
+    if (!tl_quant_validate(&quant, &error)) {
+      g_prefix_error(&error, "--calibration with %s%s: ", argv[1],
+                     isnan(duration) && !(lm->duration_s > 0)
+                         ? " (the file states no duration: give --duration)" : "");
+      return tl_cli_usage_error("recon", error);
+    }
+  }
   g_autoptr(TlRandoms) randoms = NULL;
-  if (randoms_from) {
+  if (randoms_from && !randoms_delayeds) {
+    if (!(randoms = tl_randoms_load(randoms_from, lm->scanner, &error))) return fail(error);
+    o.randoms = randoms;
+  } else if (randoms_from) {
     if (lm->n_delayed == 0) {
       fprintf(stderr, "tomolab-cli recon: --randoms delayeds: %s holds no delayed "
               "coincidences\n", argv[1]);
@@ -506,6 +565,10 @@ static int recon_main(int argc, char **argv) {
     if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, &error)))
       return fail(error);
     o.randoms = randoms;
+  }
+  if (randoms_out && !tl_randoms_save(randoms, lm->scanner, randoms_out, &error))
+    return fail(error);
+  if (randoms) {
     if (!quiet) {
       g_autofree char *d = tl_randoms_describe(randoms);
       fprintf(stderr, "recon: %s (%.1f %% of the %" G_GUINT64_FORMAT " prompts)\n", d,
@@ -667,12 +730,19 @@ static int recon_main(int argc, char **argv) {
   /* With --filter-every the filter already ran inside the reconstruction. */
   TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
   if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
+                    (!isnan(calibration) && !tl_quant_apply(&quant, img, &error)) ||
                     !tl_cli_save_image(img, output, &error)))
     return fail(error);
   if (scatter_out && estimate) {
     if (!tl_scatter_estimate_save(estimate, scatter_out, &error)) return fail(error);
     if (!quiet) fprintf(stderr, "recon: wrote the scatter estimate %s\n", scatter_out);
   }
+  if (rank == 0 && !isnan(calibration) && !quiet)
+    fprintf(stderr, "recon: image in Bq/mL: calibration %g, frame %g s from %g s, isotope %s "
+            "(decay correction %.6g), scale %.6g\n", quant.calibration, quant.duration_s,
+            quant.frame_start_s, quant.isotope ? quant.isotope->name : "none",
+            tl_decay_correction(quant.isotope, quant.frame_start_s, quant.duration_s),
+            tl_quant_scale(&quant));
   if (tl_cli_dist_started()) {
     double sec, wait, run = (g_get_monotonic_time() - t1) * 1e-6, cpu = cpu_seconds() - cpu0;
     guint calls;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 static const TlCliVerb verbs[] = {
+    {"calibrate", "the calibration factor (Bq/mL) from a reconstructed phantom of known concentration", tl_cli_calibrate},
     {"info", "Vulkan devices, features and limits; or what data files hold (info FILE...)", tl_cli_info},
     {"convert", "a data file into another format of the same kind (image, list mode, ...)", tl_cli_convert},
     {"ct-simulate", "CT projections of a phantom (cone or parallel beam) into a .tlct scan", tl_cli_ct_simulate},

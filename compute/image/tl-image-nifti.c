@@ -58,7 +58,11 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
   }
   nim->sto_xyz.m[3][3] = 1.0f;
   nim->sto_ijk = nifti_mat44_inverse(nim->sto_xyz);
-  g_strlcpy(nim->descrip, "Tomolab", sizeof nim->descrip);
+  /* NIfTI-1 has no field for a value unit other than its codes for space and time: the unit
+   * goes into descrip as "unit=X", which the reader below takes back (other software shows
+   * descrip as free text) */
+  if (im->unit[0]) g_snprintf(nim->descrip, sizeof nim->descrip, "Tomolab unit=%s", im->unit);
+  else g_strlcpy(nim->descrip, "Tomolab", sizeof nim->descrip);
 
   gboolean gz = g_str_has_suffix(path, ".gz");
   g_autofree char *tmp = tl_file_temp_name(path, gz ? ".nii.gz" : ".nii");
@@ -407,6 +411,17 @@ static TlImage *load_nifti_named(const char *path, GError **error) {
       goto out;
     }
   im = tl_image_new(&g);
+  /* the unit from descrip's "unit=X" (Tomolab's writer above); a malformed one is ignored,
+   * since descrip is free text to every other writer */
+  char desc[sizeof nim->descrip + 1] = {0};
+  memcpy(desc, nim->descrip, sizeof nim->descrip);
+  const char *u = strstr(desc, "unit=");
+  if (u && (u == desc || u[-1] == ' ')) {
+    char unit[TL_IMAGE_UNIT_MAX + 1] = {0};
+    gsize k = 0;
+    for (u += 5; *u && *u != ' ' && k < TL_IMAGE_UNIT_MAX; u++) unit[k++] = *u;
+    tl_image_set_unit(im, unit);
+  }
   guint64 stride_in[3] = {1, (guint64)n_in[0], (guint64)n_in[0] * n_in[1]};
   for (guint z = 0; z < g.dims[2]; z++)
     for (guint y = 0; y < g.dims[1]; y++)

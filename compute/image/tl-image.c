@@ -81,8 +81,21 @@ TlImage *tl_image_new(const TlImageGrid *grid) {
 TlImage *tl_image_copy(const TlImage *im) {
   TlImage *c = tl_image_new(&im->grid);
   memcpy(c->data, im->data, sizeof(float) * tl_image_grid_n_voxels(&im->grid));
+  memcpy(c->unit, im->unit, sizeof c->unit);
   return c;
 }
+
+gboolean tl_image_set_unit(TlImage *im, const char *unit) {
+  if (!unit) unit = "";
+  gsize n = strlen(unit);
+  if (n >= TL_IMAGE_UNIT_MAX) return FALSE;
+  for (gsize i = 0; i < n; i++)
+    if (unit[i] < 0x21 || unit[i] > 0x7e) return FALSE; /* no spaces: "unit=X" in headers */
+  memcpy(im->unit, unit, n + 1);
+  return TRUE;
+}
+
+const char *tl_image_unit(const TlImage *im) { return im->unit[0] ? im->unit : "a.u."; }
 
 void tl_image_free(TlImage *im) {
   if (!im) return;

@@ -17,9 +17,14 @@ typedef struct {
   float origin_mm[3];
 } TlImageGrid;
 
+/* The unit of an image's values, e.g. "Bq/mL" (pet/tl-units.h), "mm^-1", "HU"; "" = arbitrary
+ * (a reconstruction without calibration: counts per unit sensitivity). Printable ASCII. */
+#define TL_IMAGE_UNIT_MAX 24
+
 typedef struct {
   TlImageGrid grid;
   float *data; /* dims[0]*dims[1]*dims[2], index = x + dims[0]*(y + dims[1]*z) */
+  char unit[TL_IMAGE_UNIT_MAX]; /* "" = arbitrary units; kept by NIfTI (descrip) and DICOM */
 } TlImage;
 
 /* A grid of dims voxels of size voxel_mm centred on the scanner origin. */
@@ -35,7 +40,12 @@ gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
 void tl_image_grid_voxel_centre(const TlImageGrid *g, double i, double j, double k, double out[3]);
 
 TlImage *tl_image_new(const TlImageGrid *grid); /* zero-filled */
-TlImage *tl_image_copy(const TlImage *im);
+TlImage *tl_image_copy(const TlImage *im); /* grid, voxels and unit */
+/* Sets the unit (NULL or "" = arbitrary); FALSE, unit unchanged, for one of TL_IMAGE_UNIT_MAX
+ * or more bytes or with a character outside printable ASCII (it goes into file headers). */
+gboolean tl_image_set_unit(TlImage *im, const char *unit);
+/* The unit for people: im->unit, or "a.u." when none is set. */
+const char *tl_image_unit(const TlImage *im);
 void tl_image_free(TlImage *im);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlImage, tl_image_free)
 

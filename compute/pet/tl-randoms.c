@@ -101,10 +101,33 @@ TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *del
 void tl_randoms_free(TlRandoms *r) {
   if (!r) return;
   g_free(r->factor);
+  g_free(r->source);
   g_free(r);
 }
 
+double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner) {
+  guint N = scanner->n_crystals, groups = 0, rings = 0;
+  for (guint i = 0; i < N; i++) {
+    groups = MAX(groups, scanner->crystals[i].group + 1);
+    rings = MAX(rings, scanner->crystals[i].ring + 1);
+  }
+  if (r->n_crystals != N || (guint64)groups * (rings + 1) > RANDOMS_MAX_TABLE) return NAN;
+  Fans f = {.scanner = scanner, .groups = groups, .rings = rings};
+  f.ring_prefix = g_new(double, rings + 1);
+  f.group_prefix = g_new(double, (gsize)groups * (rings + 1));
+  g_autofree double *fan = g_new(double, MAX(N, 1));
+  fan_sums(&f, r->factor, fan);
+  double total = 0;
+  for (guint i = 0; i < N; i++) total += r->factor[i] * fan[i];
+  g_free(f.ring_prefix);
+  g_free(f.group_prefix);
+  return 0.5 * total; /* each pair seen from both ends */
+}
+
 char *tl_randoms_describe(const TlRandoms *r) {
+  if (r->source)
+    return g_strdup_printf("randoms from %s: %.6g expected over the accepted pairs", r->source,
+                           r->total);
   return g_strdup_printf("randoms from %" G_GUINT64_FORMAT " delayed coincidences (%"
                          G_GUINT64_FORMAT " outside the acceptance, ignored): %.6g expected "
                          "over the accepted pairs; fan-sum fit in %u iterations (residual %.1e)",

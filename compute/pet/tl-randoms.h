@@ -28,6 +28,7 @@ typedef struct {
   double total;          /* sum of s_i s_j over every allowed pair: the expected randoms */
   guint iterations;      /* fixed-point iterations done */
   double max_residual;   /* max_i |s_i fan_i - F_i| / max(F_i, 1) at the end */
+  char *source;          /* read from a file (tl_randoms_load): its path; else NULL */
 } TlRandoms;
 
 /* The fit from `n` delayed events (crystal pairs; TOF bins ignored) of `scanner`. GError for
@@ -43,6 +44,19 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRandoms, tl_randoms_free)
 static inline double tl_randoms_pair(const TlRandoms *r, guint a, guint b) {
   return r->factor[a] * r->factor[b];
 }
+
+/* sum of s_i s_j over the pairs the scanner accepts (fan sums: O(crystals)); NAN for an
+ * estimate of another crystal count. */
+double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner);
+
+/* The randoms file (tl-randoms-file.c, docs/formats.md): the factors s_i as text, with the
+ * scanner's name and the SHA-256 of its key. load refuses (GError naming the file, the line
+ * and the value) a file for another scanner, a count beyond TL_SCANNER_MAX_CRYSTALS or not the
+ * scanner's, a factor that is NaN, infinite, negative or above 1e150, a truncated or
+ * over-long list; source = path, total computed. save writes atomically. */
+TlRandoms *tl_randoms_load(const char *path, const TlScanner *scanner, GError **error);
+gboolean tl_randoms_save(const TlRandoms *r, const TlScanner *scanner, const char *path,
+                         GError **error);
 
 /* One line for logs: "randoms from 12345 delayeds: expected 12001.3 in allowed pairs, ...". */
 char *tl_randoms_describe(const TlRandoms *r);

@@ -11,7 +11,8 @@
  * name them (tl_projector_key: "tor fwhm 2 mm"). Version 2: the tracer's float weights summed
  * exactly in fixed point (tl-projector.h TlSensMethod); version 1 summed them with float
  * atomics (order-dependent), so its files are not reused (one recomputation, seconds with the
- * symmetries). The symmetric and the full method differ by the float tracer's rounding of
+ * symmetries). Version 3: Siddon's walk no longer stalls at a crossing rounded 1 ulp behind
+ * (a GPU finding; lavapipe's images are unchanged), so images made before are not reused. The symmetric and the full method differ by the float tracer's rounding of
  * mirror-image pairs (bench/README.md): the method is not part of the key. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash) {
@@ -20,7 +21,7 @@ static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint sub
   g_autofree char *ak = mu_hash ? g_strdup_printf("attenuation sha256:%s\n", mu_hash)
                                 : g_strdup("");
   g_autofree char *pk = tl_projector_key(p);
-  return g_strdup_printf("tomolab-sensitivity 2\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
+  return g_strdup_printf("tomolab-sensitivity 3\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
                          pk, sk, gk, subset, subsets, ak);
 }
 

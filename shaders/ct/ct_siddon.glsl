@@ -37,8 +37,9 @@ float ct_siddon_forward(CtRay r, TlFloats img, uvec3 dims) {
     acc += (te - t) * img.v[ct_voxel_index(v, dims)];
     t = te;
     bool out_of_image = false;
+    // Every axis whose crossing is here or (by 1 ulp of rounding) behind: see pet_siddon.glsl.
     for (int k = 0; k < 3; k++) {
-      if (step[k] != 0 && tn[k] == te) {
+      if (step[k] != 0 && tn[k] <= te) {
         v[k] += step[k];
         out_of_image = out_of_image || v[k] < 0 || v[k] >= n[k];
         tn[k] = (float(step[k] > 0 ? v[k] + 1 : v[k]) - r.a[k]) / r.d[k];

@@ -70,10 +70,13 @@ float pet_siddon(PetLor l, uint mode, float w, TlFloats img) {
     else if (lw > 0.0)
       pet_scatter(img, i, w * lw);
     t = te;
-    // Step every axis whose plane lies here (two or three at a voxel edge or corner).
+    // Step every axis whose plane lies here (two or three at a voxel edge or corner), or behind:
+    // a crossing recomputed from its plane can round 1 ulp below the t it ended (seen on
+    // NVIDIA at a voxel corner); with == that axis never stepped, te stayed at t and the walk
+    // spun to the guard with the rest of the chord lost (a LOR projected to 0).
     bool out_of_image = false;
     for (int k = 0; k < 3; k++) {
-      if (step[k] != 0 && tn[k] == te) {
+      if (step[k] != 0 && tn[k] <= te) {
         v[k] += step[k];
         out_of_image = out_of_image || v[k] < 0 || v[k] >= n[k];
         tn[k] = (pc.lo[k] + float(step[k] > 0 ? v[k] + 1 : v[k]) * pc.vox[k] - p0[k]) / d[k];

@@ -8,13 +8,17 @@
 // from the LOR midpoint towards p1. Adjacent bins share their limits, so the sum over bins
 // telescopes to 1 wherever the bins cover x +- n sigma.
 
-// erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): GLSL has no erf.
-float pet_erf(float x) {
-  float t = 1.0 / (1.0 + 0.3275911 * abs(x));
+// erf by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7): GLSL has no erf. The formula is
+// erfc(z) = p(t) exp(-z^2) for z >= 0: a product, so small for large z without the
+// cancellation of 1 - erf(z) (the TOR's taps use it so).
+float pet_erfc_pos(float z) {
+  float t = 1.0 / (1.0 + 0.3275911 * z);
   float p = ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t +
              0.254829592) * t;
-  return sign(x) * (1.0 - p * exp(-x * x));
+  return p * exp(-z * z);
 }
+
+float pet_erf(float x) { return sign(x) * (1.0 - pet_erfc_pos(abs(x))); }
 
 // h_b(x); 1 without TOF.
 float pet_tof_weight(PetLor l, float x) {
