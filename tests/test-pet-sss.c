@@ -585,6 +585,7 @@ static void test_bad_input(void) {
 /* ---- tail ---- */
 
 static double pair_factor(guint a, guint b, gpointer data) { return 1 + 0.1 * ((a + b) % 3); }
+static double one(guint a, guint b, gpointer data) { return 1; }
 
 static guint64 n_tail_allowed(const TlScanner *sc, const TlScatterTail *t) {
   guint64 n = 0;
@@ -674,6 +675,28 @@ static void test_tail(void) {
   tp.pair_factor = NULL;
   g_assert_true(tl_scatter_tail_fit(e, mu, (TlBin *)cnt->data, cnt->len, &rnd, &tp, &plain,
                                     &error));
+  /* the separable sums (no pair factor) against the pair-by-pair loop (a factor of 1) */
+  TlTailFit slow;
+  tp.pair_factor = one;
+  g_assert_true(tl_scatter_tail_fit(e, mu, (TlBin *)cnt->data, cnt->len, &rnd, &tp, &slow, &error));
+  tp.pair_factor = NULL;
+  g_assert_cmpuint(slow.tail_pairs, ==, plain.tail_pairs);
+  g_assert_cmpfloat(slow.tail_counts, ==, plain.tail_counts);
+  g_assert_cmpfloat(fabs(slow.tail_randoms / plain.tail_randoms - 1), <, 1e-12);
+  g_assert_cmpfloat(fabs(slow.tail_estimate / plain.tail_estimate - 1), <, 1e-12);
+  g_assert_cmpfloat(fabs(slow.total_estimate / plain.total_estimate - 1), <, 1e-12);
+  g_assert_cmpfloat(fabs(slow.scale / plain.scale - 1), <, 1e-12);
+  /* and with sampled detectors (the interpolation inside the separable sums) */
+  p.detector_mm = 30;
+  g_autoptr(TlScatterEstimate) es = estimate(sc, act, mu, &p, NULL);
+  g_assert_cmpuint(es->n_t, <, CPR);
+  g_assert_true(tl_scatter_tail_fit(es, mu, (TlBin *)cnt->data, cnt->len, &rnd, &tp, &plain, &error));
+  tp.pair_factor = one;
+  g_assert_true(tl_scatter_tail_fit(es, mu, (TlBin *)cnt->data, cnt->len, &rnd, &tp, &slow, &error));
+  tp.pair_factor = NULL;
+  g_assert_cmpfloat(fabs(slow.tail_estimate / plain.tail_estimate - 1), <, 1e-12);
+  g_assert_cmpfloat(fabs(slow.total_estimate / plain.total_estimate - 1), <, 1e-12);
+  g_assert_true(tl_scatter_tail_fit(e, mu, (TlBin *)cnt->data, cnt->len, &rnd, &tp, &plain, &error));
   /* Poisson: var(sum y) = sum (k n S + r) = the prompts */
   double sd = sqrt(fit.tail_counts) / fit.tail_estimate;
   g_test_message("tail fit: k = %.5g (true %.5g, %.2f standard deviations; %" G_GUINT64_FORMAT

@@ -272,6 +272,7 @@ typedef struct {
   guint D;
   /* energy terms */
   double eps0;
+  double c_cut; /* below this cos(theta) the window keeps < 1e-30 of the photons: skipped */
   /* TOF */
   gboolean tof;
   guint nb;
@@ -407,6 +408,7 @@ static void pair_sum(Job *j, guint da, guint db, double *acc) {
     /* theta: from the path arriving from A's side (-u_A) to the path towards B (u_B) */
     double c = -(A->u[0] * B->u[0] + A->u[1] * B->u[1] + A->u[2] * B->u[2]);
     c = CLAMP(c, -1.0, 1.0);
+    if (c < j->c_cut) continue;
     double P = 1.0 / (2.0 - c), e1 = TL_SSS_E0_KEV * P;
     double f = iso ? 1.0 / (4 * G_PI) : kn_diff(c) / kn0; /* per sr, per unit mu */
     double eps1 = tl_energy_window_efficiency(&p->window, e1);
@@ -533,6 +535,17 @@ TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *acti
     }
   j.det = det;
   j.eps0 = tl_energy_window_efficiency(&p.window, TL_SSS_E0_KEV);
+  /* the angles whose photons the window cannot keep (eps(E') < 1e-30, E' rising with cos) */
+  j.c_cut = -1.0;
+  if (tl_energy_window_efficiency(&p.window, TL_SSS_E0_KEV / 3.0) < 1e-30 && j.eps0 >= 1e-30) {
+    double lo = -1.0, hi = 1.0;
+    for (int it = 0; it < 60; it++) {
+      double mid = 0.5 * (lo + hi);
+      if (tl_energy_window_efficiency(&p.window, TL_SSS_E0_KEV / (2.0 - mid)) < 1e-30) lo = mid;
+      else hi = mid;
+    }
+    j.c_cut = lo;
+  }
   j.acc = g_try_new0(double, MAX(j.n_pairs * nb, 1));
   j.legs = g_new0(Leg, (gsize)CHUNK_POINTS * D);
   guint threads = p.n_threads ? p.n_threads : g_get_num_processors();
@@ -617,8 +630,59 @@ TlScatterEstimate *tl_scatter_estimate_copy(const TlScatterEstimate *e) {
   guint n = e->scanner->n_crystals;
   if (e->sums) c->sums = g_memdup2(e->sums, sizeof(float) * tl_scatter_estimate_n_pairs(e));
   c->corner = g_memdup2(e->corner, sizeof(guint32) * 4 * n);
-  c->weight = g_memdup2(e->weight, sizeof(float) * 4 * n);
+  c->weight = g_memdup2(e->weight, sizeof(double) * 4 * n);
   return c;
+}
+
+/* Interpolation between the sampled detectors: linear in the crystal's z between the sampled
+ * rings and in its azimuth around the ring between the sampled transaxial positions (gaps
+ * between modules and sides then weigh as the geometry does, not as the crystal count). */
+static void ring_corners(const TlScatterEstimate *e, guint r, guint *m0, guint *m1, double *wr) {
+  const TlScanner *s = e->scanner;
+  guint cpr = s->crystals_per_ring;
+  *m0 = *m1 = 0;
+  *wr = 0;
+  if (r <= e->ring[0]) return;
+  if (r >= e->ring[e->n_r - 1]) {
+    *m0 = *m1 = e->n_r - 1;
+    return;
+  }
+  while (e->ring[*m0 + 1] <= r) (*m0)++;
+  *m1 = *m0 + 1;
+  double z = s->crystals[r * cpr].centre[2], z0 = s->crystals[e->ring[*m0] * cpr].centre[2],
+         z1 = s->crystals[e->ring[*m1] * cpr].centre[2];
+  *wr = z1 != z0 ? CLAMP((z - z0) / (z1 - z0), 0.0, 1.0) : 0.0;
+}
+
+/* The azimuth of every crystal of ring 0 and the direction the indices run (+1: counter-
+ * clockwise). */
+static double *azimuths(const TlScanner *s, double *dir) {
+  guint cpr = s->crystals_per_ring;
+  double *phi = g_new(double, cpr);
+  for (guint i = 0; i < cpr; i++) phi[i] = atan2(s->crystals[i].centre[1], s->crystals[i].centre[0]);
+  *dir = cpr > 1 && remainder(phi[1] - phi[0], 2 * G_PI) < 0 ? -1.0 : 1.0;
+  return phi;
+}
+
+static void trans_corners(const TlScatterEstimate *e, const double *phi, double dir, guint i,
+                          guint *k0, guint *k1, double *wt) {
+  *k0 = *k1 = 0;
+  *wt = 0;
+  if (e->n_t == 1) return;
+  if (i < e->transaxial[0] || i >= e->transaxial[e->n_t - 1]) {
+    *k0 = e->n_t - 1; /* around the ring: from the last sample to the first */
+    *k1 = 0;
+  } else {
+    while (e->transaxial[*k0 + 1] <= i) (*k0)++;
+    *k1 = *k0 + 1;
+  }
+  if (i == e->transaxial[*k0]) return;
+  /* azimuths from sample k0 in the direction the indices run */
+  double a0 = phi[e->transaxial[*k0]], a1 = phi[e->transaxial[*k1]];
+  double span = fmod(dir * (a1 - a0) + 4 * G_PI, 2 * G_PI);
+  double pos = fmod(dir * (phi[i] - a0) + 4 * G_PI, 2 * G_PI);
+  if (span == 0) span = 2 * G_PI; /* one sample per turn apart: the whole ring */
+  *wt = CLAMP(pos / span, 0.0, 1.0);
 }
 
 gboolean tl_scatter_estimate_prepare(TlScatterEstimate *e, const char *source, GError **error) {
@@ -674,53 +738,23 @@ gboolean tl_scatter_estimate_prepare(TlScatterEstimate *e, const char *source, G
     }
   }
   /* per crystal: the 4 sampled detectors around it (2 rings x 2 transaxial positions) and
-   * the bilinear weights, linear in the crystal's z between the sampled rings and in its
-   * azimuth around the ring between the sampled transaxial positions (gaps between modules
-   * and sides then weigh as the geometry does, not as the crystal count does) */
+   * the bilinear weights (ring_corners, trans_corners) */
   g_free(e->corner);
   g_free(e->weight);
   e->corner = g_new0(guint32, 4 * (gsize)s->n_crystals);
-  e->weight = g_new0(float, 4 * (gsize)s->n_crystals);
-  g_autofree double *phi = g_new(double, cpr);
-  for (guint i = 0; i < cpr; i++) phi[i] = atan2(s->crystals[i].centre[1], s->crystals[i].centre[0]);
-  double dir = cpr > 1 && remainder(phi[1] - phi[0], 2 * G_PI) < 0 ? -1.0 : 1.0;
+  e->weight = g_new0(double, 4 * (gsize)s->n_crystals);
+  double dir;
+  g_autofree double *phi = azimuths(s, &dir);
   for (guint r = 0; r < R; r++) {
-    guint m0 = 0, m1 = 0;
-    double wr = 0;
-    if (r <= e->ring[0]) m0 = m1 = 0;
-    else if (r >= e->ring[e->n_r - 1]) m0 = m1 = e->n_r - 1;
-    else {
-      while (e->ring[m0 + 1] <= r) m0++;
-      m1 = m0 + 1;
-      double z = s->crystals[r * cpr].centre[2], z0 = s->crystals[e->ring[m0] * cpr].centre[2],
-             z1 = s->crystals[e->ring[m1] * cpr].centre[2];
-      wr = z1 != z0 ? CLAMP((z - z0) / (z1 - z0), 0.0, 1.0) : 0.0;
-    }
+    guint m0, m1, k0, k1;
+    double wr, wt;
+    ring_corners(e, r, &m0, &m1, &wr);
     for (guint i = 0; i < cpr; i++) {
-      guint k0, k1;
-      double wt = 0;
-      if (e->n_t == 1) {
-        k0 = k1 = 0;
-      } else {
-        if (i < e->transaxial[0] || i >= e->transaxial[e->n_t - 1]) {
-          k0 = e->n_t - 1; /* around the ring: from the last sample to the first */
-          k1 = 0;
-        } else {
-          k0 = 0;
-          while (e->transaxial[k0 + 1] <= i) k0++;
-          k1 = k0 + 1;
-        }
-        /* azimuths from sample k0 in the direction the indices run (dir) */
-        double a0 = phi[e->transaxial[k0]], a1 = phi[e->transaxial[k1]];
-        double span = fmod(dir * (a1 - a0) + 4 * G_PI, 2 * G_PI);
-        double pos = fmod(dir * (phi[i] - a0) + 4 * G_PI, 2 * G_PI);
-        if (span == 0) span = 2 * G_PI; /* one sample per turn apart: the whole ring */
-        wt = i == e->transaxial[k0] ? 0.0 : CLAMP(pos / span, 0.0, 1.0);
-      }
+      trans_corners(e, phi, dir, i, &k0, &k1, &wt);
       gsize at = 4 * ((gsize)r * cpr + i);
       guint32 d[4] = {m0 * e->n_t + k0, m0 * e->n_t + k1, m1 * e->n_t + k0, m1 * e->n_t + k1};
       double w[4] = {(1 - wr) * (1 - wt), (1 - wr) * wt, wr * (1 - wt), wr * wt};
-      for (int q = 0; q < 4; q++) e->corner[at + q] = d[q], e->weight[at + q] = (float)w[q];
+      for (int q = 0; q < 4; q++) e->corner[at + q] = d[q], e->weight[at + q] = w[q];
     }
   }
   return TRUE;
@@ -729,7 +763,7 @@ gboolean tl_scatter_estimate_prepare(TlScatterEstimate *e, const char *source, G
 /* Unscaled interpolated value of (a, b): summed over bins (bin = G_MININT) or in one bin. */
 static double interp(const TlScatterEstimate *e, guint a, guint b, gint bin) {
   const guint32 *ca = e->corner + 4 * (gsize)a, *cb = e->corner + 4 * (gsize)b;
-  const float *wa = e->weight + 4 * (gsize)a, *wb = e->weight + 4 * (gsize)b;
+  const double *wa = e->weight + 4 * (gsize)a, *wb = e->weight + 4 * (gsize)b;
   gint half = (gint)e->n_bins / 2;
   const float *vals = bin == G_MININT ? (e->n_bins ? e->sums : e->values) : e->values;
   guint nb = bin == G_MININT ? 1 : e->n_bins;
@@ -918,6 +952,99 @@ static int cmp_keyed(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* Whether the sums over every allowed pair separate into transaxial x ring sums: the tail
+ * answers per transaxial index pair, and the group of a crystal is its ring-0 twin's. */
+static gboolean separable(const TlScatterEstimate *e, const TlScatterTail *t) {
+  const TlScanner *s = e->scanner;
+  guint cpr = s->crystals_per_ring;
+  if (!t->by_index || t->cpr != cpr) return FALSE;
+  for (guint i = cpr; i < s->n_crystals; i++)
+    if (s->crystals[i].group != s->crystals[i % cpr].group) return FALSE;
+  return TRUE;
+}
+
+/* The tail fit's sums without visiting the N^2/2 pairs. For crystals a = (r_a, i_a),
+ * b = (r_b, i_b) the pair is allowed when the groups of i_a, i_b differ and |r_a - r_b| <= d,
+ * in the tail by (i_a, i_b) alone, and its value is sum_{ka, kb} wt wt sum_{ma, mb} wr wr
+ * V(ma n_t + ka, mb n_t + kb). So over ordered pairs (each unordered pair twice)
+ *   sum = sum_{i_a, i_b} sum_{ka, kb} wt(i_a, ka) wt(i_b, kb) U(ka, kb),
+ *   U(ka, kb) = sum_{ma, mb} Rw(ma, mb) V(ma n_t + ka, mb n_t + kb),
+ *   Rw(ma, mb) = sum_{|r_a - r_b| <= d} wr(r_a, ma) wr(r_b, mb),
+ * and the randoms s_a s_b from prefix sums over the rings: O(cpr^2 R) instead of O(N^2). */
+static void fit_separable(const TlScatterEstimate *e, const TlScatterTail *tail, const Keyed *k,
+                          guint64 n_counts, const TlRandoms *randoms, TlTailFit *f) {
+  const TlScanner *s = e->scanner;
+  guint cpr = s->crystals_per_ring, R = s->n_rings, nt = e->n_t, nr = e->n_r;
+  guint d = MIN(s->max_ring_difference, R - 1);
+  g_autofree double *WR = g_new0(double, (gsize)R * nr);
+  for (guint r = 0; r < R; r++) {
+    guint m0, m1;
+    double w;
+    ring_corners(e, r, &m0, &m1, &w);
+    WR[(gsize)r * nr + m0] += 1 - w;
+    WR[(gsize)r * nr + m1] += w;
+  }
+  g_autofree double *Rw = g_new0(double, (gsize)nr * nr);
+  guint64 ring_pairs = 0; /* ordered (r_a, r_b) within the acceptance */
+  for (guint ra = 0; ra < R; ra++)
+    for (guint rb = ra > d ? ra - d : 0; rb <= MIN(R - 1, ra + d); rb++) {
+      ring_pairs++;
+      for (guint ma = 0; ma < nr; ma++)
+        for (guint mb = 0; mb < nr; mb++)
+          Rw[ma * nr + mb] += WR[(gsize)ra * nr + ma] * WR[(gsize)rb * nr + mb];
+    }
+  const float *V = e->n_bins ? e->sums : e->values;
+  g_autofree double *U = g_new0(double, (gsize)nt * nt);
+  for (guint ka = 0; ka < nt; ka++)
+    for (guint kb = 0; kb < nt; kb++) {
+      double u = 0;
+      for (guint ma = 0; ma < nr; ma++)
+        for (guint mb = 0; mb < nr; mb++) {
+          guint da = ma * nt + ka, db = mb * nt + kb;
+          u += Rw[ma * nr + mb] * V[da <= db ? tl_scatter_tri(da, db) : tl_scatter_tri(db, da)];
+        }
+      U[(gsize)ka * nt + kb] = u;
+    }
+  double dir;
+  g_autofree double *phi = azimuths(s, &dir);
+  g_autofree guint *K = g_new(guint, 2 * (gsize)cpr);
+  g_autofree double *W = g_new(double, cpr);
+  for (guint i = 0; i < cpr; i++) trans_corners(e, phi, dir, i, &K[2 * i], &K[2 * i + 1], &W[i]);
+  /* randoms: prefix sums over the rings of s(r, i) per transaxial index */
+  g_autofree double *P = randoms ? g_new0(double, (gsize)cpr * (R + 1)) : NULL;
+  for (guint i = 0; P && i < cpr; i++)
+    for (guint r = 0; r < R; r++)
+      P[(gsize)i * (R + 1) + r + 1] = P[(gsize)i * (R + 1) + r] + randoms->factor[r * cpr + i];
+  double total = 0, tail_est = 0, tail_rnd = 0;
+  guint64 tail_pairs = 0;
+  for (guint ia = 0; ia < cpr; ia++)
+    for (guint ib = 0; ib < cpr; ib++) {
+      if (s->crystals[ia].group == s->crystals[ib].group) continue;
+      double wa[2] = {1 - W[ia], W[ia]}, wb[2] = {1 - W[ib], W[ib]}, T = 0;
+      for (int x = 0; x < 2; x++)
+        for (int y = 0; y < 2; y++)
+          if (wa[x] != 0 && wb[y] != 0)
+            T += wa[x] * wb[y] * U[(gsize)K[2 * ia + x] * nt + K[2 * ib + y]];
+      total += T;
+      if (!tail->by_index[(gsize)ia * cpr + ib]) continue;
+      tail_est += T;
+      tail_pairs += ring_pairs;
+      for (guint ra = 0; P && ra < R; ra++) {
+        const double *pb = P + (gsize)ib * (R + 1);
+        guint lo = ra > d ? ra - d : 0, hi = MIN(R - 1, ra + d);
+        tail_rnd += randoms->factor[ra * cpr + ia] * (pb[hi + 1] - pb[lo]);
+      }
+    }
+  f->total_estimate = 0.5 * total;
+  f->tail_estimate = 0.5 * tail_est;
+  f->tail_randoms = 0.5 * tail_rnd;
+  f->tail_pairs = tail_pairs / 2;
+  for (guint64 q = 0; q < n_counts; q++) {
+    guint a = (guint)(k[q].key >> 32), b = (guint)k[q].key;
+    if (tail->by_index[(gsize)(a % cpr) * cpr + b % cpr]) f->tail_counts += k[q].count;
+  }
+}
+
 gboolean tl_scatter_tail_fit(const TlScatterEstimate *e, const TlImage *mu, const TlBin *counts,
                              guint64 n_counts, const TlRandoms *randoms, const TlTailParams *p,
                              TlTailFit *fit, GError **error) {
@@ -952,23 +1079,27 @@ gboolean tl_scatter_tail_fit(const TlScatterEstimate *e, const TlImage *mu, cons
   TlScatterTail *tail = tl_scatter_tail_new(s, mu, p, error);
   if (!tail) return FALSE;
   TlTailFit f = {0};
-  guint64 at = 0;
-  for (guint a = 0; a < N; a++)
-    for (guint b = a + 1; b < N; b++) {
-      if (!tl_scanner_pair_allowed(s, a, b)) continue;
-      double nf = p->pair_factor ? p->pair_factor(a, b, p->pair_factor_data) : 1.0;
-      double sv = nf * interp(e, a, b, G_MININT);
-      f.total_estimate += sv;
-      if (!tl_scatter_tail_has(tail, a, b)) continue;
-      guint64 key = (guint64)a << 32 | b;
-      double y = 0;
-      while (at < n_counts && k[at].key < key) at++;
-      for (guint64 q = at; q < n_counts && k[q].key == key; q++) y += k[q].count;
-      f.tail_pairs++;
-      f.tail_counts += y;
-      f.tail_randoms += randoms ? tl_randoms_pair(randoms, a, b) : 0.0;
-      f.tail_estimate += sv;
-    }
+  if (!p->pair_factor && separable(e, tail)) {
+    fit_separable(e, tail, k, n_counts, randoms, &f);
+  } else {
+    guint64 at = 0;
+    for (guint a = 0; a < N; a++)
+      for (guint b = a + 1; b < N; b++) {
+        if (!tl_scanner_pair_allowed(s, a, b)) continue;
+        double nf = p->pair_factor ? p->pair_factor(a, b, p->pair_factor_data) : 1.0;
+        double sv = nf * interp(e, a, b, G_MININT);
+        f.total_estimate += sv;
+        if (!tl_scatter_tail_has(tail, a, b)) continue;
+        guint64 key = (guint64)a << 32 | b;
+        double y = 0;
+        while (at < n_counts && k[at].key < key) at++;
+        for (guint64 q = at; q < n_counts && k[q].key == key; q++) y += k[q].count;
+        f.tail_pairs++;
+        f.tail_counts += y;
+        f.tail_randoms += randoms ? tl_randoms_pair(randoms, a, b) : 0.0;
+        f.tail_estimate += sv;
+      }
+  }
   tl_scatter_tail_free(tail);
   if (f.tail_counts < p->min_counts || !(f.tail_estimate > 0)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,

@@ -119,7 +119,7 @@ typedef struct {
   /* made from the above by tl_scatter_estimate_prepare (every constructor calls it) */
   float *sums;            /* per sampled pair: the sum over the bins (n_bins > 0), else NULL */
   guint32 *corner;        /* per crystal: 4 sampled detectors ... */
-  float *weight;          /* ... and their interpolation weights */
+  double *weight;         /* ... and their interpolation weights */
 } TlScatterEstimate;
 
 typedef struct {
