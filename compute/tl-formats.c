@@ -205,6 +205,10 @@ static void describe_scanner(GString *out, const TlScanner *s) {
                            s->tof_bin_mm, s->tof_fwhm_ps);
   else
     g_string_append(out, "TOF: no\n");
+  double w[2], r;
+  tl_scanner_energy(s, w, &r);
+  g_string_append_printf(out, "energy: window %g-%g keV, resolution %g %% FWHM at 511 keV\n",
+                         w[0], w[1], 100 * r);
 }
 
 void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
