@@ -26,8 +26,8 @@ typedef struct {
   TlEvent *events;        /* owned */
   gboolean has_tof;
   char *description;      /* free text (phantom, seed...) */
-  /* Optional, zero / NULL = none (readers of scanner data fill them; .tlm does not store
-   * them yet). Delayed-window coincidences are kept apart from the prompts (`events`) for
+  /* Optional, zero / NULL = none (readers of scanner data and the simulator fill them; .tlm
+   * stores them as `delayed = N` and `start_s`, `duration_s`). Delayed-window coincidences are kept apart from the prompts (`events`) for
    * the randoms estimate; start_s and duration_s: the acquisition time the events span. */
   guint64 n_delayed;
   TlEvent *delayed;       /* owned */
