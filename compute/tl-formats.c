@@ -205,6 +205,10 @@ static void describe_scanner(GString *out, const TlScanner *s) {
                            s->tof_bin_mm, s->tof_fwhm_ps);
   else
     g_string_append(out, "TOF: no\n");
+  double w[2], r;
+  tl_scanner_energy(s, w, &r);
+  g_string_append_printf(out, "energy: window %g-%g keV, resolution %g %% FWHM at 511 keV\n",
+                         w[0], w[1], 100 * r);
 }
 
 void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
@@ -226,6 +230,11 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
                            lm->n_events);
     if (lm->n_delayed)
       g_string_append_printf(out, "delayeds: %" G_GUINT64_FORMAT "\n", lm->n_delayed);
+    guint64 tags[TL_TAG_N];
+    if (tl_listmode_tag_counts(lm, tags))
+      g_string_append_printf(out, "tags (simulation truth): %" G_GUINT64_FORMAT " trues, %"
+                             G_GUINT64_FORMAT " scattered, %" G_GUINT64_FORMAT " randoms\n",
+                             tags[TL_TAG_TRUE], tags[TL_TAG_SCATTERED], tags[TL_TAG_RANDOM]);
     if (lm->duration_s > 0)
       g_string_append_printf(out, "time: %g s from %g s\n", lm->duration_s, lm->start_s);
     describe_scanner(out, lm->scanner);

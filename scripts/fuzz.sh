@@ -47,6 +47,9 @@ if [ ! -f "$c/.seeded" ]; then
     --truth "$s/t.nii" --mu "$s/mu.raw" -o "$s/a.tlm" -q
   "$cli" simulate --scanner "$s/dual.txt" --phantom point --grid 8x8x8@4 --events 30 \
     -o "$s/b.tlm" -q
+  # scatter, efficiencies, randoms from singles: tags of all three kinds and a delayed block
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --activity 1e6 \
+    --duration 1e-3 --coincidence-window 500 --scatter --efficiency-spread 0.1 -o "$s/c.tlm" -q
   "$cli" ct-simulate --grid 8x8x4@2 --views 3 --detector 10x6 --projector joseph \
     --save-geometry "$s/g.txt" -o "$s/a.tlct" -q
   "$cli" ct-simulate --grid 8x8x1@2 --beam parallel --views 2 --projector joseph -o "$s/b.tlct" -q
