@@ -1,6 +1,7 @@
 /* tomolab-cli simulate: a phantom on a scanner, Monte Carlo, into a list-mode file. */
 #define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "tl-cli.h"
+#include "pet/tl-randoms.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
 #include <math.h>
@@ -45,6 +46,7 @@ static int fail(GError *error) {
 int tl_cli_simulate(int argc, char **argv) {
   g_autofree char *phantom = NULL, *scanner_name = NULL, *output = NULL, *grid_text = NULL;
   g_autofree char *truth = NULL, *mu_out = NULL, *axis_text = NULL, *eff_out = NULL;
+  g_autofree char *randoms_out = NULL;
   g_autofree char *window_text = NULL;
   double events = 1e6, decays = 0, randoms = 0, ratio = 4, resolution = -1, spread = 0;
   double activity = 0, duration = 0, cwindow = TL_SIMULATE_DEFAULT_WINDOW_NS;
@@ -93,6 +95,9 @@ int tl_cli_simulate(int argc, char **argv) {
       {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration, "Acquisition time in seconds", "S"},
       {"coincidence-window", 0, 0, G_OPTION_ARG_DOUBLE, &cwindow,
        "Coincidence window 2 tau in ns (default 4.57)", "NS"},
+      {"randoms-truth-out", 0, 0, G_OPTION_ARG_FILENAME, &randoms_out,
+       "With --activity: write the true randoms of every pair, 2 tau S_i S_j T from the "
+       "simulated singles rates, as a randoms file (recon --randoms FILE)", "FILE"},
       {"threads", 'j', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
       {NULL}};
@@ -115,11 +120,13 @@ int tl_cli_simulate(int argc, char **argv) {
   }
   const TlCliFile in[] = {{"--scanner", scanner_name && is_scanner_file(scanner_name) ? scanner_name : NULL}};
   const TlCliFile out[] = {{"-o", output}, {"--truth", truth}, {"--mu", mu_out},
-                           {"--efficiencies-out", eff_out}};
+                           {"--efficiencies-out", eff_out}, {"--randoms-truth-out", randoms_out}};
   /* flags that need another, or exclude one: usage errors (exit 2) before any work */
   const char *usage = NULL;
   if ((activity != 0) != (duration != 0))
     usage = "--activity and --duration go together (randoms from singles)";
+  else if (randoms_out && activity == 0)
+    usage = "--randoms-truth-out needs --activity and --duration (randoms from singles)";
   else if (activity != 0 && randoms != 0)
     usage = "--randoms F and --activity exclude each other (a share, or randoms from singles)";
   else if (activity != 0 && decays > 0)
@@ -202,6 +209,8 @@ int tl_cli_simulate(int argc, char **argv) {
   if (activity != 0) sp.events = sp.decays = 0; /* the decays are activity x duration */
   g_autofree float *eff = eff_out ? g_new(float, scanner->n_crystals) : NULL;
   sp.efficiencies_out = eff;
+  g_autofree double *singles = randoms_out ? g_new0(double, scanner->n_crystals) : NULL;
+  sp.singles_out = singles;
   g_autofree char *gkey = tl_image_grid_key(&grid);
   g_autofree char *desc = g_strdup_printf("phantom=%s ratio=%g %s", pname, ratio, gkey);
   sp.description = desc;
@@ -250,5 +259,17 @@ int tl_cli_simulate(int argc, char **argv) {
   if (mu_out && !tl_cli_save_image(mu, mu_out, &error)) return fail(error);
   if (eff_out && !tl_simulate_save_efficiencies(scanner, eff, &sp, eff_out, &error))
     return fail(error);
+  if (randoms_out) {
+    /* the randoms of pair (i, j) are 2 tau S_i S_j T: the product form s_i s_j of
+     * pet/tl-randoms.h with s_i = S_i sqrt(2 tau T), S_i = singles_i / (the seconds the
+     * simulated decays stand for) */
+    double tsim = st.decays / activity, k = sqrt(cwindow * 1e-9 * duration);
+    TlRandoms r = {.n_crystals = lm->scanner->n_crystals,
+                   .factor = g_new(double, lm->scanner->n_crystals)};
+    for (guint i = 0; i < r.n_crystals; i++) r.factor[i] = singles[i] / tsim * k;
+    gboolean ok = tl_randoms_save(&r, lm->scanner, randoms_out, &error);
+    g_free(r.factor);
+    if (!ok) return fail(error);
+  }
   return 0;
 }
