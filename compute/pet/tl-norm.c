@@ -832,8 +832,12 @@ TlNorm *tl_norm_estimate(const TlScanner *sc, const float *counts, const float *
   g_autofree double *prev = g_new(double, e.N + nax + ntr);
   gboolean first = TRUE;
   for (r.rounds = 0; r.rounds < MAX(o.rounds, 1);) {
+    /* the fan sums only as exactly as the class factors they are solved with: 1e-4 at first,
+     * then a hundredth of the last round's change, down to 1e-10 (a pass over every pair per
+     * iteration: the large scanners' cost) */
+    double tol = first ? 1e-4 : CLAMP(0.01 * MIN(r.max_change, o.tolerance), 1e-10, 1e-4);
     TlFanSolve fit;
-    tl_fan_solve(e.N, F, est_fans, &e, eps, fan, first ? 500 : 100, 1e-10, &fit);
+    tl_fan_solve(e.N, F, est_fans, &e, eps, fan, 1000, tol, &fit);
     r.fan_iterations += fit.iterations;
     r.fan_residual = fit.max_residual;
     if (ntr > 1) {
@@ -855,7 +859,8 @@ TlNorm *tl_norm_estimate(const TlScanner *sc, const float *counts, const float *
     g_free(now);
     first = FALSE;
     if (o.progress) o.progress(r.rounds, r.max_change, est_loglik(&e, NULL), o.user_data);
-    if (r.max_change < o.tolerance) break;
+    /* done when nothing moves and the fan sums were solved well below that change */
+    if (r.max_change < o.tolerance && tol <= 0.01 * o.tolerance) break;
   }
   /* the final state's fan residual (the class updates moved the fans since the last solve) */
   est_fans(eps, fan, &e);
