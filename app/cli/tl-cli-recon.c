@@ -119,15 +119,15 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
       "tomolab recon checkpoint 1\ninput %s events %" G_GUINT64_FORMAT "\nscanner %s\n"
       "grid %s\nalgorithm %s subsets %u projector %s tor %.9g tof %d nsigma %.9g\n"
       "attenuation %s\nprior %s beta %.17g gamma %.17g epsilon %.17g relaxation %.9g\n"
-      "filter %s every %u\nrandoms %.17g\nnormalisation %s\n", base, n_events, sk, gk,
-      o->algorithm, o->subsets,
+      "filter %s every %u\nrandoms %.17g\n", base, n_events, sk, gk, o->algorithm, o->subsets,
       o->projector,
       o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
       o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
-      filter_text ? filter_text : "none", o->filter_every, o->randoms ? o->randoms->total : 0.0,
-      norm ? norm->sha256 : "none");
-  /* --kernel replacements change the image too: their sources enter the hash */
+      filter_text ? filter_text : "none", o->filter_every, o->randoms ? o->randoms->total : 0.0);
+  /* --kernel replacements change the image too: their sources enter the hash; so does a
+   * normalisation (a line only with one: checkpoints without stay resumable) */
   g_autoptr(GString) all = g_string_new(text);
+  if (norm) g_string_append_printf(all, "normalisation %s\n", norm->sha256);
   for (guint i = 0; kernels && kernels[i]; i++) {
     g_autofree char *src = NULL;
     gsize len = 0;
