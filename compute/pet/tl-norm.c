@@ -320,8 +320,9 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     }
     g_strchomp(line);
     if (g_str_has_prefix(line, "description =")) {
+      /* free text on one line: a lone CR becomes a space, as saving writes it (fuzz-norm) */
       g_free(h->description);
-      h->description = g_strdup(g_strstrip(line + strlen("description =")));
+      h->description = g_strdup(g_strstrip(g_strdelimit(line + strlen("description ="), "\r", ' ')));
       continue;
     }
     if (strcmp(line, "begin_scanner") == 0) {
@@ -832,10 +833,10 @@ TlNorm *tl_norm_estimate(const TlScanner *sc, const float *counts, const float *
   g_autofree double *prev = g_new(double, e.N + nax + ntr);
   gboolean first = TRUE;
   for (r.rounds = 0; r.rounds < MAX(o.rounds, 1);) {
-    /* the fan sums only as exactly as the class factors they are solved with: 1e-4 at first,
-     * then a hundredth of the last round's change, down to 1e-10 (a pass over every pair per
-     * iteration: the large scanners' cost) */
-    double tol = first ? 1e-4 : CLAMP(0.01 * MIN(r.max_change, o.tolerance), 1e-10, 1e-4);
+    /* the fan sums only as exactly as the class factors they are solved with: 1e-4 while the
+     * classes are still 1 (the first round), then 1 % of the stopping tolerance (each
+     * iteration is a pass over every pair: the large scanners' cost) */
+    double tol = first ? 1e-4 : CLAMP(0.01 * o.tolerance, 1e-12, 1e-4);
     TlFanSolve fit;
     tl_fan_solve(e.N, F, est_fans, &e, eps, fan, 1000, tol, &fit);
     r.fan_iterations += fit.iterations;
@@ -859,8 +860,8 @@ TlNorm *tl_norm_estimate(const TlScanner *sc, const float *counts, const float *
     g_free(now);
     first = FALSE;
     if (o.progress) o.progress(r.rounds, r.max_change, est_loglik(&e, NULL), o.user_data);
-    /* done when nothing moves and the fan sums were solved well below that change */
-    if (r.max_change < o.tolerance && tol <= 0.01 * o.tolerance) break;
+    /* done when nothing moves (never after the first round's loose fan sums) */
+    if (r.max_change < o.tolerance) break;
   }
   /* the final state's fan residual (the class updates moved the fans since the last solve) */
   est_fans(eps, fan, &e);
