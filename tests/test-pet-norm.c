@@ -872,6 +872,20 @@ static void test_file(void) {
   g_assert_true(tl_format_describe_file(path, said, &error));
   g_assert_nonnull(strstr(said->str, "crystal efficiencies: 128"));
 
+  /* a lone CR in the description reads as the space saving writes (fuzz-norm finding) */
+  {
+    g_autofree char *raw = NULL;
+    gsize rl = 0;
+    g_assert_true(g_file_get_contents(path, &raw, &rl, NULL));
+    char *cr = strstr(raw, "cylinder scan");
+    g_assert_nonnull(cr);
+    cr[strlen("cylinder")] = '\r';
+    g_autofree char *crp = g_build_filename(dir, "cr.tln", NULL);
+    g_assert_true(g_file_set_contents(crp, raw, (gssize)rl, NULL));
+    g_autoptr(TlNorm) c = tl_norm_load(crp, sc, &error);
+    g_assert_no_error(error);
+    g_assert_cmpstr(c->description, ==, n->description);
+  }
   /* hostile versions of the same file */
   g_autofree char *data = NULL;
   gsize len = 0;
