@@ -8,6 +8,7 @@
 #include "pet/tl-scanner.h"
 #include "pet/tl-format-mmr.h"
 #include "pet/tl-format-castor.h"
+#include "pet/tl-norm.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
@@ -31,6 +32,7 @@ static const TlFormatClass *const formats[] = {
     &tl_format_mmr,
     &tl_format_castor,
     &tl_format_castor_scanner,
+    &tl_format_norm,
     /* CT */
     &tl_format_tlct,
     &tl_format_dxchange,
@@ -184,6 +186,7 @@ void tl_data_free(TlDataKind kind, gpointer data) {
   case TL_DATA_PET_LISTMODE: tl_listmode_free(data); break;
   case TL_DATA_CT: tl_ct_data_free(data); break;
   case TL_DATA_SCANNER: tl_scanner_free(data); break;
+  case TL_DATA_PET_NORM: tl_norm_free(data); break;
   case TL_DATA_PET_SINOGRAM: tl_sinogram_free(data); break;
   default: g_assert_not_reached();
   }
@@ -251,6 +254,7 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     break;
   }
   case TL_DATA_SCANNER: describe_scanner(out, data); break;
+  case TL_DATA_PET_NORM: tl_norm_describe(data, out); break;
   case TL_DATA_PET_SINOGRAM: tl_sinogram_describe(data, out); break;
   default: g_assert_not_reached();
   }

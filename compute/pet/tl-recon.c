@@ -86,11 +86,13 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   po->tof = o->tof;
   po->tof_n_sigma = o->tof_n_sigma;
   po->attenuation = o->attenuation;
+  po->norm = o->norm;
   po->use_cache = o->use_cache;
   po->parts = o->parts;
   po->part = o->part;
   po->sens_chunks = o->sens_chunks;
   o->attenuation = NULL; /* the operator copies the map; the caller's is not kept */
+  o->norm = NULL;        /* and the normalisation */
   return g_steal_pointer(&r);
 }
 
@@ -149,6 +151,11 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
     if (po.attenuation) {
       g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
                   "projector srm: no attenuation correction (the matrix has no object model)");
+      return NULL;
+    }
+    if (po.norm) {
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                  "projector srm: no normalisation (the matrix operator has no per-pair factors)");
       return NULL;
     }
     r->srm = po.use_cache ? tl_srm_cached(scanner, grid, NULL, &r->srm_cached, error)
