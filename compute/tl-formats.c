@@ -8,6 +8,7 @@
 #include "pet/tl-scanner.h"
 #include "pet/tl-format-mmr.h"
 #include "pet/tl-format-castor.h"
+#include "pet/tl-norm.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
@@ -31,6 +32,7 @@ static const TlFormatClass *const formats[] = {
     &tl_format_mmr,
     &tl_format_castor,
     &tl_format_castor_scanner,
+    &tl_format_norm,
     /* CT */
     &tl_format_tlct,
     &tl_format_dxchange,
@@ -184,6 +186,7 @@ void tl_data_free(TlDataKind kind, gpointer data) {
   case TL_DATA_PET_LISTMODE: tl_listmode_free(data); break;
   case TL_DATA_CT: tl_ct_data_free(data); break;
   case TL_DATA_SCANNER: tl_scanner_free(data); break;
+  case TL_DATA_PET_NORM: tl_norm_free(data); break;
   case TL_DATA_PET_SINOGRAM: tl_sinogram_free(data); break;
   default: g_assert_not_reached();
   }
@@ -205,6 +208,10 @@ static void describe_scanner(GString *out, const TlScanner *s) {
                            s->tof_bin_mm, s->tof_fwhm_ps);
   else
     g_string_append(out, "TOF: no\n");
+  double w[2], r;
+  tl_scanner_energy(s, w, &r);
+  g_string_append_printf(out, "energy: window %g-%g keV, resolution %g %% FWHM at 511 keV\n",
+                         w[0], w[1], 100 * r);
 }
 
 void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
@@ -226,6 +233,11 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
                            lm->n_events);
     if (lm->n_delayed)
       g_string_append_printf(out, "delayeds: %" G_GUINT64_FORMAT "\n", lm->n_delayed);
+    guint64 tags[TL_TAG_N];
+    if (tl_listmode_tag_counts(lm, tags))
+      g_string_append_printf(out, "tags (simulation truth): %" G_GUINT64_FORMAT " trues, %"
+                             G_GUINT64_FORMAT " scattered, %" G_GUINT64_FORMAT " randoms\n",
+                             tags[TL_TAG_TRUE], tags[TL_TAG_SCATTERED], tags[TL_TAG_RANDOM]);
     if (lm->duration_s > 0)
       g_string_append_printf(out, "time: %g s from %g s\n", lm->duration_s, lm->start_s);
     describe_scanner(out, lm->scanner);
@@ -242,6 +254,7 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
     break;
   }
   case TL_DATA_SCANNER: describe_scanner(out, data); break;
+  case TL_DATA_PET_NORM: tl_norm_describe(data, out); break;
   case TL_DATA_PET_SINOGRAM: tl_sinogram_describe(data, out); break;
   default: g_assert_not_reached();
   }

@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar randoms)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar randoms)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -35,7 +35,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm sss checkpoint dxchange dicom tiff-sidecar randoms; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar randoms; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -47,6 +47,9 @@ if [ ! -f "$c/.seeded" ]; then
     --truth "$s/t.nii" --mu "$s/mu.raw" -o "$s/a.tlm" -q
   "$cli" simulate --scanner "$s/dual.txt" --phantom point --grid 8x8x8@4 --events 30 \
     -o "$s/b.tlm" -q
+  # scatter, efficiencies, randoms from singles: tags of all three kinds and a delayed block
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --activity 1e6 \
+    --duration 1e-3 --coincidence-window 500 --scatter --efficiency-spread 0.1 -o "$s/c.tlm" -q
   "$cli" ct-simulate --grid 8x8x4@2 --views 3 --detector 10x6 --projector joseph \
     --save-geometry "$s/g.txt" -o "$s/a.tlct" -q
   "$cli" ct-simulate --grid 8x8x1@2 --beam parallel --views 2 --projector joseph -o "$s/b.tlct" -q
@@ -121,6 +124,19 @@ if [ ! -f "$c/mmr/.seeded" ]; then
   { cat "$s/a-scanner.hscan"; printf '\000'; cat "$s/a-scanner.lut"; } >"$c/castor-scanner/ring"
   rm -rf "$s"
   touch "$c/mmr/.seeded"
+fi
+
+# normalisation files (seeded when the corpus is empty, also in a corpus seeded before): one
+# estimated from a small ring scanner's cylinder, and the same without its geometric factors
+if [ -z "$(ls -A "$c/norm")" ]; then
+  s=$(mktemp -d)
+  printf 'kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\n' >"$s/ring.txt"
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --no-attenuation \
+    --events 3000 -o "$s/a.tlm" -q
+  "$cli" norm-estimate "$s/a.tlm" --radius 10 --length 10 --grid 8x8x4@4 -o "$c/norm/ring.tln" -q
+  "$cli" norm-estimate "$s/a.tlm" --radius 10 --length 10 --grid 8x8x4@4 --no-axial \
+    --no-transaxial -o "$c/norm/eff.tln" -q
+  rm -rf "$s"
 fi
 
 # issue 12 (seeded when their corpus is empty, also in a corpus seeded before): a small Data

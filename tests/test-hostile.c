@@ -512,6 +512,106 @@ static void test_recon_verbs(void) {
           "--subsets 0", NULL);
 }
 
+/* ---- normalisation files (.tln) for recon --norm, and norm-estimate's options ---- */
+
+/* `src` with its header line `from` replaced by `to` and the float at byte `off` after the
+ * header set to v (off < 0: none), cut bytes removed at the end. */
+static void put_tln(const char *name, const char *src, const char *from, const char *to,
+                    gssize off, float v, gsize cut) {
+  gsize len = 0;
+  g_autofree char *data = get(src, &len);
+  g_assert_nonnull(data);
+  gsize hlen = (gsize)(strstr(data, "end_header\n") - data) + strlen("end_header\n");
+  GString *s = g_string_new_len(data, (gssize)hlen);
+  if (from) {
+    char *p = strstr(s->str, from);
+    g_assert_nonnull(p);
+    gsize pos = (gsize)(p - s->str);
+    g_string_erase(s, (gssize)pos, (gssize)strlen(from));
+    g_string_insert(s, (gssize)pos, to);
+  }
+  gsize h2 = s->len;
+  g_string_append_len(s, data + hlen, (gssize)(len - hlen));
+  if (off >= 0) memcpy(s->str + h2 + off, &v, 4); /* little-endian hosts: the file's order */
+  put(name, s->str, (gssize)(s->len - cut));
+  g_string_free(s, TRUE);
+}
+
+static void test_norm(void) {
+  put("ring.txt", "kind = ring\nrings = 3\nsides = 8\ncrystals_per_side = 3\n"
+                  "crystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\n"
+                  "crystal_size_mm = 4 4 10\n", -1);
+  put("dual.txt", "kind = dual-head\nhead_crystals = 4 3\nhead_pitch_mm = 2 2\n"
+                  "head_distance_mm = 50\ncrystal_size_mm = 2 2 10\n", -1);
+  Run r = cli("simulate", "--scanner", "ring.txt", "--phantom", "cylinder", "--grid", "8x8x4@4",
+              "--no-attenuation", "--events", "3000", "-o", "a.tlm", "-q", NULL);
+  g_assert_cmpint(r.code, ==, 0);
+  g_free(r.err);
+  r = cli("simulate", "--scanner", "dual.txt", "--phantom", "point", "--grid", "8x8x8@4",
+          "--events", "300", "-o", "d.tlm", "-q", NULL);
+  g_assert_cmpint(r.code, ==, 0);
+  g_free(r.err);
+  r = cli("norm-estimate", "a.tlm", "--radius", "10", "--length", "10", "--grid", "8x8x4@4",
+          "-o", "n.tln", "-q", NULL);
+  if (r.code != 0) g_error("norm-estimate: %s", r.err);
+  g_free(r.err);
+  r = cli("norm-estimate", "d.tlm", "--radius", "5", "--length", "10", "--grid", "8x8x8@4",
+          "-o", "other.tln", "-q", NULL);
+  if (r.code != 0) g_error("norm-estimate: %s", r.err);
+  g_free(r.err);
+  gsize n0, n1;
+  g_autofree char *before = get("n.tln", &n0);
+  /* bad files: each refused with the file and the value */
+  put_tln("trunc.tln", "n.tln", NULL, NULL, -1, 0, 4);
+  refused(cli("recon", "a.tlm", "--norm", "trunc.tln", "-o", "r.nii", "-q", NULL), "trunc.tln",
+          "truncated", NULL);
+  put_tln("neg.tln", "n.tln", NULL, NULL, 4 * 5, -0.25f, 0);
+  refused(cli("recon", "a.tlm", "--norm", "neg.tln", "-o", "r.nii", "-q", NULL), "neg.tln",
+          "efficiency of crystal 5 = -0.25", NULL);
+  put_tln("nan.tln", "n.tln", NULL, NULL, 4 * 72, NAN, 0);
+  refused(cli("recon", "a.tlm", "--norm", "nan.tln", "-o", "r.nii", "-q", NULL), "nan.tln",
+          "axial factor of rings (0, 0) = nan", NULL);
+  put_tln("size.tln", "n.tln", "crystals = 72", "crystals = 71", -1, 0, 0);
+  refused(cli("recon", "a.tlm", "--norm", "size.tln", "-o", "r.nii", "-q", NULL), "size.tln",
+          "wrong size", "crystals = 71", NULL);
+  put_tln("zero.tln", "n.tln", "crystals = 72", "crystals = 0", -1, 0, 0);
+  refused(cli("recon", "a.tlm", "--norm", "zero.tln", "-o", "r.nii", "-q", NULL), "zero.tln",
+          "crystals = 0", NULL);
+  put_tln("huge.tln", "n.tln", "crystals = 72", "crystals = 4294967296", -1, 0, 0);
+  refused(cli("recon", "a.tlm", "--norm", "huge.tln", "-o", "r.nii", "-q", NULL), "huge.tln",
+          "'crystals'", "4294967296", NULL);
+  refused(cli("recon", "a.tlm", "--norm", "other.tln", "-o", "r.nii", "-q", NULL), "other.tln",
+          "for scanner", "but the data are from scanner", NULL);
+  refused(cli("recon", "a.tlm", "--norm", "missing.tln", "-o", "r.nii", "-q", NULL),
+          "missing.tln", "No such file", NULL);
+  refused(cli("recon", "a.tlm", "--norm", "n.tln", "-o", "n.tln", NULL), "-o 'n.tln'", NULL);
+  refused(cli("info", "neg.tln", NULL), "neg.tln", "-0.25", NULL);
+  /* norm-estimate: options */
+  refused(cli("norm-estimate", "a.tlm", "--length", "10", "-o", "x.tln", NULL), "--radius", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "nan", "--length", "10", "-o", "x.tln", NULL),
+          "--radius", "nan", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "-3", "--length", "10", "-o", "x.tln", NULL),
+          "--radius", "-3", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "30", "--length", "10", "--grid", "8x8x4@4",
+              "-o", "x.tln", "-q", NULL), "beyond the grid", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "10", "--length", "10", "--centre", "1,2",
+              "-o", "x.tln", NULL), "--centre '1,2'", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "10", "--length", "10", "--rounds", "0",
+              "-o", "x.tln", NULL), "--rounds 0", NULL);
+  refused(cli("norm-estimate", "a.tlm", "--radius", "10", "--length", "10", "-o", "a.tlm", NULL),
+          "-o 'a.tlm'", NULL);
+  refused(cli("norm-estimate", "ring.txt", "--radius", "10", "--length", "10", "-o", "x.tln",
+              "-q", NULL), "ring.txt", "PET scanner", "expected PET list mode", NULL);
+  g_autofree char *x = at("x.tln");
+  g_assert_false(g_file_test(x, G_FILE_TEST_EXISTS)); /* nothing written by a refused run */
+  /* convert --norm: CASToR list mode only, and the normalisation of the data's scanner */
+  refused(cli("convert", "a.tlm", "b.tlm", "--norm", "n.tln", NULL), "--norm", "CASToR (.cdh)", NULL);
+  refused(cli("convert", "a.tlm", "b.cdh", "--norm", "other.tln", NULL), "other.tln",
+          "for scanner", NULL);
+  g_autofree char *after = get("n.tln", &n1);
+  g_assert_cmpmem(before, n0, after, n1);
+}
+
 /* ---- 8. smaller ---- */
 
 /* Found by the fuzzers (tests/fuzz): -0.0 loaded back from NIfTI as +0.0 (x * 1 + 0), and
@@ -598,5 +698,6 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/hostile/smaller", test_smaller, with_dir);
   g_test_add_data_func("/hostile/recon-verbs", test_recon_verbs, with_dir);
   g_test_add_data_func("/hostile/fuzz-findings", test_fuzz_findings, with_dir);
+  g_test_add_data_func("/hostile/norm", test_norm, with_dir);
   return g_test_run();
 }

@@ -100,6 +100,12 @@ static void assert_same(const TlScanner *a, const TlScanner *b) {
   g_assert_cmpfloat(a->tof_bin_mm, ==, b->tof_bin_mm);
   g_assert_cmpfloat(a->tof_fwhm_ps, ==, b->tof_fwhm_ps);
   g_assert_true(memcmp(a->crystal_size, b->crystal_size, sizeof a->crystal_size) == 0);
+  double wa[2], wb[2], ra, rb;
+  tl_scanner_energy(a, wa, &ra);
+  tl_scanner_energy(b, wb, &rb);
+  g_assert_cmpfloat(wa[0], ==, wb[0]);
+  g_assert_cmpfloat(wa[1], ==, wb[1]);
+  g_assert_cmpfloat(ra, ==, rb);
   g_assert_true(memcmp(a->crystals, b->crystals, sizeof(TlCrystal) * a->n_crystals) == 0);
   g_autofree char *ka = tl_scanner_key(a), *kb = tl_scanner_key(b);
   g_assert_cmpstr(ka, ==, kb);
@@ -223,6 +229,87 @@ static void test_key(void) {
   g_assert_cmpstr(ka, ==, kd);
 }
 
+/* The energy window and resolution: the presets' published values, optional keys (older
+ * descriptions load with the defaults), the preset's values kept under overrides, bounds,
+ * the printed form, a table built in code without them, and no effect on the cache key. */
+static void energy_is(const TlScanner *s, double lo, double hi, double res) {
+  double w[2], r;
+  tl_scanner_energy(s, w, &r);
+  g_assert_cmpfloat_with_epsilon(w[0], lo, 1e-4);
+  g_assert_cmpfloat_with_epsilon(w[1], hi, 1e-4);
+  g_assert_cmpfloat_with_epsilon(r, res, 1e-6);
+}
+
+static void test_energy(void) {
+  GError *error = NULL;
+  g_autoptr(TlScanner) dmi = preset("dmi"), sa = preset("small-animal"), dh = preset("dual-head");
+  energy_is(dmi, 425, 650, 0.094);
+  energy_is(sa, 350, 625, 0.146);
+  energy_is(dh, 400, 650, 0.17);
+  /* an older description (no energy keys): the defaults; a preset override: the preset's */
+  g_autoptr(TlScanner) old = from_text("kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 4\n"
+                                       "crystal_pitch_mm = 4\nradius_mm = 50\nring_pitch_mm = 5\n",
+                                       &error);
+  g_assert_no_error(error);
+  energy_is(old, TL_SCANNER_DEFAULT_ENERGY_LOW_KEV, TL_SCANNER_DEFAULT_ENERGY_HIGH_KEV,
+            TL_SCANNER_DEFAULT_ENERGY_RESOLUTION);
+  g_autoptr(TlScanner) ov = from_text("preset = dmi\nrings = 4\n", &error);
+  g_assert_no_error(error);
+  energy_is(ov, 425, 650, 0.094);
+  g_autoptr(TlScanner) set = from_text("preset = dmi\nenergy_window_kev = 435 585\n"
+                                       "energy_resolution = 0.11\n", &error);
+  g_assert_no_error(error);
+  energy_is(set, 435, 585, 0.11);
+  g_autoptr(TlScanner) table = from_text("kind = ring\ncrystal_size_mm = 4 4 20\n"
+                                         "energy_window_kev = 0 1000\nenergy_resolution = 0\n"
+                                         "crystals = 2\n100 0 0 -1 0 0 0 0\n-100 0 0 1 0 0 1 0\n",
+                                         &error);
+  g_assert_no_error(error);
+  energy_is(table, 0, 1000, 0); /* wide open, ideal resolution: allowed */
+  roundtrip(set, FALSE);
+  roundtrip(table, TRUE);
+  g_autofree char *printed = tl_scanner_to_text(set);
+  g_assert_nonnull(strstr(printed, "\nenergy_window_kev = 435 585\nenergy_resolution = 0.11\n"));
+  /* a table built in code without the fields (all 0): the defaults, printed explicitly */
+  g_autoptr(TlScanner) code = tl_scanner_copy(old);
+  memset(code->energy_window_kev, 0, sizeof code->energy_window_kev);
+  code->energy_resolution = 0;
+  g_assert_true(tl_scanner_validate(code, &error));
+  energy_is(code, 350, 650, 0.15);
+  g_autofree char *ctext = tl_scanner_to_text(code);
+  g_autoptr(TlScanner) cback = from_text(ctext, &error);
+  g_assert_no_error(error);
+  g_assert_cmpfloat(cback->energy_window_kev[0], ==, 350.0f);
+  g_assert_cmpfloat(cback->energy_resolution, ==, 0.15f);
+  /* bounds, in the text and in the struct */
+  expect_error("preset = dmi\nenergy_window_kev = 650 425\n",
+               (const char *[]){"test.txt:2", "'energy_window_kev'", "'650 425'", "low < high", NULL});
+  expect_error("preset = dmi\nenergy_window_kev = -5 600\n",
+               (const char *[]){"test.txt:2", "'-5 600'", NULL});
+  expect_error("preset = dmi\nenergy_window_kev = 400 20000\n", (const char *[]){"10000", NULL});
+  expect_error("preset = dmi\nenergy_window_kev = 0 0\nenergy_resolution = 0\n",
+               (const char *[]){"'energy_window_kev'", "'0 0'", NULL});
+  expect_error("preset = dmi\nenergy_window_kev = 400\n", (const char *[]){"'energy_window_kev'", NULL});
+  expect_error("preset = dmi\nenergy_resolution = 9.4\n",
+               (const char *[]){"test.txt:2", "'energy_resolution'", "'9.4'", "[0, 1]", NULL});
+  expect_error("preset = dmi\nenergy_resolution = nan\n", (const char *[]){"'energy_resolution'", NULL});
+  g_autoptr(TlScanner) bad = preset("dmi");
+  bad->energy_window_kev[1] = 300;
+  g_assert_false(tl_scanner_validate(bad, &error));
+  g_assert_nonnull(strstr(error->message, "energy window 425-300 keV"));
+  g_clear_error(&error);
+  bad->energy_window_kev[1] = 650;
+  bad->energy_resolution = -0.1f;
+  g_assert_false(tl_scanner_validate(bad, &error));
+  g_assert_nonnull(strstr(error->message, "energy resolution -0.1"));
+  g_clear_error(&error);
+  /* copies keep them; the cache key ignores them (no projection depends on them) */
+  g_autoptr(TlScanner) cp = tl_scanner_copy(set);
+  energy_is(cp, 435, 585, 0.11);
+  g_autofree char *k1 = tl_scanner_key(dmi), *k2 = tl_scanner_key(set);
+  g_assert_cmpstr(k1, ==, k2);
+}
+
 static void test_upload(void) {
   TlContext *ctx = tl_test_context();
   g_autoptr(TlScanner) s = preset("dual-head");
@@ -249,6 +336,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/pet/scanner/text", test_text);
   g_test_add_func("/pet/scanner/errors", test_errors);
   g_test_add_func("/pet/scanner/key", test_key);
+  g_test_add_func("/pet/scanner/energy", test_energy);
   g_test_add_func("/pet/scanner/upload", test_upload);
   int rc = g_test_run();
   g_autofree char *f = g_build_filename(tmpdir, "scanner.txt", NULL);

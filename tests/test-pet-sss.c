@@ -73,6 +73,7 @@ static void tiny_object(gboolean symmetric, TlImage **act, TlImage **mu) {
 
 static void every_crystal(TlSssParams *p) {
   tl_sss_params_init(p);
+  tl_energy_window_init(&p->window); /* 425-650 keV, 12 % (the fixture scanner gives none) */
   p->voxel_mm = 8;
   p->scatter_mm = 8;
   p->detector_mm = 0;

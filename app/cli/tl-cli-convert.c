@@ -4,14 +4,18 @@
 #include "tl-cli.h"
 #include "tl-formats.h"
 #include "pet/tl-sinogram-hist.h"
+#include "pet/tl-format-castor.h"
 
 int tl_cli_convert(int argc, char **argv) {
-  g_autofree char *format = NULL; /* GOption allocates it */
+  g_autofree char *format = NULL, *norm_path = NULL; /* GOption allocates them */
   int max_rd = -1;
   GOptionEntry entries[] = {
       {"max-ring-difference", 0, 0, G_OPTION_ARG_INT, &max_rd,
        "List mode into a sinogram: ring differences kept (default: the scanner's acceptance; "
        "one segment each)", "N"},
+      {"norm", 0, 0, G_OPTION_ARG_FILENAME, &norm_path,
+       "List mode into CASToR (.cdh): each event's normalization correction factor 1/n from "
+       "this normalisation (.tln, for the data's scanner)", "FILE.tln"},
       {"format", 'f', 0, G_OPTION_ARG_STRING, &format,
        "Output format by name (default: from OUT's extension; 'tomolab-cli info --formats')",
        "NAME"},
@@ -21,7 +25,8 @@ int tl_cli_convert(int argc, char **argv) {
   g_option_context_set_description(
       oc, "Example: tomolab-cli convert image.hv image.nii.gz\n"
           "The input's format is detected by content; OUT must hold the same kind of data\n"
-          "(image, PET list mode, sinogram, CT projections, scanner); PET list mode into a\n"
+          "(image, PET list mode, sinogram, CT projections, scanner, normalisation); PET list\n"
+          "mode into CASToR with --norm carries each event's normalisation; PET list mode into a\n"
           "sinogram format (.hs) is histogrammed (span 1, every ring difference). OUT is written\n"
           "atomically and never over IN.");
   g_autoptr(GError) error = NULL;
@@ -36,9 +41,9 @@ int tl_cli_convert(int argc, char **argv) {
                 argc - 1);
     return tl_cli_usage_error("convert", error);
   }
-  const TlCliFile in = {"IN", argv[1]}, out = {"OUT", argv[2]};
-  if (!tl_cli_check_outputs(&in, 1, &out, 1, &error)) return tl_cli_usage_error("convert", error);
-  const TlFormatClass *from = tl_format_detect(in.path, &error);
+  const TlCliFile in[] = {{"IN", argv[1]}, {"--norm", norm_path}}, out = {"OUT", argv[2]};
+  if (!tl_cli_check_outputs(in, 2, &out, 1, &error)) return tl_cli_usage_error("convert", error);
+  const TlFormatClass *from = tl_format_detect(in[0].path, &error);
   if (!from) goto fail;
   /* list mode into a sinogram format: histogrammed (pet/tl-sinogram-hist.h) */
   gboolean histogram = FALSE;
@@ -50,7 +55,12 @@ int tl_cli_convert(int argc, char **argv) {
   }
   if (!to && !(to = tl_format_for_output(out.path, from->kind, format, &error)))
     return tl_cli_usage_error("convert", error);
-  gpointer data = from->load(in.path, &error);
+  if (norm_path && (from->kind != TL_DATA_PET_LISTMODE || to != &tl_format_castor)) {
+    g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "--norm: only PET list mode into CASToR "
+                "(.cdh) carries normalisation factors (%s -> %s)", from->name, to->name);
+    return tl_cli_usage_error("convert", error);
+  }
+  gpointer data = from->load(in[0].path, &error);
   if (!data) goto fail;
   gboolean ok;
   if (histogram) {
@@ -67,12 +77,19 @@ int tl_cli_convert(int argc, char **argv) {
     if (ok && outside)
       fprintf(stderr, "tomolab-cli convert: %" G_GUINT64_FORMAT " events outside the sinogram "
               "(ring differences beyond --max-ring-difference)\n", outside);
+  } else if (norm_path) {
+    const TlListmode *lm = data;
+    g_autoptr(TlNorm) norm = tl_norm_load(norm_path, lm->scanner, &error);
+    ok = norm && tl_castor_save_listmode(lm, norm, out.path, &error);
+    if (ok)
+      fprintf(stderr, "tomolab-cli convert: each event's normalization correction factor is "
+              "1/n from %s\n", norm_path);
   } else {
     ok = tl_format_save(to, data, out.path, &error);
   }
   tl_data_free(from->kind, data);
   if (!ok) goto fail;
-  fprintf(stderr, "tomolab-cli convert: %s (%s) -> %s (%s)\n", in.path, from->name, out.path,
+  fprintf(stderr, "tomolab-cli convert: %s (%s) -> %s (%s)\n", in[0].path, from->name, out.path,
           to->name);
   return 0;
 fail:

@@ -124,7 +124,8 @@ static int fail(GError *error) {
  * a resumed run may use any number of ranks and go on for more iterations). */
 static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
                           const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
-                          const char *filter_text, char **kernels, const char *scatter_file) {
+                          const TlNorm *norm, const char *filter_text, char **kernels,
+                          const char *scatter_file) {
   g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
   g_autofree char *mh = mu ? g_compute_checksum_for_data(
                                  G_CHECKSUM_SHA256, (const guchar *)mu->data,
@@ -140,8 +141,10 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
       o->tor_fwhm_mm, o->tof, o->tof_n_sigma, mh, o->prior ? o->prior : "none", o->beta,
       o->prior_params.gamma, o->prior_params.epsilon, (double)o->relaxation,
       filter_text ? filter_text : "none", o->filter_every, o->randoms ? o->randoms->total : 0.0);
-  /* --kernel replacements change the image too: their sources enter the hash */
+  /* --kernel replacements change the image too: their sources enter the hash; so does a
+   * normalisation (a line only with one: checkpoints without stay resumable) */
   g_autoptr(GString) all = g_string_new(text);
+  if (norm) g_string_append_printf(all, "normalisation %s\n", norm->sha256);
   if (scatter_file) { /* --scatter FILE: the estimate's bytes (already read) */
     g_autofree char *src = NULL;
     gsize len = 0;
@@ -197,6 +200,7 @@ static int recon_main(int argc, char **argv) {
   g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
   g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
   g_autofree char *mu_path = NULL, *prior = NULL, *checkpoint = NULL, *resume = NULL;
+  g_autofree char *norm_path = NULL;
   int checkpoint_every = 0;
   g_auto(GStrv) kernels = NULL;
   double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
@@ -253,6 +257,9 @@ static int recon_main(int argc, char **argv) {
        "NXxNYxNZ@MM"},
       {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
        "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
+      {"norm", 0, 0, G_OPTION_ARG_FILENAME, &norm_path,
+       "Normalisation: per-pair efficiency factors from a .tln file (tomolab-cli norm-estimate) "
+       "for the data's scanner", "FILE.tln"},
       {"randoms", 0, 0, G_OPTION_ARG_FILENAME, &randoms_from,
        "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
        "coincidences by fan sums (variance-reduced), FILE reads an estimate (a randoms file: "
@@ -316,8 +323,8 @@ static int recon_main(int argc, char **argv) {
       "Penalised (MAP): tomolab-cli recon scan.tlm --algo bsrem --subsets 10 --iterations 5 \\\n"
       "           --prior rdp --beta 0.05 --gamma 2 -o img.nii\n"
       "With every PET extension: tomolab-cli recon scan.tlm --algo osem --subsets 10 \\\n"
-      "           --iterations 3 --tof --attenuation mu.nii --filter median3 --filter-every 10 \\\n"
-      "           -o img.nii\n"
+      "           --iterations 3 --tof --attenuation mu.nii --norm dmi.tln --filter median3 \\\n"
+      "           --filter-every 10 -o img.nii\n"
       "List-mode MLEM/OSEM on the Vulkan device: one fused kernel per event (forward projection,\n"
       "ratio, back projection), then one fused array expression for the update. The sensitivity\n"
       "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.\n"
@@ -409,11 +416,12 @@ static int recon_main(int argc, char **argv) {
   gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
+                                                {"--norm", norm_path},
                                                 {"--resume", resume_same ? NULL : resume},
                                                 {"--randoms", randoms_delayeds ? NULL
                                                                                : randoms_from},
                                                 {"--scatter", scatter_file}},
-                            6,
+                            7,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
                                                 {"--randoms-out", randoms_out},
                                                 {"--scatter-out", scatter_out}},
@@ -586,6 +594,12 @@ static int recon_main(int argc, char **argv) {
       fprintf(stderr, "recon: scatter from %s: %s\n", scatter_file, d);
     }
   }
+  g_autoptr(TlNorm) norm = NULL;
+  if (norm_path) {
+    /* for the data's scanner, else an error naming both */
+    if (!(norm = tl_norm_load(norm_path, lm->scanner, &error))) return fail(error);
+    o.norm = norm;
+  }
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_cli_load_image(truth_path, &error))) return fail(error);
   g_autoptr(TlImage) mu = NULL;
@@ -627,6 +641,9 @@ static int recon_main(int argc, char **argv) {
     fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, beta,
             o.prior_params.gamma, o.prior_params.epsilon);
   if (mu && !quiet) fprintf(stderr, "recon: attenuation correction with %s\n", mu_path);
+  if (norm && !quiet)
+    fprintf(stderr, "recon: normalisation %s (%s)\n", norm_path,
+            norm->description && norm->description[0] ? norm->description : "no description");
   if (o.tof && !quiet)
     fprintf(stderr, "recon: time of flight, %u bins of %g mm, kernel truncated at %g sigma\n",
             lm->scanner->tof_bins, lm->scanner->tof_bin_mm, o.tof_n_sigma);
@@ -658,7 +675,7 @@ static int recon_main(int argc, char **argv) {
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
-  g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu,
+  g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu, norm,
                                        filter_text, kernels, scatter_file);
   if (resume) {
     TlCliCheckpoint cp;

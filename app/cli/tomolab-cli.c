@@ -11,6 +11,7 @@ static const TlCliVerb verbs[] = {
     {"ct-simulate", "CT projections of a phantom (cone or parallel beam) into a .tlct scan", tl_cli_ct_simulate},
     {"ct-recon", "FDK, SIRT, SART, CGLS or MLEM of a .tlct CT scan into an image", tl_cli_ct_recon},
     {"kernel", "built-in GLSL kernels: list, print, check an edited one (recon --kernel)", tl_cli_kernel},
+    {"norm-estimate", "the normalisation (crystal efficiencies, geometric factors) from a cylinder scan", tl_cli_norm_estimate},
     {"recon", "list-mode or binned MLEM/OSEM of a list-mode file into an image", tl_cli_recon},
     {"simulate", "Monte-Carlo PET acquisition of a phantom into a list-mode file", tl_cli_simulate},
 };
@@ -18,7 +19,7 @@ static const TlCliVerb verbs[] = {
 static void usage(FILE *f) {
   fprintf(f, "Usage: tomolab-cli VERB [OPTIONS]\n\nVerbs:\n");
   for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
-    fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(f, "  %-13s %s\n", verbs[i].name, verbs[i].summary);
   fprintf(f, "\n'tomolab-cli VERB --help' describes each verb.\n"
              "Environment: TOMOLAB_DEVICE=<index|name substring> picks the device;\n"
              "TOMOLAB_VALIDATE=1 turns the Vulkan validation layer on.\n");

@@ -12,6 +12,7 @@ const char *tl_data_kind_name(TlDataKind kind) {
   case TL_DATA_PET_SINOGRAM: return "PET sinogram";
   case TL_DATA_CT: return "CT projections";
   case TL_DATA_SCANNER: return "PET scanner";
+  case TL_DATA_PET_NORM: return "PET normalisation";
   default: return "unknown";
   }
 }

@@ -18,6 +18,7 @@ typedef enum {
   TL_DATA_PET_SINOGRAM, /* TlSinogram (pet/tl-sinogram.h) */
   TL_DATA_CT,           /* TlCtData (ct/tl-ct-data.h) */
   TL_DATA_SCANNER,      /* TlScanner (pet/tl-scanner.h) */
+  TL_DATA_PET_NORM,     /* TlNorm (pet/tl-norm.h): a PET normalisation */
   TL_DATA_N_KINDS
 } TlDataKind;
 

@@ -11,6 +11,13 @@ G_BEGIN_DECLS
  * (G_MAXDOUBLE: never). */
 double tl_ray_integral(const TlImage *im, const double a[3], const double b[3], double stop);
 
+/* Walks the ray a + t d (d a unit vector, t >= 0, mm) through the image until the integral
+ * reaches `target`: TRUE with *t_hit where it does, FALSE when the ray leaves the image first.
+ * A photon with -ln(u) of optical depth to spend (u uniform) interacts at *t_hit: the
+ * simulator's interaction point, exp(-integral) the chance to pass. */
+gboolean tl_ray_march(const TlImage *im, const double a[3], const double d[3], double target,
+                      double *t_hit);
+
 /* The smallest sub-image holding every non-zero voxel (same voxel size, shifted origin);
  * NULL when the image is all zero. Lines then walk only where something is. */
 TlImage *tl_image_crop_to_support(const TlImage *im);

@@ -950,7 +950,12 @@ static gpointer castor_load(const char *path, GError **error) {
 }
 
 static gboolean castor_save(gconstpointer data, const char *path, GError **error) {
-  const TlListmode *lm = data;
+  return tl_castor_save_listmode(data, NULL, path, error);
+}
+
+gboolean tl_castor_save_listmode(const TlListmode *lm, const TlNorm *norm, const char *path,
+                                 GError **error) {
+  if (norm && !tl_norm_check_scanner(norm, lm->scanner, path, error)) return FALSE;
   if (!g_str_has_suffix(path, ".cdh")) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': a CASToR header ends in .cdh", path);
     return FALSE;
@@ -962,6 +967,12 @@ static gboolean castor_save(gconstpointer data, const char *path, GError **error
   sname[strlen(sname) - 6] = 0;
   if (!tl_castor_scanner_save(lm->scanner, hscan, error)) return FALSE;
   g_autoptr(TlCastorData) d = tl_castor_from_listmode(lm, sname);
+  if (norm) {
+    d->has_norm = TRUE;
+    d->norm = g_new(float, MAX(lm->n_events, 1));
+    tl_norm_records(norm, (const guint32 *)lm->events, lm->n_events, d->norm);
+    for (guint64 i = 0; i < lm->n_events; i++) d->norm[i] = d->norm[i] > 0 ? 1.0f / d->norm[i] : 0;
+  }
   return tl_castor_save(d, path, error);
 }
 

@@ -4,6 +4,7 @@
  * CASToR and a CASToR dataset reconstructed here. Layouts in docs/formats.md. */
 #pragma once
 #include "tl-listmode.h"
+#include "tl-norm.h"
 #include "image/tl-format.h"
 
 G_BEGIN_DECLS
@@ -45,6 +46,14 @@ TlListmode *tl_castor_to_listmode(const TlCastorData *d, const TlScanner *scanne
                                   const char *source, GError **error);
 /* The events of `lm` as list-mode CASToR data (time 0, TOF bin k -> 2 k w / c ps). */
 TlCastorData *tl_castor_from_listmode(const TlListmode *lm, const char *scanner_name);
+/* What the castor format's save writes for list mode (`path` ends in .cdh; the scanner goes
+ * next to it as <stem>-scanner.hscan + .lut), with a normalisation (NULL = none, made for
+ * lm's scanner) as each event's "normalization correction factor" field: 1 / n_ab, since
+ * CASToR divides the forward projection by its multiplicative corrections
+ * (oProjectionLine::ForwardProject, value /= m_multiplicativeCorrection); n = 0 gives 0, an
+ * event CASToR skips. */
+gboolean tl_castor_save_listmode(const TlListmode *lm, const TlNorm *norm, const char *path,
+                                 GError **error);
 
 /* Scanners: `.hscan` (text) + `.lut` next to it (6 float32 per crystal: centre x y z, outward
  * orientation x y z). */

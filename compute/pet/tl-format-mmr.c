@@ -113,6 +113,10 @@ TlScanner *tl_mmr_scanner_new(void) {
   s->crystal_size[0] = 4.0f; /* LSO 4 x 4 x 20 mm (Delso et al. 2011) */
   s->crystal_size[1] = 4.0f;
   s->crystal_size[2] = 20.0f;
+  /* energy window 430-610 keV, resolution 14.5 % FWHM at 511 keV (Delso et al. 2011) */
+  s->energy_window_kev[0] = 430.0f;
+  s->energy_window_kev[1] = 610.0f;
+  s->energy_resolution = 0.145f;
   s->crystals = g_memdup2(table, sizeof(TlCrystal) * s->n_crystals);
   return s;
 }

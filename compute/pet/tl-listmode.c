@@ -27,6 +27,7 @@ void tl_listmode_free(TlListmode *lm) {
   tl_scanner_free(lm->scanner);
   g_free(lm->events);
   g_free(lm->delayed);
+  g_free(lm->tags);
   g_free(lm->description);
   g_free(lm);
 }
@@ -70,7 +71,21 @@ gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError *
       }
     }
   }
+  for (guint64 i = 0; lm->tags && i < lm->n_events; i++)
+    if (lm->tags[i] >= TL_TAG_N) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s: field 'tags': event %" G_GUINT64_FORMAT " has tag %u (expected 0 true, "
+                  "1 scattered or 2 random)", src, i, lm->tags[i]);
+      return FALSE;
+    }
+  return TRUE;
+}
 
+gboolean tl_listmode_tag_counts(const TlListmode *lm, guint64 counts[TL_TAG_N]) {
+  memset(counts, 0, sizeof(guint64) * TL_TAG_N);
+  if (!lm->tags) return FALSE;
+  for (guint64 i = 0; i < lm->n_events; i++)
+    if (lm->tags[i] < TL_TAG_N) counts[lm->tags[i]]++;
   return TRUE;
 }
 
@@ -88,6 +103,8 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
   /* optional (older files have none): the delayed coincidences after the prompts, and the
    * acquisition time the events span */
   if (lm->n_delayed) fprintf(f, "delayed = %" G_GUINT64_FORMAT "\n", lm->n_delayed);
+  /* optional: the simulation's truth per prompt, one byte each after the delayed block */
+  if (lm->tags) fprintf(f, "tags = 1\n");
   if (lm->duration_s > 0) {
     char a[32], b[32];
     tl_format_double(a, lm->start_s);
@@ -110,6 +127,8 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
       }
     }
   }
+  if (ok && lm->tags && lm->n_events)
+    ok = fwrite(lm->tags, 1, lm->n_events, f) == lm->n_events;
   if (!ok) {
     int e = errno;
     tl_file_abort(f, &tmp);
@@ -122,12 +141,36 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
 typedef struct {
   guint64 events, delayed;
   double start_s, duration_s;
-  gboolean tof;
+  gboolean tof, tags;
   char *description;
   GString *scanner;
   guint scanner_line;
   guint seen;
 } Header;
+
+/* The bytes after the header must be exactly 12 x (events + delayed), plus one tag byte per
+ * event with `tags = 1`; every count is held to the file's size here, before allocating. */
+static gboolean check_size(const char *path, const Header *h, guint64 have, GError **error) {
+  gboolean fits = h->delayed <= G_MAXUINT64 / 12 - h->events; /* events <= MAX / 12 (header) */
+  guint64 body = fits ? 12 * (h->events + h->delayed) : G_MAXUINT64;
+  guint64 tag_bytes = h->tags ? h->events : 0;
+  fits = fits && tag_bytes <= G_MAXUINT64 - body;
+  if (fits && have == body + tag_bytes) return TRUE;
+  if (fits && h->tags && have >= body && have < body + tag_bytes) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: truncated tags block: field 'tags' needs %" G_GUINT64_FORMAT " bytes (one per "
+                "event) after the events, but %" G_GUINT64_FORMAT " follow them", path, tag_bytes,
+                have - body);
+    return FALSE;
+  }
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+              "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
+              " delayed%s (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
+              path, fits && have < body + tag_bytes ? "truncated" : "oversized", h->events,
+              h->delayed, h->tags ? " and their tags" : "",
+              fits ? body + tag_bytes : G_MAXUINT64, have);
+  return FALSE;
+}
 
 /* Reads the header lines up to "end_header"; the stream is left at the first event. */
 static gboolean read_header(FILE *f, const char *path, Header *h, GError **error) {
@@ -207,6 +250,9 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
       h->tof = v != 0;
       h->seen |= 8;
+    } else if (strcmp(key, "tags") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
+      h->tags = v != 0;
     } else if (strcmp(key, "delayed") == 0) {
       if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT64 / 12, &h->delayed, error)) goto out;
     } else if (strcmp(key, "start_s") == 0 || strcmp(key, "duration_s") == 0) {
@@ -257,15 +303,7 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot stat '%s'", path);
     goto out;
   }
-  guint64 have = (guint64)st.st_size - (guint64)start, need = h.events * 12;
-  if (h.delayed > G_MAXUINT64 / 12 - h.events || have != need + h.delayed * 12) {
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
-                " delayed (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
-                path, have < need + h.delayed * 12 ? "truncated" : "oversized", h.events,
-                h.delayed, (h.events + h.delayed) * 12, have);
-    goto out;
-  }
+  if (!check_size(path, &h, (guint64)st.st_size - (guint64)start, error)) goto out;
   TlEvent *events = g_try_new(TlEvent, MAX(h.events, 1));
   if (!events) {
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%s: no memory for %" G_GUINT64_FORMAT
@@ -305,6 +343,14 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
         lm->delayed[i].b = GUINT32_FROM_LE(lm->delayed[i].b);
         lm->delayed[i].tof_bin = (gint32)GUINT32_FROM_LE((guint32)lm->delayed[i].tof_bin);
       }
+  }
+  if (h.tags) {
+    lm->tags = g_try_malloc(MAX(h.events, 1)); /* bounded by the file size above */
+    if (!lm->tags || fread(lm->tags, 1, h.events, f) != h.events) {
+      g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in field 'tags'", path);
+      g_clear_pointer(&lm, tl_listmode_free);
+      goto out;
+    }
   }
   if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
 out:
@@ -400,16 +446,8 @@ static FILE *open_checked(const char *path, Header *h, TlScanner **scanner, GErr
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot stat '%s'", path);
     goto fail;
   }
-  guint64 have = (guint64)st.st_size - (guint64)start, need = h->events * 12;
   /* the delayed events (optional) follow the prompts; a ranged read takes prompts only */
-  if (h->delayed > G_MAXUINT64 / 12 - h->events || have != need + h->delayed * 12) {
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
-                " delayed (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
-                path, have < need + h->delayed * 12 ? "truncated" : "oversized", h->events,
-                h->delayed, (h->events + h->delayed) * 12, have);
-    goto fail;
-  }
+  if (!check_size(path, h, (guint64)st.st_size - (guint64)start, error)) goto fail;
   return f;
 fail:
   g_clear_pointer(scanner, tl_scanner_free);
@@ -470,6 +508,15 @@ TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 coun
   lm->events = g_steal_pointer(&events);
   lm->has_tof = h.tof;
   lm->description = g_strdup(h.description ? h.description : "");
+  /* the tags of the same range: one byte per event after the prompts and delayeds */
+  if (h.tags && !((lm->tags = g_try_malloc(MAX(count, 1))) &&
+                  fseeko(f, at + (off_t)(12 * (h.events + h.delayed) + first), SEEK_SET) == 0 &&
+                  fread(lm->tags, 1, count, f) == count)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in field 'tags' of events %"
+                G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT, path, first, first + count);
+    g_clear_pointer(&lm, tl_listmode_free);
+    goto out;
+  }
   if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
 out:
   if (f) fclose(f);

@@ -11,18 +11,30 @@ typedef struct {
 } TlEvent;
 G_STATIC_ASSERT(sizeof(TlEvent) == 12);
 
+/* What a simulated prompt is (TlListmode.tags, one byte per event): simulation truth, so each
+ * correction can be checked against it. */
+typedef enum {
+  TL_TAG_TRUE = 0,      /* both photons unscattered from one annihilation */
+  TL_TAG_SCATTERED = 1, /* one annihilation, at least one photon scattered in the object */
+  TL_TAG_RANDOM = 2,    /* photons of two annihilations (accidental coincidence) */
+  TL_TAG_N
+} TlEventTag;
+
 typedef struct {
   TlScanner *scanner;     /* owned */
   guint64 n_events;
   TlEvent *events;        /* owned */
   gboolean has_tof;
   char *description;      /* free text (phantom, seed...) */
-  /* Optional, zero / NULL = none (readers of scanner data fill them; .tlm does not store
-   * them yet). Delayed-window coincidences are kept apart from the prompts (`events`) for
+  /* Optional, zero / NULL = none (readers of scanner data and the simulator fill them; .tlm
+   * stores them as `delayed = N` and `start_s`, `duration_s`). Delayed-window coincidences are kept apart from the prompts (`events`) for
    * the randoms estimate; start_s and duration_s: the acquisition time the events span. */
   guint64 n_delayed;
   TlEvent *delayed;       /* owned */
   double start_s, duration_s;
+  /* Optional truth of simulated data: n_events TlEventTag bytes (owned), NULL = unknown
+   * (measured data, older files, other formats). `.tlm` stores them as `tags = 1`. */
+  guint8 *tags;
 } TlListmode;
 
 TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);
@@ -42,8 +54,12 @@ gboolean tl_listmode_count_events(const char *path, guint64 *n_events, GError **
 TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 count,
                                    GError **error);
 /* What load checks, for data from elsewhere: ids < n_crystals, allowed pairs, TOF bins in
- * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without. */
+ * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without;
+ * tags (when present) below TL_TAG_N. */
 gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);
+
+/* Counts of the prompts by tag (all 0 without tags); returns FALSE when there are none. */
+gboolean tl_listmode_tag_counts(const TlListmode *lm, guint64 counts[TL_TAG_N]);
 
 /* Events [first, first + count) as a device array of 12-byte elements (TlEvent). */
 TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first, guint64 count,

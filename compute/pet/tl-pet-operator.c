@@ -17,6 +17,9 @@ typedef struct {
   TlTof tof;
   TlArray *mu;            /* mu-map (mm^-1) or NULL */
   char *mu_hash;          /* its SHA-256: part of the sensitivity cache key */
+  TlNorm *norm;           /* normalisation (copy) or NULL */
+  TlArray *norm_table;    /* its device tables (tl_norm_upload) */
+  TlArray *norm_rec;      /* n of each record in data order: combined into D, then freed */
   gboolean use_cache;
   TlArray *sens;          /* all pairs (list mode; binned with one subset); lazily made */
   TlArray **sens_sub;     /* binned, S > 1: each subset's own pairs; lazily made */
@@ -68,6 +71,9 @@ static void pet_finalize(TlOperator *op) {
   tl_array_free(p->sens);
   tl_array_free(p->mu);
   g_free(p->mu_hash);
+  tl_norm_free(p->norm);
+  tl_array_free(p->norm_table);
+  tl_array_free(p->norm_rec);
   tl_array_free(p->counts);
   tl_array_free(p->records);
   tl_array_free(p->crystals);
@@ -224,13 +230,16 @@ static guint64 pet_em_partials(TlOperator *op, guint subset) {
   return MAX(tl_projector_loglik_partials(priv(op)->proj, &l), 1);
 }
 
-/* Pairs p with p mod stride = offset; seed 000 eq. 7 (s'_n = sum_p a_p a_pn) with a mu-map. */
+/* Pairs p with p mod stride = offset; seed 000 eq. 7 with n_j a_j (s_n = sum_p n_p a_p a_pn)
+ * with a mu-map and a normalisation. */
 static TlArray *sens_image(TlOperator *op, TlStream *s, guint stride, guint offset,
                            GError **error) {
   PetOp *p = priv(op);
   gboolean hit = FALSE;
-  TlArray *img = tl_sensitivity_image_atten(p->proj, s, p->scanner, p->crystals, stride, offset,
-                                            p->mu, p->mu_hash, p->use_cache, &hit, error);
+  TlSensNorm sn = {.norm = p->norm, .table = p->norm_table};
+  TlArray *img = tl_sensitivity_image_norm(p->proj, s, p->scanner, p->crystals, stride, offset,
+                                           p->mu, p->mu_hash, p->norm ? &sn : NULL,
+                                           p->use_cache, &hit, error);
   if (!img) return NULL;
   p->n_made++;
   p->n_cached += hit;
@@ -397,11 +406,20 @@ static TlOperator *pet_new(TlContext *ctx, const TlOperatorClass *klass,
     if (!p->mu || !tl_array_upload(p->mu, o->attenuation->data, error)) return NULL;
     p->mu_hash = tl_sensitivity_mu_hash(o->attenuation);
   }
+  if (o->norm) {
+    if (!tl_norm_check_scanner(o->norm, scanner, "normalisation", error)) return NULL;
+    p->norm = tl_norm_copy(o->norm);
+    if (!(p->norm_table = tl_norm_upload(p->norm, ctx, error))) return NULL;
+    guint64 nd = 0;
+    for (guint k = 0; k < o->subsets; k++) nd += lengths[k];
+    if (!(p->norm_rec = tl_array_new_float(ctx, MAX(nd, 1), error))) return NULL;
+  }
   g_autofree char *key = tl_projector_key(p->proj);
-  g_autofree char *label = g_strdup_printf("%s %s%s, %u subset%s%s", klass->name, key,
+  g_autofree char *label = g_strdup_printf("%s %s%s, %u subset%s%s%s", klass->name, key,
                                            o->tof ? " TOF" : "", o->subsets,
                                            o->subsets == 1 ? "" : "s",
-                                           o->attenuation ? ", attenuation" : "");
+                                           o->attenuation ? ", attenuation" : "",
+                                           o->norm ? ", normalisation" : "");
   tl_operator_set_label(op, label);
   return g_steal_pointer(&op);
 }
@@ -425,6 +443,16 @@ static gboolean set_attenuation(TlOperator *op, GError **error) {
   return tl_projector_forward(p->proj, s, &all, p->mu, a, error) &&
          tl_expr_assign(op->ctx, s, "a = exp(-a)", args, error) &&
          tl_stream_finish(s, error) && tl_operator_set_diag(op, a, FALSE, error);
+}
+
+/* D = n a: the records' normalisation factors (filled while the records were uploaded)
+ * multiplied into the attenuation factors, or D = n without a mu-map. */
+static gboolean set_norm(TlOperator *op, GError **error) {
+  PetOp *p = priv(op);
+  if (!p->norm) return TRUE;
+  gboolean ok = tl_operator_set_diag(op, p->norm_rec, TRUE, error);
+  g_clear_pointer(&p->norm_rec, tl_array_free);
+  return ok;
 }
 
 /* Interleaved subsets (event j -> subset j mod S) stored one after the other, uploaded in
@@ -465,6 +493,7 @@ TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
   if (!p->records) return NULL;
   const guint64 piece = 1 << 20;
   g_autofree TlEvent *buf = g_new(TlEvent, MIN(piece, n));
+  g_autofree float *nbuf = p->norm ? g_new(float, MIN(piece, n)) : NULL;
   guint64 at = 0;
   for (guint k = 0; k < S; k++) {
     g_assert(at == tl_operator_subset_first(op, k));
@@ -474,12 +503,16 @@ TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
       if (m == piece || j + S >= n) {
         tl_events_group_by_axis(buf, m, lm->scanner, grid);
         if (!tl_array_upload_range(p->records, at, m, buf, error)) return NULL;
+        if (nbuf) {
+          tl_norm_records(p->norm, (const guint32 *)buf, m, nbuf);
+          if (!tl_array_upload_range(p->norm_rec, at, m, nbuf, error)) return NULL;
+        }
         at += m;
         m = 0;
       }
     }
   }
-  if (!set_attenuation(op, error)) return NULL;
+  if (!set_attenuation(op, error) || !set_norm(op, error)) return NULL;
   return g_steal_pointer(&op);
 }
 
@@ -563,6 +596,11 @@ TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
   if (!p->records || !tl_array_upload(p->records, sorted, error)) return NULL;
   p->counts = tl_array_new_float(ctx, n_bins, error);
   if (!p->counts || !tl_array_upload(p->counts, counts, error)) return NULL;
-  if (!set_attenuation(op, error)) return NULL;
+  if (p->norm) {
+    /* the bins' factors in data order, through the counts' host copy */
+    tl_norm_records(p->norm, (const guint32 *)sorted, n_bins, counts);
+    if (!tl_array_upload(p->norm_rec, counts, error)) return NULL;
+  }
+  if (!set_attenuation(op, error) || !set_norm(op, error)) return NULL;
   return g_steal_pointer(&op);
 }

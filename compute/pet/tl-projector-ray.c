@@ -22,10 +22,11 @@ typedef struct {
   guint32 n_pairs;
   guint32 pad;
   guint64 atten; /* PET_ATTEN: per-record attenuation factors */
+  guint64 norm;  /* pet_sens, PET_NORM: the normalisation tables (tl_norm_upload) */
 } TlPetPush;
-#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, atten) + sizeof(guint64)))
+#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, norm) + sizeof(guint64)))
 G_STATIC_ASSERT(offsetof(TlPetPush, dims) == 48 && offsetof(TlPetPush, vox) == 80);
-G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 120);
+G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 128);
 
 /* PET_LORS values */
 enum { LORS_EVENTS = 0, LORS_BINS = 1, LORS_END_POINTS = 2, LORS_ALL_PAIRS = 3 };
@@ -273,11 +274,13 @@ static int sens_scale_bits(const TlProjector *p, guint64 pairs) {
 }
 
 /* The symmetric method's pair list on the device (tl_sensitivity_orbit_pairs), made once per
- * scanner and grid (the same scanner again reuses it: tl_scanner_key). */
+ * scanner, grid and symmetry group (the same scanner and group again reuse it: tl_scanner_key
+ * and the group's mask, which a normalisation may restrict). */
 static TlArray *sens_pairs(TlProjector *p, const TlScanner *scanner, const TlSensSymmetry *sym,
                            guint64 counts[5], GError **error) {
   RayPriv *r = p->priv;
-  g_autofree char *key = tl_scanner_key(scanner);
+  g_autofree char *sk = tl_scanner_key(scanner);
+  g_autofree char *key = g_strdup_printf("%s group %08x", sk, sym->mask);
   if (r->sens_pairs && g_strcmp0(key, r->sens_pairs_key) == 0) {
     memcpy(counts, r->sens_counts, sizeof r->sens_counts);
     return r->sens_pairs;
@@ -325,26 +328,38 @@ static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *
 
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                       const TlArray *crystals, guint stride, guint offset,
-                                      const TlArray *mu, TlArray *image, GError **error) {
+                                      const TlArray *mu, const TlSensNorm *norm, TlArray *image,
+                                      GError **error) {
   RayPriv *r = p->priv;
   guint64 nv = tl_image_grid_n_voxels(&p->grid);
-  if (nv > G_MAXUINT32 / 2)
+  if (nv > G_MAXUINT32 / 2) {
+    if (norm) {
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "sensitivity with a normalisation: "
+                  "the grid's %" G_GUINT64_FORMAT " voxels are more than the 2^31 of the "
+                  "fixed-point kernel (pet_sens), which alone applies it", nv);
+      return FALSE;
+    }
     return sensitivity_float(p, s, scanner, crystals, stride, offset, mu, image, error);
-  /* tl_projector_sensitivity_plan's rule */
+  }
+  /* tl_projector_sensitivity_plan_norm's rule */
   TlSensSymmetry sym = {.order = 1, .mask = 1};
   if (p->sens_method != TL_SENS_FULL && stride == 1 && !mu)
-    tl_sensitivity_symmetry(scanner, &p->grid, tl_sensitivity_swaps(p), &sym);
+    tl_sensitivity_symmetry_norm(scanner, &p->grid, tl_sensitivity_swaps(p),
+                                 norm ? norm->norm : NULL, &sym);
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
   int k = sens_scale_bits(p, pairs);
-  /* constant ids 1..12 (shaders/pet/pet_common.glsl, pet_sens.comp): PET_TRACER, PET_LORS,
-   * PET_ATOMIC (unused), PET_ATTEN, PET_LOGLIK, PET_TOF and its three (unused: the
-   * sensitivity is the non-TOF one), PET_TOR_SIGMA, PET_FIXED_SCALE, PET_SYM */
+  /* constant ids 1..13 (shaders/pet/pet_common.glsl, pet_sens.comp, pet_norm.glsl):
+   * PET_TRACER, PET_LORS, PET_ATOMIC (unused), PET_ATTEN, PET_LOGLIK, PET_TOF and its three
+   * (unused: the sensitivity is the non-TOF one), PET_TOR_SIGMA, PET_FIXED_SCALE, PET_SYM,
+   * PET_NORM */
   gboolean symmetric = sym.order > 1;
-  guint32 spec[12] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
+  guint32 spec[13] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
                       float_bits(1.0f), float_bits(1.0f), float_bits(3.0f),
-                      float_bits(r->tor_sigma_mm), float_bits(ldexpf(1.0f, k)), symmetric};
-  g_autofree char *key = g_strdup_printf("pet_sens/%u/%d/%u", spec[3], k, symmetric);
+                      float_bits(r->tor_sigma_mm), float_bits(ldexpf(1.0f, k)), symmetric,
+                      norm != NULL};
+  g_autofree char *key = g_strdup_printf("pet_sens/%u/%d/%u/%u", spec[3], k, symmetric,
+                                         spec[12]);
   TlPipeline *pl = cached_pipeline(p, key, "pet_sens", TL_PET_PUSH_SIZE, spec,
                                    G_N_ELEMENTS(spec),
                                    MAX(r->tracer->ray_cost(p), 1u) * (mu ? 2 : 1), error);
@@ -367,6 +382,7 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   push.n_crystals = scanner->n_crystals;
   push.dst = tl_array_address(r->sens_acc);
   if (mu) push.image = tl_array_address(mu); /* PET_ATTEN with all pairs: the mu-map */
+  if (norm) push.norm = tl_array_address(norm->table);
   push.max_ring_diff = scanner->max_ring_difference;
   push.n_pairs = (guint32)pairs;
   g_autofree char *lb = label(p, "sensitivity");

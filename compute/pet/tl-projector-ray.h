@@ -29,7 +29,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
                                  const TlArray *image, double *sum, GError **error);
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                       const TlArray *crystals, guint stride, guint offset,
-                                      const TlArray *mu, TlArray *image, GError **error);
+                                      const TlArray *mu, const TlSensNorm *norm,
+                                      TlArray *image, GError **error);
 
 /* A class whose every operation is the ray implementation. */
 #define TL_RAY_PROJECTOR_OPS                                                          \

@@ -236,6 +236,21 @@ gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *
 gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                         const TlArray *crystals, guint stride, guint offset,
                                         const TlArray *mu, TlArray *image, GError **error) {
+  return tl_projector_sensitivity_norm(p, s, scanner, crystals, stride, offset, mu, NULL, image,
+                                       error);
+}
+
+gboolean tl_projector_sensitivity_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                       const TlArray *crystals, guint stride, guint offset,
+                                       const TlArray *mu, const TlSensNorm *norm,
+                                       TlArray *image, GError **error) {
+  if (norm && (!norm->norm || !norm->table)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "sensitivity: a normalisation needs its model and its device tables");
+    return FALSE;
+  }
+  if (norm && scanner && !tl_norm_check_scanner(norm->norm, scanner, "sensitivity", error))
+    return FALSE;
   if (!check_image(p, image, "sensitivity image", error) ||
       (mu && !check_image(p, mu, "attenuation map", error)))
     return FALSE;
@@ -259,14 +274,16 @@ gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlSca
     return FALSE;
   }
   if (p->sens_method == TL_SENS_SYMMETRIC &&
-      tl_projector_sensitivity_plan(p, scanner, stride, mu != NULL, NULL) != TL_SENS_SYMMETRIC) {
+      tl_projector_sensitivity_plan_norm(p, scanner, stride, mu != NULL,
+                                         norm ? norm->norm : NULL, NULL) != TL_SENS_SYMMETRIC) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "sensitivity: the symmetric method was asked for, but it needs every pair "
                 "(subset %u of %u), no attenuation (%s) and a scanner and grid with a common "
-                "symmetry", offset, stride, mu ? "a mu-map is given" : "none given");
+                "symmetry%s", offset, stride, mu ? "a mu-map is given" : "none given",
+                norm ? " that the normalisation keeps" : "");
     return FALSE;
   }
-  return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, mu, image, error);
+  return p->klass->sensitivity(p, s, scanner, crystals, stride, offset, mu, norm, image, error);
 }
 
 void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method) {
@@ -275,11 +292,17 @@ void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method) {
 
 TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
                                            guint stride, gboolean attenuation, guint *order) {
+  return tl_projector_sensitivity_plan_norm(p, scanner, stride, attenuation, NULL, order);
+}
+
+TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlScanner *scanner,
+                                                guint stride, gboolean attenuation,
+                                                const TlNorm *norm, guint *order) {
   if (order) *order = 1;
   if (p->sens_method == TL_SENS_FULL || stride != 1 || attenuation || !scanner)
     return TL_SENS_FULL;
   TlSensSymmetry sym;
-  tl_sensitivity_symmetry(scanner, &p->grid, tl_sensitivity_swaps(p), &sym);
+  tl_sensitivity_symmetry_norm(scanner, &p->grid, tl_sensitivity_swaps(p), norm, &sym);
   guint n = sym.order;
   tl_sensitivity_symmetry_clear(&sym);
   if (n < 2) return TL_SENS_FULL;

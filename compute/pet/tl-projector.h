@@ -18,6 +18,7 @@
 #include "tl-stream.h"
 #include "image/tl-image.h"
 #include "tl-listmode.h"
+#include "tl-norm.h"
 
 G_BEGIN_DECLS
 
@@ -74,6 +75,15 @@ typedef enum {
 
 typedef struct _TlProjector TlProjector;
 
+/* The normalisation in a sensitivity image (seed 000 eq. 7 with n_j a_j: s_n = sum over the
+ * pairs j of n_j a_j a_jn): the model (made for the scanner; the symmetric method keeps only
+ * the symmetries it is invariant under, tl_norm_invariant) and its device tables
+ * (tl_norm_upload, read by shaders/pet/pet_norm.glsl). */
+typedef struct {
+  const TlNorm *norm;
+  const TlArray *table;
+} TlSensNorm;
+
 /* One projector implementation. The projector's own state lives behind `priv`. */
 typedef struct {
   const char *name;
@@ -92,9 +102,11 @@ typedef struct {
                  TlArray *corr, TlArray *partials, GError **error);
   gboolean (*loglik)(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                      double *sum, GError **error);
+  /* norm: NULL = none (tl_projector_sensitivity_norm) */
   gboolean (*sensitivity)(TlProjector *p, TlStream *s, const TlScanner *scanner,
                           const TlArray *crystals, guint stride, guint offset,
-                          const TlArray *mu, TlArray *image, GError **error);
+                          const TlArray *mu, const TlSensNorm *norm, TlArray *image,
+                          GError **error);
 } TlProjectorClass;
 
 /* How a sensitivity image (every allowed pair, tl_projector_sensitivity) is computed. Both
@@ -104,7 +116,9 @@ typedef struct {
  *   SYMMETRIC: one pair per orbit of the symmetries the scanner and the grid share
  *              (tl-sensitivity.h TlSensSymmetry), the image completed by those symmetries:
  *              only for all pairs (stride 1) without attenuation (a mu-map has no symmetry)
- *              and a scanner/grid with at least one symmetry besides the identity.
+ *              and a scanner/grid with at least one symmetry besides the identity; with a
+ *              normalisation, only the symmetries it is invariant under (tl_norm_invariant:
+ *              none for measured crystal efficiencies, so FULL).
  *   AUTO:      SYMMETRIC where it applies, else FULL (the default). */
 typedef enum {
   TL_SENS_AUTO,
@@ -182,6 +196,15 @@ gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlSca
                                         const TlArray *crystals, guint stride, guint offset,
                                         const TlArray *mu, TlArray *image, GError **error);
 
+/* The same with the normalisation too (seed 000 eq. 7 with n_j a_j): image += sum over those
+ * pairs of n_p a_p (back projection of p). norm NULL = tl_projector_sensitivity_atten; its
+ * model must be for `scanner` (tl_norm_check_scanner). Grids above 2^31 voxels (the float
+ * path) refuse a normalisation. */
+gboolean tl_projector_sensitivity_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                       const TlArray *crystals, guint stride, guint offset,
+                                       const TlArray *mu, const TlSensNorm *norm,
+                                       TlArray *image, GError **error);
+
 /* TL_SENS_SYMMETRIC where it cannot apply makes the sensitivity calls fail (tests force it). */
 void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);
 /* The method the sensitivity calls use for these arguments (TL_SENS_FULL or
@@ -189,6 +212,10 @@ void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);
  * used (1 for FULL). */
 TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
                                            guint stride, gboolean attenuation, guint *order);
+/* The same with a normalisation (NULL = none): the symmetries n is invariant under only. */
+TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlScanner *scanner,
+                                                guint stride, gboolean attenuation,
+                                                const TlNorm *norm, guint *order);
 
 /* Reorders events, stably, so that those whose dominant axis (the one along which the LOR
  * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations

@@ -1,5 +1,6 @@
 /* Randoms from delayeds by fan sums (see tl-randoms.h). */
 #include "tl-randoms.h"
+#include "tl-fansum.h"
 #include <math.h>
 #include <string.h>
 
@@ -39,6 +40,8 @@ static void fan_sums(Fans *f, const double *s, double *out) {
     out[i] = (f->ring_prefix[hi + 1] - f->ring_prefix[lo]) - (g[hi + 1] - g[lo]);
   }
 }
+
+static void fan_sums_cb(const double *s, double *out, gpointer f) { fan_sums(f, s, out); }
 
 TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *delayed, guint64 n,
                                     GError **error) {
@@ -80,16 +83,10 @@ TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *del
   g_autofree double *fan = g_new(double, N);
   double *s = r->factor, init = 1.0 / sqrt(2.0 * (double)r->n_delayed);
   for (guint i = 0; i < N; i++) s[i] = F[i] * init; /* exact if every pair were allowed */
-  for (r->iterations = 0;; r->iterations++) {
-    fan_sums(&f, s, fan);
-    double worst = 0;
-    for (guint i = 0; i < N; i++) worst = MAX(worst, fabs(s[i] * fan[i] - F[i]) / MAX(F[i], 1.0));
-    r->max_residual = worst;
-    if (worst < RANDOMS_TOLERANCE || r->iterations == RANDOMS_MAX_ITERATIONS) break;
-    /* damped: the undamped map s_i <- F_i / fan_i oscillates (it halves or doubles every s
-     * at once when all are off by a common factor); the geometric mean converges */
-    for (guint i = 0; i < N; i++) s[i] = fan[i] > 0 ? sqrt(s[i] * F[i] / fan[i]) : 0;
-  }
+  TlFanSolve fit;
+  tl_fan_solve(N, F, fan_sums_cb, &f, s, fan, RANDOMS_MAX_ITERATIONS, RANDOMS_TOLERANCE, &fit);
+  r->iterations = fit.iterations;
+  r->max_residual = fit.max_residual;
   double total = 0;
   for (guint i = 0; i < N; i++) total += s[i] * fan[i];
   r->total = 0.5 * total; /* each pair seen from both ends */

@@ -11,8 +11,9 @@
  *
  *   s_i = F_i / sum_{j in fan(i)} s_j,      fan(i) = the crystals that form an allowed pair with i,
  *
- * solved by the damped fixed point s_i <- sqrt(s_i F_i / sum_{j in fan(i)} s_j) (the same
- * estimate as STIR's randoms-from-delayeds ML singles), so sum_j r_ij over the fan equals F_i.
+ * solved by the damped fixed point s_i <- sqrt(s_i F_i / sum_{j in fan(i)} s_j) of tl-fansum.h,
+ * shared with the normalisation's crystal efficiencies (the same estimate as STIR's
+ * randoms-from-delayeds ML singles), so sum_j r_ij over the fan equals F_i.
  * fan(i) follows tl_scanner_pair_allowed (another group, ring difference within the
  * acceptance), so each fan sum costs O(1) through per-ring and per-(group, ring) prefix sums. */
 #pragma once

@@ -16,6 +16,7 @@ struct _TlRecon {
   TlSolver *sv;
   TlArray *additive;   /* the additive term a (randoms + scatter), in the operator's data order */
   TlRandoms *randoms;  /* a copy of opt.randoms (the scatter term is replaced around them) */
+  TlNorm *norm;        /* a copy of opt.norm: n_ab of the scatter term (norm_pair_factor) */
   TlReconCallback cb;
   gpointer cb_data;
 };
@@ -34,6 +35,7 @@ void tl_recon_free(TlRecon *r) {
   tl_solver_free(r->sv); /* before the operator it runs on */
   g_clear_pointer(&r->additive, tl_array_free);
   tl_randoms_free(r->randoms);
+  tl_norm_free(r->norm);
   tl_operator_free(r->op);
   tl_srm_free(r->srm); /* after its operator */
   g_free(r->projector_name);
@@ -55,6 +57,10 @@ static void on_step(const TlSolverProgress *p, gpointer data) {
                        .loglik = p->objective, .rmse = p->rmse, .seconds = p->seconds,
                        .filtered = p->filtered, .profile = p->profile};
   r->cb(&q, r->cb_data);
+}
+
+static double norm_pair_factor(guint a, guint b, gpointer norm) {
+  return tl_norm_pair(norm, a, b);
 }
 
 /* Options as given (NULL: defaults), MLEM forced to one subset, names copied. */
@@ -88,11 +94,19 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   po->tof = o->tof;
   po->tof_n_sigma = o->tof_n_sigma;
   po->attenuation = o->attenuation;
+  po->norm = o->norm;
+  /* the normalisation's n_ab multiplies the scatter term too, unless the caller gives one */
+  if (o->norm && !o->scatter_pair_factor) {
+    r->norm = tl_norm_copy(o->norm);
+    o->scatter_pair_factor = norm_pair_factor;
+    o->scatter_pair_factor_data = r->norm;
+  }
   po->use_cache = o->use_cache;
   po->parts = o->parts;
   po->part = o->part;
   po->sens_chunks = o->sens_chunks;
   o->attenuation = NULL; /* the operator copies the map; the caller's is not kept */
+  o->norm = NULL;        /* and the normalisation */
   return g_steal_pointer(&r);
 }
 
@@ -171,6 +185,11 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
     if (po.attenuation) {
       g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
                   "projector srm: no attenuation correction (the matrix has no object model)");
+      return NULL;
+    }
+    if (po.norm) {
+      g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                  "projector srm: no normalisation (the matrix operator has no per-pair factors)");
       return NULL;
     }
     r->srm = po.use_cache ? tl_srm_cached(scanner, grid, NULL, &r->srm_cached, error)

@@ -38,7 +38,9 @@
  *   ybar_j = a_j sum_n a_jn f_n,  f_n <- f_n / s'_n * sum_j a_j a_jn m_j / ybar_j,
  * where the a_j cancel in the ratio, so attenuation acts through eq. 7's sensitivity
  *   s'_n = sum over every detectable pair p of a_p a_pn
- * (the device integrates mu along each pair before back projecting it). */
+ * (the device integrates mu along each pair before back projecting it). A normalisation
+ * (TlReconOptions.norm, tl-norm.h) enters the same way: D_j = n_j a_j per record and
+ *   s''_n = sum over every detectable pair p of n_p a_p a_pn. */
 #pragma once
 #include <gio/gio.h>
 #include "tl-listmode.h"
@@ -107,10 +109,16 @@ typedef struct {
   /* Scatter correction (NULL = none; tl-sss.h): the estimate's expected scatter of each
    * record's crystal pair (and TOF bin) joins the randoms in the additive term, times the
    * per-pair factor n_ab when given (normalisation: scattered photons are detected by the same
-   * crystals). Copied at creation; tl_recon_set_scatter replaces it in place. Not with "srm". */
+   * crystals; with `norm` below and no factor given, the normalisation's n_ab). Copied at
+   * creation; tl_recon_set_scatter replaces it in place. Not with "srm". */
   const TlScatterEstimate *scatter_estimate;
   TlPairFactorFunc scatter_pair_factor;
   gpointer scatter_pair_factor_data;
+  /* Normalisation (NULL = none; tl-norm.h, e.g. tl_norm_load or tl_norm_estimate): made for the
+   * data's scanner (else a GError naming both); each record's D = n_j a_j and the sensitivity
+   * weighs every pair by n_j a_j (seed 000 eq. 7). Copied at creation. List-mode and binned
+   * ray projectors (not "srm"). */
+  const TlNorm *norm;
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical

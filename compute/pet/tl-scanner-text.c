@@ -19,7 +19,7 @@ static const struct {
     {"head_crystals", K_DUAL},   {"head_pitch_mm", K_DUAL},    {"head_distance_mm", K_DUAL},
     {"crystal_size_mm", K_ANY},  {"max_ring_difference", K_ANY}, {"tof_bins", K_ANY},
     {"tof_bin_mm", K_ANY},       {"tof_fwhm_ps", K_ANY},       {"crystals", K_ANY},
-    {"crystals_per_ring", K_ANY},
+    {"crystals_per_ring", K_ANY}, {"energy_window_kev", K_ANY}, {"energy_resolution", K_ANY},
 };
 
 typedef struct {
@@ -253,6 +253,29 @@ static gboolean apply_common(Parse *p, TlScanner *s, GError **error) {
   for (int d = 0; d < 3; d++) s->crystal_size[d] = tl_float_from_double(size[d]);
   s->tof_bin_mm = tl_float_from_double(tof[0]);
   s->tof_fwhm_ps = tl_float_from_double(tof[1]);
+  /* optional (older descriptions lack them): the preset's values, else the defaults */
+  tl_scanner_energy_fill(s);
+  double win[2] = {s->energy_window_kev[0], s->energy_window_kev[1]}, res = s->energy_resolution;
+  if (!get_doubles(p, "energy_window_kev", 2, win, error) ||
+      !get_doubles(p, "energy_resolution", 1, &res, error))
+    return FALSE;
+  /* checked here, before the floats exist: "0 0" with resolution 0 would read as "not given" */
+  const Entry *we = get(p, "energy_window_kev"), *re = get(p, "energy_resolution");
+  if (we && !(win[0] >= 0 && win[0] < win[1] && win[1] <= TL_SCANNER_MAX_ENERGY_KEV)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s:%u: key 'energy_window_kev': value '%s' (expected low and high in keV, "
+                "0 <= low < high <= %g)", p->src, we->line, we->value, TL_SCANNER_MAX_ENERGY_KEV);
+    return FALSE;
+  }
+  if (re && !(res >= 0 && res <= 1)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s:%u: key 'energy_resolution': value '%s' (expected the FWHM at 511 keV as a "
+                "fraction in [0, 1], e.g. 0.094)", p->src, re->line, re->value);
+    return FALSE;
+  }
+  s->energy_window_kev[0] = (float)win[0];
+  s->energy_window_kev[1] = (float)win[1];
+  s->energy_resolution = (float)res;
   /* stored as float: a value past FLT_MAX would become inf, which the printed form cannot
    * load back (found by tests/fuzz/fuzz-scanner: tof_fwhm_ps = 3.3e81 without TOF bins) */
   static const char *const fkeys[] = {"crystal_size_mm", "tof_bin_mm", "tof_fwhm_ps"};
@@ -396,6 +419,11 @@ char *tl_scanner_to_text(const TlScanner *s) {
                          s->tof_bins);
   put_f(t, "tof_bin_mm", &s->tof_bin_mm, 1);
   put_f(t, "tof_fwhm_ps", &s->tof_fwhm_ps, 1);
+  double ew[2], er; /* the values in effect: a table built without them gets the defaults */
+  tl_scanner_energy(s, ew, &er);
+  const float w[2] = {(float)ew[0], (float)ew[1]}, r = (float)er;
+  put_f(t, "energy_window_kev", w, 2);
+  put_f(t, "energy_resolution", &r, 1);
   if (!layout) {
     g_string_append_printf(t, "crystals_per_ring = %u\ncrystals = %u\n", s->crystals_per_ring,
                            s->n_crystals);

@@ -14,6 +14,7 @@ typedef struct {
   float crystal_size[3];
   guint tof_bins;
   float tof_bin_mm, tof_fwhm_ps;
+  float energy_window_kev[2], energy_resolution;
 } Preset;
 
 static const Preset presets[] = {
@@ -21,27 +22,33 @@ static const Preset presets[] = {
      * 36 rings of 34 sides x 16 crystals, 4.03125 mm along a side, inner radius 380.56 mm,
      * ring i at z = 5.31556 i + 2.8 floor(i/9) mm. The crystal faces tile a side and the
      * rings of a 9-ring module; the 2.8 mm module gaps are dead. TOF: 29 bins of 25.37 mm
-     * (13 x 13.02 ps), 385 ps FWHM. */
+     * (13 x 13.02 ps), 385 ps FWHM. Energy: window 425-650 keV, resolution 9.4 % FWHM at
+     * 511 keV (Hsu et al. 2017, J Nucl Med 58:1511, the Discovery MI's NEMA NU 2 evaluation). */
     {"dmi",
      {.kind = TL_SCANNER_RING, .n_rings = 36, .n_sides = 34, .crystals_per_side = 16,
       .module_rings = 9, .radius_mm = 380.56, .crystal_pitch_mm = 4.03125,
       .ring_pitch_mm = 5.31556, .module_gap_mm = 2.8},
-     {4.03125f, 5.31556f, 25.0f}, 29, 25.37f, 385.0f},
+     {4.03125f, 5.31556f, 25.0f}, 29, 25.37f, 385.0f, {425.0f, 650.0f}, 0.094f},
     /* A small-animal ring (Siemens Inveon-like): 80 rings of 1.59 mm, 16 blocks of 20
      * crystals of 1.59 mm pitch per ring (320 per ring), 161 mm ring diameter, 127 mm axial
-     * field of view, 10 mm deep crystals, no TOF. */
+     * field of view, 10 mm deep crystals, no TOF. Energy: window 350-625 keV, resolution
+     * 14.6 % at 511 keV (Bao et al. 2009, J Nucl Med 50:401, the Inveon's NEMA NU 4
+     * evaluation: "14.6% on average for the entire system", peak NECR at 350-625 keV). */
     {"small-animal",
      {.kind = TL_SCANNER_RING, .n_rings = 80, .n_sides = 16, .crystals_per_side = 20,
       .radius_mm = 80.5, .crystal_pitch_mm = 1.59, .ring_pitch_mm = 1.59},
-     {1.59f, 1.59f, 10.0f}, 0, 0.0f, 0.0f},
+     {1.59f, 1.59f, 10.0f}, 0, 0.0f, 0.0f, {350.0f, 625.0f}, 0.146f},
     /* Seed 004 (Chou et al. 2012): "two HRRT detectors ... placed at only ~6 cm apart ...
      * a 104 x 72 array of 20 x 2.1 x 2.1 mm^3 ... crystals having a crystal thickness and a
      * pitch equal to 20 mm and 2.4 mm". 104 crystals along y (249.6 mm), 72 along z
-     * (172.8 mm); the 2.4 mm pitch cell is taken as the sensitive face. */
+     * (172.8 mm); the 2.4 mm pitch cell is taken as the sensitive face. Energy: the HRRT's
+     * 400-650 keV window (Boellaard et al. 2003, Phys Med Biol 48:429: the best NECR of the
+     * lower levels 350, 400 and 450 keV with 650 keV upper); resolution 17 %, an assumed
+     * figure typical of LSO block detectors of that generation (not taken from a paper). */
     {"dual-head",
      {.kind = TL_SCANNER_DUAL_HEAD, .head_crystals = {104, 72}, .head_pitch_mm = {2.4, 2.4},
       .head_distance_mm = 60.0},
-     {2.4f, 2.4f, 20.0f}, 0, 0.0f, 0.0f},
+     {2.4f, 2.4f, 20.0f}, 0, 0.0f, 0.0f, {400.0f, 650.0f}, 0.17f},
 };
 
 static const char *const preset_names[] = {"dmi", "small-animal", "dual-head", NULL};
@@ -167,6 +174,8 @@ TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *l
     s->tof_bins = base->tof_bins;
     s->tof_bin_mm = base->tof_bin_mm;
     s->tof_fwhm_ps = base->tof_fwhm_ps;
+    memcpy(s->energy_window_kev, base->energy_window_kev, sizeof s->energy_window_kev);
+    s->energy_resolution = base->energy_resolution;
   } else {
     gboolean ring = layout->kind == TL_SCANNER_RING;
     s->crystal_size[0] = (float)(ring ? layout->crystal_pitch_mm : layout->head_pitch_mm[0]);
@@ -176,6 +185,7 @@ TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *l
     s->crystal_size[2] = 20.0f;
     s->max_ring_difference = s->n_rings - 1;
   }
+  tl_scanner_energy_fill(s);
   if (!tl_scanner_validate(s, error)) {
     tl_scanner_free(s);
     return NULL;
@@ -188,7 +198,9 @@ TlScanner *tl_scanner_new_preset(const char *preset, GError **error) {
     if (g_strcmp0(preset, presets[i].name) != 0) continue;
     const Preset *p = &presets[i];
     TlScanner base = {.tof_bins = p->tof_bins, .tof_bin_mm = p->tof_bin_mm,
-                      .tof_fwhm_ps = p->tof_fwhm_ps, .max_ring_difference = G_MAXUINT};
+                      .tof_fwhm_ps = p->tof_fwhm_ps, .max_ring_difference = G_MAXUINT,
+                      .energy_window_kev = {p->energy_window_kev[0], p->energy_window_kev[1]},
+                      .energy_resolution = p->energy_resolution};
     memcpy(base.crystal_size, p->crystal_size, sizeof base.crystal_size);
     return tl_scanner_new_from_layout(p->name, &p->layout, &base, error);
   }
@@ -227,6 +239,15 @@ gboolean tl_scanner_validate(const TlScanner *s, GError **error) {
                       !isfinite(s->tof_bin_mm) || !isfinite(s->tof_fwhm_ps)))
     return fail(error, s, "TOF bin %g mm, FWHM %g ps (expected both positive)", s->tof_bin_mm,
                 s->tof_fwhm_ps);
+  const float *w = s->energy_window_kev;
+  gboolean no_energy = w[0] == 0 && w[1] == 0 && s->energy_resolution == 0; /* not given */
+  if (!no_energy && !(isfinite(w[0]) && isfinite(w[1]) && w[0] >= 0 && w[0] < w[1] &&
+                      w[1] <= TL_SCANNER_MAX_ENERGY_KEV))
+    return fail(error, s, "energy window %g-%g keV (expected 0 <= low < high <= %g)", w[0], w[1],
+                TL_SCANNER_MAX_ENERGY_KEV);
+  if (!(s->energy_resolution >= 0 && s->energy_resolution <= 1))
+    return fail(error, s, "energy resolution %g (expected a FWHM fraction at 511 keV in [0, 1])",
+                s->energy_resolution);
   gboolean ring_major = s->crystals_per_ring && (guint64)s->crystals_per_ring * s->n_rings == s->n_crystals;
   for (guint i = 0; i < s->n_crystals; i++) {
     const TlCrystal *k = &s->crystals[i];
@@ -274,8 +295,26 @@ float tl_scanner_tof_sigma_mm(const TlScanner *s) {
   return (float)(0.5 * TL_C_MM_PER_PS * s->tof_fwhm_ps / (2.0 * sqrt(2.0 * G_LN2)));
 }
 
+void tl_scanner_energy(const TlScanner *s, double window_kev[2], double *resolution) {
+  const float *w = s->energy_window_kev;
+  gboolean none = w[0] == 0 && w[1] == 0 && s->energy_resolution == 0;
+  window_kev[0] = none ? TL_SCANNER_DEFAULT_ENERGY_LOW_KEV : w[0];
+  window_kev[1] = none ? TL_SCANNER_DEFAULT_ENERGY_HIGH_KEV : w[1];
+  *resolution = none ? TL_SCANNER_DEFAULT_ENERGY_RESOLUTION : s->energy_resolution;
+}
+
+void tl_scanner_energy_fill(TlScanner *s) {
+  double w[2], r;
+  tl_scanner_energy(s, w, &r);
+  s->energy_window_kev[0] = (float)w[0];
+  s->energy_window_kev[1] = (float)w[1];
+  s->energy_resolution = (float)r;
+}
+
 /* SHA-256 of the crystal table and of every field that changes a projection. The name
- * and the layout are left out: the same crystals give the same projections. */
+ * and the layout are left out: the same crystals give the same projections; so are the
+ * energy window and resolution (they change what a simulation keeps and a scatter estimate,
+ * never a projection: the sensitivity and SRM caches stay valid across them). */
 char *tl_scanner_key(const TlScanner *s) {
   g_autoptr(GChecksum) h = g_checksum_new(G_CHECKSUM_SHA256);
   guint32 head[6] = {1 /* key version */, s->kind, s->n_crystals, s->n_rings,

@@ -61,7 +61,20 @@ typedef struct {
   float tof_bin_mm;           /* bin width along the LOR */
   float tof_fwhm_ps;          /* timing resolution */
   TlScannerLayout *layout;    /* owned; NULL when built from an explicit crystal table */
+  /* Energy (the acquisition's window, the detector's resolution; docs/formats.md). All three
+   * 0 = not given (a table built in code): tl_scanner_energy() then gives the defaults below.
+   * They change no projection, so tl_scanner_key leaves them out. */
+  float energy_window_kev[2]; /* a photon is kept when its measured energy is in [low, high] */
+  float energy_resolution;    /* FWHM / E at 511 keV, a fraction (0.094 = 9.4 %) */
 } TlScanner;
+
+/* Energy defaults for descriptions without the keys (older files) and tables built in code:
+ * a common wide LSO/LYSO window and a resolution typical of block detectors of the 2000s. */
+#define TL_SCANNER_DEFAULT_ENERGY_LOW_KEV 350.0
+#define TL_SCANNER_DEFAULT_ENERGY_HIGH_KEV 650.0
+#define TL_SCANNER_DEFAULT_ENERGY_RESOLUTION 0.15
+/* Bounds validate holds them to: 0 <= low < high <= this, resolution in [0, 1]. */
+#define TL_SCANNER_MAX_ENERGY_KEV 10000.0
 
 TlScanner *tl_scanner_new_preset(const char *preset, GError **error); /* "dmi", "small-animal", "dual-head" */
 TlScanner *tl_scanner_load(const char *path, GError **error);          /* docs/formats.md */
@@ -88,6 +101,11 @@ TlScanner *tl_scanner_from_text(const char *text, const char *source, guint firs
 const char *const *tl_scanner_preset_names(void); /* NULL-terminated */
 /* TOF kernel width along the LOR: sigma = (c/2) * FWHM / (2 sqrt(2 ln 2)), in mm. */
 float tl_scanner_tof_sigma_mm(const TlScanner *s);
+/* The energy window (keV) and resolution (FWHM fraction at 511 keV) in effect: the scanner's,
+ * or the defaults above when it gives none (all three fields 0). */
+void tl_scanner_energy(const TlScanner *s, double window_kev[2], double *resolution);
+/* Sets the defaults on a scanner that gives no energy fields (all three 0); else no change. */
+void tl_scanner_energy_fill(TlScanner *s);
 /* The crystal table on the device: n_crystals elements of 32 bytes (TlCrystal). */
 TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
 

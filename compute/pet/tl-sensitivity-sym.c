@@ -151,6 +151,28 @@ void tl_sensitivity_symmetry(const TlScanner *s, const TlImageGrid *g, gboolean 
   if (sym->order > 1) sym->perm = (guint32 *)g_array_free(g_steal_pointer(&perms), FALSE);
 }
 
+void tl_sensitivity_symmetry_norm(const TlScanner *s, const TlImageGrid *g, gboolean swaps,
+                                  const TlNorm *norm, TlSensSymmetry *sym) {
+  tl_sensitivity_symmetry(s, g, swaps, sym);
+  if (!norm || sym->order < 2) return;
+  /* the transforms n is invariant under, with their permutations, in the order of c */
+  guint n = s->n_crystals, kept = 0;
+  guint32 mask = 1;
+  guint32 *perm = g_new(guint32, (gsize)n * (sym->order - 1));
+  for (guint c = 1, k = 0; c < 16; c++) {
+    if (!(sym->mask & (1u << c))) continue;
+    const guint32 *pc = sym->perm + (gsize)k++ * n;
+    if (!tl_norm_invariant(norm, pc)) continue;
+    memcpy(perm + (gsize)kept++ * n, pc, sizeof(guint32) * n);
+    mask |= 1u << c;
+  }
+  g_free(sym->perm);
+  sym->order = kept + 1;
+  sym->mask = mask;
+  sym->perm = kept ? perm : NULL;
+  if (!kept) g_free(perm);
+}
+
 void tl_sensitivity_symmetry_clear(TlSensSymmetry *sym) {
   g_clear_pointer(&sym->perm, g_free);
   sym->order = 1;

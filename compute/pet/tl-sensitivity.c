@@ -7,7 +7,9 @@
 #include "image/tl-file.h"
 
 /* Without attenuation the key is the scanner, grid, projector and subset; with it a line
- * "attenuation sha256:<hash of the mu-map's float32 bytes>" follows. Projectors with settings
+ * "attenuation sha256:<hash of the mu-map's float32 bytes>" follows, and with a normalisation
+ * a line "normalisation sha256:<TlNorm.sha256>" (without either the key is as before, so
+ * existing caches stay valid). Projectors with settings
  * name them (tl_projector_key: "tor fwhm 2 mm"). Version 2: the tracer's float weights summed
  * exactly in fixed point (tl-projector.h TlSensMethod); version 1 summed them with float
  * atomics (order-dependent), so its files are not reused (one recomputation, seconds with the
@@ -15,14 +17,16 @@
  * (a GPU finding; lavapipe's images are unchanged), so images made before are not reused. The symmetric and the full method differ by the float tracer's rounding of
  * mirror-image pairs (bench/README.md): the method is not part of the key. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
-                       guint subset, const char *mu_hash) {
+                       guint subset, const char *mu_hash, const char *norm_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
   g_autofree char *gk = tl_image_grid_key(tl_projector_grid(p));
   g_autofree char *ak = mu_hash ? g_strdup_printf("attenuation sha256:%s\n", mu_hash)
                                 : g_strdup("");
+  g_autofree char *nk = norm_hash ? g_strdup_printf("normalisation sha256:%s\n", norm_hash)
+                                  : g_strdup("");
   g_autofree char *pk = tl_projector_key(p);
-  return g_strdup_printf("tomolab-sensitivity 3\nprojector %s\n%s\n%s\nsubset %u of %u\n%s",
-                         pk, sk, gk, subset, subsets, ak);
+  return g_strdup_printf("tomolab-sensitivity 3\nprojector %s\n%s\n%s\nsubset %u of %u\n%s%s",
+                         pk, sk, gk, subset, subsets, ak, nk);
 }
 
 char *tl_sensitivity_mu_hash(const TlImage *mu) {
@@ -31,8 +35,8 @@ char *tl_sensitivity_mu_hash(const TlImage *mu) {
 }
 
 static char *cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
-                        guint subset, const char *mu_hash) {
-  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash);
+                        guint subset, const char *mu_hash, const char *norm_hash) {
+  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash, norm_hash);
   g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
   g_autofree char *name = g_strdup_printf("sensitivity-%.32s.f32", sum);
   return g_build_filename(g_get_user_cache_dir(), "tomolab", name, NULL);
@@ -40,7 +44,7 @@ static char *cache_path(const TlProjector *p, const TlScanner *scanner, guint su
 
 char *tl_sensitivity_cache_path(const TlProjector *p, const TlScanner *scanner, guint subsets,
                                 guint subset) {
-  return cache_path(p, scanner, subsets, subset, NULL);
+  return cache_path(p, scanner, subsets, subset, NULL, NULL);
 }
 
 /* The cached voxels, or NULL when there is no usable file. */
@@ -77,13 +81,24 @@ TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner
                                     const TlArray *crystals, guint subsets, guint subset,
                                     const TlArray *mu, const char *mu_hash, gboolean use_cache,
                                     gboolean *from_cache, GError **error) {
+  return tl_sensitivity_image_norm(p, s, scanner, crystals, subsets, subset, mu, mu_hash, NULL,
+                                   use_cache, from_cache, error);
+}
+
+TlArray *tl_sensitivity_image_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                   const TlArray *crystals, guint subsets, guint subset,
+                                   const TlArray *mu, const char *mu_hash,
+                                   const TlSensNorm *norm, gboolean use_cache,
+                                   gboolean *from_cache, GError **error) {
   TlContext *ctx = p->ctx;
   guint64 nv = tl_image_grid_n_voxels(tl_projector_grid(p));
   if (from_cache) *from_cache = FALSE;
   if (mu && !mu_hash) use_cache = FALSE; /* no key for this map: never reuse a file */
   if (!mu) mu_hash = NULL;
-  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash);
-  g_autofree char *path = cache_path(p, scanner, subsets, subset, mu_hash);
+  const char *norm_hash = norm && norm->norm ? norm->norm->sha256 : NULL;
+  if (norm && !norm_hash) use_cache = FALSE;
+  g_autofree char *key = cache_key(p, scanner, subsets, subset, mu_hash, norm_hash);
+  g_autofree char *path = cache_path(p, scanner, subsets, subset, mu_hash, norm_hash);
   g_autoptr(TlArray) img = tl_array_new_float(ctx, nv, error);
   if (!img) return NULL;
   g_autofree float *cached = use_cache ? cache_read(path, key, nv) : NULL;
@@ -93,8 +108,8 @@ TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner
     return g_steal_pointer(&img);
   }
   if (!tl_stream_zero(s, img, error) ||
-      !tl_projector_sensitivity_atten(p, s, scanner, crystals, subsets, subset, mu, img,
-                                      error) ||
+      !tl_projector_sensitivity_norm(p, s, scanner, crystals, subsets, subset, mu, norm, img,
+                                     error) ||
       !tl_stream_finish(s, error))
     return NULL;
   if (use_cache) {

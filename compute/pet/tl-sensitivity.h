@@ -21,6 +21,14 @@ TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner
                                     const TlArray *crystals, guint subsets, guint subset,
                                     const TlArray *mu, const char *mu_hash, gboolean use_cache,
                                     gboolean *from_cache, GError **error);
+/* With the normalisation too (seed 000 eq. 7 with n_j a_j): s''_n = sum over the pairs p of
+ * n_p a_p a_pn (norm NULL = tl_sensitivity_image_atten). The cache key then includes the
+ * normalisation's sha256 (TlNorm.sha256). */
+TlArray *tl_sensitivity_image_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
+                                   const TlArray *crystals, guint subsets, guint subset,
+                                   const TlArray *mu, const char *mu_hash,
+                                   const TlSensNorm *norm, gboolean use_cache,
+                                   gboolean *from_cache, GError **error);
 /* SHA-256 (hex) of the mu-map's float32 voxels; caller frees. */
 char *tl_sensitivity_mu_hash(const TlImage *mu);
 /* The exact symmetries of a scanner's crystal table and an image grid that the sensitivity
@@ -41,6 +49,10 @@ typedef struct {
  * 45-degree pair), whose mirror image under a swap is not the same computation: FALSE there. */
 void tl_sensitivity_symmetry(const TlScanner *scanner, const TlImageGrid *grid, gboolean swaps,
                              TlSensSymmetry *sym);
+/* tl_sensitivity_symmetry keeping only the transforms `norm` is invariant under
+ * (tl_norm_invariant; a subgroup, so the sum stays exact). norm NULL: all of them. */
+void tl_sensitivity_symmetry_norm(const TlScanner *scanner, const TlImageGrid *grid,
+                                  gboolean swaps, const TlNorm *norm, TlSensSymmetry *sym);
 /* The swaps argument for projector p. */
 gboolean tl_sensitivity_swaps(const TlProjector *p);
 void tl_sensitivity_symmetry_clear(TlSensSymmetry *sym);

@@ -1,6 +1,8 @@
 /* Monte-Carlo simulator: fixed blocks of work on a GThreadPool, one random stream per block. */
 #include "tl-simulate.h"
+#include "tl-compton.h"
 #include "tl-detect.h"
+#include "image/tl-file.h"
 #include "image/tl-ray-integral.h"
 #include "image/tl-rng.h"
 #include <math.h>
@@ -10,6 +12,10 @@
 #define BLOCK_DECAYS 65536 /* decays mode: sampled annihilations per block */
 #define STREAM_RANDOMS (G_GUINT64_CONSTANT(1) << 40)
 #define STREAM_SHUFFLE (G_GUINT64_CONSTANT(1) << 41)
+#define STREAM_EFFICIENCY (G_GUINT64_CONSTANT(1) << 42)
+#define STREAM_DELAYED (G_GUINT64_CONSTANT(1) << 43)
+#define ANNIHILATION_KEV TL_ELECTRON_KEV /* each photon of an annihilation at rest */
+#define MIN_EFFICIENCY 0.05 /* drawn efficiencies below this are drawn again */
 
 /* One alias-table entry: a draw reads one entry, maybe its alias, and takes its centre. */
 typedef struct {
@@ -31,6 +37,11 @@ typedef struct {
   double tof_sigma, tof_bin;
   gint32 tof_half;
   guint64 seed;
+  /* photon path: each photon followed on its own (scatter, singles) */
+  gboolean per_photon, scatter, count_singles;
+  double window[2], resolution, sigma_511; /* energy window (keV), resolution, KN at 511 */
+  float *keep;       /* n_crystals: efficiency / max efficiency; NULL = all 1 */
+  guint64 *singles;  /* n_crystals: detected photons, merged from the blocks */
   gint stop;         /* atomic: cancel */
   GMutex lock;
   GCond cond;
@@ -41,9 +52,19 @@ typedef struct {
 typedef struct {
   guint64 index, quota;
   GArray *events;
-  guint64 sampled, geometric, attenuated, tof_outside;
+  GByteArray *tags;
+  guint64 sampled, geometric, attenuated, tof_outside, scattered;
+  guint64 photons, interacted, absorbed, missed, energy_rejected, efficiency_rejected, singles;
   gboolean starved;
 } Block;
+
+/* A photon that reached a crystal: where, along which path length, scattered or not. */
+typedef struct {
+  gint64 crystal;
+  double hit[3];
+  double path; /* mm from the annihilation to the hit, through the scatter point */
+  gboolean scattered;
+} Photon;
 
 /* Vose's alias method: O(1) draws of a voxel with probability proportional to its activity. */
 static void build_alias(Sim *sim, const double *w, double total) {
@@ -108,10 +129,15 @@ static double build_sources(Sim *sim, const TlImage *act) {
 /* For a ring scanner around z, a photon from radius r needs a transverse path of at least
  * R_in - r to reach a face, so both photons of a pair land inside the crystals' axial span Z
  * only if |cot(polar)| <= Z / (2 (R_in - r_max)). Sampling only that cone (and counting the
- * decays it stands for) skips directions that can never be detected. */
-static double cone_cos(const Sim *sim, const TlImage *act) {
+ * decays it stands for) skips directions that can never be detected. A single photon (the
+ * singles rates) from height z0 lands within the span only if its axial displacement,
+ * at least (R_in - r) |cot(polar)|, is at most max(zhi - z0, z0 - zlo): the wider cone
+ * |cot| <= that / (R_in - r_max). A scattered photon may come from any direction: no cone. */
+static double cone_cos(const Sim *sim, const TlImage *act, gboolean singles) {
   const TlScanner *s = sim->scanner;
+  if (sim->scatter) return 1.0;
   double r_in = G_MAXDOUBLE, zlo = G_MAXDOUBLE, zhi = -G_MAXDOUBLE, r_max = 0;
+  double szlo = G_MAXDOUBLE, szhi = -G_MAXDOUBLE;
   for (guint i = 0; i < s->n_crystals; i++) {
     const TlCrystal *k = &s->crystals[i];
     if (k->normal[2] != 0.0f) return 1.0;
@@ -124,13 +150,119 @@ static double cone_cos(const Sim *sim, const TlImage *act) {
   for (guint64 m = 0; m < sim->n_src; m++) {
     guint32 i = sim->vox[m];
     double c[3];
-    tl_image_grid_voxel_centre(g, i % g->dims[0], i / g->dims[0] % g->dims[1], 0, c);
+    tl_image_grid_voxel_centre(g, i % g->dims[0], i / g->dims[0] % g->dims[1],
+                               i / g->dims[0] / g->dims[1], c);
     double r = hypot(fabs(c[0]) + 0.5 * g->voxel_mm[0], fabs(c[1]) + 0.5 * g->voxel_mm[1]);
     r_max = MAX(r_max, r);
+    szlo = MIN(szlo, c[2] - 0.5 * g->voxel_mm[2]);
+    szhi = MAX(szhi, c[2] + 0.5 * g->voxel_mm[2]);
   }
   if (r_in - r_max <= 1.0) return 1.0;
-  double kappa = (zhi - zlo) / (2.0 * (r_in - r_max));
+  double kappa = singles ? MAX(zhi - szlo, szhi - zlo) / (r_in - r_max)
+                         : (zhi - zlo) / (2.0 * (r_in - r_max));
   return MIN(1.0, kappa / sqrt(1.0 + kappa * kappa));
+}
+
+/* The direction at polar angle theta (cos ct) and azimuth phi around the unit vector d. */
+static void turn(double d[3], double ct, double phi) {
+  double st = sqrt(MAX(0.0, 1.0 - ct * ct)), cp = cos(phi), sp = sin(phi);
+  double den = sqrt(MAX(0.0, 1.0 - d[2] * d[2])), n[3];
+  if (den < 1e-6) { /* along z: any perpendicular pair of axes */
+    n[0] = st * cp;
+    n[1] = st * sp;
+    n[2] = (d[2] > 0 ? 1.0 : -1.0) * ct;
+  } else {
+    n[0] = st * (d[0] * d[2] * cp - d[1] * sp) / den + d[0] * ct;
+    n[1] = st * (d[1] * d[2] * cp + d[0] * sp) / den + d[1] * ct;
+    n[2] = -st * cp * den + d[2] * ct;
+  }
+  double l = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+  for (int k = 0; k < 3; k++) d[k] = n[k] / l;
+}
+
+/* One photon from p along d until a crystal detects it (TRUE) or it is lost (FALSE).
+ * Without scatter: cast onto the crystals, then survival exp(-integral of mu) up to the hit
+ * (seed 000 eq. 6, per photon). With scatter: the first interaction point is where the optical
+ * depth reaches -ln(u) (tl_ray_march); there the photon scatters by theta from Kahn's sampler
+ * of Klein-Nishina, azimuth uniform, energy E' = E / (1 + (E / m c^2)(1 - cos theta)); it then
+ * crosses mu(E') = mu(511) sigma_KN(E') / sigma_KN(511) (Compton-only water, tl-compton.h),
+ * and a second interaction removes it (single scatter). The measured energy is E + sigma(E) N
+ * (tl_energy_sigma_kev), kept within the window; then the crystal keeps it with probability
+ * eps_i / max eps. */
+static gboolean track(const Sim *sim, TlRng *rng, const double p[3], const double d0[3],
+                      Photon *ph, Block *b, guint32 *singles) {
+  double q[3] = {p[0], p[1], p[2]}, d[3] = {d0[0], d0[1], d0[2]}, e = ANNIHILATION_KEV;
+  ph->scattered = FALSE;
+  ph->path = 0;
+  b->photons++;
+  gint64 c;
+  if (!sim->scatter) {
+    double tau = -log(1.0 - tl_rng_uniform(rng));
+    if ((c = tl_detector_cast(sim->det, q, d, ph->hit)) < 0) {
+      b->missed++;
+      return FALSE;
+    }
+    if (sim->mu && tl_ray_integral(sim->mu, q, ph->hit, tau) > tau) {
+      b->interacted++;
+      b->absorbed++;
+      return FALSE;
+    }
+  } else {
+    double tau = -log(1.0 - tl_rng_uniform(rng)), t;
+    if (tl_ray_march(sim->mu, q, d, tau, &t)) {
+      b->interacted++;
+      for (int k = 0; k < 3; k++) q[k] += t * d[k];
+      ph->path = t;
+      double ct = tl_klein_nishina_sample(rng, e);
+      turn(d, ct, 2.0 * G_PI * tl_rng_uniform(rng));
+      e = tl_compton_energy(e, ct);
+      ph->scattered = TRUE;
+      double tau2 = -log(1.0 - tl_rng_uniform(rng)) * sim->sigma_511 / tl_klein_nishina_total(e);
+      if (tl_ray_march(sim->mu, q, d, tau2, &t)) {
+        b->absorbed++;
+        return FALSE;
+      }
+    }
+    if ((c = tl_detector_cast(sim->det, q, d, ph->hit)) < 0) {
+      b->missed++;
+      return FALSE;
+    }
+    double measured = e + tl_energy_sigma_kev(sim->resolution, e) * tl_rng_normal(rng);
+    if (measured < sim->window[0] || measured > sim->window[1]) {
+      b->energy_rejected++;
+      return FALSE;
+    }
+  }
+  if (sim->keep && tl_rng_uniform(rng) >= sim->keep[c]) {
+    b->efficiency_rejected++;
+    return FALSE;
+  }
+  double h2 = 0;
+  for (int k = 0; k < 3; k++) h2 += (ph->hit[k] - q[k]) * (ph->hit[k] - q[k]);
+  ph->path += sqrt(h2);
+  ph->crystal = c;
+  b->singles++;
+  if (singles) singles[c]++;
+  return TRUE;
+}
+
+/* The TOF bin of the measured offset s (mm, positive towards crystal b), or FALSE when it
+ * falls outside the bins. */
+static gboolean tof_bin(const Sim *sim, TlRng *rng, double s, gint32 *bin) {
+  s += sim->tof_sigma * tl_rng_normal(rng);
+  double fb = floor(s / sim->tof_bin + 0.5);
+  if (fabs(fb) > sim->tof_half) return FALSE;
+  *bin = (gint32)fb;
+  return TRUE;
+}
+
+/* Position of p along the LOR of crystals a -> b from its midpoint (docs/formats.md). */
+static double lor_offset(const TlCrystal *cr, guint a, guint c, const double p[3]) {
+  const float *A = cr[a].centre, *B = cr[c].centre;
+  double u[3] = {B[0] - A[0], B[1] - A[1], B[2] - A[2]};
+  double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), s = 0;
+  for (int k = 0; k < 3; k++) s += (p[k] - 0.5 * (A[k] + B[k])) * u[k] / len;
+  return s;
 }
 
 static void run_block(gpointer data, gpointer user) {
@@ -142,6 +274,8 @@ static void run_block(gpointer data, gpointer user) {
   const TlCrystal *cr = sim->scanner->crystals;
   guint64 limit = sim->events_mode ? 2000 * b->quota + 10000000 : b->quota;
   b->events = g_array_sized_new(FALSE, FALSE, sizeof(TlEvent), sim->events_mode ? b->quota : 1024);
+  b->tags = g_byte_array_sized_new(sim->events_mode ? b->quota : 1024);
+  guint32 *singles = sim->count_singles ? g_new0(guint32, sim->scanner->n_crystals) : NULL;
   while (sim->events_mode ? b->events->len < b->quota : b->sampled < b->quota) {
     if (b->sampled >= limit) {
       b->starved = TRUE;
@@ -160,59 +294,83 @@ static void run_block(gpointer data, gpointer user) {
     double cz = sim->cone_cos * (2.0 * tl_rng_uniform(&rng) - 1.0);
     double phi = 2.0 * G_PI * tl_rng_uniform(&rng), st = sqrt(1.0 - cz * cz);
     double d[3] = {st * cos(phi), st * sin(phi), cz}, nd[3] = {-d[0], -d[1], -d[2]};
-    double survive = 1.0 - tl_rng_uniform(&rng); /* drawn always: same streams with or without mu */
-    double ha[3], hb[3];
-    gint64 a = tl_detector_cast(sim->det, p, d, ha);
-    if (a < 0) continue;
-    gint64 c = tl_detector_cast(sim->det, p, nd, hb);
-    if (c < 0) continue;
-    /* tl_scanner_pair_allowed, inlined: groups differ, rings close enough */
-    guint ra = cr[a].ring, rc = cr[c].ring;
-    if (cr[a].group == cr[c].group || (ra > rc ? ra - rc : rc - ra) > sim->scanner->max_ring_difference)
-      continue;
-    b->geometric++;
-    /* seed 000 eq. 6: alpha = exp(-sum_n l(A; r_n) mu_n); the pair survives with that
-     * probability, i.e. when -ln(u) exceeds the line integral between the two hits */
-    if (sim->mu && tl_ray_integral(sim->mu, ha, hb, -log(survive)) > -log(survive)) {
-      b->attenuated++;
-      continue;
-    }
     gint32 bin = 0;
-    if (sim->tof) {
-      /* position along the LOR from its midpoint, positive towards crystal b (docs/formats.md) */
-      const float *A = cr[a].centre, *B = cr[c].centre;
-      double u[3] = {B[0] - A[0], B[1] - A[1], B[2] - A[2]};
-      double len = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), s = 0;
-      for (int k = 0; k < 3; k++) s += (p[k] - 0.5 * (A[k] + B[k])) * u[k] / len;
-      s += sim->tof_sigma * tl_rng_normal(&rng);
-      double fb = floor(s / sim->tof_bin + 0.5);
-      if (fabs(fb) > sim->tof_half) {
+    guint8 tag = TL_TAG_TRUE;
+    gint64 a, c;
+    if (sim->per_photon) {
+      /* each photon on its own: the singles count a photon whose partner is lost too */
+      Photon pa, pb;
+      gboolean da = track(sim, &rng, p, d, &pa, b, singles);
+      if (!da && !singles) continue;
+      gboolean db = track(sim, &rng, p, nd, &pb, b, singles);
+      if (!da || !db) continue;
+      a = pa.crystal, c = pb.crystal;
+      if (!tl_scanner_pair_allowed(sim->scanner, (guint)a, (guint)c)) continue;
+      if (pa.scattered || pb.scattered) tag = TL_TAG_SCATTERED;
+      /* TOF: s = c (t_a - t_b) / 2; unscattered, the annihilation's offset along the LOR;
+       * scattered, half the difference of the real path lengths */
+      if (sim->tof && !tof_bin(sim, &rng, tag == TL_TAG_TRUE ? lor_offset(cr, a, c, p)
+                                                              : 0.5 * (pa.path - pb.path), &bin)) {
         b->tof_outside++;
         continue;
       }
-      bin = (gint32)fb;
+    } else {
+      double survive = 1.0 - tl_rng_uniform(&rng); /* drawn always: same streams with or without mu */
+      double ha[3], hb[3];
+      a = tl_detector_cast(sim->det, p, d, ha);
+      if (a < 0) continue;
+      c = tl_detector_cast(sim->det, p, nd, hb);
+      if (c < 0) continue;
+      /* tl_scanner_pair_allowed, inlined: groups differ, rings close enough */
+      guint ra = cr[a].ring, rc = cr[c].ring;
+      if (cr[a].group == cr[c].group || (ra > rc ? ra - rc : rc - ra) > sim->scanner->max_ring_difference)
+        continue;
+      b->geometric++;
+      /* seed 000 eq. 6: alpha = exp(-sum_n l(A; r_n) mu_n); the pair survives with that
+       * probability, i.e. when -ln(u) exceeds the line integral between the two hits */
+      if (sim->mu && tl_ray_integral(sim->mu, ha, hb, -log(survive)) > -log(survive)) {
+        b->attenuated++;
+        continue;
+      }
+      if (sim->keep) { /* both photons through their crystals' efficiencies */
+        gboolean ka = tl_rng_uniform(&rng) < sim->keep[a], kc = tl_rng_uniform(&rng) < sim->keep[c];
+        b->efficiency_rejected += !ka + !kc;
+        if (!ka || !kc) continue;
+      }
+      if (sim->tof && !tof_bin(sim, &rng, lor_offset(cr, a, c, p), &bin)) {
+        b->tof_outside++;
+        continue;
+      }
     }
     TlEvent e = {(guint32)a, (guint32)c, bin};
     g_array_append_val(b->events, e);
+    g_byte_array_append(b->tags, &tag, 1);
+    b->scattered += tag == TL_TAG_SCATTERED;
   }
   g_mutex_lock(&sim->lock);
+  if (singles) /* integer sums: the same totals whatever order the blocks finish in */
+    for (guint i = 0; i < sim->scanner->n_crystals; i++) sim->singles[i] += singles[i];
   sim->blocks_done++;
   sim->events_done += b->events->len;
   g_cond_signal(&sim->cond);
   g_mutex_unlock(&sim->lock);
+  g_free(singles);
 }
 
 void tl_simulate_params_init(TlSimulateParams *p) {
   memset(p, 0, sizeof *p);
   p->events = 1e6;
   p->seed = 1;
+  p->coincidence_window_ns = TL_SIMULATE_DEFAULT_WINDOW_NS;
 }
 
-static gboolean check_params(const TlScanner *s, const TlSimulateParams *p, GError **error) {
+static gboolean check_params(const TlScanner *s, const TlImage *mu, const TlSimulateParams *p,
+                             GError **error) {
   const char *bad = NULL;
+  gboolean singles = p->activity_bq > 0;
   if (!(p->events >= 0 && p->events <= 1e10) || !(p->decays >= 0 && p->decays <= 1e13))
     bad = "0 <= events <= 1e10 and 0 <= decays <= 1e13";
-  else if (p->events == 0 && p->decays == 0)
+  else if (p->events == 0 && p->decays == 0 && !singles)
     bad = "events > 0 or decays > 0";
   else if (!(p->randoms_fraction >= 0 && p->randoms_fraction < 1))
     bad = "a randoms fraction in [0, 1)";
@@ -227,11 +385,67 @@ static gboolean check_params(const TlScanner *s, const TlSimulateParams *p, GErr
                 "simulate: TOF asked for, but scanner '%s' has no TOF bins (tof_bins = 0)", s->name);
     return FALSE;
   }
+  if (p->scatter && !mu) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "simulate: scatter asked for without an attenuation map (photons scatter where "
+                "mu > 0: give the map)");
+    return FALSE;
+  }
+  if (!(p->efficiency_spread >= 0 && p->efficiency_spread <= TL_SIMULATE_MAX_EFFICIENCY_SPREAD)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "simulate: efficiency spread %g (expected a relative spread in [0, %g])",
+                p->efficiency_spread, TL_SIMULATE_MAX_EFFICIENCY_SPREAD);
+    return FALSE;
+  }
+  for (guint i = 0; p->efficiencies && i < s->n_crystals; i++)
+    if (!(p->efficiencies[i] > 0) || !isfinite(p->efficiencies[i])) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "simulate: efficiency of crystal %u is %g (expected finite and > 0)", i,
+                  p->efficiencies[i]);
+      return FALSE;
+    }
+  if (p->activity_bq != 0 || p->duration_s != 0) {
+    if (!(p->activity_bq > 0 && p->activity_bq <= 1e12 && p->duration_s > 0 &&
+          p->duration_s <= 1e6 && p->activity_bq * p->duration_s <= 1e13))
+      bad = "activity in (0, 1e12] Bq, duration in (0, 1e6] s, at most 1e13 decays";
+    else if (p->events != 0 || p->decays != 0)
+      bad = "events = decays = 0 (the decays are activity x duration)";
+    else if (p->randoms_fraction != 0)
+      bad = "randoms fraction 0 (the randoms come from the singles)";
+    else if (!(p->coincidence_window_ns > 0 && p->coincidence_window_ns <= 1000))
+      bad = "a coincidence window in (0, 1000] ns";
+    if (bad) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "simulate: randoms from singles with activity %g Bq, duration %g s, window %g ns, "
+                  "events %g, decays %g, randoms fraction %g: expected %s", p->activity_bq,
+                  p->duration_s, p->coincidence_window_ns, p->events, p->decays,
+                  p->randoms_fraction, bad);
+      return FALSE;
+    }
+  }
   return TRUE;
 }
 
 static guint64 draw_count(TlRng *r, double mean, gboolean exact) {
   return exact ? (guint64)llround(mean) : tl_rng_poisson(r, mean);
+}
+
+/* The efficiencies in use (NULL: none): the caller's map, or 1 + spread N(0, 1) drawn again
+ * below MIN_EFFICIENCY (a normal truncated there: the realised spread is a little smaller
+ * for large spreads), from its own stream of (efficiency_seed or seed). */
+static float *efficiencies(const TlScanner *s, const TlSimulateParams *p) {
+  if (p->efficiencies) return g_memdup2(p->efficiencies, sizeof(float) * s->n_crystals);
+  if (p->efficiency_spread <= 0) return NULL;
+  float *e = g_new(float, s->n_crystals);
+  TlRng r;
+  tl_rng_init(&r, p->efficiency_seed ? p->efficiency_seed : p->seed, STREAM_EFFICIENCY);
+  for (guint i = 0; i < s->n_crystals; i++) {
+    double v;
+    do v = 1.0 + p->efficiency_spread * tl_rng_normal(&r);
+    while (v < MIN_EFFICIENCY);
+    e[i] = (float)v;
+  }
+  return e;
 }
 
 /* Random coincidences: uniform over the allowed crystal pairs, TOF bin uniform. */
@@ -255,6 +469,133 @@ static gboolean add_randoms(const Sim *sim, guint64 n, GArray *out, GError **err
     g_array_append_val(out, e);
   }
   return TRUE;
+}
+
+/* Sum over the allowed unordered pairs of w_i w_j, through fan sums: for each i, the sum of
+ * w_j over the crystals of other groups within the ring difference = (all rings in the
+ * window) - (its own group in the window), from per-ring and per-(group, ring) prefix sums. */
+static gboolean allowed_pair_sum(const TlScanner *s, const double *w, double *sum, GError **error) {
+  guint groups = 0, R = s->n_rings, W = R + 1;
+  for (guint i = 0; i < s->n_crystals; i++) groups = MAX(groups, s->crystals[i].group + 1);
+  if ((guint64)groups * W > (1u << 26)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "simulate: randoms from singles: scanner "
+                "'%s' has %u groups x %u rings, more than the 2^26 entries of the fan-sum table",
+                s->name, groups, R);
+    return FALSE;
+  }
+  double *ring = g_new0(double, W), *grp = g_new0(double, (gsize)groups * W);
+  for (guint i = 0; i < s->n_crystals; i++) {
+    const TlCrystal *c = &s->crystals[i];
+    ring[c->ring + 1] += w[i];
+    grp[(gsize)c->group * W + c->ring + 1] += w[i];
+  }
+  for (guint r = 1; r < W; r++) ring[r] += ring[r - 1];
+  for (guint g = 0; g < groups; g++)
+    for (guint r = 1; r < W; r++) grp[(gsize)g * W + r] += grp[(gsize)g * W + r - 1];
+  double total = 0;
+  guint d = s->max_ring_difference;
+  for (guint i = 0; i < s->n_crystals; i++) {
+    const TlCrystal *c = &s->crystals[i];
+    guint lo = c->ring > d ? c->ring - d : 0, hi = MIN(R - 1, c->ring + d);
+    const double *gp = grp + (gsize)c->group * W;
+    total += w[i] * ((ring[hi + 1] - ring[lo]) - (gp[hi + 1] - gp[lo]));
+  }
+  g_free(ring);
+  g_free(grp);
+  *sum = 0.5 * total; /* every pair seen from both ends */
+  return TRUE;
+}
+
+/* Vose alias table over weights w (n entries, some > 0). */
+typedef struct {
+  double *prob;
+  guint32 *alias;
+  guint n;
+} Alias;
+
+static void alias_init(Alias *t, const double *w, guint n) {
+  double total = 0;
+  for (guint i = 0; i < n; i++) total += w[i];
+  t->n = n;
+  t->prob = g_new(double, n);
+  t->alias = g_new(guint32, n);
+  guint32 *small = g_new(guint32, n), *large = g_new(guint32, n);
+  guint ns = 0, nl = 0;
+  for (guint i = 0; i < n; i++) {
+    t->prob[i] = w[i] * n / total;
+    t->alias[i] = i;
+    if (t->prob[i] < 1.0) small[ns++] = i; else large[nl++] = i;
+  }
+  while (ns && nl) {
+    guint32 s = small[--ns], l = large[nl - 1];
+    t->alias[s] = l;
+    t->prob[l] -= 1.0 - t->prob[s];
+    if (t->prob[l] < 1.0) {
+      nl--;
+      small[ns++] = l;
+    }
+  }
+  while (nl) t->prob[large[--nl]] = 1.0;
+  while (ns) t->prob[small[--ns]] = 1.0; /* round-off */
+  g_free(small);
+  g_free(large);
+}
+
+static guint alias_draw(const Alias *t, TlRng *r) {
+  double x = tl_rng_uniform(r) * t->n;
+  guint i = MIN((guint)x, t->n - 1);
+  return x - i < t->prob[i] ? i : t->alias[i];
+}
+
+/* Randoms from singles (Casey & Hoffman 1986): crystal i detects S_i single photons per
+ * second, n_i in the simulated decays D, i.e. S_i = n_i / T_sim with T_sim = D / activity the
+ * time the simulation stands for. Two singles fall within the coincidence window 2 tau at the
+ * rate 2 tau S_i S_j, so pair (i, j) holds Poisson(2 tau S_i S_j T) randoms over the
+ * acquisition's T seconds; summed over the allowed pairs that is Poisson(R), and given the
+ * total the pairs are multinomial with p_ij proportional to S_i S_j: i and j drawn by their
+ * singles (alias table), the pair drawn again unless allowed. The prompt window and the
+ * delayed window see the same process independently: two draws from two streams. */
+static gboolean singles_randoms(const Sim *sim, const TlSimulateParams *p, double decays,
+                                TlRng *master, GArray *prompts, GArray *delayed, double *expected,
+                                GError **error) {
+  const TlScanner *s = sim->scanner;
+  guint n = s->n_crystals;
+  double *S = g_new(double, n), pairs, tsim = decays / p->activity_bq;
+  double total = 0;
+  for (guint i = 0; i < n; i++) total += (S[i] = sim->singles[i] / tsim);
+  gboolean ok = allowed_pair_sum(s, S, &pairs, error);
+  if (!ok) goto out;
+  *expected = p->coincidence_window_ns * 1e-9 * pairs * p->duration_s;
+  if (*expected <= 0) goto out;
+  double accept = 2.0 * pairs / (total * total); /* of (i, j) drawn by singles */
+  if (accept < 1e-6) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "simulate: randoms from singles: only "
+                "%.2g of the singles products fall in pairs scanner '%s' allows", accept, s->name);
+    ok = FALSE;
+    goto out;
+  }
+  Alias t;
+  alias_init(&t, S, n);
+  GArray *out[2] = {prompts, delayed};
+  for (int k = 0; k < 2; k++) {
+    TlRng r;
+    tl_rng_init(&r, sim->seed, k ? STREAM_DELAYED : STREAM_RANDOMS);
+    guint64 count = draw_count(k ? &r : master, *expected, p->exact_count);
+    for (guint64 i = 0; i < count; i++) {
+      TlEvent e = {0, 0, 0};
+      do {
+        e.a = alias_draw(&t, &r);
+        e.b = alias_draw(&t, &r);
+      } while (!tl_scanner_pair_allowed(s, e.a, e.b));
+      if (sim->tof) e.tof_bin = (gint32)tl_rng_below(&r, 2 * sim->tof_half + 1) - sim->tof_half;
+      g_array_append_val(out[k], e);
+    }
+  }
+  g_free(t.prob);
+  g_free(t.alias);
+out:
+  g_free(S);
+  return ok;
 }
 
 static gboolean run_blocks(Sim *sim, Block *blocks, guint n_blocks, guint n_threads,
@@ -284,11 +625,20 @@ static gboolean run_blocks(Sim *sim, Block *blocks, guint n_blocks, guint n_thre
 
 static void fill_stats(TlSimulateStats *st, const Sim *sim, const Block *blocks, guint n) {
   for (guint i = 0; i < n; i++) {
-    st->sampled += blocks[i].sampled;
-    st->geometric += blocks[i].geometric;
-    st->attenuated += blocks[i].attenuated;
-    st->tof_outside += blocks[i].tof_outside;
-    st->trues += blocks[i].events->len;
+    const Block *b = &blocks[i];
+    st->sampled += b->sampled;
+    st->geometric += b->geometric;
+    st->attenuated += b->attenuated;
+    st->tof_outside += b->tof_outside;
+    st->scattered += b->scattered;
+    st->trues += b->events->len - b->scattered;
+    st->photons += b->photons;
+    st->interacted += b->interacted;
+    st->absorbed += b->absorbed;
+    st->missed += b->missed;
+    st->energy_rejected += b->energy_rejected;
+    st->efficiency_rejected += b->efficiency_rejected;
+    st->singles += b->singles;
   }
   st->cone_cos = sim->cone_cos;
   st->decays = st->sampled / sim->cone_cos;
@@ -299,16 +649,22 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
                         gpointer user_data, GCancellable *cancel, TlSimulateStats *stats,
                         GError **error) {
   gint64 t0 = g_get_monotonic_time();
-  if (!tl_scanner_validate(scanner, error) || !check_params(scanner, params, error) ||
+  if (!tl_scanner_validate(scanner, error) || !check_params(scanner, mu, params, error) ||
       !tl_image_check_nonnegative(activity, "activity image", error) ||
       (mu && !tl_image_check_nonnegative(mu, "attenuation map", error)))
     return NULL;
+  gboolean from_singles = params->activity_bq > 0;
   Sim sim = {.scanner = scanner, .grid = activity->grid, .seed = params->seed,
-             .events_mode = params->events > 0, .tof = params->tof};
+             .events_mode = params->events > 0, .tof = params->tof, .scatter = params->scatter};
+  sim.count_singles = from_singles || params->singles_out;
+  sim.per_photon = sim.scatter || sim.count_singles;
   TlListmode *lm = NULL;
   Block *blocks = NULL;
   guint n_blocks = 0;
   TlSimulateStats st = {0};
+  GArray *all = NULL, *delayed = NULL;
+  GByteArray *tags = NULL;
+  float *eff = efficiencies(scanner, params);
   g_mutex_init(&sim.lock);
   g_cond_init(&sim.cond);
   sim.det = tl_detector_new(scanner, error);
@@ -320,18 +676,30 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
     goto out;
   }
   sim.mu = mu ? tl_image_crop_to_support(mu) : NULL;
-  sim.cone_cos = cone_cos(&sim, activity);
+  if (sim.scatter && !sim.mu) sim.scatter = FALSE; /* an all-zero map: nothing to scatter in */
+  sim.cone_cos = cone_cos(&sim, activity, sim.count_singles);
+  tl_scanner_energy(scanner, sim.window, &sim.resolution);
+  sim.sigma_511 = tl_klein_nishina_total(ANNIHILATION_KEV);
+  if (eff) {
+    float mx = 0;
+    for (guint i = 0; i < scanner->n_crystals; i++) mx = MAX(mx, eff[i]);
+    sim.keep = g_new(float, scanner->n_crystals);
+    for (guint i = 0; i < scanner->n_crystals; i++) sim.keep[i] = eff[i] / mx;
+  }
+  if (sim.count_singles) sim.singles = g_new0(guint64, scanner->n_crystals);
   if (sim.tof) {
     sim.tof_sigma = tl_scanner_tof_sigma_mm(scanner);
     sim.tof_bin = scanner->tof_bin_mm;
     sim.tof_half = (gint32)(scanner->tof_bins - 1) / 2;
   }
-  /* totals: trues ~ Poisson(N (1 - f)), randoms ~ Poisson(N f) in events mode */
+  /* totals: trues ~ Poisson(N (1 - f)), randoms ~ Poisson(N f) in events mode; the decays
+   * of the acquisition with randoms from singles */
   TlRng master;
   tl_rng_init(&master, params->seed, 0);
   double f = params->randoms_fraction;
+  double decays = from_singles ? params->activity_bq * params->duration_s : params->decays;
   guint64 total = sim.events_mode ? draw_count(&master, params->events * (1 - f), params->exact_count)
-                                  : draw_count(&master, params->decays * sim.cone_cos, params->exact_count);
+                                  : draw_count(&master, decays * sim.cone_cos, params->exact_count);
   guint64 per = sim.events_mode ? BLOCK_TRUES : BLOCK_DECAYS;
   n_blocks = (guint)((total + per - 1) / per);
   blocks = g_new0(Block, MAX(n_blocks, 1));
@@ -352,24 +720,40 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
                   blocks[i].events->len, blocks[i].sampled, i, scanner->name);
       goto out;
     }
-  guint64 n_randoms = sim.events_mode ? draw_count(&master, params->events * f, params->exact_count)
-                                      : draw_count(&master, st.trues * f / (1 - f), params->exact_count);
-  GArray *all = g_array_sized_new(FALSE, FALSE, sizeof(TlEvent), st.trues + n_randoms);
-  for (guint i = 0; i < n_blocks; i++) g_array_append_vals(all, blocks[i].events->data, blocks[i].events->len);
-  if (!add_randoms(&sim, n_randoms, all, error)) {
-    g_array_unref(all);
-    goto out;
+  guint64 prompts = st.trues + st.scattered;
+  all = g_array_sized_new(FALSE, FALSE, sizeof(TlEvent), prompts + 1024);
+  tags = g_byte_array_sized_new(prompts + 1024);
+  for (guint i = 0; i < n_blocks; i++) {
+    g_array_append_vals(all, blocks[i].events->data, blocks[i].events->len);
+    g_byte_array_append(tags, blocks[i].tags->data, blocks[i].tags->len);
   }
-  st.randoms = n_randoms;
+  if (from_singles) {
+    delayed = g_array_new(FALSE, FALSE, sizeof(TlEvent));
+    if (!singles_randoms(&sim, params, st.decays, &master, all, delayed, &st.randoms_expected,
+                         error))
+      goto out;
+    st.delayed = delayed->len;
+  } else {
+    guint64 n_randoms = sim.events_mode ? draw_count(&master, params->events * f, params->exact_count)
+                                        : draw_count(&master, prompts * f / (1 - f), params->exact_count);
+    if (!add_randoms(&sim, n_randoms, all, error)) goto out;
+  }
+  st.randoms = all->len - prompts;
+  static const guint8 random_tag = TL_TAG_RANDOM;
+  for (guint64 i = prompts; i < all->len; i++) g_byte_array_append(tags, &random_tag, 1);
   /* one random order (Fisher-Yates): randoms and blocks mixed like a real acquisition */
   TlRng sh;
   tl_rng_init(&sh, params->seed, STREAM_SHUFFLE);
   TlEvent *ev = (TlEvent *)all->data;
+  guint8 *tg = tags->data;
   for (guint64 i = all->len; i > 1; i--) {
     guint64 j = tl_rng_next(&sh) % i;
     TlEvent t = ev[i - 1];
     ev[i - 1] = ev[j];
     ev[j] = t;
+    guint8 u = tg[i - 1];
+    tg[i - 1] = tg[j];
+    tg[j] = u;
   }
   TlScanner *copy = tl_scanner_copy(scanner);
   if (!params->tof) copy->tof_bins = 0, copy->tof_bin_mm = 0, copy->tof_fwhm_ps = 0;
@@ -377,22 +761,84 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
   lm->scanner = copy;
   lm->n_events = all->len;
   lm->has_tof = params->tof;
-  lm->events = (TlEvent *)g_array_free(all, FALSE);
-  lm->description = g_strdup_printf(
-      "%s%sseed=%" G_GUINT64_FORMAT " decays=%.6g attenuation=%d tof=%d randoms=%g",
-      params->description ? params->description : "", params->description ? " " : "",
-      params->seed, st.decays, mu != NULL, params->tof, f);
+  lm->events = (TlEvent *)g_array_free(g_steal_pointer(&all), FALSE);
+  lm->tags = g_byte_array_free(g_steal_pointer(&tags), FALSE);
+  if (delayed) {
+    lm->n_delayed = delayed->len;
+    lm->delayed = (TlEvent *)g_array_free(g_steal_pointer(&delayed), lm->n_delayed == 0);
+    lm->duration_s = params->duration_s;
+  }
+  { /* a scope of its own: the gotos above must not jump over these g_autofree */
+    g_autofree char *rnd = from_singles
+        ? g_strdup_printf("randoms=singles activity=%g duration=%g window_ns=%g",
+                          params->activity_bq, params->duration_s, params->coincidence_window_ns)
+        : g_strdup_printf("randoms=%g", f);
+    g_autofree char *phys = g_strdup_printf(
+        "%s%s", sim.scatter ? " scatter=1" : "",
+        eff ? (params->efficiencies ? " efficiencies=given" : " efficiencies=drawn") : "");
+    lm->description = g_strdup_printf(
+        "%s%sseed=%" G_GUINT64_FORMAT " decays=%.6g attenuation=%d tof=%d %s%s",
+        params->description ? params->description : "", params->description ? " " : "",
+        params->seed, st.decays, mu != NULL, params->tof, rnd, phys);
+    if (eff && params->efficiency_spread > 0 && !params->efficiencies) {
+      char *d = lm->description;
+      lm->description = g_strdup_printf("%s spread=%g efficiency_seed=%" G_GUINT64_FORMAT, d,
+                                        params->efficiency_spread,
+                                        params->efficiency_seed ? params->efficiency_seed : params->seed);
+      g_free(d);
+    }
+  }
+  if (params->efficiencies_out)
+    for (guint i = 0; i < scanner->n_crystals; i++) params->efficiencies_out[i] = eff ? eff[i] : 1.0f;
+  if (params->singles_out)
+    for (guint i = 0; i < scanner->n_crystals; i++) params->singles_out[i] = (double)sim.singles[i];
 out:
-  for (guint i = 0; i < n_blocks; i++)
+  for (guint i = 0; i < n_blocks; i++) {
     if (blocks[i].events) g_array_unref(blocks[i].events);
+    if (blocks[i].tags) g_byte_array_unref(blocks[i].tags);
+  }
+  if (all) g_array_unref(all);
+  if (delayed) g_array_unref(delayed);
+  if (tags) g_byte_array_unref(tags);
   g_free(blocks);
   tl_detector_free(sim.det);
   tl_image_free(sim.mu);
   g_free(sim.vox);
   g_free(sim.src);
+  g_free(sim.keep);
+  g_free(sim.singles);
+  g_free(eff);
   g_mutex_clear(&sim.lock);
   g_cond_clear(&sim.cond);
   st.seconds = (g_get_monotonic_time() - t0) / 1e6;
   if (stats) *stats = st;
   return lm;
+}
+
+gboolean tl_simulate_save_efficiencies(const TlScanner *scanner, const float *eff,
+                                       const TlSimulateParams *params, const char *path,
+                                       GError **error) {
+  float mx = 0;
+  for (guint i = 0; i < scanner->n_crystals; i++) mx = MAX(mx, eff[i]);
+  g_autofree char *name = g_strdup(scanner->name);
+  g_strdelimit(name, "\r\n", ' ');
+  GString *t = g_string_new("# tomolab crystal efficiencies 1 (docs/formats.md)\n");
+  g_string_append_printf(t, "# scanner = %s\n# crystals = %u\n", name, scanner->n_crystals);
+  if (params && params->efficiencies)
+    g_string_append(t, "# source = given\n");
+  else if (params)
+    g_string_append_printf(t, "# spread = %g\n# seed = %" G_GUINT64_FORMAT "\n",
+                           params->efficiency_spread,
+                           params->efficiency_seed ? params->efficiency_seed : params->seed);
+  char b[32];
+  tl_format_float(b, mx);
+  g_string_append_printf(t, "# max = %s (a photon reaching crystal i is kept with probability "
+                         "efficiency_i / max)\n# one value per crystal id, from 0\n", b);
+  for (guint i = 0; i < scanner->n_crystals; i++) {
+    tl_format_float(b, eff[i]);
+    g_string_append_printf(t, "%s\n", b);
+  }
+  gboolean ok = tl_file_write_text(path, t->str, error);
+  g_string_free(t, TRUE);
+  return ok;
 }

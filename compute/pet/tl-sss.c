@@ -24,6 +24,12 @@ void tl_energy_window_init(TlEnergyWindow *w) {
   *w = (TlEnergyWindow){.low_kev = 425.0, .high_kev = 650.0, .fwhm_511 = 0.12};
 }
 
+void tl_energy_window_from_scanner(TlEnergyWindow *w, const TlScanner *scanner) {
+  double win[2], res;
+  tl_scanner_energy(scanner, win, &res);
+  *w = (TlEnergyWindow){.low_kev = win[0], .high_kev = win[1], .fwhm_511 = res};
+}
+
 double tl_energy_window_efficiency(const TlEnergyWindow *w, double e) {
   if (w->fwhm_511 <= 0) return e >= w->low_kev && e <= w->high_kev ? 1.0 : 0.0;
   double s = w->fwhm_511 * sqrt(TL_SSS_E0_KEV * e) * FWHM_TO_SIGMA;
@@ -50,8 +56,7 @@ static double kn_diff(double c) {
 
 void tl_sss_params_init(TlSssParams *p) {
   *p = (TlSssParams){.voxel_mm = 10, .scatter_mm = 20, .mu_threshold = 0.001,
-                     .detector_mm = 40};
-  tl_energy_window_init(&p->window);
+                     .detector_mm = 40}; /* window all 0: the scanner's */
 }
 
 static gboolean check_params(const TlSssParams *p, GError **error) {
@@ -474,6 +479,8 @@ TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *acti
                 !scanner ? "scanner" : !activity ? "activity image" : "mu-map");
     return NULL;
   }
+  if (p.window.low_kev == 0 && p.window.high_kev == 0 && p.window.fwhm_511 == 0)
+    tl_energy_window_from_scanner(&p.window, scanner);
   if (!check_params(&p, error) || !tl_scanner_validate(scanner, error) ||
       !check_ring_scanner(scanner, "SSS", error) || !tl_image_grid_validate(&mu->grid, error) ||
       !tl_pet_check_attenuation(mu, &mu->grid, error) ||

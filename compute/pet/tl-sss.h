@@ -69,6 +69,9 @@ typedef struct {
 
 /* 425-650 keV, 12 % FWHM at 511 keV (a LSO/LYSO clinical scanner). */
 void tl_energy_window_init(TlEnergyWindow *w);
+/* The scanner's window and resolution (tl_scanner_energy: its fields, else the defaults the
+ * simulator uses), the model of the simulator's energy measurement (tl-compton.h). */
+void tl_energy_window_from_scanner(TlEnergyWindow *w, const TlScanner *scanner);
 /* eps(E) of the window (E in keV). */
 double tl_energy_window_efficiency(const TlEnergyWindow *w, double e_kev);
 
@@ -81,7 +84,7 @@ typedef enum {
 } TlSssFlags;
 
 typedef struct {
-  TlEnergyWindow window;
+  TlEnergyWindow window;  /* all 0 (the default): the scanner's (tl_energy_window_from_scanner) */
   double voxel_mm;      /* coarse grid for the line integrals (each axis: the nearest whole
                          * number of image voxels, at least 1) */
   double scatter_mm;    /* scatter point blocks (whole coarse voxels, at least 1) */
@@ -92,7 +95,7 @@ typedef struct {
   guint flags;          /* TlSssFlags */
 } TlSssParams;
 
-/* Window as tl_energy_window_init, voxel 10 mm, scatter points every 20 mm, mu >= 0.001 mm^-1
+/* The scanner's energy window, voxel 10 mm, scatter points every 20 mm, mu >= 0.001 mm^-1
  * (a tenth of water), detectors every 40 mm, no TOF. */
 void tl_sss_params_init(TlSssParams *p);
 

@@ -7,7 +7,7 @@
  *   ybar = D A x + a
  *
  * A: the class's system matrix (PET list mode or bins, CT views, an explicit sparse matrix);
- * D: an optional diagonal of per-datum factors (attenuation now, normalisation later), held by
+ * D: an optional diagonal of per-datum factors (PET: attenuation x normalisation), held by
  *    the operator so every algorithm and fast path sees D A as "the" matrix;
  * a: an optional additive per-datum term (randoms + scatter), held by the problem
  *    (recon/tl-problem.h), since only the algorithms' ratio needs it.

@@ -16,6 +16,7 @@
 //   7..9          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
 //                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
 //   10 PET_TOR_SIGMA  tube-of-response tracer: Gaussian sigma across the tube, mm
+//   11, 12, 13    pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
 // A kernel built with PET_NO_FLOAT_ATOMIC defined never declares the float-atomic capability,
 // so it also runs on devices without shaderBufferFloat32AtomicAdd.
 #ifndef PET_NO_FLOAT_ATOMIC
@@ -39,7 +40,8 @@ const uint PET_LORS_BINS = 1u;
 const uint PET_LORS_END_POINTS = 2u;
 const uint PET_LORS_ALL_PAIRS = 3u;
 
-// Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 120 bytes).
+// Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 128 bytes: Vulkan's
+// guaranteed minimum of maxPushConstantsSize).
 layout(push_constant, scalar) uniform Push {
   TL_PUSH_1D;
   TlUints lors;        // events/bins: 3 words each; end points: 6 floats each
@@ -58,6 +60,7 @@ layout(push_constant, scalar) uniform Push {
   uint n_pairs;        // all pairs: n (n - 1) / 2
   uint pad;
   TlFloats atten;      // PET_ATTEN, LORs from records: a_j per record (absolute record index)
+  TlFloats norm;       // pet_sens with PET_NORM: the normalisation tables (pet_norm.glsl)
 } pc;
 
 struct PetLor {

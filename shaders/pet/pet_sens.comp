@@ -13,9 +13,13 @@
 // the symmetries, which counts every pair of every orbit once:
 //   sum_p B(p) = sum over orbits O of sum_{q in O} B(q) = sum_{g in G} g(sum_{p listed} B(p) / |G_p|).
 // PET_SYM = 0: every allowed pair p = item * stride + first.
+// PET_NORM = 1: each pair also weighted by its normalisation n_ab (pet_norm.glsl): seed 000
+// eq. 7 with n_j a_j. With PET_SYM the host keeps only the symmetries that leave n unchanged
+// (tl_norm_invariant), so the listed pair's n is its whole orbit's.
 #define PET_NO_FLOAT_ATOMIC
 #define PET_FIXED_SCATTER
 #include "pet_trace.glsl"
+#include "pet_norm.glsl"
 
 layout(constant_id = 12) const uint PET_SYM = 0;
 
@@ -43,5 +47,6 @@ void main() {
   l.m = 1.0;
   l.tof_c = 0.0;
   w *= pet_atten(pc.tl_base + i, l);
+  if (PET_NORM == 1u) w *= pet_norm(a, b);
   if (w != 0.0) pet_trace(l, PET_BACK, w, pc.dst);
 }

@@ -18,6 +18,12 @@ int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
                 s->n_crystals);
   TL_FUZZ_CHECK(memcmp(again->crystals, s->crystals, sizeof(TlCrystal) * s->n_crystals) == 0,
                 "tables differ");
+  double w1[2], w2[2], r1, r2;
+  tl_scanner_energy(s, w1, &r1);
+  tl_scanner_energy(again, w2, &r2);
+  TL_FUZZ_CHECK(w1[0] == w2[0] && w1[1] == w2[1] && r1 == r2, "energy %g-%g/%g vs %g-%g/%g",
+                w1[0], w1[1], r1, w2[0], w2[1], r2);
+  TL_FUZZ_CHECK(tl_scanner_validate(again, &e), "reloaded scanner invalid: %s", e ? e->message : "");
   g_autofree char *printed2 = tl_scanner_to_text(again);
   TL_FUZZ_CHECK(strcmp(printed, printed2) == 0, "printed forms differ");
   return 0;
