@@ -25,6 +25,7 @@
 #include "pet/tl-sss.h"
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <glib/gstdio.h>
 
 static TlContext *ctx;
@@ -1174,6 +1175,268 @@ static void test_rounds(void) {
   g_array_unref(ev);
 }
 
+/* ---- against the simulator's scatter-tagged events ---- */
+
+/* Profiles through the object: the lines of every ring pair binned by their transaxial angle
+ * (PHI_BINS over [0, pi)) and signed distance from the axis (S_BINS over [-S_MAX, S_MAX]). */
+#define PHI_BINS 4
+#define S_BINS 24
+#define S_MAX (SIM_RADIUS + 10.0)
+#define SIM_RINGS 10
+#define SIM_RADIUS 150.0
+
+static int profile_bin_s(const TlScanner *sc, guint a, guint b, int *flip, double *s_mm) {
+  const float *pa = sc->crystals[a].centre, *pb = sc->crystals[b].centre;
+  double dx = pb[0] - pa[0], dy = pb[1] - pa[1], l = hypot(dx, dy);
+  if (l < 1e-6) return -1;
+  double phi = atan2(dy, dx), sgn = 1;
+  if (phi < 0) phi += G_PI, sgn = -1;
+  if (phi >= G_PI) phi -= G_PI;
+  double sd = sgn * (pa[0] * dy - pa[1] * dx) / l;
+  *flip = sgn < 0; /* the line runs b -> a in the folded direction: TOF bins change sign */
+  *s_mm = sd;
+  int ip = MIN((int)(phi / G_PI * PHI_BINS), PHI_BINS - 1);
+  int is = (int)floor((sd + S_MAX) / (2 * S_MAX) * S_BINS);
+  if (is < 0 || is >= S_BINS) return -1;
+  return ip * S_BINS + is;
+}
+
+static int profile_bin(const TlScanner *sc, guint a, guint b) {
+  int flip;
+  double sd;
+  return profile_bin_s(sc, a, b, &flip, &sd);
+}
+
+/* TOF profiles: lines within TOF_S mm of the axis (through the object), by angle and TOF bin
+ * (oriented along the folded direction). */
+#define TOF_S 45.0
+#define TOF_BINS 15
+static int tof_bin_index(const TlScanner *sc, guint a, guint b, gint bin) {
+  int flip;
+  double sd;
+  int pb = profile_bin_s(sc, a, b, &flip, &sd);
+  if (pb < 0 || fabs(sd) > TOF_S) return -1;
+  gint t = flip ? -bin : bin;
+  return (pb / S_BINS) * TOF_BINS + t + TOF_BINS / 2;
+}
+
+/* sqrt(sum (est - truth)^2 / sum truth^2) over the profile bins */
+static double profile_l2(const double *est, const double *truth) {
+  double e2 = 0, t2 = 0;
+  for (int i = 0; i < PHI_BINS * S_BINS; i++)
+    e2 += (est[i] - truth[i]) * (est[i] - truth[i]), t2 += truth[i] * truth[i];
+  return sqrt(e2 / t2);
+}
+
+typedef struct {
+  const char *name;
+  guint flags;
+  double l2, k;
+} Model;
+
+static void test_simulated(void) {
+  /* a 96-crystal, 6-ring scanner (r 100 mm) with a 425-650 keV, 12 % window; a water cylinder
+   * (r 50 mm) with a hot insert (4:1, r 15 mm, off the axis), filling the 24 mm axial field */
+  TlScanner *fx = fx_ring_scanner(SIM_RINGS, 24, 6, 4.0f, SIM_RADIUS, 4.0f, SIM_RINGS - 1);
+  fx->energy_window_kev[0] = 350, fx->energy_window_kev[1] = 650, fx->energy_resolution = 0.15f;
+  fx->tof_bins = 15, fx->tof_bin_mm = 20, fx->tof_fwhm_ps = 300; /* sigma 19.1 mm */
+  g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  TlImageGrid g = fx_grid(36, 36, SIM_RINGS, 4.0f, 4.0f, 4.0f);
+  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder and insert");
+  TlShape cyl = {.kind = TL_SHAPE_CYLINDER, .radius = 50, .half_length = 2.0f * SIM_RINGS, .axis = 2,
+                 .activity = 1, .mu = TL_MU_WATER, .flags = TL_SHAPE_SETS_ACTIVITY | TL_SHAPE_SETS_MU};
+  TlShape ins = {.kind = TL_SHAPE_CYLINDER, .centre = {22, 8, 0}, .radius = 15,
+                 .half_length = 2.0f * SIM_RINGS, .axis = 2, .activity = 4, .mu = TL_MU_WATER,
+                 .flags = TL_SHAPE_SETS_ACTIVITY};
+  tl_phantom_add(ph, &cyl);
+  tl_phantom_add(ph, &ins);
+  GError *error = NULL;
+  g_autoptr(TlImage) act = NULL, mu = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, &g, 4, &act, &mu, &error));
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = 4e5;
+  sp.exact_count = TRUE;
+  sp.seed = 13;
+  sp.n_threads = 2;
+  sp.scatter = TRUE;
+  sp.tof = TRUE;
+  sp.randoms_fraction = 0.05;
+  TlSimulateStats st;
+  gint64 t0 = g_get_monotonic_time();
+  g_autoptr(TlListmode) lm = tl_simulate(sc, act, mu, &sp, NULL, NULL, NULL, &st, &error);
+  g_assert_no_error(error);
+  double t_sim = (g_get_monotonic_time() - t0) * 1e-6;
+  g_assert_nonnull(lm->tags);
+  /* the truth: the scatter-tagged events per profile bin; the prompts per pair */
+  double truth[PHI_BINS * S_BINS] = {0}, truth_tof[PHI_BINS * TOF_BINS] = {0};
+  for (guint64 i = 0; i < lm->n_events; i++)
+    if (lm->tags[i] == TL_TAG_SCATTERED) {
+      const TlEvent *ev = &lm->events[i];
+      int bin = profile_bin(sc, ev->a, ev->b), tb = tof_bin_index(sc, ev->a, ev->b, ev->tof_bin);
+      if (bin >= 0) truth[bin]++;
+      if (tb >= 0) truth_tof[tb]++;
+    }
+  g_autoptr(GArray) counts = tl_listmode_histogram(lm);
+  /* uniform randoms: their expected count per allowed pair */
+  guint N = sc->n_crystals;
+  double pairs = 0;
+  for (guint a = 0; a < N; a++)
+    for (guint b = a + 1; b < N; b++) pairs += fx_pair_allowed(sc, a, b);
+  TlRandoms rnd = {.n_crystals = N, .factor = g_new(double, N)};
+  for (guint i = 0; i < N; i++) rnd.factor[i] = sqrt(st.randoms / pairs);
+
+  Model models[] = {{"SSS", 0}, {"no attenuation", TL_SSS_NO_ATTENUATION},
+                    {"isotropic", TL_SSS_ISOTROPIC}};
+  double sss_s = 0;
+  for (guint m = 0; m < G_N_ELEMENTS(models); m++) {
+    TlSssParams p;
+    tl_sss_params_init(&p); /* the scanner's window */
+    p.voxel_mm = 8;
+    p.scatter_mm = 8;
+    p.detector_mm = 20;
+    p.n_threads = 2;
+    p.flags = models[m].flags;
+    TlSssStats ss;
+    t0 = g_get_monotonic_time();
+    g_autoptr(TlScatterEstimate) e = estimate(sc, act, mu, &p, &ss);
+    if (m == 0) sss_s = (g_get_monotonic_time() - t0) * 1e-6;
+    TlTailParams tp;
+    tl_tail_params_init(&tp);
+    TlTailFit fit;
+    g_assert_true(tl_scatter_tail_fit(e, mu, (TlBin *)counts->data, counts->len, &rnd, &tp, &fit,
+                                      &error));
+    g_assert_no_error(error);
+    e->scale = fit.scale;
+    double est[PHI_BINS * S_BINS] = {0};
+    for (guint a = 0; a < N; a++)
+      for (guint b = a + 1; b < N; b++) {
+        if (!fx_pair_allowed(sc, a, b)) continue;
+        int bin = profile_bin(sc, a, b);
+        if (bin >= 0) est[bin] += tl_scatter_estimate_pair(e, a, b);
+      }
+    models[m].l2 = profile_l2(est, truth);
+    models[m].k = fit.scale;
+    if (m == 0) {
+      double te = 0, tt = 0;
+      for (int i = 0; i < PHI_BINS * S_BINS; i++) te += est[i], tt += truth[i];
+      g_test_message("%" G_GUINT64_FORMAT " prompts (%" G_GUINT64_FORMAT " trues, %"
+                     G_GUINT64_FORMAT " scattered, %" G_GUINT64_FORMAT " randoms) simulated in "
+                     "%.1f s; SSS %u scatter points, %u x %u detectors, %.2f s; tail: %"
+                     G_GUINT64_FORMAT " pairs, %.0f prompts, %.0f randoms; scatter in the "
+                     "profiles %.0f estimated, %.0f true", lm->n_events, st.trues, st.scattered,
+                     st.randoms, t_sim, ss.scatter_points, ss.n_t, ss.n_r, sss_s,
+                     fit.tail_pairs, fit.tail_counts, fit.tail_randoms, te, tt);
+      GString *prof = g_string_new("profile at angle 0 (estimate / truth):");
+      for (int i = 0; i < S_BINS; i++) g_string_append_printf(prof, " %.0f/%.0f", est[i], truth[i]);
+      g_test_message("%s", prof->str);
+      g_string_free(prof, TRUE);
+    }
+    double te = 0, tt = 0;
+    for (int i = 0; i < PHI_BINS * S_BINS; i++) te += est[i], tt += truth[i];
+    for (int i = 0; i < PHI_BINS * S_BINS; i++) est[i] *= tt / te;
+    g_test_message("%s: k = %.4g, relative L2 on the profiles %.2f %% (scaled to the true total: "
+                   "%.2f %%)", models[m].name, models[m].k, 100 * models[m].l2,
+                   100 * profile_l2(est, truth));
+  }
+  /* TOF-SSS, scaled by its own tail fit (on the sums over the bins), against the TOF bins of the
+   * scattered events through the object */
+  TlSssParams p;
+  tl_sss_params_init(&p);
+  p.voxel_mm = 8;
+  p.scatter_mm = 8;
+  p.detector_mm = 20;
+  p.n_threads = 2;
+  p.tof = TRUE;
+  t0 = g_get_monotonic_time();
+  g_autoptr(TlScatterEstimate) et = estimate(lm->scanner, act, mu, &p, NULL);
+  double tof_s = (g_get_monotonic_time() - t0) * 1e-6;
+  TlTailParams tp;
+  tl_tail_params_init(&tp);
+  TlTailFit fit;
+  g_assert_true(tl_scatter_tail_fit(et, mu, (TlBin *)counts->data, counts->len, &rnd, &tp, &fit,
+                                    &error));
+  et->scale = fit.scale;
+  double est_tof[PHI_BINS * TOF_BINS] = {0}, e2 = 0, t2 = 0, pe2 = 0;
+  for (guint a = 0; a < N; a++)
+    for (guint b = a + 1; b < N; b++) {
+      if (!fx_pair_allowed(sc, a, b)) continue;
+      for (gint bin = -TOF_BINS / 2; bin <= TOF_BINS / 2; bin++) {
+        int tb = tof_bin_index(sc, a, b, bin);
+        if (tb >= 0) est_tof[tb] += tl_scatter_estimate_pair_tof(et, a, b, bin);
+      }
+    }
+  /* the same counts without TOF information: each line's non-TOF estimate spread as its TOF
+   * bins' sum over the object's lines would be flat; here: the non-TOF SSS spread uniformly */
+  double flat[PHI_BINS * TOF_BINS] = {0};
+  for (int i = 0; i < PHI_BINS; i++) {
+    double sum = 0;
+    for (int t = 0; t < TOF_BINS; t++) sum += est_tof[i * TOF_BINS + t];
+    for (int t = 0; t < TOF_BINS; t++) flat[i * TOF_BINS + t] = sum / TOF_BINS;
+  }
+  double me2 = 0; /* the bins mirrored: the path-length difference taken the wrong way */
+  for (int i = 0; i < PHI_BINS * TOF_BINS; i++) {
+    int mirror = i / TOF_BINS * TOF_BINS + (TOF_BINS - 1 - i % TOF_BINS);
+    e2 += pow(est_tof[i] - truth_tof[i], 2), t2 += truth_tof[i] * truth_tof[i];
+    pe2 += pow(flat[i] - truth_tof[i], 2);
+    me2 += pow(est_tof[mirror] - truth_tof[i], 2);
+  }
+  double l2_tof = sqrt(e2 / t2), l2_flat = sqrt(pe2 / t2), l2_mirror = sqrt(me2 / t2);
+  GString *prof = g_string_new("TOF profile at angle 0, lines within 45 mm of the axis (estimate "
+                               "/ truth):");
+  for (int t = 0; t < TOF_BINS; t++)
+    g_string_append_printf(prof, " %.0f/%.0f", est_tof[t], truth_tof[t]);
+  g_test_message("%s", prof->str);
+  g_string_free(prof, TRUE);
+  g_test_message("TOF-SSS (%.2f s): k = %.4g, relative L2 on the TOF profiles %.2f %% (bins "
+                 "mirrored: %.2f %%; spread evenly over the bins: %.2f %%)", tof_s, fit.scale,
+                 100 * l2_tof, 100 * l2_mirror, 100 * l2_flat);
+  /* the whole loop: reconstruct (attenuation, the randoms), then SSS rounds from the image */
+  TlReconOptions o;
+  tl_recon_options_init(&o);
+  o.algo = TL_RECON_OSEM;
+  o.subsets = 4;
+  o.iterations = 2;
+  o.loglik = TL_LOGLIK_NEVER;
+  o.use_cache = FALSE;
+  o.attenuation = mu;
+  o.randoms = &rnd;
+  t0 = g_get_monotonic_time();
+  g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, lm, &mu->grid, &o, &error);
+  g_assert_no_error(error);
+  g_assert_true(tl_recon_run(r, &error));
+  TlScatterRounds ro;
+  tl_scatter_rounds_init(&ro);
+  ro.rounds = 2;
+  ro.iterations = 2;
+  ro.sss = p;
+  ro.sss.tof = FALSE;
+  g_autoptr(TlScatterEstimate) er = tl_recon_scatter_rounds(r, mu, &ro, &error);
+  g_assert_no_error(error);
+  double rec_s = (g_get_monotonic_time() - t0) * 1e-6;
+  double est_r[PHI_BINS * S_BINS] = {0};
+  for (guint a = 0; a < N; a++)
+    for (guint b = a + 1; b < N; b++) {
+      if (!fx_pair_allowed(sc, a, b)) continue;
+      int bin = profile_bin(sc, a, b);
+      if (bin >= 0) est_r[bin] += tl_scatter_estimate_pair(er, a, b);
+    }
+  double l2_rounds = profile_l2(est_r, truth);
+  g_test_message("from the reconstruction (OSEM 4 subsets x 2, then 2 rounds of SSS + 2 "
+                 "iterations; %.1f s): k = %.4g, relative L2 on the profiles %.2f %%", rec_s,
+                 er->scale, 100 * l2_rounds);
+  g_free(rnd.factor);
+  g_assert_cmpfloat(l2_rounds, <=, 0.10);
+  g_assert_cmpfloat(l2_tof, <=, 0.10);
+  g_assert_cmpfloat(l2_flat, >, 0.10);   /* the TOF shape matters */
+  g_assert_cmpfloat(l2_mirror, >, 0.10); /* and its orientation */
+  g_assert_cmpfloat(models[0].l2, <=, 0.10);
+  /* a wrong model fails the bound */
+  g_assert_cmpfloat(models[1].l2, >, 0.10);
+  g_assert_cmpfloat(models[2].l2, >, 0.10);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
@@ -1186,6 +1449,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/pet-sss/file", test_file);
   g_test_add_func("/pet-sss/in-place", test_in_place);
   g_test_add_func("/pet-sss/rounds", test_rounds);
+  g_test_add_func("/pet-sss/simulated", test_simulated);
   tmp_dir = g_dir_make_tmp("tl-sss-XXXXXX", NULL);
   int rc = g_test_run();
   tl_test_context_done(ctx);
