@@ -27,13 +27,22 @@ void tl_dataset_unref(TlDataset *d) {
     g_atomic_rc_box_release_full(d, dataset_clear);
 }
 
-/* The scanner's grid with voxels `c` times larger, still covering the field of view. */
+/* The scanner's grid with voxels `c` times larger, still covering the field of view, each
+ * count of the same parity as the fine grid's: an odd count puts a voxel centre, not a voxel
+ * plane, on the axis, and crystals on a plane through the axis (the mMR's at x = 0) would cost
+ * the sensitivity image its mirror symmetries (compute/pet/tl-sensitivity-sym.c): 615 s
+ * instead of about a minute for the mMR here. */
 static TlImageGrid coarse_grid(const TlScanner *s, guint c) {
   TlImageGrid g = tl_scanner_default_grid(s);
   if (c <= 1)
     return g;
-  return tl_image_grid_centred((g.dims[0] + c - 1) / c, (g.dims[1] + c - 1) / c, (g.dims[2] + c - 1) / c,
-                               g.voxel_mm[0] * c, g.voxel_mm[1] * c, g.voxel_mm[2] * c);
+  guint n[3];
+  for (int k = 0; k < 3; k++) {
+    n[k] = (g.dims[k] + c - 1) / c;
+    if ((n[k] & 1) != (g.dims[k] & 1)) n[k]++;
+  }
+  return tl_image_grid_centred(n[0], n[1], n[2], g.voxel_mm[0] * c, g.voxel_mm[1] * c,
+                               g.voxel_mm[2] * c);
 }
 
 static TlScanner *scanner_named(const char *name, GError **error) {

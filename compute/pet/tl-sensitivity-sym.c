@@ -49,8 +49,10 @@ static gboolean grid_allows(const TlImageGrid *g, guint c) {
 
 /* A line of response lying in a voxel plane is counted in the voxel above it (Siddon's
  * half-open voxels), its mirror image in the voxel above the mirror plane: not symmetric.
- * Such a line has both crystals on the plane; refuse the symmetries when any crystal lies
- * within 1e-4 mm of a voxel plane along an axis the group acts on. */
+ * Such a line has both crystals on the plane; a transform that flips axis k is refused when
+ * any crystal lies within 1e-4 mm of a voxel plane along k. Only those: the transforms
+ * leaving k alone form a subgroup and stay exact (the mMR on the window's 4 mm grid has
+ * crystals on z planes: its x/y mirrors and quarter turns still hold, 8 of 16). */
 static gboolean crystals_off_planes(const TlScanner *s, const TlImageGrid *g, int k) {
   double lo = plane_lo(g, k), v = g->voxel_mm[k];
   for (guint i = 0; i < s->n_crystals; i++) {
@@ -59,6 +61,11 @@ static gboolean crystals_off_planes(const TlScanner *s, const TlImageGrid *g, in
     if (r >= 0 && r <= g->dims[k] && fabs(u - r) * v < 1e-4) return FALSE;
   }
   return TRUE;
+}
+
+/* Whether transform c flips (or, swapping, moves) axis k. */
+static gboolean acts_on(guint c, int k) {
+  return k == 0 ? (c & 5) != 0 : k == 1 ? (c & 6) != 0 : (c & 8) != 0;
 }
 
 typedef struct {
@@ -131,23 +138,18 @@ void tl_sensitivity_symmetry(const TlScanner *s, const TlImageGrid *g, gboolean 
   g_qsort_with_data(l.order, (gint)n, sizeof(guint), by_x, s->crystals);
   g_autoptr(GArray) perms = g_array_new(FALSE, FALSE, sizeof(guint));
   g_autofree guint *perm = g_new(guint, n);
-  gboolean acts[3] = {FALSE, FALSE, FALSE};
+  gboolean off[3];
+  for (int k = 0; k < 3; k++) off[k] = crystals_off_planes(s, g, k);
   for (guint c = 1; c < 16; c++) {
-    if (((c & 4) && !swaps) || !grid_allows(g, c) || !crystal_permutation(s, &l, c, perm))
+    if (((c & 4) && !swaps) || !grid_allows(g, c)) continue;
+    if ((acts_on(c, 0) && !off[0]) || (acts_on(c, 1) && !off[1]) || (acts_on(c, 2) && !off[2]))
       continue;
+    if (!crystal_permutation(s, &l, c, perm)) continue;
     sym->mask |= 1u << c;
     sym->order++;
     g_array_append_vals(perms, perm, n);
-    acts[0] |= (c & 5) != 0;
-    acts[1] |= (c & 6) != 0;
-    acts[2] |= (c & 8) != 0;
   }
   g_free(l.order);
-  for (int k = 0; k < 3; k++)
-    if (acts[k] && !crystals_off_planes(s, g, k)) {
-      *sym = (TlSensSymmetry){.order = 1, .mask = 1, .perm = NULL};
-      return;
-    }
   if (sym->order > 1) sym->perm = (guint32 *)g_array_free(g_steal_pointer(&perms), FALSE);
 }
 
