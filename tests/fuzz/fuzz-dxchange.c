@@ -24,9 +24,12 @@ static void child_setup(void) {
   if (null >= 0) dup2(null, 2), close(null);
 }
 
+static guint disagreements; /* describe's reader lost where load's was not */
+
 static void report(void) {
-  fprintf(stderr, "fuzz-dxchange: reader processes lost (libhdf5 crashes contained): %u\n",
-          tl_isolate_children_lost());
+  fprintf(stderr, "fuzz-dxchange: reader processes lost (libhdf5 crashes contained): %u; "
+          "inputs loaded although describe's reader was lost: %u\n",
+          tl_isolate_children_lost(), disagreements);
 }
 
 /* FUZZ_LOST_DIR=DIR keeps each input that cost a reader process (regression files). */
@@ -51,6 +54,7 @@ int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   GString *info = g_string_new(NULL);
   guint lost = tl_isolate_children_lost();
   gboolean described = tl_format_dxchange.describe(in, info, &e);
+  gboolean describe_lost = tl_isolate_children_lost() != lost;
   keep_if_lost(lost, data, size);
   g_string_free(info, TRUE);
   if (!described) tl_fuzz_check_error(e);
@@ -60,6 +64,15 @@ int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   keep_if_lost(lost, data, size);
   if (!d) {
     tl_fuzz_check_error(e);
+    return 0;
+  }
+  /* Describe and load each read the file in a reader process. libhdf5 1.10 reads freed or
+   * uninitialised memory on some damaged files (docs/formats.md), so one of the two readers
+   * can crash where the other does not: that disagreement is libhdf5's, contained, and
+   * counted. Describe failing with a GError of Tomolab's own checks while load succeeds is
+   * a finding. */
+  if (!described && describe_lost) {
+    disagreements++;
     return 0;
   }
   TL_FUZZ_CHECK(described, "loads but describe failed");
