@@ -144,6 +144,14 @@ static void test_hostile(void) {
 }
 
 int main(int argc, char **argv) {
+  /* scripts/fuzz.sh: --write-seeds DIR writes small stacks (float32 and uint16, 1 and 4 pages)
+   * as fuzz-tiff's seeds, by libtiff as above */
+  if (argc == 3 && strcmp(argv[1], "--write-seeds") == 0) {
+    dir = g_strdup(argv[2]);
+    g_free(write_tiff("f32.tif", N, W, H, 0, li));
+    g_free(write_tiff("u16.tif", 1, W, H, 1, counts));
+    return 0;
+  }
   g_test_init(&argc, &argv, NULL);
   dir = g_dir_make_tmp("tl-tiff-XXXXXX", NULL);
   g_assert_nonnull(dir);
