@@ -255,6 +255,10 @@ gboolean tl_plot_save_csv(TlPlot *self, const char *path, GError **error) {
   return ok;
 }
 
+void tl_plot_render(TlPlot *self, cairo_t *cr, int width, int height) {
+  draw(self, cr, width, height, TRUE);
+}
+
 gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height, GError **error) {
   cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
   cairo_t *cr = cairo_create(surface);
