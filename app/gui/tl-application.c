@@ -52,7 +52,8 @@ static const GOptionEntry kOptions[] = {
    "norm=FILE.tln, randoms=delayeds|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
    "calibration=F, isotope=NAME, frame-start=S, duration=S (images in Bq/mL), "
    "filter=SPEC, filter-every=N, "
-   "kernel=NAME=FILE.comp, profile=1 (the profiling table open)", "KEY=VALUE"},
+   "kernel=NAME=FILE.comp, profile=1 (the profiling table open), panel=corrections (the side "
+   "panel scrolled to its Corrections group)", "KEY=VALUE"},
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
@@ -283,6 +284,8 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
         ok = (x = g_ascii_strtod(v, &end), end && end != v && !*end && isfinite(x) &&
               (g_str_equal(key, "frame-start") ? x >= 0 : x > 0)),
         g_variant_dict_insert(&d, key, "d", x);
+      else if (ok && g_str_equal(key, "panel") && g_str_equal(v, "corrections"))
+        g_variant_dict_insert(&d, key, "s", v);
       else if (ok && g_str_equal(key, "isotope"))
         ok = tl_isotope_find(v, NULL) != NULL, g_variant_dict_insert(&d, key, "s", v);
       else if (ok && g_str_equal(key, "kernel") && strchr(v, '='))

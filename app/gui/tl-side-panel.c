@@ -196,7 +196,7 @@ static void update_scatter_choices(TlSidePanel *self) {
   int kinds[3];
   guint n = 0;
   kinds[n] = TL_PET_SCATTER_OFF, labels[n++] = "Off";
-  if (sss) kinds[n] = TL_PET_SCATTER_SSS, labels[n++] = "Single scatter simulation";
+  if (sss) kinds[n] = TL_PET_SCATTER_SSS, labels[n++] = "SSS";
   kinds[n] = TL_PET_SCATTER_FILE, labels[n++] = "From a file";
   for (guint i = 0; i < n; i++) self->scatter_kinds[i] = kinds[i];
   self->n_scatter_kinds = n;
@@ -219,9 +219,12 @@ static void update_pet_rows(TlSidePanel *self) {
                "recon --randoms-out writes one; a scanner's list mode, e.g. the mMR's, has delayeds)");
   gtk_widget_set_visible(GTK_WIDGET(self->randoms_file_row), selected_randoms(self) == TL_PET_RANDOMS_FILE);
   gboolean sss = selected_scatter(self) == TL_PET_SCATTER_SSS;
-  gtk_widget_set_tooltip_text(GTK_WIDGET(self->scatter_row), !self->list_mode || selected_mu(self) != TL_PET_MU_NONE
-      ? NULL : "Single scatter simulation needs attenuation correction (the μ-map is the scattering "
-               "medium): choose a μ-map above, or a scatter estimate file");
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->scatter_row), !self->list_mode ? NULL
+      : selected_mu(self) != TL_PET_MU_NONE
+      ? "SSS: single scatter simulation of the current image (Watson 2000), scaled to the data "
+        "by the tail fit; or a scatter estimate file (.tlsc)"
+      : "Single scatter simulation needs attenuation correction (the μ-map is the scattering "
+        "medium): choose a μ-map above, or a scatter estimate file");
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_rounds_row), sss);
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_file_row), selected_scatter(self) == TL_PET_SCATTER_FILE);
   /* the normalisation's switch: once a file is chosen */
@@ -689,13 +692,15 @@ gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibrat
   self->quiet = TRUE; /* the children first, then one change */
   if (!isnan(calibration)) {
     char text[G_ASCII_DTOSTR_BUF_SIZE];
-    gtk_editable_set_text(GTK_EDITABLE(self->calibration_row), g_ascii_dtostr(text, sizeof text, calibration));
+    gtk_editable_set_text(GTK_EDITABLE(self->calibration_row),
+                          g_ascii_formatd(text, sizeof text, "%.9g", calibration));
   }
   if (sel != G_MAXUINT) adw_combo_row_set_selected(self->isotope_row, sel);
   if (!isnan(frame_start_s)) gtk_spin_button_set_value(self->frame_start_spin, frame_start_s);
   if (!isnan(duration_s)) gtk_spin_button_set_value(self->duration_spin, duration_s);
   gboolean was = adw_expander_row_get_enable_expansion(self->quant_row);
   adw_expander_row_set_enable_expansion(self->quant_row, on);
+  adw_expander_row_set_expanded(self->quant_row, on); /* the values in view */
   update_pet_rows(self);
   self->quiet = quiet;
   if (was || on) emit(self, "algorithm");
@@ -705,11 +710,10 @@ gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibrat
 void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s) {
   gboolean quiet = self->quiet;
   self->quiet = TRUE;
+  /* data without a stated frame: 0, never the previous data's (the job then asks for it) */
   self->data_duration = duration_s > 0 ? duration_s : 0;
-  if (duration_s > 0) {
-    gtk_spin_button_set_value(self->duration_spin, duration_s);
-    gtk_spin_button_set_value(self->frame_start_spin, MAX(start_s, 0));
-  }
+  gtk_spin_button_set_value(self->duration_spin, self->data_duration);
+  gtk_spin_button_set_value(self->frame_start_spin, duration_s > 0 ? MAX(start_s, 0) : 0);
   update_pet_rows(self);
   self->quiet = quiet;
 }
@@ -742,4 +746,28 @@ void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every)
   if (f->kind == TL_FILTER_GAUSS) gtk_spin_button_set_value(self->fwhm_spin, f->fwhm_mm);
   adw_combo_row_set_selected(self->placement_row, every ? 1 : 0);
   if (every) gtk_spin_button_set_value(self->every_spin, every);
+}
+
+/* Once the panel is laid out (its scrolled window knows its range): the Corrections group at
+ * the top; a few frames at most. */
+static gboolean scroll_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
+  TlSidePanel *self = TL_SIDE_PANEL(w);
+  guint *frames = data;
+  GtkScrolledWindow *sw = GTK_SCROLLED_WINDOW(adw_bin_get_child(ADW_BIN(self)));
+  GtkWidget *content = gtk_widget_get_parent(GTK_WIDGET(self->pet_group)); /* the panel's box */
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(sw);
+  graphene_rect_t r;
+  if (gtk_widget_compute_bounds(GTK_WIDGET(self->pet_group), content, &r)) {
+    double want = MAX(r.origin.y - 6, 0);
+    gtk_adjustment_set_value(adj, want);
+    if (fabs(gtk_adjustment_get_value(adj) - want) < 1 && gtk_widget_get_height(content) > 0 &&
+        ++*frames > 3)
+      return G_SOURCE_REMOVE;
+  }
+  return ++frames[1] < 120 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+void tl_side_panel_show_corrections(TlSidePanel *self) {
+  guint *frames = g_new0(guint, 2);
+  gtk_widget_add_tick_callback(GTK_WIDGET(self), scroll_tick, frames, g_free);
 }

@@ -79,10 +79,14 @@ gboolean tl_side_panel_set_norm(TlSidePanel *self, gboolean on);
  * start and duration (NAN / NULL: keep). FALSE for an unknown isotope (nothing changed). */
 gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibration,
                                  const char *isotope, double frame_start_s, double duration_s);
-/* The data's frame (from the file; duration 0: none stated): the defaults of the Bq/mL rows.
- * Quiet. */
+/* The data's frame (from the file; duration 0: none stated, and the rows are reset to 0 rather
+ * than keep another dataset's): the defaults of the Bq/mL rows. Quiet. */
 void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s);
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
+
+/* Scrolls the Corrections group to the top of the panel once it is laid out (--set
+ * panel=corrections: the documentation's screenshots). */
+void tl_side_panel_show_corrections(TlSidePanel *self);
 
 G_END_DECLS

@@ -323,6 +323,9 @@ void tl_window_apply_settings(TlWindow *self, GVariant *set) {
     g_variant_lookup(set, "filter-every", "u", &every);
     if (tl_filter_parse(filter, &f, NULL)) tl_side_panel_set_filter(self->side_panel, &f, every);
   }
+  const char *panel = NULL;
+  if (g_variant_lookup(set, "panel", "&s", &panel) && g_str_equal(panel, "corrections"))
+    tl_side_panel_show_corrections(self->side_panel);
   gboolean expand = FALSE;
   if (g_variant_lookup(set, "profile", "b", &expand))
     tl_profile_view_set_expanded(self->profile_view, expand);

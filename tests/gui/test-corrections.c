@@ -241,7 +241,7 @@ static void test_rows(void) {
   g_assert_false(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS));
   g_assert_nonnull(gtk_widget_get_tooltip_text(randoms_row));
   g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 2));
-  g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(scatter_row), "attenuation"));
+  g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(scatter_row), "needs attenuation"));
   g_assert_false(gtk_widget_get_visible(rounds_row));
   g_assert_false(gtk_widget_get_sensitive(norm_switch)); /* no file chosen */
   g_assert_false(tl_side_panel_set_norm(panel, TRUE));
@@ -255,7 +255,7 @@ static void test_rows(void) {
 
   /* attenuated: the phantom's map by default, and SSS offered with its rounds */
   simulate_in_window(win, TRUE);
-  g_assert_null(gtk_widget_get_tooltip_text(scatter_row));
+  g_assert_null(strstr(gtk_widget_get_tooltip_text(scatter_row), "needs attenuation"));
   g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 3));
   wait_prepared(win);
   g_assert_true(gtk_widget_get_visible(rounds_row));
@@ -362,8 +362,8 @@ static void test_model(void) {
     g_assert_cmpfloat(m.randoms->factor[i], ==, randoms->factor[i]);
   g_assert_cmpuint(m.n_data, ==, data.lm->n_events);
   double ref = additive_reference(randoms, NULL, data.norm);
-  g_test_message("iteration 1: additive term %.6g, reference %.6g (randoms total %.6g)",
-                 m.additive_sum, ref, randoms->total);
+  g_test_message("iteration 1: additive term %.6g, reference %.6g (relative %.1e; randoms total "
+                 "%.6g)", m.additive_sum, ref, fabs(m.additive_sum / ref - 1), randoms->total);
   g_assert_cmpfloat(fabs(m.additive_sum - ref), <=, 1e-5 * ref);
   tl_job_model_clear(&m);
 
@@ -404,15 +404,16 @@ static void test_model(void) {
     }
   g_hash_table_unref(y);
   double k = num / den;
-  g_test_message("scatter round: k %.6g (job %.6g) on %" G_GUINT64_FORMAT " tail pairs, "
-                 "scatter total %.1f of %" G_GUINT64_FORMAT " prompts", k, e->scale, tail_pairs,
-                 k * total, data.lm->n_events);
+  g_test_message("scatter round: k %.9g (job %.9g, relative %.1e) on %" G_GUINT64_FORMAT
+                 " tail pairs, scatter total %.1f of %" G_GUINT64_FORMAT " prompts", k, e->scale,
+                 fabs(e->scale / k - 1), tail_pairs, k * total, data.lm->n_events);
   g_assert_cmpuint(m.fit.tail_pairs, ==, tail_pairs);
   g_assert_cmpfloat(fabs(e->scale - k), <=, 1e-9 * fabs(k));
   g_assert_cmpfloat(k * total, >, 0.02 * data.lm->n_events); /* a scatter worth correcting */
   /* and the term the solver divides by: randoms + n S per event */
   double ref2 = additive_reference(randoms, e, data.norm);
-  g_test_message("after the round: additive term %.6g, reference %.6g", m.additive_sum, ref2);
+  g_test_message("after the round: additive term %.6g, reference %.6g (relative %.1e)",
+                 m.additive_sum, ref2, fabs(m.additive_sum / ref2 - 1));
   g_assert_cmpfloat(fabs(m.additive_sum - ref2), <=, 1e-5 * ref2);
   g_assert_cmpfloat(fabs(m.additive_sum - ref), >, 1e-3 * ref); /* the scatter is in it */
   tl_job_model_clear(&m);
@@ -590,9 +591,11 @@ static void test_profiles(void) {
                  tl_ray_integral(m.image, pa, pb, G_MAXDOUBLE);
     }
   tl_job_model_clear(&m);
-  g_test_message("plane (0, %u): measured %.0f (ref %.0f), expected %.6g, randoms %.6g (ref %.6g), "
-                 "scatter %.6g (ref %.6g), D A x %.6g (ref %.6g)", ax, measured, m_ref, expected,
-                 rnd, r_ref, sct, s_ref, expected - rnd - sct, dax_ref);
+  g_test_message("plane (0, %u): measured %.0f (ref %.0f), expected %.6g, randoms %.6g (ref %.6g, "
+                 "%.1e), scatter %.6g (ref %.6g, %.1e), D A x %.6g (ref %.6g, %.1e)", ax, measured,
+                 m_ref, expected, rnd, r_ref, fabs(rnd / r_ref - 1), sct, s_ref,
+                 fabs(sct / s_ref - 1), expected - rnd - sct, dax_ref,
+                 fabs((expected - rnd - sct) / dax_ref - 1));
   g_assert_cmpfloat(measured, ==, m_ref);
   g_assert_cmpfloat(fabs(rnd - r_ref), <=, 1e-5 * r_ref);
   g_assert_cmpfloat(fabs(sct - s_ref), <=, 1e-5 * s_ref);
