@@ -243,6 +243,13 @@ static void test_file(void) {
   g_assert_cmpfloat(fabs(back->total / brute - 1), <, 1e-12);
   g_assert_cmpfloat(fabs(r->total / brute - 1), <, 1e-9);
   g_assert_cmpstr(back->source, ==, path);
+  /* a copy owns its source: the reconstruction keeps a copy of the caller's randoms, and a
+   * shared string was freed by both (glibc: "corrupted double-linked list") */
+  g_autoptr(TlRandoms) copy = tl_randoms_copy(back);
+  g_assert_true(copy->source != back->source);
+  g_assert_cmpstr(copy->source, ==, path);
+  g_assert_true(copy->factor != back->factor);
+  g_assert_cmpmem(copy->factor, N * sizeof(double), back->factor, N * sizeof(double));
 
   /* hand-written files */
   g_autofree char *key = tl_scanner_key(s.sc);

@@ -161,9 +161,114 @@ static void test_expected_plane(void) {
   tl_test_context_done(ctx);
 }
 
+/* The plane under the whole model ybar = n_ab exp(-(A mu)_ab) (A x)_ab + r_ab + n_ab S_ab
+ * (tl_sinogram_model_plane) against the C reference's Siddon integrals of x and mu with
+ * hand-made efficiencies, randoms factors and a scatter estimate sampled at every crystal (its
+ * values per pair exactly); the randoms and scatter planes alone. */
+static void test_model_plane(void) {
+  TlContext *ctx = tl_test_context();
+  TlScanner *fx = fx_ring_scanner(3, 10, 2, 4.0f, 35.0f, 5.0f, 2);
+  g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  GError *error = NULL;
+  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, 2, &error);
+  g_assert_no_error(error);
+  TlImageGrid g = fx_grid(20, 20, 3, 3.0f, 3.0f, 5.0f);
+  g_autoptr(TlImage) x = tl_image_new(&g);
+  g_autoptr(TlImage) mu = tl_image_new(&g);
+  for (guint64 i = 0; i < fx_voxels(&g); i++) {
+    x->data[i] = 0.5f + (float)(i % 7) / 4.0f;
+    mu->data[i] = 0.002f * (float)(i % 5);
+  }
+  guint C = sc->crystals_per_ring, n = sc->n_crystals;
+  g_autoptr(TlNorm) norm = tl_norm_new(sc, FALSE, FALSE, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlRandoms) rnd = g_new0(TlRandoms, 1);
+  rnd->n_crystals = n;
+  rnd->factor = g_new(double, n);
+  for (guint i = 0; i < n; i++) {
+    norm->efficiency[i] = 0.7f + 0.05f * (float)(i % 9);
+    rnd->factor[i] = 0.01 + 0.002 * (i % 11);
+  }
+  g_assert_true(tl_norm_update(norm, "test", &error));
+  /* every crystal a sampled detector: d = ring * C + t, the crystal's own id */
+  g_autoptr(TlScatterEstimate) e = g_new0(TlScatterEstimate, 1);
+  e->scanner = tl_scanner_copy(sc);
+  e->n_t = C;
+  e->n_r = sc->n_rings;
+  e->transaxial = g_new(guint, C);
+  e->ring = g_new(guint, sc->n_rings);
+  for (guint t = 0; t < C; t++) e->transaxial[t] = t;
+  for (guint r = 0; r < sc->n_rings; r++) e->ring[r] = r;
+  guint64 np = (guint64)n * (n + 1) / 2;
+  e->values = g_new(float, np);
+  for (guint64 i = 0; i < np; i++) e->values[i] = 0.25f + 0.01f * (float)(i % 13);
+  e->scale = 1.5;
+  g_assert_true(tl_scatter_estimate_prepare(e, "test", &error));
+  g_assert_no_error(error);
+  TlSinogramModel model = {.projector = "siddon", .mu = mu, .norm = norm, .randoms = rnd,
+                           .scatter = e};
+  guint n_plane = s->n_views * s->n_tangential;
+  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments 0, +1, +2 */
+    guint ax = s->n_axial[seg] - 1;
+    g_autofree float *plane = g_new(float, n_plane);
+    g_autofree float *pr = g_new(float, n_plane);
+    g_autofree float *ps = g_new(float, n_plane);
+    g_assert_true(tl_sinogram_model_plane(ctx, s, seg, ax, sc, x, &model, plane, pr, ps, &error));
+    g_assert_no_error(error);
+    gint rd = s->min_ring_difference[seg];
+    guint r1 = rd >= 0 ? ax : ax - rd, r2 = r1 + rd;
+    guint checked = 0;
+    for (guint a = r1 * C; a < (r1 + 1) * C; a++)
+      for (guint b = r2 * C; b < (r2 + 1) * C; b++) {
+        guint64 bin;
+        if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) continue;
+        guint64 off = tl_sinogram_segment_offset(s, seg);
+        if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) continue;
+        guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
+        guint t = (guint)((bin - off) % s->n_tangential);
+        guint px = v * s->n_tangential + t;
+        if (!tl_scanner_pair_allowed(sc, a, b)) {
+          g_assert_cmpfloat(plane[px], ==, 0);
+          continue;
+        }
+        double p0[3], p1[3];
+        for (int k = 0; k < 3; k++)
+          p0[k] = sc->crystals[a].centre[k], p1[k] = sc->crystals[b].centre[k];
+        TlRefModel m = {.kind = TL_REF_SIDDON};
+        /* n_ab = eps_a eps_b (no geometric classes); S_ab = scale x the pair's own value */
+        double nab = (double)norm->efficiency[a] * norm->efficiency[b];
+        double dax = nab * exp(-tl_ref_forward_model(&m, &g, p0, p1, mu->data)) *
+                     tl_ref_forward_model(&m, &g, p0, p1, x->data);
+        double r = rnd->factor[a] * rnd->factor[b];
+        double sc_ab = nab * e->scale * e->values[tl_scatter_tri(MIN(a, b), MAX(a, b))];
+        double want = dax + r + sc_ab;
+        g_assert_cmpfloat(fabs(plane[px] - want), <=, 1e-5 * want);
+        g_assert_cmpfloat(fabs(pr[px] - r), <=, 1e-6 * r);
+        g_assert_cmpfloat(fabs(ps[px] - sc_ab), <=, 1e-6 * sc_ab);
+        checked++;
+      }
+    g_assert_cmpuint(checked, >, 20);
+  }
+  /* an estimate of another scanner is refused, naming both */
+  TlScanner *fx2 = fx_ring_scanner(3, 10, 2, 4.0f, 36.0f, 5.0f, 2);
+  g_autoptr(TlScanner) other = tl_scanner_copy(fx2);
+  fx_scanner_free(fx2);
+  tl_scanner_free(e->scanner);
+  e->scanner = g_steal_pointer(&other);
+  model.norm = NULL;
+  g_autofree float *plane = g_new(float, n_plane);
+  g_assert_false(tl_sinogram_model_plane(ctx, s, 0, 0, sc, x, &model, plane, NULL, NULL, &error));
+  g_assert_nonnull(error);
+  g_test_message("%s", error->message);
+  g_clear_error(&error);
+  tl_test_context_done(ctx);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   g_test_add_func("/sinogram-hist/expected-plane", test_expected_plane);
+  g_test_add_func("/sinogram-hist/model-plane", test_model_plane);
   g_test_add_func("/sinogram-hist/pairs-and-bins", test_pairs_and_bins);
   g_test_add_func("/sinogram-hist/events", test_events);
   return g_test_run();

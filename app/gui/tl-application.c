@@ -5,6 +5,7 @@
 #include "tl-screenshot.h"
 #include "tl-window.h"
 #include "tl-data-view.h"
+#include "pet/tl-units.h"
 
 #ifndef TL_VERSION
 #define TL_VERSION "0.0.0"
@@ -47,9 +48,12 @@ static const GOptionEntry kOptions[] = {
    "file opened", "N"},
   {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
    "With --demo or a FILE: a setting of the run (repeatable): algo=NAME, subsets=N, "
-   "iterations=N, prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1, randoms=1, "
+   "iterations=N, prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1|MU.nii, "
+   "norm=FILE.tln, randoms=delayeds|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
+   "calibration=F, isotope=NAME, frame-start=S, duration=S (images in Bq/mL), "
    "filter=SPEC, filter-every=N, "
-   "kernel=NAME=FILE.comp, profile=1 (the profiling table open)", "KEY=VALUE"},
+   "kernel=NAME=FILE.comp, profile=1 (the profiling table open), panel=corrections (the side "
+   "panel scrolled to its Corrections group)", "KEY=VALUE"},
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
@@ -208,6 +212,17 @@ static void tl_application_open(GApplication *app, GFile **files, int n_files, c
   tl_window_open_file(TL_WINDOW(active), path);
 }
 
+static gboolean is_flag(const char *v) {
+  return g_str_equal(v, "1") || g_str_equal(v, "0") || g_str_equal(v, "true") || g_str_equal(v, "false");
+}
+
+/* A file named in --set, absolute (the run reads it later); the array owns the string. */
+static const char *path_arg(const char *v, GPtrArray **paths) {
+  char *p = g_canonicalize_filename(v, NULL);
+  g_ptr_array_add(*paths, p);
+  return p;
+}
+
 static gint tl_application_handle_local_options(GApplication *app, GVariantDict *options) {
   TlApplication *self = TL_APPLICATION(app);
   if (g_variant_dict_contains(options, "version")) {
@@ -227,6 +242,7 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
     GVariantDict d;
     g_variant_dict_init(&d, NULL);
     GPtrArray *kernels = g_ptr_array_new();
+    GPtrArray *paths = g_ptr_array_new_with_free_func(g_free); /* absolute file names, kept here */
     for (guint i = 0; sets[i]; i++) {
       const char *eq = strchr(sets[i], '=');
       g_autofree char *key = eq ? g_strndup(sets[i], eq - sets[i]) : g_strdup(sets[i]);
@@ -245,9 +261,33 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
       else if (ok && g_str_equal(key, "beta"))
         ok = (x = g_ascii_strtod(v, &end), end && !*end && x >= 0 && isfinite(x)),
         g_variant_dict_insert(&d, key, "d", x);
+      else if (ok && g_str_equal(key, "attenuation") && !is_flag(v)) /* a mu-map file */
+        g_variant_dict_insert(&d, "mu", "s", path_arg(v, &paths));
       else if (ok && (g_str_equal(key, "tof") || g_str_equal(key, "attenuation") ||
-                      g_str_equal(key, "randoms") || g_str_equal(key, "profile")))
-        g_variant_dict_insert(&d, key, "b", g_str_equal(v, "1") || g_str_equal(v, "true"));
+                      g_str_equal(key, "profile")))
+        ok = is_flag(v), g_variant_dict_insert(&d, key, "b", g_str_equal(v, "1") || g_str_equal(v, "true"));
+      else if (ok && g_str_equal(key, "norm") && *v)
+        g_variant_dict_insert(&d, key, "s", path_arg(v, &paths));
+      else if (ok && (g_str_equal(key, "randoms") || g_str_equal(key, "scatter")) && *v) {
+        /* randoms=1 (older scripts) is the delayeds; 0 / false / off none; else a file */
+        const char *word = g_str_equal(key, "randoms") ? "delayeds" : "sss";
+        const char *k = g_str_equal(v, word) || (*word == 'd' && (g_str_equal(v, "1") || g_str_equal(v, "true")))
+                            ? word
+                        : g_str_equal(v, "0") || g_str_equal(v, "false") || g_str_equal(v, "off") ? "off"
+                                                                                               : NULL;
+        g_variant_dict_insert(&d, key, "s", k ? k : path_arg(v, &paths));
+      } else if (ok && g_str_equal(key, "scatter-rounds"))
+        ok = g_ascii_string_to_unsigned(v, 10, 1, 100, &u, NULL),
+        g_variant_dict_insert(&d, key, "u", (guint)u);
+      else if (ok && (g_str_equal(key, "calibration") || g_str_equal(key, "duration") ||
+                      g_str_equal(key, "frame-start")))
+        ok = (x = g_ascii_strtod(v, &end), end && end != v && !*end && isfinite(x) &&
+              (g_str_equal(key, "frame-start") ? x >= 0 : x > 0)),
+        g_variant_dict_insert(&d, key, "d", x);
+      else if (ok && g_str_equal(key, "panel") && g_str_equal(v, "corrections"))
+        g_variant_dict_insert(&d, key, "s", v);
+      else if (ok && g_str_equal(key, "isotope"))
+        ok = tl_isotope_find(v, NULL) != NULL, g_variant_dict_insert(&d, key, "s", v);
       else if (ok && g_str_equal(key, "kernel") && strchr(v, '='))
         g_ptr_array_add(kernels, (gpointer)v);
       else
@@ -255,10 +295,29 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
       if (!ok) {
         g_printerr("tomolab: --set %s: unknown key or bad value (see --help)\n", sets[i]);
         g_ptr_array_unref(kernels);
+        g_ptr_array_unref(paths);
         g_variant_dict_clear(&d);
         return 1;
       }
     }
+    /* keys that need another, as the command line's recon says */
+    const char *need = NULL;
+    if (!g_variant_dict_contains(&d, "calibration") &&
+        (g_variant_dict_contains(&d, "isotope") || g_variant_dict_contains(&d, "duration") ||
+         g_variant_dict_contains(&d, "frame-start")))
+      need = "--set isotope, duration and frame-start need --set calibration=F";
+    const char *scatter = NULL;
+    g_variant_dict_lookup(&d, "scatter", "&s", &scatter);
+    if (g_variant_dict_contains(&d, "scatter-rounds") && g_strcmp0(scatter, "sss") != 0)
+      need = "--set scatter-rounds needs --set scatter=sss";
+    if (need) {
+      g_printerr("tomolab: %s\n", need);
+      g_ptr_array_unref(kernels);
+      g_ptr_array_unref(paths);
+      g_variant_dict_clear(&d);
+      return 1;
+    }
+    g_ptr_array_unref(paths);
     if (kernels->len)
       g_variant_dict_insert_value(&d, "kernel",
                                   g_variant_new_strv((const char *const *)kernels->pdata, kernels->len));

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "tl-slice-view.h"
+#include "tl-plot.h"
 #include "pet/tl-sinogram-hist.h"
 #include "ct/tl-ct-projector.h"
 
@@ -27,6 +28,9 @@ struct _TlDataView {
   guint pw, ph;             /* plane width x height (PET: tangential x views; CT: u x v) */
   guint ax;
   float *planes[3];         /* measured, expected, residual of the shown plane */
+  float *additive[2];       /* PET: the expected plane's randoms and scatter alone (NULL: the
+                               model has none) */
+  TlPlot *profile;          /* PET: the planes summed over views */
   guint busy, updates;
   gboolean dirty;           /* an update was asked for while one ran */
   gboolean disposed;
@@ -58,6 +62,34 @@ static void show_plane(TlDataView *self, int which) {
   tl_slice_view_set_levels(self->views[which], lo, hi > lo ? hi : lo + 1);
 }
 
+/* The profiles of the shown plane summed over views (rows), per tangential position: measured,
+ * expected (D A x + randoms + scatter) and the additive parts alone, on one y range. */
+static const char *const kProfileNames[4] = {"measured", "expected (D·A·x + randoms + scatter)",
+                                              "randoms", "scatter"};
+
+static void update_profile(TlDataView *self) {
+  tl_plot_clear(self->profile);
+  if (self->is_ct || !self->pw || !self->planes[0]) return;
+  static const GdkRGBA colours[4] = {{0.92, 0.92, 0.92, 1}, {0.98, 0.6, 0.2, 1},
+                                     {0.35, 0.7, 1.0, 1}, {0.45, 0.85, 0.45, 1}};
+  const float *src[4] = {self->planes[0], self->planes[1], self->additive[0], self->additive[1]};
+  guint nt = self->pw, nv = self->ph;
+  g_autofree double *x = g_new(double, nt), *y = g_new(double, nt);
+  gint t0 = -(gint)(nt / 2);
+  for (guint t = 0; t < nt; t++) x[t] = t0 + (gint)t;
+  for (int k = 0; k < 4; k++) {
+    if (!src[k]) continue;
+    guint series = tl_plot_add_series(self->profile, kProfileNames[k], &colours[k], k >= 2);
+    tl_plot_set_series_group(self->profile, series, 1); /* one y range: they add up */
+    for (guint t = 0; t < nt; t++) {
+      double sum = 0;
+      for (guint v = 0; v < nv; v++) sum += src[k][(gsize)v * nt + t];
+      y[t] = sum;
+    }
+    tl_plot_set_series(self->profile, series, x, y, nt);
+  }
+}
+
 static void update_residual(TlDataView *self) {
   g_clear_pointer(&self->planes[2], g_free);
   if (self->planes[0] && self->planes[1]) {
@@ -67,12 +99,15 @@ static void update_residual(TlDataView *self) {
   }
   show_plane(self, 1);
   show_plane(self, 2);
+  update_profile(self);
 }
 
 static void measured_plane(TlDataView *self) {
   g_clear_pointer(&self->planes[0], g_free);
   g_clear_pointer(&self->planes[1], g_free);
   g_clear_pointer(&self->planes[2], g_free);
+  g_clear_pointer(&self->additive[0], g_free);
+  g_clear_pointer(&self->additive[1], g_free);
   if (self->is_ct && self->dataset && self->dataset->ct) {
     /* view ax, row 0 on screen the top: the last detector row (as the projection view) */
     const TlCtData *ct = self->dataset->ct;
@@ -117,6 +152,7 @@ typedef struct {
   guint seg, ax, generation;
   gboolean ct;           /* CT: view ax of the dataset's geometry re-projected */
   float *out;
+  float *additive[2];    /* PET: the randoms and scatter of the plane (NULL: none in the model) */
   GObject *window;
 } Expected;
 
@@ -128,19 +164,45 @@ static void expected_free(gpointer p) {
   if (e->sino) tl_sinogram_free(e->sino);
   if (e->dataset) tl_dataset_unref(e->dataset);
   g_free(e->out);
+  g_free(e->additive[0]);
+  g_free(e->additive[1]);
   g_free(e);
 }
 
 static void expected_thread(GTask *task, gpointer source, gpointer data, GCancellable *c) {
   Expected *e = data;
   GError *error = NULL;
+  gboolean ok;
+  if (!e->ct) {
+    /* PET: the job's own model (the iterate, D, the randoms and the scatter of this
+     * sub-iteration), so the residual is measured - everything the model expects */
+    TlJobModel m;
+    if (!tl_runner_read_model(e->target.runner, &m, &error)) {
+      g_task_return_error(task, error);
+      return;
+    }
+    guint n = e->sino->n_views * e->sino->n_tangential;
+    e->out = g_new(float, n);
+    if (m.randoms) e->additive[0] = g_new(float, n);
+    if (m.randoms || m.scatter) e->additive[1] = g_new(float, n); /* 0 until a scatter estimate */
+    TlSinogramModel sm = {.projector = m.projector, .mu = m.mu, .norm = m.norm,
+                          .randoms = m.randoms, .scatter = m.scatter};
+    /* between two sub-iterations, like every other use of the run's device */
+    tl_runner_lock_device(e->target.runner);
+    ok = tl_sinogram_model_plane(e->target.ctx, e->sino, e->seg, e->ax, e->scanner, m.image, &sm,
+                                 e->out, e->additive[0], e->additive[1], &error);
+    tl_runner_unlock_device(e->target.runner);
+    tl_job_model_clear(&m);
+    if (ok) g_task_return_boolean(task, TRUE);
+    else g_task_return_error(task, error);
+    return;
+  }
   g_autoptr(TlImage) x = tl_runner_read_image(e->target.runner, &error);
   if (!x) {
     g_task_return_error(task, error);
     return;
   }
-  gboolean ok;
-  if (e->ct) {
+  {
     /* the current image re-projected into view ax: line integrals, or the counts
      * i0 exp(-line integral) the scan holds */
     const TlCtData *ct = e->dataset->ct;
@@ -173,13 +235,6 @@ static void expected_thread(GTask *task, gpointer source, gpointer data, GCancel
           e->out[(gsize)r * nu + u] = ct->values == TL_CT_COUNTS ? (float)(ct->i0 * exp(-v)) : v;
         }
     }
-  } else {
-    e->out = g_new(float, e->sino->n_views * e->sino->n_tangential);
-    /* between two sub-iterations, like every other use of the run's device */
-    tl_runner_lock_device(e->target.runner);
-    ok = tl_sinogram_expected_plane(e->target.ctx, e->sino, e->seg, e->ax, e->scanner, x,
-                                    e->target.projector, e->target.mu, e->out, &error);
-    tl_runner_unlock_device(e->target.runner);
   }
   if (ok) g_task_return_boolean(task, TRUE);
   else g_task_return_error(task, error);
@@ -208,6 +263,10 @@ static void expected_done(GObject *source, GAsyncResult *res, gpointer data) {
   if (ok && e->generation == self->generation) {
     g_free(self->planes[1]);
     self->planes[1] = g_steal_pointer(&e->out);
+    for (int k = 0; k < 2; k++) {
+      g_free(self->additive[k]);
+      self->additive[k] = g_steal_pointer(&e->additive[k]);
+    }
     self->updates++;
     update_residual(self);
   } else if (!ok) {
@@ -333,6 +392,7 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
   for (int i = 0; i < 3; i++) show_plane(self, i);
   gtk_widget_set_visible(GTK_WIDGET(self->rd_spin), TRUE);
   gtk_widget_set_visible(self->rd_label, TRUE);
+  gtk_widget_set_visible(GTK_WIDGET(self->profile), !(d && d->ct));
   if (d && d->ct) {
     /* CT: each view's projection, its re-projection and the residual */
     self->dataset = tl_dataset_ref(d);
@@ -417,8 +477,11 @@ guint tl_data_view_get_expected_updates(TlDataView *self) { return self->updates
 const float *tl_data_view_get_plane(TlDataView *self, int which, guint *n_views, guint *n_t) {
   if (n_views) *n_views = self->ph;
   if (n_t) *n_t = self->pw;
-  return which >= 0 && which < 3 ? self->planes[which] : NULL;
+  return which >= 0 && which < 3 ? self->planes[which]
+         : which >= 3 && which < 5 ? self->additive[which - 3] : NULL;
 }
+
+TlPlot *tl_data_view_get_profile_plot(TlDataView *self) { return self->profile; }
 
 gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **error) {
   GdkTexture *t[3];
@@ -452,7 +515,25 @@ gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **erro
                      GDK_INTERP_NEAREST);
     x += tw + gap;
   }
-  return gdk_pixbuf_save(out, path, "png", error, NULL);
+  if (tl_plot_n_series(self->profile) == 0)
+    return gdk_pixbuf_save(out, path, "png", error, NULL);
+  /* PET: the profiles below the planes, as wide */
+  int W = gdk_pixbuf_get_width(out), H = gdk_pixbuf_get_height(out), plot_h = MAX(240, W / 4);
+  cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, W, H + plot_h);
+  cairo_t *cr = cairo_create(surface);
+  gdk_cairo_set_source_pixbuf(cr, out, 0, 0);
+  cairo_paint(cr);
+  cairo_translate(cr, 0, H);
+  tl_plot_render(self->profile, cr, W, plot_h);
+  cairo_destroy(cr);
+  cairo_status_t st = cairo_surface_write_to_png(surface, path);
+  cairo_surface_destroy(surface);
+  if (st != CAIRO_STATUS_SUCCESS) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "Could not write %s: %s", path,
+                cairo_status_to_string(st));
+    return FALSE;
+  }
+  return TRUE;
 }
 
 static void on_rd(GtkSpinButton *b, TlDataView *self) {
@@ -480,6 +561,7 @@ static void tl_data_view_finalize(GObject *o) {
   TlDataView *self = TL_DATA_VIEW(o);
   g_clear_pointer(&self->sino, tl_sinogram_free);
   for (int i = 0; i < 3; i++) g_free(self->planes[i]);
+  for (int i = 0; i < 2; i++) g_free(self->additive[i]);
   G_OBJECT_CLASS(tl_data_view_parent_class)->finalize(o);
 }
 
@@ -494,7 +576,12 @@ static void tl_data_view_init(TlDataView *self) {
   gtk_window_set_title(GTK_WINDOW(self), "Data");
   gtk_window_set_default_size(GTK_WINDOW(self), 1100, 520);
   GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 6);
-  gtk_box_append(GTK_BOX(box), adw_header_bar_new());
+  GtkWidget *header = adw_header_bar_new();
+  GtkWidget *export = gtk_button_new_with_label("Export Plots…");
+  gtk_widget_set_tooltip_text(export, "The profiles (and the window's plots) as CSV and PNG");
+  gtk_actionable_set_action_name(GTK_ACTIONABLE(export), "win.export-plots");
+  adw_header_bar_pack_start(ADW_HEADER_BAR(header), export);
+  gtk_box_append(GTK_BOX(box), header);
   GtkWidget *row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
   gtk_widget_set_margin_start(row, 8);
   gtk_widget_set_margin_end(row, 8);
@@ -519,6 +606,13 @@ static void tl_data_view_init(TlDataView *self) {
     gtk_box_append(GTK_BOX(views), GTK_WIDGET(self->views[i]));
   }
   gtk_box_append(GTK_BOX(box), views);
+  /* PET: the plane's profiles; CSV and PNG with the window's Export Plots (the button) */
+  self->profile = TL_PLOT(tl_plot_new("The plane summed over views: measured against the model",
+                                      "tangential position (bin)"));
+  gtk_widget_set_size_request(GTK_WIDGET(self->profile), 200, 170);
+  gtk_widget_set_margin_start(GTK_WIDGET(self->profile), 8);
+  gtk_widget_set_margin_end(GTK_WIDGET(self->profile), 8);
+  gtk_box_append(GTK_BOX(box), GTK_WIDGET(self->profile));
   self->info = GTK_LABEL(gtk_label_new(""));
   self->totals = GTK_LABEL(gtk_label_new("No dataset"));
   gtk_label_set_xalign(self->info, 0);
@@ -538,5 +632,8 @@ TlDataView *tl_data_view_new(GtkWindow *parent, TlDataTargetFunc target, gpointe
   TlDataView *self = g_object_new(TL_TYPE_DATA_VIEW, "transient-for", parent, NULL);
   self->target = target;
   self->window = window;
+  /* the window's actions (win.export-plots) from this window's buttons too */
+  if (G_IS_ACTION_GROUP(window))
+    gtk_widget_insert_action_group(GTK_WIDGET(self), "win", G_ACTION_GROUP(window));
   return self;
 }

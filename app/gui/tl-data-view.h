@@ -2,7 +2,9 @@
  * a sinogram (pet/tl-sinogram-hist.h: span 1, a segment per ring difference), one plane at a
  * time (ring difference, axial position): the measured counts, the counts the run's current
  * image predicts (D A x per bin with the run's projector and attenuation, TOF summed) and the
- * residual (measured - expected); the totals say where every event went. CT data: each view's
+ * residual (measured - expected), with the run's normalisation, randoms and scatter in the
+ * expected counts (its TlJobModel), and the plane's profiles summed over views (measured,
+ * expected, randoms, scatter) as a plot; the totals say where every event went. CT data: each view's
  * measured projection, the current image re-projected with the run's projector (as counts
  * i0 exp(-p) for count data) and the residual, a view at a time. Histogramming and the
  * expected plane run on workers; the plane is recomputed after each sub-iteration while the
@@ -41,9 +43,14 @@ gboolean tl_data_view_is_busy(TlDataView *self);
 gint64 tl_data_view_get_total(TlDataView *self);
 gint64 tl_data_view_get_outside(TlDataView *self);
 /* The plane shown (views x tangential positions, row = view): 0 measured, 1 expected (NULL
- * before the first update), 2 residual. */
+ * before the first update: PET D A x + randoms + scatter with the run's own model), 2 residual;
+ * PET: 3 the randoms alone, 4 the scatter alone (NULL when the model has none). */
 const float *tl_data_view_get_plane(TlDataView *self, int which, guint *n_views,
                                     guint *n_tangential);
+/* PET: the shown plane summed over views, per tangential position: "measured", "expected (D·A·x
+ * + randoms + scatter)", and with them in the model "randoms", "scatter" (one y range). */
+typedef struct _TlPlot TlPlot;
+TlPlot *tl_data_view_get_profile_plot(TlDataView *self);
 guint tl_data_view_get_expected_updates(TlDataView *self);
 /* The three planes as drawn (colour map and levels), side by side, into a PNG. */
 gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **error);

@@ -303,6 +303,7 @@ TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOpti
   }
   TlImageJob *j = g_new0(TlImageJob, 1);
   j->parent = (TlJob){&kImageJob, d->grid, 1, 0};
+  g_strlcpy(j->parent.unit, d->image->unit, sizeof j->parent.unit); /* NIfTI's descrip, DICOM's */
   j->array = a;
   return &j->parent;
 }

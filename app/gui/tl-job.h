@@ -8,6 +8,8 @@
 #include "image/tl-image.h"
 #include "image/tl-filter.h"
 #include "pet/tl-listmode.h"
+#include "pet/tl-norm.h"
+#include "pet/tl-sss.h"
 #include "ct/tl-ct-data.h"
 #include "recon/tl-solver.h"
 
@@ -22,11 +24,34 @@ typedef struct {
   double seconds;
   gboolean filtered;     /* PET: the filter between iterations ran on this image */
   TlProfile *profile;    /* GPU time of this sub-iteration only (owned by the step) */
+  guint scatter_round;   /* PET: a new scatter estimate (round n, from 1) came before this
+                            sub-iteration; 0 = none */
+  char *note;            /* what else happened (the scatter round's fit), for the status line;
+                            owned, NULL = nothing */
 } TlJobStep;
 
 void tl_job_step_clear(TlJobStep *s);
 
 typedef struct _TlJob TlJob;
+
+/* The model of the expected counts a PET job uses, ybar = D A x + a (tl-recon.h), as host
+ * copies taken between two steps: what the data view predicts the counts with, and what the
+ * tests check the job against. */
+typedef struct {
+  TlImage *image;             /* the iterate x (unfiltered, counts per unit sensitivity) */
+  char projector[16];
+  TlImage *mu;                /* D's attenuation (NULL = none) */
+  TlNorm *norm;               /* D's efficiencies (NULL = none) */
+  TlRandoms *randoms;         /* a's randoms (NULL = none) */
+  TlScatterEstimate *scatter; /* a's scatter, scaled (NULL = none yet) */
+  gboolean tof;
+  double additive_sum;        /* sum over the data of the additive term on the device (0 without) */
+  guint64 n_data;             /* records (events or bins) */
+  guint scatter_rounds;       /* scatter estimates made by this job (SSS) */
+  TlTailFit fit;              /* the last one's tail fit */
+} TlJobModel;
+
+void tl_job_model_clear(TlJobModel *m);
 
 typedef struct {
   /* One sub-iteration; FALSE + G_IO_ERROR_CANCELLED leaves the last complete image. */
@@ -43,6 +68,9 @@ typedef struct {
    * restarting from a snapshot). Both on the worker between steps. */
   TlImage *(*get_iterate)(TlJob *job, GError **error);
   gboolean (*set_image)(TlJob *job, const TlImage *image, GError **error);
+  /* Optional (PET): the model of the expected counts (copies; clear with tl_job_model_clear),
+   * on the worker between steps. */
+  gboolean (*get_model)(TlJob *job, TlJobModel *out, GError **error);
 } TlJobVTable;
 
 struct _TlJob {
@@ -50,6 +78,8 @@ struct _TlJob {
   TlImageGrid grid;
   guint sub_iterations_per_iteration;
   double events;         /* measurements per full pass (for events/s) */
+  char unit[TL_IMAGE_UNIT_MAX]; /* of the image shown and saved ("" = arbitrary: counts per
+                                   unit sensitivity; "Bq/mL" calibrated; an opened image's) */
 };
 
 void tl_job_free(TlJob *job);
@@ -66,6 +96,19 @@ typedef enum {
   TL_PET_MU_FILE,     /* a mu-map image file (mu_path), read when the job is made */
 } TlPetMu;
 
+typedef enum {
+  TL_PET_RANDOMS_OFF,
+  TL_PET_RANDOMS_DELAYEDS, /* estimated from the data's delayed coincidences (fan sums) */
+  TL_PET_RANDOMS_FILE,     /* a randoms file (randoms_path), read when the job is made */
+} TlPetRandoms;
+
+typedef enum {
+  TL_PET_SCATTER_OFF,
+  TL_PET_SCATTER_SSS,      /* single scatter simulation of the current image (needs mu), tail
+                              fitted, re-estimated between iterations for scatter_rounds rounds */
+  TL_PET_SCATTER_FILE,     /* a scatter estimate file (scatter_path), used as it is */
+} TlPetScatter;
+
 typedef struct {
   char algorithm[16];    /* a registry algorithm for list mode: mlem, osem, osl, bsrem */
   gboolean osem;         /* it takes subsets */
@@ -75,7 +118,20 @@ typedef struct {
   char projector[16];    /* "siddon", "joseph" or "tor" */
   double tor_fwhm_mm;    /* "tor": FWHM across the tube */
   gboolean tof;          /* weight events by their TOF bins (data with TOF only) */
-  gboolean randoms;      /* randoms from the data's delayed coincidences in the model */
+  TlPetRandoms randoms;  /* the randoms in the model's additive term */
+  char *randoms_path;    /* TL_PET_RANDOMS_FILE: a randoms file (tl_randoms_load); owned */
+  char *norm_path;       /* a normalisation (.tln, tl_norm_load) or NULL: none; owned; read and
+                            checked against the data's scanner when the job is made */
+  TlPetScatter scatter;  /* the scatter in the additive term */
+  guint scatter_rounds;  /* TL_PET_SCATTER_SSS: estimates, one after each of the first N
+                            iterations (a job started from an image: before its first step,
+                            then after each of its first N - 1 iterations) */
+  char *scatter_path;    /* TL_PET_SCATTER_FILE: a scatter estimate (.tlsc); owned */
+  /* Images in Bq/mL (pet/tl-units.h): the image shown and saved times DC / (T F beta).
+   * duration_s <= 0: the data's (their duration_s). */
+  gboolean quant;
+  double calibration, frame_start_s, duration_s;
+  char isotope[16];      /* a tl_isotope_find name ("none": no decay) */
   TlPetMu mu;
   char *mu_path;         /* TL_PET_MU_FILE; owned (tl_pet_job_options_clear) */
   TlFilter filter;       /* TL_FILTER_NONE = none */

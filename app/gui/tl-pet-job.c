@@ -1,29 +1,64 @@
 /* TlJob over TlRecon. TlRecon's profile accumulates since the start; the window wants
  * the cost of the last sub-iteration, so each step reports the difference. A filter "after
  * reconstruction" filters a copy of each new image (the run may end after any step), so
- * the views and saving see the filtered image while the iterations use the unfiltered one. */
+ * the views and saving see the filtered image while the iterations use the unfiltered one;
+ * images in Bq/mL are that copy scaled (pet/tl-units.h), so the iterations, the expected counts
+ * and steering keep the reconstruction's own units.
+ *
+ * The model is ybar = D A x + a (tl-recon.h): D = n a_j with the normalisation n (a .tln file)
+ * and the attenuation, a = randoms + n S with the randoms (from the delayeds or a file) and the
+ * scatter (a file, or single scatter simulation of the current image, tail fitted and
+ * re-estimated between iterations: tl_recon_scatter_estimate replaces the term in place, so
+ * the reconstruction is never rebuilt for it). */
 #include <math.h>
 #include "tl-job.h"
+#include "expr/tl-expr.h"
 #include "pet/tl-recon.h"
+#include "pet/tl-units.h"
 
 typedef struct {
   TlJob parent;
   TlRecon *recon;
   TlContext *ctx;
   TlFilter post;       /* filter of the shown image (TL_FILTER_NONE = none) */
-  TlArray *shown, *scratch; /* the filtered copy and the filter's scratch, once made */
-  gboolean shown_valid;     /* shown holds the last complete image, filtered */
+  double scale;        /* Bq/mL: the shown image times this (tl_quant_scale); 0 = none */
+  TlArray *shown, *scratch; /* the filtered / scaled copy and the filter's scratch, once made */
+  gboolean shown_valid;     /* shown holds the last complete image, filtered and scaled */
   TlProfile *before;   /* the accumulated profile after the previous step */
   TlReconProgress last;
   gboolean have_last;
+  /* the model, kept for tl_job_model (the data view, tests) and the scatter rounds */
+  char projector[16];
+  gboolean tof;
+  TlImage *mu;                /* a copy, NULL = no attenuation correction */
+  TlNorm *norm;
+  TlRandoms *randoms;
+  TlScatterEstimate *scatter; /* the term's current scatter (a file's, or the last SSS) */
+  TlPetScatter scatter_kind;
+  guint rounds_wanted, rounds_done;
+  gboolean scatter_due;       /* SSS before the next step (a job started from an image) */
+  guint steps;                /* steps done by this job */
+  TlTailFit fit;
 } TlPetJob;
 
 void tl_job_step_clear(TlJobStep *s) {
   g_clear_pointer(&s->profile, tl_profile_free);
+  g_clear_pointer(&s->note, g_free);
+}
+
+void tl_job_model_clear(TlJobModel *m) {
+  g_clear_pointer(&m->image, tl_image_free);
+  g_clear_pointer(&m->mu, tl_image_free);
+  g_clear_pointer(&m->norm, tl_norm_free);
+  g_clear_pointer(&m->randoms, tl_randoms_free);
+  g_clear_pointer(&m->scatter, tl_scatter_estimate_free);
 }
 
 void tl_pet_job_options_clear(TlPetJobOptions *o) {
   g_clear_pointer(&o->mu_path, g_free);
+  g_clear_pointer(&o->randoms_path, g_free);
+  g_clear_pointer(&o->norm_path, g_free);
+  g_clear_pointer(&o->scatter_path, g_free);
 }
 
 void tl_job_free(TlJob *job) {
@@ -37,44 +72,93 @@ static void on_progress(const TlReconProgress *p, gpointer data) {
   self->have_last = TRUE;
 }
 
-/* shown = post(current image), timed into `profile`. */
-static gboolean post_filter(TlPetJob *self, TlProfile *profile, GError **error) {
+/* shown = scale * post(current image), timed into `profile` (may be NULL). */
+static gboolean refresh_shown(TlPetJob *self, TlProfile *profile, GError **error) {
   guint64 n = tl_image_grid_n_voxels(&self->parent.grid);
   if (!self->shown && !(self->shown = tl_array_new_float(self->ctx, n, error)))
     return FALSE;
-  if (!self->scratch && !(self->scratch = tl_array_new_float(self->ctx, n, error)))
+  if (self->post.kind != TL_FILTER_NONE && !self->scratch &&
+      !(self->scratch = tl_array_new_float(self->ctx, n, error)))
     return FALSE;
   g_autoptr(TlStream) s = tl_stream_new(self->ctx, error);
   if (!s)
     return FALSE;
-  tl_stream_set_profile(s, profile);
-  return tl_stream_copy(s, tl_recon_image_array(self->recon), 0, self->shown, 0, n * sizeof(float), error) &&
-         tl_filter_apply(self->ctx, s, &self->post, &self->parent.grid, self->shown, self->scratch, error);
+  if (profile) tl_stream_set_profile(s, profile);
+  if (!tl_stream_copy(s, tl_recon_image_array(self->recon), 0, self->shown, 0, n * sizeof(float), error) ||
+      (self->post.kind != TL_FILTER_NONE &&
+       !tl_filter_apply(self->ctx, s, &self->post, &self->parent.grid, self->shown, self->scratch, error)))
+    return FALSE;
+  if (self->scale > 0) {
+    g_autoptr(TlExprArgs) args = tl_expr_args_new();
+    tl_expr_args_array(args, "v", self->shown);
+    tl_expr_args_scalar(args, "k", (float)self->scale);
+    tl_expr_args_set_label(args, "Bq/mL");
+    if (!tl_expr_assign(self->ctx, s, "v = k * v", args, error))
+      return FALSE;
+  }
+  return tl_stream_finish(s, error);
+}
+
+/* SSS of the current image, tail fitted, as the term's new scatter (in place); the step's
+ * note says what it found. */
+static gboolean scatter_round(TlPetJob *self, GCancellable *cancel, TlJobStep *out, GError **error) {
+  TlScatterRounds so;
+  tl_scatter_rounds_init(&so);
+  so.cancel = cancel;
+  TlScatterRoundInfo info;
+  TlScatterEstimate *e = tl_recon_scatter_estimate(self->recon, self->mu, &so, &info, error);
+  if (!e)
+    return FALSE;
+  tl_scatter_estimate_free(self->scatter);
+  self->scatter = e;
+  self->fit = info.fit;
+  self->rounds_done++;
+  self->scatter_due = FALSE;
+  double total = info.fit.scale * info.fit.total_estimate;
+  out->scatter_round = self->rounds_done;
+  out->note = g_strdup_printf(
+      "scatter round %u/%u: SSS %.1f s (%u scatter points, %u × %u detectors), tail fit k = %.4g "
+      "on %" G_GUINT64_FORMAT " pairs (%.0f prompts, %.0f randoms): scatter %.0f, %.1f %% of the "
+      "counts", self->rounds_done, self->rounds_wanted, info.seconds, info.sss.scatter_points,
+      info.sss.n_t, info.sss.n_r, info.fit.scale, info.fit.tail_pairs, info.fit.tail_counts,
+      info.fit.tail_randoms, total, 100.0 * total / MAX(self->parent.events, 1));
+  return TRUE;
 }
 
 static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GError **error) {
   TlPetJob *self = (TlPetJob *)job;
+  *out = (TlJobStep){0};
   tl_recon_set_cancellable(self->recon, cancel);
-  self->have_last = FALSE;
-  if (!tl_recon_step(self->recon, error))
+  /* SSS rounds: after each of the first N full iterations (a job started from an image
+   * estimates before its first step: that image is a reconstruction already) */
+  guint S = MAX(self->parent.sub_iterations_per_iteration, 1);
+  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted &&
+      (self->scatter_due || (self->steps > 0 && self->steps % S == 0)) &&
+      !scatter_round(self, cancel, out, error)) {
+    tl_job_step_clear(out);
     return FALSE;
+  }
+  self->have_last = FALSE;
+  if (!tl_recon_step(self->recon, error)) {
+    tl_job_step_clear(out);
+    return FALSE;
+  }
+  self->steps++;
   g_assert(self->have_last);
   const TlProfile *now = tl_recon_profile(self->recon);
-  *out = (TlJobStep){
-    .sub_iterations = self->last.sub_iterations,
-    .iteration = self->last.iteration,
-    .subset = self->last.subset,
-    .n_subsets = self->last.n_subsets,
-    .loglik = self->last.loglik,
-    .rmse = self->last.rmse,
-    .seconds = self->last.seconds,
-    .filtered = self->last.filtered,
-    .profile = tl_profile_new_since(now, self->before),
-  };
+  out->sub_iterations = self->last.sub_iterations;
+  out->iteration = self->last.iteration;
+  out->subset = self->last.subset;
+  out->n_subsets = self->last.n_subsets;
+  out->loglik = self->last.loglik;
+  out->rmse = self->last.rmse;
+  out->seconds = self->last.seconds;
+  out->filtered = self->last.filtered;
+  out->profile = tl_profile_new_since(now, self->before);
   tl_profile_clear(self->before);
   tl_profile_merge(self->before, now);
-  if (self->post.kind != TL_FILTER_NONE) {
-    self->shown_valid = post_filter(self, out->profile, error);
+  if (self->post.kind != TL_FILTER_NONE || self->scale > 0) {
+    self->shown_valid = refresh_shown(self, out->profile, error);
     if (!self->shown_valid) {
       tl_job_step_clear(out);
       return FALSE;
@@ -95,6 +179,10 @@ static void pet_free(TlJob *job) {
   g_clear_pointer(&self->shown, tl_array_free);
   g_clear_pointer(&self->scratch, tl_array_free);
   tl_profile_free(self->before);
+  tl_image_free(self->mu);
+  tl_norm_free(self->norm);
+  tl_randoms_free(self->randoms);
+  tl_scatter_estimate_free(self->scatter);
   g_free(self);
 }
 
@@ -116,19 +204,140 @@ static TlImage *pet_get_iterate(TlJob *job, GError **error) {
   return tl_recon_image(((TlPetJob *)job)->recon, error);
 }
 
-/* The shown (post-filtered) copy is stale until the next step refreshes it. */
+/* The shown copy is stale until refreshed (scaled images: at once, so no frame shows the
+ * image unscaled). An image to start from is a reconstruction already: SSS estimates from it
+ * before the next step. */
 static gboolean pet_set_image(TlJob *job, const TlImage *image, GError **error) {
   TlPetJob *self = (TlPetJob *)job;
   self->shown_valid = FALSE;
-  return tl_solver_set_image(tl_recon_solver(self->recon), image, error);
+  if (!tl_solver_set_image(tl_recon_solver(self->recon), image, error))
+    return FALSE;
+  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted)
+    self->scatter_due = TRUE;
+  if (self->scale > 0)
+    return self->shown_valid = refresh_shown(self, NULL, error);
+  return TRUE;
+}
+
+static gboolean pet_get_model(TlJob *job, TlJobModel *m, GError **error) {
+  TlPetJob *self = (TlPetJob *)job;
+  *m = (TlJobModel){0};
+  if (!(m->image = tl_recon_image(self->recon, error)))
+    return FALSE;
+  g_strlcpy(m->projector, self->projector, sizeof m->projector);
+  m->tof = self->tof;
+  m->mu = self->mu ? tl_image_copy(self->mu) : NULL;
+  m->norm = self->norm ? tl_norm_copy(self->norm) : NULL;
+  m->randoms = self->randoms ? tl_randoms_copy(self->randoms) : NULL;
+  m->scatter = self->scatter ? tl_scatter_estimate_copy(self->scatter) : NULL;
+  m->scatter_rounds = self->rounds_done;
+  m->fit = self->fit;
+  m->n_data = tl_operator_n_data(tl_recon_operator(self->recon));
+  /* what the solver really divides by: the device's term, summed there */
+  const TlArray *a = tl_recon_additive(self->recon);
+  if (a && m->n_data) {
+    g_autoptr(TlExprArgs) args = tl_expr_args_new();
+    tl_expr_args_array(args, "a", (TlArray *)a);
+    if (!tl_expr_reduce(self->ctx, NULL, "sum(a)", args, &m->additive_sum, error)) {
+      tl_job_model_clear(m);
+      return FALSE;
+    }
+  }
+  return TRUE;
 }
 
 static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free, pet_set_prior, pet_get_iterate,
-                                    pet_set_image};
+                                    pet_set_image, pet_get_model};
+
+/* The corrections' inputs, read (and checked against the data's scanner) before the
+ * reconstruction is made; each error names the file. */
+static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const TlPetJobOptions *opt,
+                                 TlNorm **norm, TlRandoms **randoms, TlScatterEstimate **scatter,
+                                 GError **error) {
+  if (opt->norm_path && !(*norm = tl_norm_load(opt->norm_path, lm->scanner, error))) {
+    g_prefix_error(error, "Normalisation: ");
+    return FALSE;
+  }
+  switch (opt->randoms) {
+  case TL_PET_RANDOMS_DELAYEDS:
+    if (lm->n_delayed == 0) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms from the delayeds: "
+                  "these data hold no delayed coincidences (choose a randoms file)");
+      return FALSE;
+    }
+    if (!(*randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, error)))
+      return FALSE;
+    break;
+  case TL_PET_RANDOMS_FILE:
+    if (!opt->randoms_path) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms: no randoms file chosen");
+      return FALSE;
+    }
+    if (!(*randoms = tl_randoms_load(opt->randoms_path, lm->scanner, error))) {
+      g_prefix_error(error, "Randoms: ");
+      return FALSE;
+    }
+    break;
+  default:
+    break;
+  }
+  if (opt->scatter == TL_PET_SCATTER_SSS && !mu) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Scatter by single scatter "
+                "simulation needs attenuation correction (the μ-map is the scattering medium and "
+                "gives the object's outline for the tail fit): choose a μ-map");
+    return FALSE;
+  }
+  if (opt->scatter == TL_PET_SCATTER_SSS && (opt->scatter_rounds < 1 || opt->scatter_rounds > 100)) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                "Scatter: %u rounds: expected 1 to 100", opt->scatter_rounds);
+    return FALSE;
+  }
+  if (opt->scatter == TL_PET_SCATTER_FILE) {
+    if (!opt->scatter_path) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Scatter: no scatter estimate file chosen");
+      return FALSE;
+    }
+    if (!(*scatter = tl_scatter_estimate_load(opt->scatter_path, error)) ||
+        !tl_scatter_estimate_check_scanner(*scatter, lm->scanner, opt->scatter_path, error)) {
+      g_prefix_error(error, "Scatter: ");
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+/* DC / (T F beta) of the options, the frame's duration from the data when not given. */
+static gboolean quant_scale(const TlListmode *lm, const TlPetJobOptions *opt, double *scale,
+                            GError **error) {
+  TlQuant q = {.calibration = opt->calibration,
+               .duration_s = opt->duration_s > 0 ? opt->duration_s : lm->duration_s,
+               .frame_start_s = opt->frame_start_s};
+  if (!(q.duration_s > 0)) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Images in Bq/mL: these data "
+                "state no duration: give the frame's duration");
+    return FALSE;
+  }
+  if (!(q.isotope = tl_isotope_find(opt->isotope[0] ? opt->isotope : "none", error)) ||
+      !tl_quant_validate(&q, error)) {
+    g_prefix_error(error, "Images in Bq/mL: ");
+    return FALSE;
+  }
+  *scale = tl_quant_scale(&q);
+  return TRUE;
+}
 
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
                       const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
                       GError **error) {
+  /* the cheap checks first: a bad file fails before the sensitivity image is made */
+  double scale = 0;
+  if (opt->quant && !quant_scale(lm, opt, &scale, error))
+    return NULL;
+  g_autoptr(TlNorm) norm = NULL;
+  g_autoptr(TlRandoms) randoms = NULL;
+  g_autoptr(TlScatterEstimate) scatter = NULL;
+  if (!read_corrections(lm, mu, opt, &norm, &randoms, &scatter, error))
+    return NULL;
   TlReconOptions o;
   tl_recon_options_init(&o);
   o.algo = opt->osem ? TL_RECON_OSEM : TL_RECON_MLEM;
@@ -141,13 +350,9 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   o.tor_fwhm_mm = opt->tor_fwhm_mm;
   o.tof = opt->tof;
   o.attenuation = mu;
-  /* randoms from the delayeds (fan sums, pet/tl-randoms.h): read when the recon is made */
-  g_autoptr(TlRandoms) randoms = NULL;
-  if (opt->randoms && lm->n_delayed > 0) {
-    if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, error)))
-      return NULL;
-    o.randoms = randoms;
-  }
+  o.norm = norm;
+  o.randoms = randoms;
+  o.scatter_estimate = scatter;
   if (opt->filter_every) {
     o.filter = opt->filter;
     o.filter_every = opt->filter_every;
@@ -173,14 +378,29 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   }
   TlPetJob *self = g_new0(TlPetJob, 1);
   self->parent = (TlJob){&kPetJob, *grid, o.subsets, counts};
+  if (opt->quant) g_strlcpy(self->parent.unit, "Bq/mL", sizeof self->parent.unit);
   self->recon = recon;
   self->ctx = ctx;
   self->post = opt->filter_every ? (TlFilter){TL_FILTER_NONE, 0} : opt->filter;
+  self->scale = scale;
+  g_strlcpy(self->projector, opt->projector, sizeof self->projector);
+  self->tof = o.tof;
+  self->mu = mu ? tl_image_copy(mu) : NULL;
+  self->norm = g_steal_pointer(&norm);
+  self->randoms = g_steal_pointer(&randoms);
+  self->scatter = g_steal_pointer(&scatter);
+  self->scatter_kind = opt->scatter;
+  self->rounds_wanted = opt->scatter == TL_PET_SCATTER_SSS ? opt->scatter_rounds : 0;
   self->before = tl_profile_new();
   /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
   tl_profile_merge(self->before, tl_recon_profile(recon));
   tl_recon_set_callback(recon, on_progress, self);
   /* Smaller submissions so Stop and closing the window answer quickly. */
   tl_recon_set_submit_budget(recon, 1u << 22);
+  /* the initial image in Bq/mL too */
+  if (scale > 0 && !(self->shown_valid = refresh_shown(self, NULL, error))) {
+    pet_free(&self->parent);
+    return NULL;
+  }
   return &self->parent;
 }

@@ -255,6 +255,14 @@ gboolean tl_plot_save_csv(TlPlot *self, const char *path, GError **error) {
   return ok;
 }
 
+void tl_plot_render(TlPlot *self, cairo_t *cr, int width, int height) {
+  cairo_save(cr);
+  cairo_rectangle(cr, 0, 0, width, height); /* the background paints the clip only */
+  cairo_clip(cr);
+  draw(self, cr, width, height, TRUE);
+  cairo_restore(cr);
+}
+
 gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height, GError **error) {
   cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
   cairo_t *cr = cairo_create(surface);

@@ -29,5 +29,7 @@ guint tl_plot_n_markers(TlPlot *self);
 double tl_plot_get_marker(TlPlot *self, guint i);
 gboolean tl_plot_save_csv(TlPlot *self, const char *path, GError **error);
 gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height, GError **error);
+/* The plot as the PNG shows it, width x height at cr's origin (composed pictures). */
+void tl_plot_render(TlPlot *self, cairo_t *cr, int width, int height);
 
 G_END_DECLS

@@ -93,11 +93,26 @@ TlImage *tl_runner_read_image(TlRunner *r, GError **error) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "The run has no image yet");
   } else {
     im = tl_image_new(&r->job->grid);
+    tl_image_set_unit(im, r->job->unit);
     if (!tl_array_download(r->job->vt->image(r->job), im->data, error))
       g_clear_pointer(&im, tl_image_free);
   }
   g_mutex_unlock(&r->device_lock);
   return im;
+}
+
+gboolean tl_runner_read_model(TlRunner *r, TlJobModel *model, GError **error) {
+  *model = (TlJobModel){0};
+  g_mutex_lock(&r->device_lock);
+  gboolean ok = FALSE;
+  if (!r->job)
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_INITIALIZED, "The run has no image yet");
+  else if (!r->job->vt->get_model)
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "This run has no model of PET counts");
+  else
+    ok = r->job->vt->get_model(r->job, model, error);
+  g_mutex_unlock(&r->device_lock);
+  return ok;
 }
 void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
@@ -198,6 +213,7 @@ static gboolean read_slices(const TlJob *job, const TlViewRequest *v, gboolean w
     }
   }
   f->view = *v;
+  g_strlcpy(f->unit, job->unit, sizeof f->unit);
   if (volume)
     *volume = g_steal_pointer(&vol);
   return TRUE;
@@ -261,6 +277,7 @@ static void save_image(TlRunner *r, char *path) {
   GError *error = NULL;
   g_mutex_lock(&r->device_lock);
   g_autoptr(TlImage) im = r->job ? tl_image_new(&r->job->grid) : NULL;
+  if (im) tl_image_set_unit(im, r->job->unit); /* NIfTI keeps it in descrip */
   gboolean ok = im && tl_array_download(r->job->vt->image(r->job), im->data, &error);
   if (!im)
     g_set_error(&error, G_IO_ERROR, G_IO_ERROR_FAILED, "No image: the reconstruction failed");
@@ -381,8 +398,9 @@ static gpointer worker(gpointer data) {
     else if (ok && cleared)
       f->roi_stats = g_array_new(FALSE, TRUE, sizeof(TlRoiStats));  /* none left */
     if (ok && snapshot) {
-      f->snapshot = g_new(TlImage, 1);
+      f->snapshot = g_new0(TlImage, 1);
       *f->snapshot = (TlImage){r->job->grid, g_steal_pointer(&vol)};
+      tl_image_set_unit(f->snapshot, r->job->unit);
     }
     g_mutex_unlock(&r->device_lock);
 

@@ -47,6 +47,7 @@ typedef struct {
   TlNemaResult nema;
   TlImage *snapshot;     /* tl_runner_snapshot answered: a host copy of the image shown */
   gboolean changed;      /* this sub-iteration is the first with new settings (steering) */
+  char unit[TL_IMAGE_UNIT_MAX]; /* of the slices (TlJob.unit; "" = arbitrary) */
 } TlFrame;
 
 void tl_frame_free(TlFrame *f);
@@ -84,6 +85,10 @@ void tl_runner_mark_change(TlRunner *r);
 /* The run's current image, read back between two sub-iterations (blocks for up to one: call
  * on a worker). GError before the job exists. */
 TlImage *tl_runner_read_image(TlRunner *r, GError **error);
+/* The job's model of the expected counts (TlJobVTable.get_model: the iterate, the corrections,
+ * the additive term's sum), taken between two sub-iterations like tl_runner_read_image. GError
+ * before the job exists or for a job without one (CT, an image). */
+gboolean tl_runner_read_model(TlRunner *r, TlJobModel *model, GError **error);
 void tl_runner_run(TlRunner *r);
 void tl_runner_pause(TlRunner *r);
 void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */

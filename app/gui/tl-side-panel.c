@@ -2,7 +2,9 @@
  * of response) are list-mode PET options: their group is insensitive for CT data and
  * images, and each row only applies (is sensitive or shown) when its choice can be used. */
 #include "tl-side-panel.h"
+#include <math.h>
 #include "pet/tl-projector.h"
+#include "pet/tl-units.h"
 #include "tl-registry.h"
 
 struct _TlSidePanel {
@@ -12,10 +14,24 @@ struct _TlSidePanel {
   GtkSpinButton *subsets_spin, *iterations_spin;
   AdwActionRow *subsets_row;
   /* PET extensions */
-  AdwActionRow *tor_row, *tof_row, *randoms_row, *mu_file_row, *fwhm_row, *every_row;
+  AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
   GtkSpinButton *tor_spin, *fwhm_spin, *every_spin;
-  GtkSwitch *tof_switch, *randoms_switch;
+  GtkSwitch *tof_switch;
+  /* the model's other corrections: normalisation, randoms, scatter, units */
+  AdwActionRow *norm_row, *randoms_file_row, *scatter_rounds_row, *scatter_file_row;
+  AdwActionRow *frame_start_row, *duration_row;
+  AdwComboRow *randoms_row, *scatter_row, *isotope_row;
+  AdwExpanderRow *quant_row;
+  AdwEntryRow *calibration_row;
+  GtkSwitch *norm_switch;
+  GtkSpinButton *scatter_rounds_spin, *frame_start_spin, *duration_spin;
+  TlPetRandoms randoms_kinds[3]; /* randoms_row's items */
+  guint n_randoms_kinds;
+  TlPetScatter scatter_kinds[3]; /* scatter_row's items */
+  guint n_scatter_kinds;
+  char *norm_path, *randoms_path, *scatter_path;
+  double data_duration;          /* the data's frame (0: they state none) */
   AdwPreferencesGroup *pet_group, *prior_group;
   /* Prior (algorithms that take one) */
   AdwComboRow *prior_row;
@@ -77,6 +93,31 @@ static TlPetMu selected_mu(TlSidePanel *self) {
   return self->mu_kinds[MIN(adw_combo_row_get_selected(self->mu_row), G_N_ELEMENTS(self->mu_kinds) - 1)];
 }
 
+static TlPetRandoms selected_randoms(TlSidePanel *self) {
+  guint i = adw_combo_row_get_selected(self->randoms_row);
+  return i < self->n_randoms_kinds ? self->randoms_kinds[i] : TL_PET_RANDOMS_OFF;
+}
+
+static TlPetScatter selected_scatter(TlSidePanel *self) {
+  guint i = adw_combo_row_get_selected(self->scatter_row);
+  return i < self->n_scatter_kinds ? self->scatter_kinds[i] : TL_PET_SCATTER_OFF;
+}
+
+/* The calibration factor typed in: a number > 0, else NAN (the job then names the value). */
+static double entered_calibration(TlSidePanel *self) {
+  const char *t = gtk_editable_get_text(GTK_EDITABLE(self->calibration_row));
+  char *end = NULL;
+  double f = t && *t ? g_ascii_strtod(t, &end) : NAN;
+  return end && end != t && !*end && isfinite(f) && f > 0 ? f : NAN;
+}
+
+static const char *selected_isotope(TlSidePanel *self) {
+  guint n = 0;
+  const TlIsotope *all = tl_isotopes(&n);
+  guint i = adw_combo_row_get_selected(self->isotope_row);
+  return i < n ? all[i].name : "none";
+}
+
 static TlFilterKind selected_filter(TlSidePanel *self) {
   return kFilters[MIN(adw_combo_row_get_selected(self->filter_row), G_N_ELEMENTS(kFilters) - 1)];
 }
@@ -95,12 +136,71 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   g_strlcpy(opt->projector, self->ct ? "siddon" : kPetProjectors[p], sizeof opt->projector);
   opt->tor_fwhm_mm = gtk_spin_button_get_value(self->tor_spin);
   opt->tof = self->has_tof && gtk_switch_get_active(self->tof_switch);
-  opt->randoms = self->has_delayed && gtk_switch_get_active(self->randoms_switch);
+  opt->randoms = selected_randoms(self);
+  opt->randoms_path = opt->randoms == TL_PET_RANDOMS_FILE ? g_strdup(self->randoms_path) : NULL;
+  opt->norm_path = self->norm_path && gtk_switch_get_active(self->norm_switch) ? g_strdup(self->norm_path) : NULL;
+  opt->scatter = selected_scatter(self);
+  opt->scatter_rounds = (guint)gtk_spin_button_get_value_as_int(self->scatter_rounds_spin);
+  opt->scatter_path = opt->scatter == TL_PET_SCATTER_FILE ? g_strdup(self->scatter_path) : NULL;
+  opt->quant = adw_expander_row_get_enable_expansion(self->quant_row);
+  opt->calibration = entered_calibration(self);
+  opt->frame_start_s = gtk_spin_button_get_value(self->frame_start_spin);
+  opt->duration_s = gtk_spin_button_get_value(self->duration_spin);
+  g_strlcpy(opt->isotope, selected_isotope(self), sizeof opt->isotope);
   opt->mu = selected_mu(self);
   opt->mu_path = opt->mu == TL_PET_MU_FILE ? g_strdup(self->mu_path) : NULL;
   opt->filter = (TlFilter){selected_filter(self), gtk_spin_button_get_value(self->fwhm_spin)};
   if (opt->filter.kind != TL_FILTER_NONE && adw_combo_row_get_selected(self->placement_row) == 1)
     opt->filter_every = (guint)gtk_spin_button_get_value_as_int(self->every_spin);
+}
+
+/* A combo row's items: the kinds offered now, with `want` selected when offered (else the
+ * first); quiet, so rebuilding the list is no change of settings. */
+static void set_choices(TlSidePanel *self, AdwComboRow *row, const char *const *labels, guint n,
+                        const int *kinds, int want) {
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  g_autoptr(GtkStringList) model = gtk_string_list_new(NULL);
+  guint sel = 0;
+  for (guint i = 0; i < n; i++) {
+    gtk_string_list_append(model, labels[i]);
+    if (kinds[i] == want) sel = i;
+  }
+  adw_combo_row_set_model(row, G_LIST_MODEL(model));
+  adw_combo_row_set_selected(row, sel);
+  self->quiet = quiet;
+}
+
+/* Randoms: from the delayeds only where the data have them; a file always. */
+static void update_randoms_choices(TlSidePanel *self, TlPetRandoms want) {
+  const char *labels[3];
+  int kinds[3];
+  guint n = 0;
+  kinds[n] = TL_PET_RANDOMS_OFF, labels[n++] = "Off";
+  if (self->has_delayed) kinds[n] = TL_PET_RANDOMS_DELAYEDS, labels[n++] = "From the delayeds";
+  kinds[n] = TL_PET_RANDOMS_FILE, labels[n++] = "From a file";
+  for (guint i = 0; i < n; i++) self->randoms_kinds[i] = kinds[i];
+  self->n_randoms_kinds = n;
+  set_choices(self, self->randoms_row, labels, n, kinds, want);
+}
+
+/* Scatter: SSS only with attenuation correction (its medium and the tail's outline); a file
+ * always. Rebuilt only when that changes (the attenuation choice changed). */
+static void update_scatter_choices(TlSidePanel *self) {
+  gboolean sss = selected_mu(self) != TL_PET_MU_NONE;
+  gboolean offered = FALSE;
+  for (guint i = 0; i < self->n_scatter_kinds; i++) offered |= self->scatter_kinds[i] == TL_PET_SCATTER_SSS;
+  if (self->n_scatter_kinds && offered == sss) return;
+  TlPetScatter want = selected_scatter(self);
+  const char *labels[3];
+  int kinds[3];
+  guint n = 0;
+  kinds[n] = TL_PET_SCATTER_OFF, labels[n++] = "Off";
+  if (sss) kinds[n] = TL_PET_SCATTER_SSS, labels[n++] = "SSS";
+  kinds[n] = TL_PET_SCATTER_FILE, labels[n++] = "From a file";
+  for (guint i = 0; i < n; i++) self->scatter_kinds[i] = kinds[i];
+  self->n_scatter_kinds = n;
+  set_choices(self, self->scatter_row, labels, n, kinds, want);
 }
 
 /* Which PET rows apply: the group to list-mode data, TOF to data with TOF bins; the rows
@@ -112,10 +212,37 @@ static void update_pet_rows(TlSidePanel *self) {
   gtk_widget_set_sensitive(GTK_WIDGET(self->tof_row), self->has_tof);
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->tof_row), !self->list_mode || self->has_tof ? NULL
       : "These data have no TOF bins (simulate with TOF on a scanner that has them, e.g. dmi)");
-  gtk_widget_set_sensitive(GTK_WIDGET(self->randoms_row), self->has_delayed);
-  gtk_widget_set_tooltip_text(GTK_WIDGET(self->randoms_row), !self->list_mode || self->has_delayed
-      ? NULL : "These data have no delayed coincidences (a scanner's list mode, e.g. the mMR's)");
   gtk_widget_set_visible(GTK_WIDGET(self->mu_file_row), selected_mu(self) == TL_PET_MU_FILE);
+  update_scatter_choices(self);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->randoms_row), !self->list_mode || self->has_delayed
+      ? NULL : "These data have no delayed coincidences: randoms from a file only (tomolab-cli "
+               "recon --randoms-out writes one; a scanner's list mode, e.g. the mMR's, has delayeds)");
+  gtk_widget_set_visible(GTK_WIDGET(self->randoms_file_row), selected_randoms(self) == TL_PET_RANDOMS_FILE);
+  gboolean sss = selected_scatter(self) == TL_PET_SCATTER_SSS;
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->scatter_row), !self->list_mode ? NULL
+      : selected_mu(self) != TL_PET_MU_NONE
+      ? "SSS: single scatter simulation of the current image (Watson 2000), scaled to the data "
+        "by the tail fit; or a scatter estimate file (.tlsc)"
+      : "Single scatter simulation needs attenuation correction (the μ-map is the scattering "
+        "medium): choose a μ-map above, or a scatter estimate file");
+  gtk_widget_set_visible(GTK_WIDGET(self->scatter_rounds_row), sss);
+  gtk_widget_set_visible(GTK_WIDGET(self->scatter_file_row), selected_scatter(self) == TL_PET_SCATTER_FILE);
+  /* the normalisation's switch: once a file is chosen */
+  gtk_widget_set_sensitive(GTK_WIDGET(self->norm_switch), self->norm_path != NULL);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->norm_row), self->norm_path ? self->norm_path
+      : "Choose a .tln normalisation (tomolab-cli norm-estimate makes one from a cylinder scan); "
+        "it is checked against the data's scanner when the run is prepared");
+  gboolean cal_ok = !isnan(entered_calibration(self));
+  const char *cal_text = gtk_editable_get_text(GTK_EDITABLE(self->calibration_row));
+  if (cal_ok || !cal_text[0]) gtk_widget_remove_css_class(GTK_WIDGET(self->calibration_row), "error");
+  else gtk_widget_add_css_class(GTK_WIDGET(self->calibration_row), "error");
+  gtk_widget_set_tooltip_text(GTK_WIDGET(self->calibration_row), cal_ok ? NULL
+      : "Image value per second per Bq/mL of positron emitters, a number > 0 (tomolab-cli "
+        "calibrate finds it from a phantom of known concentration)");
+  g_autofree char *dur = self->data_duration > 0
+      ? g_strdup_printf("s (the data's: %g s)", self->data_duration)
+      : g_strdup("s (these data state no duration: give it)");
+  adw_action_row_set_subtitle(self->duration_row, dur);
   TlFilterKind f = selected_filter(self);
   gtk_widget_set_visible(GTK_WIDGET(self->fwhm_row), f == TL_FILTER_GAUSS);
   gtk_widget_set_sensitive(GTK_WIDGET(self->placement_row), f != TL_FILTER_NONE);
@@ -154,6 +281,13 @@ void tl_side_panel_set_pet_data(TlSidePanel *self, gboolean list_mode, gboolean 
 }
 
 static void emit(TlSidePanel *self, const char *what);
+
+static void set_file_row(AdwActionRow *row, const char *path) {
+  g_autofree char *base = g_path_get_basename(path);
+  g_autofree char *markup = g_markup_escape_text(base, -1);
+  adw_action_row_set_subtitle(row, markup);
+  gtk_widget_set_tooltip_text(GTK_WIDGET(row), path);
+}
 
 void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path) {
   g_free(self->mu_path);
@@ -357,6 +491,11 @@ static void on_prior(TlSidePanel *self) {
   emit(self, "prior");
 }
 static void on_iterations(TlSidePanel *self) { emit(self, "iterations"); }
+/* Calibration, isotope, frame: a change of the job only while Bq/mL is on. */
+static void on_quant(TlSidePanel *self) {
+  update_pet_rows(self);
+  if (adw_expander_row_get_enable_expansion(self->quant_row)) emit(self, "algorithm");
+}
 static void on_display(TlSidePanel *self) { emit(self, "display"); }
 
 static void tl_side_panel_dispose(GObject *object) {
@@ -367,6 +506,9 @@ static void tl_side_panel_dispose(GObject *object) {
 static void tl_side_panel_finalize(GObject *object) {
   g_free(TL_SIDE_PANEL(object)->file);
   g_free(TL_SIDE_PANEL(object)->mu_path);
+  g_free(TL_SIDE_PANEL(object)->norm_path);
+  g_free(TL_SIDE_PANEL(object)->randoms_path);
+  g_free(TL_SIDE_PANEL(object)->scatter_path);
   g_ptr_array_unref(TL_SIDE_PANEL(object)->algos);
   G_OBJECT_CLASS(tl_side_panel_parent_class)->finalize(object);
 }
@@ -397,7 +539,20 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_switch);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_row);
-  gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_switch);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_file_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, norm_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, norm_switch);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_file_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, quant_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, calibration_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, isotope_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, frame_start_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, frame_start_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, duration_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, duration_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, mu_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, mu_file_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, filter_row);
@@ -414,6 +569,7 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, gamma_spin);
   gtk_widget_class_bind_template_callback(wc, on_algorithm);
   gtk_widget_class_bind_template_callback(wc, on_prior);
+  gtk_widget_class_bind_template_callback(wc, on_quant);
   gtk_widget_class_bind_template_callback(wc, on_iterations);
   gtk_widget_class_bind_template_callback(wc, on_display);
 }
@@ -429,6 +585,19 @@ static void tl_side_panel_init(TlSidePanel *self) {
     for (guint i = 0; all[i]; i++) gtk_string_list_append(priors, all[i]->summary ? all[i]->name : "?");
     adw_combo_row_set_model(self->prior_row, G_LIST_MODEL(priors));
   }
+  {
+    g_autoptr(GtkStringList) isotopes = gtk_string_list_new(NULL);
+    guint n = 0;
+    const TlIsotope *all = tl_isotopes(&n);
+    for (guint i = 0; i < n; i++) {
+      g_autofree char *label = g_str_equal(all[i].name, "none")
+          ? g_strdup("None (no decay)")
+          : g_strdup_printf("%s (T½ %.4g min)", all[i].name, all[i].half_life_s / 60);
+      gtk_string_list_append(isotopes, label);
+    }
+    adw_combo_row_set_model(self->isotope_row, G_LIST_MODEL(isotopes));
+  }
+  update_randoms_choices(self, TL_PET_RANDOMS_OFF);
   self->ct = TRUE; /* so set_modality(FALSE) fills the PET lists */
   tl_side_panel_set_modality(self, FALSE);
   gtk_spin_button_set_value(self->tor_spin, TL_TOR_FWHM_DEFAULT);
@@ -441,15 +610,123 @@ void tl_side_panel_set_tof(TlSidePanel *self, gboolean on) {
   gtk_switch_set_active(self->tof_switch, on);
 }
 
-void tl_side_panel_set_randoms(TlSidePanel *self, gboolean on) {
-  gtk_switch_set_active(self->randoms_switch, on);
+/* Selects `kind` in a combo row of kinds; FALSE when it is not offered. */
+static gboolean select_kind(AdwComboRow *row, const int *kinds, guint n, int kind) {
+  for (guint i = 0; i < n; i++)
+    if (kinds[i] == kind) {
+      adw_combo_row_set_selected(row, i);
+      return TRUE;
+    }
+  return FALSE;
+}
+
+gboolean tl_side_panel_set_randoms(TlSidePanel *self, TlPetRandoms kind) {
+  int kinds[3];
+  for (guint i = 0; i < self->n_randoms_kinds; i++) kinds[i] = self->randoms_kinds[i];
+  return select_kind(self->randoms_row, kinds, self->n_randoms_kinds, kind);
+}
+
+void tl_side_panel_set_randoms_file(TlSidePanel *self, const char *path) {
+  g_free(self->randoms_path);
+  self->randoms_path = g_strdup(path);
+  set_file_row(self->randoms_file_row, path);
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  tl_side_panel_set_randoms(self, TL_PET_RANDOMS_FILE);
+  update_pet_rows(self);
+  self->quiet = quiet;
+  emit(self, "algorithm");
+}
+
+gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds) {
+  if (kind == TL_PET_SCATTER_SSS && rounds) {
+    gboolean quiet = self->quiet;
+    self->quiet = TRUE; /* one change, not two */
+    gtk_spin_button_set_value(self->scatter_rounds_spin, rounds);
+    self->quiet = quiet;
+  }
+  int kinds[3];
+  for (guint i = 0; i < self->n_scatter_kinds; i++) kinds[i] = self->scatter_kinds[i];
+  return select_kind(self->scatter_row, kinds, self->n_scatter_kinds, kind);
+}
+
+void tl_side_panel_set_scatter_file(TlSidePanel *self, const char *path) {
+  g_free(self->scatter_path);
+  self->scatter_path = g_strdup(path);
+  set_file_row(self->scatter_file_row, path);
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  tl_side_panel_set_scatter(self, TL_PET_SCATTER_FILE, 0);
+  update_pet_rows(self);
+  self->quiet = quiet;
+  emit(self, "algorithm");
+}
+
+void tl_side_panel_set_norm_file(TlSidePanel *self, const char *path) {
+  g_free(self->norm_path);
+  self->norm_path = g_strdup(path);
+  set_file_row(self->norm_row, path);
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  update_pet_rows(self);
+  gtk_switch_set_active(self->norm_switch, TRUE);
+  self->quiet = quiet;
+  emit(self, "algorithm");
+}
+
+gboolean tl_side_panel_set_norm(TlSidePanel *self, gboolean on) {
+  if (on && !self->norm_path) return FALSE;
+  gtk_switch_set_active(self->norm_switch, on);
+  return TRUE;
+}
+
+gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibration,
+                                 const char *isotope, double frame_start_s, double duration_s) {
+  guint n = 0, sel = G_MAXUINT;
+  const TlIsotope *all = tl_isotopes(&n);
+  const TlIsotope *iso = isotope ? tl_isotope_find(isotope, NULL) : NULL;
+  if (isotope && !iso) return FALSE;
+  for (guint i = 0; iso && i < n; i++)
+    if (&all[i] == iso) sel = i;
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE; /* the children first, then one change */
+  if (!isnan(calibration)) {
+    char text[G_ASCII_DTOSTR_BUF_SIZE];
+    gtk_editable_set_text(GTK_EDITABLE(self->calibration_row),
+                          g_ascii_formatd(text, sizeof text, "%.9g", calibration));
+  }
+  if (sel != G_MAXUINT) adw_combo_row_set_selected(self->isotope_row, sel);
+  if (!isnan(frame_start_s)) gtk_spin_button_set_value(self->frame_start_spin, frame_start_s);
+  if (!isnan(duration_s)) gtk_spin_button_set_value(self->duration_spin, duration_s);
+  gboolean was = adw_expander_row_get_enable_expansion(self->quant_row);
+  adw_expander_row_set_enable_expansion(self->quant_row, on);
+  adw_expander_row_set_expanded(self->quant_row, on); /* the values in view */
+  update_pet_rows(self);
+  self->quiet = quiet;
+  if (was || on) emit(self, "algorithm");
+  return TRUE;
+}
+
+void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s) {
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  /* data without a stated frame: 0, never the previous data's (the job then asks for it) */
+  self->data_duration = duration_s > 0 ? duration_s : 0;
+  gtk_spin_button_set_value(self->duration_spin, self->data_duration);
+  gtk_spin_button_set_value(self->frame_start_spin, duration_s > 0 ? MAX(start_s, 0) : 0);
+  update_pet_rows(self);
+  self->quiet = quiet;
 }
 
 void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed) {
   gboolean quiet = self->quiet;
   self->quiet = TRUE;
+  TlPetRandoms was = selected_randoms(self);
   self->has_delayed = self->list_mode && delayed;
-  if (!self->has_delayed) gtk_switch_set_active(self->randoms_switch, FALSE);
+  /* new data: randoms from their delayeds by default, as a scanner's software does; a chosen
+   * file stays chosen */
+  update_randoms_choices(self, self->has_delayed ? TL_PET_RANDOMS_DELAYEDS
+                               : was == TL_PET_RANDOMS_FILE ? was : TL_PET_RANDOMS_OFF);
   update_pet_rows(self);
   self->quiet = quiet;
 }
@@ -469,4 +746,28 @@ void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every)
   if (f->kind == TL_FILTER_GAUSS) gtk_spin_button_set_value(self->fwhm_spin, f->fwhm_mm);
   adw_combo_row_set_selected(self->placement_row, every ? 1 : 0);
   if (every) gtk_spin_button_set_value(self->every_spin, every);
+}
+
+/* Once the panel is laid out (its scrolled window knows its range): the Corrections group at
+ * the top; a few frames at most. */
+static gboolean scroll_tick(GtkWidget *w, GdkFrameClock *clock, gpointer data) {
+  TlSidePanel *self = TL_SIDE_PANEL(w);
+  guint *frames = data;
+  GtkScrolledWindow *sw = GTK_SCROLLED_WINDOW(adw_bin_get_child(ADW_BIN(self)));
+  GtkWidget *content = gtk_widget_get_parent(GTK_WIDGET(self->pet_group)); /* the panel's box */
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(sw);
+  graphene_rect_t r;
+  if (gtk_widget_compute_bounds(GTK_WIDGET(self->pet_group), content, &r)) {
+    double want = MAX(r.origin.y - 6, 0);
+    gtk_adjustment_set_value(adj, want);
+    if (fabs(gtk_adjustment_get_value(adj) - want) < 1 && gtk_widget_get_height(content) > 0 &&
+        ++*frames > 3)
+      return G_SOURCE_REMOVE;
+  }
+  return ++frames[1] < 120 ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
+}
+
+void tl_side_panel_show_corrections(TlSidePanel *self) {
+  guint *frames = g_new0(guint, 2);
+  gtk_widget_add_tick_callback(GTK_WIDGET(self), scroll_tick, frames, g_free);
 }

@@ -63,8 +63,30 @@ void tl_side_panel_set_levels_preset(TlSidePanel *self, TlLevelsPreset p);
  * projector ("siddon", "joseph", "tor"; FALSE if unknown), the filter and its placement
  * (every = 0: on what is shown; N: inside the reconstruction every N sub-iterations). */
 void tl_side_panel_set_tof(TlSidePanel *self, gboolean on);
-void tl_side_panel_set_randoms(TlSidePanel *self, gboolean on);
+/* The model's corrections, as if chosen (each emits "changed::algorithm" when it changes the
+ * job). Randoms: FALSE when `kind` is not offered (from the delayeds: data with delayed
+ * coincidences only). A file chosen selects its kind. */
+gboolean tl_side_panel_set_randoms(TlSidePanel *self, TlPetRandoms kind);
+void tl_side_panel_set_randoms_file(TlSidePanel *self, const char *path);
+/* Scatter: FALSE when not offered (SSS: with attenuation correction only); rounds for SSS
+ * (0: keep). */
+gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds);
+void tl_side_panel_set_scatter_file(TlSidePanel *self, const char *path);
+/* The normalisation: a .tln file (switched on), and on/off (FALSE: no file chosen yet). */
+void tl_side_panel_set_norm_file(TlSidePanel *self, const char *path);
+gboolean tl_side_panel_set_norm(TlSidePanel *self, gboolean on);
+/* Images in Bq/mL on/off with the calibration factor, isotope (tl_isotope_find names), frame
+ * start and duration (NAN / NULL: keep). FALSE for an unknown isotope (nothing changed). */
+gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibration,
+                                 const char *isotope, double frame_start_s, double duration_s);
+/* The data's frame (from the file; duration 0: none stated, and the rows are reset to 0 rather
+ * than keep another dataset's): the defaults of the Bq/mL rows. Quiet. */
+void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s);
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
+
+/* Scrolls the Corrections group to the top of the panel once it is laid out (--set
+ * panel=corrections: the documentation's screenshots). */
+void tl_side_panel_show_corrections(TlSidePanel *self);
 
 G_END_DECLS

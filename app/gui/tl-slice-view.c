@@ -527,6 +527,7 @@ void tl_slice_view_set_unit(TlSliceView *self, const char *unit) {
   gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
+const char *tl_slice_view_get_unit(TlSliceView *self) { return self->unit; }
 GdkTexture *tl_slice_view_get_texture(TlSliceView *self) { return self->texture; }
 const TlSlice *tl_slice_view_get_slice(TlSliceView *self) { return &self->slice; }
 int tl_slice_view_get_orientation(TlSliceView *self) { return self->orientation; }

@@ -28,7 +28,9 @@ void tl_slice_view_set_slice(TlSliceView *self, const TlSlice *slice);
 void tl_slice_view_set_position(TlSliceView *self, const guint pos[3]);
 void tl_slice_view_set_levels(TlSliceView *self, float lo, float hi);
 void tl_slice_view_set_colormap(TlSliceView *self, TlColormap c);
+/* The colour bar's label (the values' unit). */
 void tl_slice_view_set_unit(TlSliceView *self, const char *unit);
+const char *tl_slice_view_get_unit(TlSliceView *self);
 /* The image as last drawn at voxel resolution (tests compare it between frames). */
 GdkTexture *tl_slice_view_get_texture(TlSliceView *self);
 const TlSlice *tl_slice_view_get_slice(TlSliceView *self);

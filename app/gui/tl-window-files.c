@@ -1,11 +1,13 @@
 /* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
  * export the views (PNG, written after the next paint) and the plots, choose a mu-map for
- * attenuation correction. Each has a dialog action and a "-to" / "-file" action
+ * attenuation correction, a normalisation (also dropped on the window), a randoms or a scatter
+ * estimate. Each has a dialog action and a "-to" / "-file" action
  * taking the path (tests and scripts use those).
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
 #include "tl-formats.h"
+#include "tl-data-view.h"
 
 /* ---- Open ------------------------------------------------------------------------- */
 
@@ -182,14 +184,19 @@ static void export_view(TlWindow *self, const char *path) {
   gtk_widget_queue_draw(GTK_WIDGET(self->view_grid));
 }
 
-/* PREFIX-convergence.{csv,png} and, when a line was drawn, PREFIX-profile.{csv,png}. */
+/* PREFIX-convergence.{csv,png}, when a line was drawn PREFIX-profile.{csv,png}, and with the
+ * data view's profiles PREFIX-sinogram-profile.{csv,png}. */
 static void export_plots(TlWindow *self, const char *path) {
   g_autofree char *prefix = g_str_has_suffix(path, ".csv") || g_str_has_suffix(path, ".png")
                                 ? g_strndup(path, strlen(path) - 4) : g_strdup(path);
+  /* with the data view open, its profiles of the shown sinogram plane too */
+  TlDataView *dv = tl_window_get_data_view(self);
   struct { TlPlot *plot; const char *name; } plots[] = {{self->convergence, "convergence"},
-                                                        {self->line_plot, "profile"}};
+                                                        {self->line_plot, "profile"},
+                                                        {dv ? tl_data_view_get_profile_plot(dv) : NULL,
+                                                         "sinogram-profile"}};
   for (gsize i = 0; i < G_N_ELEMENTS(plots); i++) {
-    if (tl_plot_n_series(plots[i].plot) == 0)
+    if (!plots[i].plot || tl_plot_n_series(plots[i].plot) == 0)
       continue;
     g_autoptr(GError) error = NULL;
     g_autofree char *csv = g_strdup_printf("%s-%s.csv", prefix, plots[i].name);
@@ -219,6 +226,30 @@ static void act_open_attenuation(GSimpleAction *a, GVariant *p, gpointer data) {
 static void act_attenuation_file(GSimpleAction *a, GVariant *p, gpointer data) {
   set_attenuation(data, g_variant_get_string(p, NULL));
 }
+/* The model's other inputs, kept by the side panel and read when the next job is made (a
+ * normalisation or scatter estimate of another scanner fails the run with its message). */
+static void set_norm(TlWindow *self, const char *path) { tl_side_panel_set_norm_file(self->side_panel, path); }
+static void set_randoms(TlWindow *self, const char *path) { tl_side_panel_set_randoms_file(self->side_panel, path); }
+static void set_scatter(TlWindow *self, const char *path) { tl_side_panel_set_scatter_file(self->side_panel, path); }
+static void act_open_norm(GSimpleAction *a, GVariant *p, gpointer data) {
+  g_autofree char *patterns = tl_formats_patterns(TL_DATA_PET_NORM, FALSE);
+  choose(data, "Normalisation", FALSE, NULL, patterns, "Normalisations", set_norm);
+}
+static void act_norm_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_norm(data, g_variant_get_string(p, NULL));
+}
+static void act_open_randoms(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Randoms Estimate", FALSE, NULL, NULL, NULL, set_randoms);
+}
+static void act_randoms_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_randoms(data, g_variant_get_string(p, NULL));
+}
+static void act_open_scatter(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Scatter Estimate", FALSE, NULL, "*.tlsc", "Scatter estimates", set_scatter);
+}
+static void act_scatter_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_scatter(data, g_variant_get_string(p, NULL));
+}
 static void act_open_file(GSimpleAction *a, GVariant *p, gpointer data) {
   tl_window_request_open(data, g_variant_get_string(p, NULL));
 }
@@ -247,6 +278,12 @@ static const GActionEntry kFileActions[] = {
   {"open-file", act_open_file, "s", NULL, NULL, {0}},
   {"open-attenuation", act_open_attenuation, NULL, NULL, NULL, {0}},
   {"attenuation-file", act_attenuation_file, "s", NULL, NULL, {0}},
+  {"open-norm", act_open_norm, NULL, NULL, NULL, {0}},
+  {"norm-file", act_norm_file, "s", NULL, NULL, {0}},
+  {"open-randoms", act_open_randoms, NULL, NULL, NULL, {0}},
+  {"randoms-file", act_randoms_file, "s", NULL, NULL, {0}},
+  {"open-scatter", act_open_scatter, NULL, NULL, NULL, {0}},
+  {"scatter-file", act_scatter_file, "s", NULL, NULL, {0}},
   {"save-image", act_save_image, NULL, NULL, NULL, {0}},
   {"save-image-to", act_save_image_to, "s", NULL, NULL, {0}},
   {"export-view", act_export_view, NULL, NULL, NULL, {0}},
@@ -288,6 +325,13 @@ static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, do
   g_autofree char *path = files ? g_file_get_path(files->data) : NULL;
   if (!path)
     return FALSE;
+  /* a normalisation is no dataset: it joins the model of the data shown (detected by content,
+   * a header read: quick enough for the main thread) */
+  const TlFormatClass *f = tl_format_detect(path, NULL);
+  if (f && f->kind == TL_DATA_PET_NORM) {
+    set_norm(self, path);
+    return TRUE;
+  }
   tl_window_request_open(self, path);
   return TRUE;
 }

@@ -83,6 +83,10 @@ void tl_window_toast(TlWindow *self, const char *text);
 /* Replaces the dataset (the run is restarted on it, paused unless `run`). */
 void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
+/* The --set keys that depend on the dataset (corrections, units): after it is set. */
+void tl_window_apply_data_settings(TlWindow *self, GVariant *set);
+/* The colour bars' label for values in `unit` ("" = the dataset's arbitrary units). */
+const char *tl_window_unit_label(TlWindow *self, const char *unit);
 /* Opens a file as the new dataset; with a run running or paused it asks first. */
 void tl_window_request_open(TlWindow *self, const char *path);
 

@@ -56,6 +56,12 @@ static const char *run_state_text(TlRunState s) {
   }
 }
 
+const char *tl_window_unit_label(TlWindow *self, const char *unit) {
+  if (unit && unit[0]) return unit;
+  const TlDataset *d = self->dataset;
+  return !d ? "" : d->lm ? "counts / sensitivity (a.u.)" : d->ct ? "mm⁻¹" : "image units";
+}
+
 static void update_status(TlWindow *self, const TlJobStep *step) {
   GString *s = g_string_new(NULL);
   if (self->ctx)
@@ -69,6 +75,8 @@ static void update_status(TlWindow *self, const TlJobStep *step) {
                              step->subset + 1, step->n_subsets, step->filtered ? ", filtered" : "",
                              step->seconds > 0 ? tl_dataset_events(self->dataset) / (double)step->n_subsets / step->seconds : 0,
                              self->dataset->ct ? "rays" : "events");
+    if (step && step->scatter_round)
+      g_string_append_printf(s, " · new scatter estimate (round %u)", step->scatter_round);
   }
   gtk_label_set_text(self->status_label, s->str);
   g_string_free(s, TRUE);
@@ -138,9 +146,11 @@ static void on_frame(TlFrame *f, gpointer data) {
     tl_window_toast(self, text);
   }
   if (f->slices[TL_VIEW_AXIAL].data) {
+    const char *unit = tl_window_unit_label(self, f->unit);
     for (int v = 0; v < TL_N_VIEWS; v++) {
       tl_slice_view_set_slice(self->views[v], &f->slices[v]);
       tl_slice_view_set_position(self->views[v], f->view.pos);
+      tl_slice_view_set_unit(self->views[v], unit);
     }
     tl_window_auto_levels(self);
   }
@@ -149,6 +159,15 @@ static void on_frame(TlFrame *f, gpointer data) {
     /* Steering: the first sub-iteration with new settings, marked between it and the last. */
     if (f->changed)
       tl_plot_add_marker(self->convergence, f->step.sub_iterations - 0.5, "new settings");
+    /* a new scatter estimate changes the model: the log-likelihood jumps there */
+    if (f->step.scatter_round) {
+      g_autofree char *label = g_strdup_printf("scatter %u", f->step.scatter_round);
+      tl_plot_add_marker(self->convergence, f->step.sub_iterations - 0.5, label);
+    }
+    /* the fit's figures on the status line's tooltip (no toast: one per round in a burst of
+     * frames would stack) */
+    if (f->step.note)
+      gtk_widget_set_tooltip_text(GTK_WIDGET(self->status_label), f->step.note);
     tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
     if (self->dataset->truth)
       tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
@@ -204,10 +223,15 @@ static JobSpec *job_spec_new(TlWindow *self) {
     self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s", spec->ct.algo, spec->ct.subsets, spec->ct.projector,
                                          spec->ct.prior[0] ? ", " : "", spec->ct.prior);
   else
-    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s%s%s", spec->opt.algorithm, spec->opt.osem ? spec->opt.subsets : 1,
+    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s%s%s%s%s%s%s", spec->opt.algorithm, spec->opt.osem ? spec->opt.subsets : 1,
                                          spec->opt.projector, spec->opt.tof ? ", TOF" : "",
                                          spec->opt.filter.kind != TL_FILTER_NONE ? ", filtered" : "",
-                                         spec->opt.prior[0] ? ", " : "", spec->opt.prior);
+                                         spec->opt.prior[0] ? ", " : "", spec->opt.prior,
+                                         spec->opt.norm_path ? ", normalised" : "",
+                                         spec->opt.randoms != TL_PET_RANDOMS_OFF ? ", randoms" : "",
+                                         spec->opt.scatter == TL_PET_SCATTER_SSS ? ", scatter (SSS)"
+                                         : spec->opt.scatter == TL_PET_SCATTER_FILE ? ", scatter (file)" : "",
+                                         spec->opt.quant ? ", Bq/mL" : "");
   return spec;
 }
 
@@ -311,7 +335,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
     tl_slice_view_set_slice(self->views[v], NULL);
     tl_slice_view_set_position(self->views[v], self->pos);
     tl_slice_view_reset_zoom(self->views[v]);
-    tl_slice_view_set_unit(self->views[v], d->lm ? "counts / sensitivity (a.u.)" : d->ct ? "mm⁻¹" : "image units");
+    tl_slice_view_set_unit(self->views[v], tl_window_unit_label(self, d->image ? d->image->unit : NULL));
   }
   g_autofree char *scanner = d->ct ? g_strdup_printf("CT, %s beam, %u views of %u × %u", d->ct->geometry->beam == TL_CT_CONE ? "cone" : "parallel",
                                                      d->ct->geometry->n_views, d->ct->geometry->det_u, d->ct->geometry->det_v)
@@ -320,6 +344,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
   tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0);
+  if (d->lm) tl_side_panel_set_frame_defaults(self->side_panel, d->lm->start_s, d->lm->duration_s);
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_measure_dataset(self);
   tl_window_update_fourth_pane(self);
@@ -330,12 +355,18 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   adw_window_title_set_title(self->window_title, d->name);
   if (self->state == TL_WINDOW_READY)
     gtk_stack_set_visible_child_name(self->stack, "workbench");
-  /* --set with a FILE (the demo applies its settings itself): once, for the first data */
-  GVariant *set = d->format ? g_object_get_data(G_OBJECT(self), "tl-demo-settings") : NULL;
-  if (set) {
+  /* --set: once, for the first data; with a FILE all of it (the demo applied the rest
+   * before simulating), else the keys that depend on the data */
+  GVariant *set = g_object_get_data(G_OBJECT(self), "tl-demo-settings");
+  if (set && !g_object_get_data(G_OBJECT(self), "tl-data-settings-done")) {
     g_variant_ref(set);
-    g_object_set_data(G_OBJECT(self), "tl-demo-settings", NULL);
-    tl_window_apply_settings(self, set);
+    g_object_set_data(G_OBJECT(self), "tl-data-settings-done", GINT_TO_POINTER(1));
+    if (d->format) {
+      g_object_set_data(G_OBJECT(self), "tl-demo-settings", NULL);
+      tl_window_apply_settings(self, set);
+    } else {
+      tl_window_apply_data_settings(self, set);
+    }
     g_variant_unref(set);
   }
   tl_window_start_run(self, run);

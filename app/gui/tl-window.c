@@ -243,10 +243,60 @@ void tl_window_open_file(TlWindow *self, const char *path) {
 }
 
 /* The command line's --set (tl-application.c): a{sv} of algo, subsets, iterations, prior, beta,
- * projector, tof, filter, filter-every; tof and attenuation also go into the simulation. */
+ * projector, tof, filter, filter-every, profile, kernel; tof and attenuation also go into the
+ * simulation; mu, norm, randoms, scatter, scatter-rounds, calibration, isotope, frame-start
+ * and duration apply to the first dataset (tl_window_apply_data_settings). */
 void tl_window_set_demo_settings(TlWindow *self, GVariant *settings) {
   g_object_set_data_full(G_OBJECT(self), "tl-demo-settings", g_variant_ref_sink(settings),
                          (GDestroyNotify)g_variant_unref);
+}
+
+static void settings_error(TlWindow *self, const char *text) {
+  g_autoptr(GError) error = g_error_new_literal(G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, text);
+  tl_window_show_error(self, "Settings", error);
+}
+
+/* The --set keys that depend on the data (what they offer: delayeds, a mu-map): applied once
+ * the dataset is there. An impossible choice is an error shown, never a silent change. */
+void tl_window_apply_data_settings(TlWindow *self, GVariant *set) {
+  TlSidePanel *panel = self->side_panel;
+  const char *v = NULL;
+  if (g_variant_lookup(set, "mu", "&s", &v))
+    tl_side_panel_set_attenuation_file(panel, v);
+  if (g_variant_lookup(set, "norm", "&s", &v))
+    tl_side_panel_set_norm_file(panel, v);
+  if (g_variant_lookup(set, "randoms", "&s", &v)) {
+    if (g_str_equal(v, "delayeds")) {
+      if (!tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS))
+        settings_error(self, "--set randoms=delayeds: these data hold no delayed coincidences");
+    } else if (g_str_equal(v, "off")) {
+      tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_OFF);
+    } else {
+      tl_side_panel_set_randoms_file(panel, v);
+    }
+  }
+  guint rounds = 0;
+  g_variant_lookup(set, "scatter-rounds", "u", &rounds);
+  if (g_variant_lookup(set, "scatter", "&s", &v)) {
+    if (g_str_equal(v, "sss")) {
+      if (!tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, rounds))
+        settings_error(self, "--set scatter=sss needs attenuation correction (a phantom's μ-map "
+                             "or --set attenuation=MU.nii)");
+    } else if (g_str_equal(v, "off")) {
+      tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0);
+    } else {
+      tl_side_panel_set_scatter_file(panel, v);
+    }
+  }
+  double calibration = NAN, start = NAN, duration = NAN;
+  const char *isotope = NULL;
+  if (g_variant_lookup(set, "calibration", "d", &calibration)) {
+    g_variant_lookup(set, "isotope", "&s", &isotope);
+    g_variant_lookup(set, "frame-start", "d", &start);
+    g_variant_lookup(set, "duration", "d", &duration);
+    if (!tl_side_panel_set_quant(panel, TRUE, calibration, isotope, start, duration))
+      settings_error(self, "--set isotope: an unknown isotope");
+  }
 }
 
 void tl_window_apply_settings(TlWindow *self, GVariant *set) {
@@ -266,14 +316,16 @@ void tl_window_apply_settings(TlWindow *self, GVariant *set) {
   if (g_variant_lookup(set, "projector", "&s", &projector))
     tl_side_panel_set_projector(self->side_panel, projector);
   if (g_variant_lookup(set, "tof", "b", &tof)) tl_side_panel_set_tof(self->side_panel, tof);
-  gboolean randoms = FALSE;
-  if (g_variant_lookup(set, "randoms", "b", &randoms))
-    tl_side_panel_set_randoms(self->side_panel, randoms);
+  if (self->dataset)
+    tl_window_apply_data_settings(self, set);
   if (g_variant_lookup(set, "filter", "&s", &filter)) {
     TlFilter f = {TL_FILTER_NONE, 0};
     g_variant_lookup(set, "filter-every", "u", &every);
     if (tl_filter_parse(filter, &f, NULL)) tl_side_panel_set_filter(self->side_panel, &f, every);
   }
+  const char *panel = NULL;
+  if (g_variant_lookup(set, "panel", "&s", &panel) && g_str_equal(panel, "corrections"))
+    tl_side_panel_show_corrections(self->side_panel);
   gboolean expand = FALSE;
   if (g_variant_lookup(set, "profile", "b", &expand))
     tl_profile_view_set_expanded(self->profile_view, expand);

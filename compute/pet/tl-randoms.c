@@ -95,6 +95,13 @@ TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *del
   return g_steal_pointer(&r);
 }
 
+TlRandoms *tl_randoms_copy(const TlRandoms *r) {
+  TlRandoms *c = g_memdup2(r, sizeof *r);
+  c->factor = g_memdup2(r->factor, sizeof(double) * MAX(r->n_crystals, 1));
+  c->source = g_strdup(r->source); /* each copy owns its own: tl_randoms_free frees it */
+  return c;
+}
+
 void tl_randoms_free(TlRandoms *r) {
   if (!r) return;
   g_free(r->factor);

@@ -38,6 +38,8 @@ typedef struct {
 TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *delayed, guint64 n,
                                     GError **error);
 void tl_randoms_free(TlRandoms *r);
+/* A deep copy (factors and source). */
+TlRandoms *tl_randoms_copy(const TlRandoms *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRandoms, tl_randoms_free)
 
 /* Expected randoms of pair (a, b) over the acquisition: s_a s_b (the caller checks that the

@@ -17,6 +17,7 @@ struct _TlRecon {
   TlArray *additive;   /* the additive term a (randoms + scatter), in the operator's data order */
   TlRandoms *randoms;  /* a copy of opt.randoms (the scatter term is replaced around them) */
   TlNorm *norm;        /* a copy of opt.norm: n_ab of the scatter term (norm_pair_factor) */
+  GArray *pair_counts; /* TlBin: the measured counts per pair (the tail fit's), made on first use */
   TlReconCallback cb;
   gpointer cb_data;
 };
@@ -36,6 +37,7 @@ void tl_recon_free(TlRecon *r) {
   g_clear_pointer(&r->additive, tl_array_free);
   tl_randoms_free(r->randoms);
   tl_norm_free(r->norm);
+  if (r->pair_counts) g_array_unref(r->pair_counts);
   tl_operator_free(r->op);
   tl_srm_free(r->srm); /* after its operator */
   g_free(r->projector_name);
@@ -110,12 +112,6 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   return g_steal_pointer(&r);
 }
 
-static TlRandoms *randoms_copy(const TlRandoms *r) {
-  TlRandoms *c = g_memdup2(r, sizeof *r);
-  c->factor = g_memdup2(r->factor, sizeof(double) * MAX(r->n_crystals, 1));
-  return c;
-}
-
 /* a = randoms + n_ab scatter per record into r->additive (made on first use). */
 static gboolean upload_additive(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
   g_autofree float *a = tl_pet_operator_additive(r->op, r->randoms, scatter,
@@ -153,7 +149,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
                   o->randoms ? "randoms" : "scatter", o->projector);
       return NULL;
     }
-    if (o->randoms) r->randoms = randoms_copy(o->randoms);
+    if (o->randoms) r->randoms = tl_randoms_copy(o->randoms);
     if (!upload_additive(r, o->scatter_estimate, error)) return NULL;
     pb.additive = r->additive;
   }
@@ -257,6 +253,51 @@ void tl_scatter_rounds_init(TlScatterRounds *o) {
   tl_tail_params_init(&o->tail);
 }
 
+/* The checks both entry points share. */
+static gboolean scatter_usable(TlRecon *r, const TlImage *mu, GError **error) {
+  if (!tl_is_pet_operator(r->op)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "scatter correction: not with the %s "
+                "projector (list-mode and binned ray projectors only)", r->opt.projector);
+    return FALSE;
+  }
+  if (!mu) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter estimation (SSS) needs a mu-map");
+    return FALSE;
+  }
+  /* the tail fit's data: the measured counts per pair, the same every round */
+  return r->pair_counts || (r->pair_counts = tl_pet_operator_pair_counts(r->op, error));
+}
+
+TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
+                                             const TlScatterRounds *o, TlScatterRoundInfo *info,
+                                             GError **error) {
+  if (!o || !scatter_usable(r, mu, error)) {
+    if (!o) g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter estimate: no parameters");
+    return NULL;
+  }
+  gint64 t0 = g_get_monotonic_time();
+  TlScatterRoundInfo local = {0};
+  if (!info) info = &local;
+  *info = (TlScatterRoundInfo){0};
+  TlSssParams sp = o->sss;
+  sp.tof = r->opt.tof;
+  TlTailParams tp = o->tail;
+  tp.pair_factor = r->opt.scatter_pair_factor;
+  tp.pair_factor_data = r->opt.scatter_pair_factor_data;
+  g_autoptr(TlImage) x = tl_recon_image(r, error);
+  if (!x) return NULL;
+  g_autoptr(TlScatterEstimate) e = tl_sss_estimate(tl_pet_operator_scanner(r->op), x, mu, &sp,
+                                                   o->cancel, &info->sss, error);
+  if (!e || !tl_scatter_tail_fit(e, mu, (const TlBin *)r->pair_counts->data,
+                                 r->pair_counts->len, r->randoms, &tp, &info->fit, error))
+    return NULL;
+  e->scale = info->fit.scale;
+  if (!tl_recon_set_scatter(r, e, error)) return NULL;
+  info->estimate = e;
+  info->seconds = (g_get_monotonic_time() - t0) * 1e-6;
+  return g_steal_pointer(&e);
+}
+
 TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
                                            const TlScatterRounds *o, GError **error) {
   if (!o || o->rounds < 1 || o->rounds > 100 || o->iterations < 1) {
@@ -265,38 +306,16 @@ TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
                 o ? o->iterations : 0);
     return NULL;
   }
-  if (!tl_is_pet_operator(r->op)) {
-    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "scatter correction: not with the %s "
-                "projector (list-mode and binned ray projectors only)", r->opt.projector);
-    return NULL;
-  }
-  if (!mu) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "scatter estimation (SSS) needs a mu-map");
-    return NULL;
-  }
-  const TlScanner *sc = tl_pet_operator_scanner(r->op);
-  TlSssParams sp = o->sss;
-  sp.tof = r->opt.tof;
-  TlTailParams tp = o->tail;
-  tp.pair_factor = r->opt.scatter_pair_factor;
-  tp.pair_factor_data = r->opt.scatter_pair_factor_data;
-  g_autoptr(GArray) counts = tl_pet_operator_pair_counts(r->op, error);
-  if (!counts) return NULL;
+  if (!scatter_usable(r, mu, error)) return NULL;
   g_autoptr(TlScatterEstimate) last = NULL;
   guint S = tl_operator_n_subsets(r->op);
   for (guint round = 1; round <= o->rounds; round++) {
-    gint64 t0 = g_get_monotonic_time();
-    TlScatterRoundInfo info = {.round = round, .rounds = o->rounds};
-    g_autoptr(TlImage) x = tl_recon_image(r, error);
-    if (!x) return NULL;
-    g_autoptr(TlScatterEstimate) e = tl_sss_estimate(sc, x, mu, &sp, o->cancel, &info.sss, error);
-    if (!e || !tl_scatter_tail_fit(e, mu, (const TlBin *)counts->data, counts->len, r->randoms,
-                                   &tp, &info.fit, error))
-      return NULL;
-    e->scale = info.fit.scale;
-    if (!tl_recon_set_scatter(r, e, error)) return NULL;
+    TlScatterRoundInfo info;
+    g_autoptr(TlScatterEstimate) e = tl_recon_scatter_estimate(r, mu, o, &info, error);
+    if (!e) return NULL;
+    info.round = round;
+    info.rounds = o->rounds;
     info.estimate = e;
-    info.seconds = (g_get_monotonic_time() - t0) * 1e-6;
     if (o->callback) o->callback(&info, o->user_data);
     g_clear_pointer(&last, tl_scatter_estimate_free);
     last = g_steal_pointer(&e);

@@ -231,6 +231,16 @@ typedef struct {
 
 /* 2 rounds of 1 iteration, tl_sss_params_init, tl_tail_params_init. */
 void tl_scatter_rounds_init(TlScatterRounds *o);
+/* One estimate of tl_recon_scatter_rounds without the iterations after it: SSS of the current
+ * image with o->sss (TOF: the reconstruction's), the tail fit (o->tail, the pair factor: the
+ * reconstruction's) against the reconstruction's own counts and randoms, the term replaced in
+ * place; the caller steps on (the window's job estimates between its iterations). info (may be
+ * NULL) gets the fit, SSS's statistics and the seconds (round and rounds: 0; o->rounds,
+ * o->iterations and o->callback are not used). Returns the scaled estimate, or NULL + GError
+ * (G_IO_ERROR_CANCELLED with o->cancel: the term is then unchanged). */
+TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
+                                             const TlScatterRounds *o, TlScatterRoundInfo *info,
+                                             GError **error);
 /* The last estimate (scaled), or NULL + GError (G_IO_ERROR_CANCELLED when cancelled: the image
  * is then the last complete sub-iteration's). mu: the mu-map on the reconstruction's grid. */
 TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,

@@ -123,6 +123,14 @@ gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint s
                                     const TlScanner *scanner, const TlImage *image,
                                     const char *projector, const TlImage *mu, float *out,
                                     GError **error) {
+  TlSinogramModel m = {.projector = projector, .mu = mu};
+  return tl_sinogram_model_plane(ctx, s, seg, ax, scanner, image, &m, out, NULL, NULL, error);
+}
+
+gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+                                 const TlScanner *scanner, const TlImage *image,
+                                 const TlSinogramModel *model, float *out, float *out_randoms,
+                                 float *out_scatter, GError **error) {
   if (seg >= s->n_segments || ax >= s->n_axial[seg] ||
       s->min_ring_difference[seg] != s->max_ring_difference[seg] ||
       (s->n_detectors / 2) / s->n_views != 1) {
@@ -131,11 +139,25 @@ gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint s
                 "mashing expected)", seg, ax, s->n_segments);
     return FALSE;
   }
+  const TlRandoms *rnd = model->randoms;
+  const TlScatterEstimate *sc = model->scatter;
+  if (model->norm && !tl_norm_check_scanner(model->norm, scanner, "the normalisation", error))
+    return FALSE;
+  if (sc && !tl_scatter_estimate_check_scanner(sc, scanner, "the scatter estimate", error))
+    return FALSE;
+  if (rnd && rnd->n_crystals != scanner->n_crystals) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "randoms estimate of %u crystals for "
+                "scanner '%s' of %u crystals", rnd->n_crystals, scanner->name ? scanner->name : "",
+                scanner->n_crystals);
+    return FALSE;
+  }
   gint N = (gint)s->n_detectors, rd = s->min_ring_difference[seg];
   gint r1 = rd >= 0 ? (gint)ax : (gint)ax - rd, r2 = r1 + rd;
   gint t0 = -(gint)(s->n_tangential / 2);
   guint n_plane = s->n_views * s->n_tangential;
   memset(out, 0, n_plane * sizeof(float));
+  if (out_randoms) memset(out_randoms, 0, n_plane * sizeof(float));
+  if (out_scatter) memset(out_scatter, 0, n_plane * sizeof(float));
   /* the plane's detectable pairs, and the plane pixel each one adds to */
   g_autoptr(GArray) bins = g_array_new(FALSE, FALSE, sizeof(TlBin));
   g_autoptr(GArray) pixel = g_array_new(FALSE, FALSE, sizeof(guint));
@@ -150,13 +172,22 @@ gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint s
       guint px = v * s->n_tangential + ti;
       g_array_append_val(bins, bin);
       g_array_append_val(pixel, px);
+      /* the additive term of the pair as the reconstruction's (tl_pet_operator_additive):
+       * r_ab + n_ab S_ab, not attenuated; TOF bins summed */
+      double r = rnd ? tl_randoms_pair(rnd, bin.a, bin.b) : 0;
+      double n = model->norm ? tl_norm_pair(model->norm, bin.a, bin.b) : 1;
+      double sct = sc ? n * tl_scatter_estimate_pair(sc, bin.a, bin.b) : 0;
+      out[px] += (float)(r + sct);
+      if (out_randoms) out_randoms[px] += (float)r;
+      if (out_scatter) out_scatter[px] += (float)sct;
     }
   if (bins->len == 0) return TRUE;
   TlPetOperatorOptions o;
   tl_pet_operator_options_init(&o);
-  o.projector = projector;
+  o.projector = model->projector;
   o.subsets = 1;
-  o.attenuation = mu;
+  o.attenuation = model->mu;
+  o.norm = model->norm;
   o.use_cache = FALSE;
   g_autoptr(TlOperator) op = tl_pet_operator_new_binned(ctx, scanner, (const TlBin *)bins->data,
                                                         bins->len, &image->grid, &o, error);
@@ -169,6 +200,7 @@ gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint s
   g_autoptr(TlStream) st = tl_stream_new(ctx, error);
   g_autoptr(TlArray) x = st ? tl_array_new(ctx, nv, sizeof(float), error) : NULL;
   g_autoptr(TlArray) ya = x ? tl_array_new(ctx, nd, sizeof(float), error) : NULL;
+  /* D = n exp(-A mu) is the operator's diagonal, applied inside its projection kernels */
   if (!ya || !tl_array_upload(x, image->data, error) ||
       !tl_operator_forward(op, st, 0, x, ya, error) || !tl_stream_finish(st, error) ||
       !tl_array_download(ya, y, error) || !tl_array_download(lors.records, rec, error))

@@ -93,6 +93,42 @@ static void test_command_line(void) {
   g_assert_true(g_utf8_validate(err2, -1, NULL));
 }
 
+/* --set keys that are wrong or need another: exit 1 with the reason, before any window. */
+static void test_set_keys(void) {
+  if (!tomolab_path) {
+    g_test_skip("no tomolab binary given");
+    return;
+  }
+  struct {
+    const char *set[2], *want;
+  } cases[] = {
+      {{"scatter-rounds=2"}, "needs --set scatter=sss"},
+      {{"scatter=off", "scatter-rounds=2"}, "needs --set scatter=sss"},
+      {{"isotope=F18"}, "need --set calibration=F"},
+      {{"calibration=1", "isotope=Xe999"}, "--set isotope=Xe999: unknown key or bad value"},
+      {{"calibration=-1"}, "--set calibration=-1: unknown key or bad value"},
+      {{"calibration=2", "duration=0"}, "--set duration=0: unknown key or bad value"},
+      {{"randoms="}, "--set randoms=: unknown key or bad value"},
+      {{"scatter-rounds=101", "scatter=sss"}, "--set scatter-rounds=101: unknown key or bad value"},
+      {{"tof=2"}, "--set tof=2: unknown key or bad value"},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+    const char *argv[8] = {tomolab_path};
+    int n = 1;
+    for (int k = 0; k < 2 && cases[i].set[k]; k++) argv[n++] = "--set", argv[n++] = cases[i].set[k];
+    int status = 0;
+    g_autofree char *err = NULL;
+    g_autoptr(GError) e = NULL;
+    g_spawn_sync(tmpdir, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err,
+                 &status, &e);
+    g_assert_no_error(e);
+    g_assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) != 1 || !strstr(err, cases[i].want))
+      g_error("--set %s: exit %d, '%s' (expected 1 and '%s')", cases[i].set[0], WEXITSTATUS(status),
+              err, cases[i].want);
+  }
+}
+
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
     return 0;
@@ -100,6 +136,7 @@ int main(int argc, char **argv) {
   write_files();
   g_test_add_func("/gui/open/before-ready", test_open_before_ready);
   g_test_add_func("/gui/open/command-line", test_command_line);
+  g_test_add_func("/gui/open/set-keys", test_set_keys);
   int rc = g_test_run();
   tl_gui_remove_dir(tmpdir);
   return rc;
