@@ -658,23 +658,31 @@ static void est_classes(Est *e, gboolean axial, double *num, double *den) {
       }
 }
 
-/* g = num / den; classes without data (den = 0) take the nearest class with data: the same
- * block position at the nearest radial distance (g_tr), the same ring difference's mean (g_ax),
- * else 1. Returns the number of empty classes. */
+/* A class factor from fewer expected counts than this is noise (over 10 % standard error):
+ * a cylinder's edge classes, where its chords are short, came out at up to 51 with 10^6 counts,
+ * and the lines missing the cylinder took that value as their nearest class's, which then
+ * weighed the scatter tail fit (found by the window's corrections test). Such classes are
+ * filled like empty ones. */
+#define NORM_MIN_CLASS_COUNTS 100.0
+
+/* g = num / den; classes without enough data (den < NORM_MIN_CLASS_COUNTS) take the nearest
+ * class with enough: the same block position at the nearest radial distance (g_tr), the same
+ * ring difference's mean (g_ax), else 1. Returns the number of such classes. */
 static guint est_assign(Est *e, gboolean axial, const double *num, const double *den) {
   guint empty = 0;
+  const double m = NORM_MIN_CLASS_COUNTS;
   if (!axial) {
     guint B = e->B, D = e->D;
     for (guint c = 0; c < D * B; c++)
-      if (den[c] > 0) e->gtr[c] = num[c] / den[c];
+      if (den[c] >= m) e->gtr[c] = num[c] / den[c];
     for (guint c = 0; c < D * B; c++) {
-      if (den[c] > 0) continue;
+      if (den[c] >= m) continue;
       empty++;
       guint d = c / B, u = c % B;
       double v = 1;
       for (guint k = 1; k < D; k++) {
-        if (d >= k && den[(d - k) * B + u] > 0) { v = e->gtr[(d - k) * B + u]; break; }
-        if (d + k < D && den[(d + k) * B + u] > 0) { v = e->gtr[(d + k) * B + u]; break; }
+        if (d >= k && den[(d - k) * B + u] >= m) { v = e->gtr[(d - k) * B + u]; break; }
+        if (d + k < D && den[(d + k) * B + u] >= m) { v = e->gtr[(d + k) * B + u]; break; }
       }
       e->gtr[c] = v;
     }
@@ -682,15 +690,15 @@ static guint est_assign(Est *e, gboolean axial, const double *num, const double 
   }
   guint R = e->R;
   for (guint c = 0; c < R * R; c++)
-    if (den[c] > 0) e->gax[c] = num[c] / den[c];
+    if (den[c] >= m) e->gax[c] = num[c] / den[c];
   for (guint r = 0; r < R; r++)
     for (guint s = r; s < R; s++) {
-      if (den[r * R + s] > 0) continue;
+      if (den[r * R + s] >= m) continue;
       empty++;
       double sum = 0;
       guint cnt = 0;
       for (guint q = 0; q + (s - r) < R; q++)
-        if (den[q * R + q + (s - r)] > 0) sum += e->gax[q * R + q + (s - r)], cnt++;
+        if (den[q * R + q + (s - r)] >= m) sum += e->gax[q * R + q + (s - r)], cnt++;
       e->gax[r * R + s] = e->gax[s * R + r] = cnt ? sum / cnt : 1;
     }
   return empty;

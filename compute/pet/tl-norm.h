@@ -153,7 +153,8 @@ typedef struct {
   guint64 pairs;           /* accepted pairs with expected counts > 0 */
   double chi2_dof;         /* sum (y - ybar)^2 / ybar over those pairs / (pairs - parameters) */
   double loglik;           /* Poisson log-likelihood sum y log ybar - ybar at the end */
-  guint empty_classes;     /* geometric classes with no expected counts (nearest radial class) */
+  guint empty_classes;     /* geometric classes with under 100 expected counts (their factor:
+                            * the nearest radial class with enough, tl-norm.c) */
   guint dead_crystals;     /* crystals without counts (eps = 0) */
 } TlNormReport;
 
