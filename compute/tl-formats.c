@@ -240,6 +240,13 @@ void tl_data_describe(TlDataKind kind, gconstpointer data, GString *out) {
                              tags[TL_TAG_TRUE], tags[TL_TAG_SCATTERED], tags[TL_TAG_RANDOM]);
     if (lm->duration_s > 0)
       g_string_append_printf(out, "time: %g s from %g s\n", lm->duration_s, lm->start_s);
+    if (lm->singles) {
+      double sum = 0;
+      for (guint i = 0; i < lm->scanner->n_crystals; i++) sum += lm->singles[i];
+      g_string_append_printf(out, "singles: %u crystals, %.6g per second in all (coincidence "
+                             "window %g ns)\n", lm->scanner->n_crystals, sum,
+                             lm->coincidence_window_ns);
+    }
     describe_scanner(out, lm->scanner);
     if (lm->description) g_string_append_printf(out, "description: %s\n", lm->description);
     break;

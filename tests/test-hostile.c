@@ -450,8 +450,10 @@ static void test_recon_verbs(void) {
   refused(cli("recon", "a.tlm", "-o", "a.tlm", NULL), "-o 'a.tlm'", NULL);
   refused(cli("recon", "a.tlm", "-o", "no/dir/r.nii", NULL), "cannot be written", NULL);
   /* randoms: an unknown source; a file without delayed coincidences */
-  refused(cli("recon", "a.tlm", "--randoms", "singles", "-o", "r.nii", NULL),
-          "--randoms 'singles'", "expected delayeds", NULL);
+  refused(cli("recon", "a.tlm", "--randoms", "pairs", "-o", "r.nii", NULL),
+          "--randoms 'pairs'", "expected delayeds", NULL);
+  refused(cli("recon", "a.tlm", "--randoms", "singles", "-o", "r.nii", NULL), "a.tlm",
+          "no singles rates", NULL);
   refused(cli("recon", "a.tlm", "--randoms", "delayeds", "-o", "r.nii", NULL), "a.tlm",
           "no delayed coincidences", NULL);
   /* scatter: sss needs the mu-map; the rounds and the output need sss; estimate files that

@@ -316,6 +316,98 @@ static void test_file(void) {
   sim_clear(&s);
 }
 
+/* The singles-rate model: every allowed pair's s_i s_j is 2 tau S_i S_j T (brute force over
+ * the fixture's pairs); the simulator's singles, kept by the .tlm and a ranged read, give
+ * exactly the randoms it drew from (its expected total); bad rates, windows, durations refused. */
+static void test_singles(void) {
+  GError *error = NULL;
+  TlScanner *fx = fx_ring_scanner(RINGS, SIDES, PER_SIDE, 4.0f, 100.0f, 4.0f, 2);
+  guint N = fx->n_crystals;
+  g_autoptr(GRand) g = g_rand_new_with_seed(5);
+  g_autofree double *S = g_new(double, N);
+  for (guint i = 0; i < N; i++) S[i] = 1e4 * (0.5 + g_rand_double(g));
+  const double w = 4.57, T = 120;
+  g_autoptr(TlRandoms) r = tl_randoms_from_singles(fx, S, w, T, "test", &error);
+  g_assert_no_error(error);
+  double brute = 0, worst = 0;
+  for (guint i = 0; i < N; i++)
+    for (guint j = i + 1; j < N; j++) {
+      if (!fx_pair_allowed(fx, i, j)) continue;
+      double want = w * 1e-9 * S[i] * S[j] * T;
+      brute += want;
+      worst = MAX(worst, fabs(tl_randoms_pair(r, i, j) / want - 1));
+    }
+  g_test_message("singles model: %.6g randoms expected (brute force %.6g), worst pair %.2g", r->total,
+                 brute, worst);
+  g_assert_cmpfloat(worst, <, 1e-12);
+  g_assert_cmpfloat(fabs(r->total / brute - 1), <, 1e-12);
+  S[7] = NAN;
+  g_assert_null(tl_randoms_from_singles(fx, S, w, T, "test", &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "crystal 7"));
+  g_clear_error(&error);
+  S[7] = -1;
+  g_assert_null(tl_randoms_from_singles(fx, S, w, T, "test", &error));
+  g_clear_error(&error);
+  S[7] = 1;
+  g_assert_null(tl_randoms_from_singles(fx, S, 0, T, "test", &error));
+  g_clear_error(&error);
+  g_assert_null(tl_randoms_from_singles(fx, S, w, 0, "test", &error));
+  g_clear_error(&error);
+  g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+
+  /* the simulator: randoms from singles; its singles in the list mode */
+  TlImageGrid grid = fx_grid(20, 20, 4, 4.0f, 4.0f, 4.0f);
+  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
+  TlShape cyl = {.kind = TL_SHAPE_CYLINDER, .radius = 30.0f, .half_length = 8.0f, .axis = 2,
+                 .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
+  tl_phantom_add(ph, &cyl);
+  g_autoptr(TlImage) act = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, &grid, 2, &act, NULL, &error));
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = 0;
+  sp.activity_bq = 2e6;
+  sp.duration_s = 0.5;
+  sp.seed = 9;
+  TlSimulateStats st;
+  g_autoptr(TlListmode) lm = tl_simulate(sc, act, NULL, &sp, NULL, NULL, NULL, &st, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(lm->singles);
+  g_assert_cmpfloat(lm->coincidence_window_ns, ==, sp.coincidence_window_ns);
+  g_autoptr(TlRandoms) rs = tl_randoms_from_singles(lm->scanner, lm->singles,
+                                                    lm->coincidence_window_ns, lm->duration_s,
+                                                    "sim", &error);
+  g_assert_no_error(error);
+  g_test_message("simulator: %.6g randoms expected from its singles, the model's %.6g; %"
+                 G_GUINT64_FORMAT " delayeds", st.randoms_expected, rs->total, lm->n_delayed);
+  g_assert_cmpfloat(fabs(rs->total / st.randoms_expected - 1), <, 1e-9);
+  g_autofree char *dir = g_dir_make_tmp("tl-singles-XXXXXX", &error);
+  g_autofree char *path = g_build_filename(dir, "s.tlm", NULL);
+  g_assert_true(tl_listmode_save(lm, path, &error));
+  g_autoptr(TlListmode) back = tl_listmode_load(path, &error);
+  g_assert_no_error(error);
+  g_assert_cmpmem(back->singles, 8 * sc->n_crystals, lm->singles, 8 * sc->n_crystals);
+  g_assert_cmpfloat(back->coincidence_window_ns, ==, lm->coincidence_window_ns);
+  g_autoptr(TlListmode) part = tl_listmode_load_range(path, 1, lm->n_events - 1, &error);
+  g_assert_no_error(error);
+  g_assert_cmpmem(part->singles, 8 * sc->n_crystals, lm->singles, 8 * sc->n_crystals);
+  g_assert_cmpfloat(part->duration_s, ==, lm->duration_s);
+  /* a truncated singles block is refused, naming the field */
+  gchar *bytes = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(path, &bytes, &len, NULL));
+  g_assert_true(g_file_set_contents(path, bytes, (gssize)(len - 8), NULL));
+  g_free(bytes);
+  g_assert_null(tl_listmode_load(path, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_FORMAT);
+  g_assert_nonnull(strstr(error->message, "singles"));
+  g_clear_error(&error);
+  g_remove(path);
+  g_rmdir(dir);
+}
+
 static TlImage *osem(const TlListmode *lm, const TlImageGrid *g, const TlRandoms *randoms) {
   GError *error = NULL;
   TlReconOptions o;
@@ -409,6 +501,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/pet-randoms/chi2", test_chi2);
   g_test_add_func("/pet-randoms/bad-input", test_bad);
   g_test_add_func("/pet-randoms/file", test_file);
+  g_test_add_func("/pet-randoms/singles", test_singles);
   g_test_add_func("/pet-randoms/recon", test_recon);
   int rc = g_test_run();
   tl_test_context_done(ctx);

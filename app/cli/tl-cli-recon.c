@@ -262,8 +262,9 @@ static int recon_main(int argc, char **argv) {
        "for the data's scanner", "FILE.tln"},
       {"randoms", 0, 0, G_OPTION_ARG_FILENAME, &randoms_from,
        "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
-       "coincidences by fan sums (variance-reduced), FILE reads an estimate (a randoms file: "
-       "--randoms-out); either is added to the model", "delayeds|FILE"},
+       "coincidences by fan sums (variance-reduced), 'singles' from its singles rates (2 tau "
+       "S_i S_j T), FILE reads an estimate (a randoms file: --randoms-out); each is added to "
+       "the model", "delayeds|singles|FILE"},
       {"randoms-out", 0, 0, G_OPTION_ARG_FILENAME, &randoms_out,
        "With --randoms: write the estimate used to FILE (a randoms file)", "FILE"},
       {"calibration", 0, 0, G_OPTION_ARG_STRING, &calibration_text,
@@ -347,9 +348,12 @@ static int recon_main(int argc, char **argv) {
     return 2;
   }
   gboolean randoms_delayeds = g_strcmp0(randoms_from, "delayeds") == 0;
-  if (randoms_from && !randoms_delayeds && !g_file_test(randoms_from, G_FILE_TEST_EXISTS)) {
+  gboolean randoms_singles = g_strcmp0(randoms_from, "singles") == 0;
+  if (randoms_from && !randoms_delayeds && !randoms_singles &&
+      !g_file_test(randoms_from, G_FILE_TEST_EXISTS)) {
     fprintf(stderr, "tomolab-cli recon: --randoms '%s': expected delayeds (the randoms "
-            "estimated from the file's delayed coincidences) or a randoms file (no such file)\n",
+            "estimated from the file's delayed coincidences), singles (from its singles rates) or "
+            "a randoms file (no such file)\n",
             randoms_from);
     return 2;
   }
@@ -561,7 +565,17 @@ static int recon_main(int argc, char **argv) {
     }
   }
   g_autoptr(TlRandoms) randoms = NULL;
-  if (randoms_from && !randoms_delayeds) {
+  if (randoms_singles) {
+    if (!lm->singles) {
+      fprintf(stderr, "tomolab-cli recon: --randoms singles: %s carries no singles rates "
+              "(simulate --activity writes them; or --randoms delayeds or FILE)\n", argv[1]);
+      return 1;
+    }
+    if (!(randoms = tl_randoms_from_singles(lm->scanner, lm->singles, lm->coincidence_window_ns,
+                                            lm->duration_s, argv[1], &error)))
+      return fail(error);
+    o.randoms = randoms;
+  } else if (randoms_from && !randoms_delayeds) {
     if (!(randoms = tl_randoms_load(randoms_from, lm->scanner, &error))) return fail(error);
     o.randoms = randoms;
   } else if (randoms_from) {

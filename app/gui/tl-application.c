@@ -49,7 +49,7 @@ static const GOptionEntry kOptions[] = {
   {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
    "With --demo or a FILE: a setting of the run (repeatable): algo=NAME, subsets=N, "
    "iterations=N, prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1|MU.nii, "
-   "norm=FILE.tln, randoms=delayeds|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
+   "norm=FILE.tln, randoms=delayeds|singles|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
    "calibration=F, isotope=NAME, frame-start=S, duration=S (images in Bq/mL), "
    "filter=SPEC, filter-every=N, "
    "kernel=NAME=FILE.comp, profile=1 (the profiling table open), panel=corrections (the side "
@@ -273,6 +273,7 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
         const char *word = g_str_equal(key, "randoms") ? "delayeds" : "sss";
         const char *k = g_str_equal(v, word) || (*word == 'd' && (g_str_equal(v, "1") || g_str_equal(v, "true")))
                             ? word
+                        : *word == 'd' && g_str_equal(v, "singles") ? "singles"
                         : g_str_equal(v, "0") || g_str_equal(v, "false") || g_str_equal(v, "off") ? "off"
                                                                                                : NULL;
         g_variant_dict_insert(&d, key, "s", k ? k : path_arg(v, &paths));

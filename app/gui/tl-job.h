@@ -100,6 +100,7 @@ typedef enum {
   TL_PET_RANDOMS_OFF,
   TL_PET_RANDOMS_DELAYEDS, /* estimated from the data's delayed coincidences (fan sums) */
   TL_PET_RANDOMS_FILE,     /* a randoms file (randoms_path), read when the job is made */
+  TL_PET_RANDOMS_SINGLES,  /* from the data's singles rates (2 tau S_i S_j T) */
 } TlPetRandoms;
 
 typedef enum {

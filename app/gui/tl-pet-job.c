@@ -268,6 +268,18 @@ static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const 
     if (!(*randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, error)))
       return FALSE;
     break;
+  case TL_PET_RANDOMS_SINGLES:
+    if (!lm->singles) {
+      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms from the singles: "
+                  "these data hold no singles rates (choose the delayeds or a randoms file)");
+      return FALSE;
+    }
+    if (!(*randoms = tl_randoms_from_singles(lm->scanner, lm->singles, lm->coincidence_window_ns,
+                                             lm->duration_s, NULL, error))) {
+      g_prefix_error(error, "Randoms: ");
+      return FALSE;
+    }
+    break;
   case TL_PET_RANDOMS_FILE:
     if (!opt->randoms_path) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms: no randoms file chosen");

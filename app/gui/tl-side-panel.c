@@ -26,7 +26,7 @@ struct _TlSidePanel {
   AdwEntryRow *calibration_row;
   GtkSwitch *norm_switch;
   GtkSpinButton *scatter_rounds_spin, *frame_start_spin, *duration_spin;
-  TlPetRandoms randoms_kinds[3]; /* randoms_row's items */
+  TlPetRandoms randoms_kinds[4]; /* randoms_row's items */
   guint n_randoms_kinds;
   TlPetScatter scatter_kinds[3]; /* scatter_row's items */
   guint n_scatter_kinds;
@@ -40,7 +40,7 @@ struct _TlSidePanel {
   GPtrArray *algos;   /* algo_row's names, from the registry (+ "fdk" for CT) */
   TlPetMu mu_kinds[3];  /* mu_row's items */
   char *mu_path;
-  gboolean list_mode, has_tof, has_delayed;
+  gboolean list_mode, has_tof, has_delayed, has_singles;
   char *file;
   gboolean ct;      /* the CT algorithm and projector lists */
   gboolean quiet;   /* setting values from code: no "changed" */
@@ -171,13 +171,14 @@ static void set_choices(TlSidePanel *self, AdwComboRow *row, const char *const *
   self->quiet = quiet;
 }
 
-/* Randoms: from the delayeds only where the data have them; a file always. */
+/* Randoms: from the delayeds or the singles only where the data have them; a file always. */
 static void update_randoms_choices(TlSidePanel *self, TlPetRandoms want) {
-  const char *labels[3];
-  int kinds[3];
+  const char *labels[4];
+  int kinds[4];
   guint n = 0;
   kinds[n] = TL_PET_RANDOMS_OFF, labels[n++] = "Off";
   if (self->has_delayed) kinds[n] = TL_PET_RANDOMS_DELAYEDS, labels[n++] = "From the delayeds";
+  if (self->has_singles) kinds[n] = TL_PET_RANDOMS_SINGLES, labels[n++] = "From the singles";
   kinds[n] = TL_PET_RANDOMS_FILE, labels[n++] = "From a file";
   for (guint i = 0; i < n; i++) self->randoms_kinds[i] = kinds[i];
   self->n_randoms_kinds = n;
@@ -718,11 +719,12 @@ void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double 
   self->quiet = quiet;
 }
 
-void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed) {
+void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed, gboolean singles) {
   gboolean quiet = self->quiet;
   self->quiet = TRUE;
   TlPetRandoms was = selected_randoms(self);
   self->has_delayed = self->list_mode && delayed;
+  self->has_singles = self->list_mode && singles;
   /* new data: randoms from their delayeds by default, as a scanner's software does; a chosen
    * file stays chosen */
   update_randoms_choices(self, self->has_delayed ? TL_PET_RANDOMS_DELAYEDS

@@ -25,8 +25,9 @@ const char *tl_side_panel_get_dataset_format(TlSidePanel *self);
  * simulation attenuated). Quiet (no "changed"). */
 void tl_side_panel_set_pet_data(TlSidePanel *self, gboolean list_mode, gboolean tof, gboolean phantom_mu,
                                 gboolean attenuated);
-/* Whether the opened data carry delayed coincidences (the Randoms switch applies). Quiet. */
-void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed);
+/* Whether the opened data carry delayed coincidences and singles rates (the Randoms row's
+ * choices). Quiet. */
+void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed, gboolean singles);
 /* As if chosen in the file dialog: attenuation correction with this mu-map file; emits
  * "changed::algorithm". */
 void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path);

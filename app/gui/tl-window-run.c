@@ -343,7 +343,8 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   if (tl_dataset_iterative(d))
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
-  tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0);
+  tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0,
+                            d->lm && d->lm->singles);
   if (d->lm) tl_side_panel_set_frame_defaults(self->side_panel, d->lm->start_s, d->lm->duration_s);
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_measure_dataset(self);

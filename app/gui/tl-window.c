@@ -269,6 +269,9 @@ void tl_window_apply_data_settings(TlWindow *self, GVariant *set) {
     if (g_str_equal(v, "delayeds")) {
       if (!tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS))
         settings_error(self, "--set randoms=delayeds: these data hold no delayed coincidences");
+    } else if (g_str_equal(v, "singles")) {
+      if (!tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_SINGLES))
+        settings_error(self, "--set randoms=singles: these data hold no singles rates");
     } else if (g_str_equal(v, "off")) {
       tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_OFF);
     } else {

@@ -28,6 +28,7 @@ void tl_listmode_free(TlListmode *lm) {
   g_free(lm->events);
   g_free(lm->delayed);
   g_free(lm->tags);
+  g_free(lm->singles);
   g_free(lm->description);
   g_free(lm);
 }
@@ -78,6 +79,20 @@ gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError *
                   "1 scattered or 2 random)", src, i, lm->tags[i]);
       return FALSE;
     }
+  if (lm->singles) {
+    if (!(lm->coincidence_window_ns > 0 && lm->coincidence_window_ns <= 1000)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: field 'coincidence_window_ns': %g "
+                  "(expected a window in (0, 1000] ns with the singles)", src,
+                  lm->coincidence_window_ns);
+      return FALSE;
+    }
+    for (guint i = 0; i < s->n_crystals; i++)
+      if (!(lm->singles[i] >= 0 && lm->singles[i] <= 1e12)) { /* NaN fails too */
+        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: field 'singles': crystal %u has %g "
+                    "per second (expected a finite rate in [0, 1e12])", src, i, lm->singles[i]);
+        return FALSE;
+      }
+  }
   return TRUE;
 }
 
@@ -105,6 +120,12 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
   if (lm->n_delayed) fprintf(f, "delayed = %" G_GUINT64_FORMAT "\n", lm->n_delayed);
   /* optional: the simulation's truth per prompt, one byte each after the delayed block */
   if (lm->tags) fprintf(f, "tags = 1\n");
+  /* optional: singles rates, n_crystals float64 after the tags, with their window */
+  if (lm->singles) {
+    char w[32];
+    tl_format_double(w, lm->coincidence_window_ns);
+    fprintf(f, "singles = 1\ncoincidence_window_ns = %s\n", w);
+  }
   if (lm->duration_s > 0) {
     char a[32], b[32];
     tl_format_double(a, lm->start_s);
@@ -129,6 +150,12 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
   }
   if (ok && lm->tags && lm->n_events)
     ok = fwrite(lm->tags, 1, lm->n_events, f) == lm->n_events;
+  for (guint i = 0; ok && lm->singles && i < lm->scanner->n_crystals; i++) {
+    guint64 u;
+    memcpy(&u, &lm->singles[i], 8);
+    u = GUINT64_TO_LE(u);
+    ok = fwrite(&u, 8, 1, f) == 1;
+  }
   if (!ok) {
     int e = errno;
     tl_file_abort(f, &tmp);
@@ -141,7 +168,8 @@ gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error
 typedef struct {
   guint64 events, delayed;
   double start_s, duration_s;
-  gboolean tof, tags;
+  gboolean tof, tags, singles;
+  double window_ns;
   char *description;
   GString *scanner;
   guint scanner_line;
@@ -149,27 +177,49 @@ typedef struct {
 } Header;
 
 /* The bytes after the header must be exactly 12 x (events + delayed), plus one tag byte per
- * event with `tags = 1`; every count is held to the file's size here, before allocating. */
-static gboolean check_size(const char *path, const Header *h, guint64 have, GError **error) {
+ * event with `tags = 1` and 8 bytes per crystal with `singles = 1`; every count is held to the
+ * file's size here, before allocating. */
+static gboolean check_size(const char *path, const Header *h, guint n_crystals, guint64 have,
+                           GError **error) {
   gboolean fits = h->delayed <= G_MAXUINT64 / 12 - h->events; /* events <= MAX / 12 (header) */
   guint64 body = fits ? 12 * (h->events + h->delayed) : G_MAXUINT64;
   guint64 tag_bytes = h->tags ? h->events : 0;
-  fits = fits && tag_bytes <= G_MAXUINT64 - body;
-  if (fits && have == body + tag_bytes) return TRUE;
-  if (fits && h->tags && have >= body && have < body + tag_bytes) {
+  guint64 singles_bytes = h->singles ? 8 * (guint64)n_crystals : 0;
+  fits = fits && tag_bytes <= G_MAXUINT64 - body - singles_bytes;
+  guint64 want = fits ? body + tag_bytes + singles_bytes : G_MAXUINT64;
+  if (fits && have == want) return TRUE;
+  if (fits && (h->tags || h->singles) && have >= body && have < want) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "%s: truncated tags block: field 'tags' needs %" G_GUINT64_FORMAT " bytes (one per "
-                "event) after the events, but %" G_GUINT64_FORMAT " follow them", path, tag_bytes,
-                have - body);
+                "%s: truncated %s block: field '%s' needs %" G_GUINT64_FORMAT " bytes after "
+                "the events, but %" G_GUINT64_FORMAT " follow them", path,
+                h->singles && have >= body + tag_bytes ? "singles" : "tags",
+                h->singles && have >= body + tag_bytes ? "singles" : "tags",
+                tag_bytes + singles_bytes, have - body);
     return FALSE;
   }
   g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
               "%s: %s: the header announces %" G_GUINT64_FORMAT " events and %" G_GUINT64_FORMAT
-              " delayed%s (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
-              path, fits && have < body + tag_bytes ? "truncated" : "oversized", h->events,
-              h->delayed, h->tags ? " and their tags" : "",
-              fits ? body + tag_bytes : G_MAXUINT64, have);
+              " delayed%s%s (%" G_GUINT64_FORMAT " bytes) but %" G_GUINT64_FORMAT " bytes follow it",
+              path, fits && have < want ? "truncated" : "oversized", h->events,
+              h->delayed, h->tags ? " and their tags" : "", h->singles ? " and singles" : "",
+              want, have);
   return FALSE;
+}
+
+/* The singles block at the end, after the tags: n_crystals little-endian float64. */
+static double *read_singles(FILE *f, const char *path, guint n, GError **error) {
+  double *v = g_try_new(double, MAX(n, 1)); /* n bounded by the file size (check_size) */
+  for (guint i = 0; v && i < n; i++) {
+    guint64 u;
+    if (fread(&u, 8, 1, f) != 1) {
+      g_clear_pointer(&v, g_free);
+      break;
+    }
+    u = GUINT64_FROM_LE(u);
+    memcpy(&v[i], &u, 8);
+  }
+  if (!v) g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in field 'singles'", path);
+  return v;
 }
 
 /* Reads the header lines up to "end_header"; the stream is left at the first event. */
@@ -253,6 +303,11 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     } else if (strcmp(key, "tags") == 0) {
       if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
       h->tags = v != 0;
+    } else if (strcmp(key, "singles") == 0) {
+      if (!tl_kv_uint(path, lineno, key, value, 1, &v, error)) goto out;
+      h->singles = v != 0;
+    } else if (strcmp(key, "coincidence_window_ns") == 0) {
+      if (!tl_kv_doubles(path, lineno, key, value, 1, &h->window_ns, error)) goto out;
     } else if (strcmp(key, "delayed") == 0) {
       if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT64 / 12, &h->delayed, error)) goto out;
     } else if (strcmp(key, "start_s") == 0 || strcmp(key, "duration_s") == 0) {
@@ -303,7 +358,8 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot stat '%s'", path);
     goto out;
   }
-  if (!check_size(path, &h, (guint64)st.st_size - (guint64)start, error)) goto out;
+  if (!check_size(path, &h, scanner->n_crystals, (guint64)st.st_size - (guint64)start, error))
+    goto out;
   TlEvent *events = g_try_new(TlEvent, MAX(h.events, 1));
   if (!events) {
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%s: no memory for %" G_GUINT64_FORMAT
@@ -351,6 +407,13 @@ TlListmode *tl_listmode_load(const char *path, GError **error) {
       g_clear_pointer(&lm, tl_listmode_free);
       goto out;
     }
+  }
+  if (h.singles) {
+    if (!(lm->singles = read_singles(f, path, lm->scanner->n_crystals, error))) {
+      g_clear_pointer(&lm, tl_listmode_free);
+      goto out;
+    }
+    lm->coincidence_window_ns = h.window_ns;
   }
   if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
 out:
@@ -447,7 +510,8 @@ static FILE *open_checked(const char *path, Header *h, TlScanner **scanner, GErr
     goto fail;
   }
   /* the delayed events (optional) follow the prompts; a ranged read takes prompts only */
-  if (!check_size(path, h, (guint64)st.st_size - (guint64)start, error)) goto fail;
+  if (!check_size(path, h, (*scanner)->n_crystals, (guint64)st.st_size - (guint64)start, error))
+    goto fail;
   return f;
 fail:
   g_clear_pointer(scanner, tl_scanner_free);
@@ -508,6 +572,8 @@ TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 coun
   lm->events = g_steal_pointer(&events);
   lm->has_tof = h.tof;
   lm->description = g_strdup(h.description ? h.description : "");
+  lm->start_s = h.start_s; /* the frame (recon --calibration under mpirun) */
+  lm->duration_s = h.duration_s;
   /* the tags of the same range: one byte per event after the prompts and delayeds */
   if (h.tags && !((lm->tags = g_try_malloc(MAX(count, 1))) &&
                   fseeko(f, at + (off_t)(12 * (h.events + h.delayed) + first), SEEK_SET) == 0 &&
@@ -516,6 +582,19 @@ TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 coun
                 G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT, path, first, first + count);
     g_clear_pointer(&lm, tl_listmode_free);
     goto out;
+  }
+  /* the singles (every crystal's, whatever the range) at the end */
+  if (h.singles) {
+    guint n = lm->scanner->n_crystals;
+    guint64 end = 12 * (h.events + h.delayed) + (h.tags ? h.events : 0);
+    if (fseeko(f, at + (off_t)end, SEEK_SET) != 0 ||
+        !(lm->singles = read_singles(f, path, n, error))) {
+      if (error && !*error)
+        g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error in field 'singles'", path);
+      g_clear_pointer(&lm, tl_listmode_free);
+      goto out;
+    }
+    lm->coincidence_window_ns = h.window_ns;
   }
   if (!tl_listmode_validate(lm, path, error)) g_clear_pointer(&lm, tl_listmode_free);
 out:

@@ -35,6 +35,12 @@ typedef struct {
   /* Optional truth of simulated data: n_events TlEventTag bytes (owned), NULL = unknown
    * (measured data, older files, other formats). `.tlm` stores them as `tags = 1`. */
   guint8 *tags;
+  /* Optional singles rates (counts per second, one per crystal, owned; NULL = none) with the
+   * coincidence window 2 tau (ns) they were counted with: the randoms model of Casey &
+   * Hoffman, r_ij = 2 tau S_i S_j T (tl_randoms_from_singles). The simulator fills them (with
+   * randoms from singles); `.tlm` stores them as `singles = 1` + `coincidence_window_ns`. */
+  double *singles;
+  double coincidence_window_ns;
 } TlListmode;
 
 TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);
@@ -55,7 +61,8 @@ TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 coun
                                    GError **error);
 /* What load checks, for data from elsewhere: ids < n_crystals, allowed pairs, TOF bins in
  * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without;
- * tags (when present) below TL_TAG_N. */
+ * tags (when present) below TL_TAG_N; singles (when present) finite, in [0, 1e12] per second,
+ * with a coincidence window in (0, 1000] ns. */
 gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);
 
 /* Counts of the prompts by tag (all 0 without tags); returns FALSE when there are none. */

@@ -128,6 +128,39 @@ double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner) {
   return 0.5 * total; /* each pair seen from both ends */
 }
 
+TlRandoms *tl_randoms_from_singles(const TlScanner *scanner, const double *singles,
+                                   double window_ns, double duration_s, const char *source,
+                                   GError **error) {
+  if (!(window_ns > 0 && window_ns <= 1000) || !(duration_s > 0 && isfinite(duration_s))) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "randoms from singles: coincidence "
+                "window %g ns and duration %g s (expected a window in (0, 1000] ns and a "
+                "finite duration > 0)", window_ns, duration_s);
+    return NULL;
+  }
+  guint N = scanner->n_crystals;
+  double k = sqrt(window_ns * 1e-9 * duration_s);
+  g_autoptr(TlRandoms) r = g_new0(TlRandoms, 1);
+  r->n_crystals = N;
+  r->factor = g_new(double, MAX(N, 1));
+  for (guint i = 0; i < N; i++) {
+    if (!(singles[i] >= 0 && isfinite(singles[i]))) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "randoms from singles: crystal %u's "
+                  "rate %g per second (expected a finite rate >= 0)", i, singles[i]);
+      return NULL;
+    }
+    r->factor[i] = singles[i] * k;
+  }
+  r->total = tl_randoms_expected_total(r, scanner);
+  if (!isfinite(r->total)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "randoms from singles: scanner '%s' has "
+                "too many groups x rings for the fan-sum table", scanner->name);
+    return NULL;
+  }
+  r->source = g_strdup_printf("the singles of %s (window %g ns, %g s)",
+                              source ? source : "the data", window_ns, duration_s);
+  return g_steal_pointer(&r);
+}
+
 char *tl_randoms_describe(const TlRandoms *r) {
   if (r->source)
     return g_strdup_printf("randoms from %s: %.6g expected over the accepted pairs", r->source,

@@ -48,6 +48,15 @@ static inline double tl_randoms_pair(const TlRandoms *r, guint a, guint b) {
   return r->factor[a] * r->factor[b];
 }
 
+/* The singles-rate model (Casey & Hoffman 1986): crystals i, j with singles rates S_i, S_j
+ * (per second) in a coincidence window 2 tau record 2 tau S_i S_j T randoms in T seconds, the
+ * product form with s_i = S_i sqrt(2 tau T). singles: n_crystals rates (TlListmode.singles);
+ * GError (naming the value) for a rate that is NaN or negative, a window outside (0, 1000] ns
+ * or a duration that is not > 0. source names the data in describe's line. */
+TlRandoms *tl_randoms_from_singles(const TlScanner *scanner, const double *singles,
+                                   double window_ns, double duration_s, const char *source,
+                                   GError **error);
+
 /* sum of s_i s_j over the pairs the scanner accepts (fan sums: O(crystals)); NAN for an
  * estimate of another crystal count. */
 double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner);

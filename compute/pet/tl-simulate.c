@@ -768,6 +768,14 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
     lm->delayed = (TlEvent *)g_array_free(g_steal_pointer(&delayed), lm->n_delayed == 0);
     lm->duration_s = params->duration_s;
   }
+  if (from_singles) {
+    /* the singles rates the randoms were drawn from (singles_randoms: S_i = n_i / T_sim with
+     * T_sim = decays / activity), so the data carry their singles model */
+    lm->singles = g_new(double, scanner->n_crystals);
+    for (guint i = 0; i < scanner->n_crystals; i++)
+      lm->singles[i] = (double)sim.singles[i] * params->activity_bq / st.decays;
+    lm->coincidence_window_ns = params->coincidence_window_ns;
+  }
   { /* a scope of its own: the gotos above must not jump over these g_autofree */
     g_autofree char *rnd = from_singles
         ? g_strdup_printf("randoms=singles activity=%g duration=%g window_ns=%g",

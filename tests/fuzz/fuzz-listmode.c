@@ -1,5 +1,5 @@
-/* List-mode files: what loads, saves and loads back with the same events, delayeds, tags and
- * scanner; a ranged read of what loads gives the same events and tags. */
+/* List-mode files: what loads, saves and loads back with the same events, delayeds, tags,
+ * singles and scanner; a ranged read of what loads gives the same events and tags. */
 #include "tl-fuzz.h"
 #include "pet/tl-listmode.h"
 
@@ -24,6 +24,11 @@ int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
                 "delayed events differ");
   TL_FUZZ_CHECK(!again->tags == !lm->tags &&
                 (!lm->tags || memcmp(again->tags, lm->tags, lm->n_events) == 0), "tags differ");
+  guint nc = lm->scanner->n_crystals;
+  TL_FUZZ_CHECK(!again->singles == !lm->singles &&
+                (!lm->singles || (memcmp(again->singles, lm->singles, 8 * nc) == 0 &&
+                                  again->coincidence_window_ns == lm->coincidence_window_ns)),
+                "singles differ");
   for (guint64 i = 0; lm->tags && i < lm->n_events; i++)
     TL_FUZZ_CHECK(lm->tags[i] < TL_TAG_N, "tag %u of event %" G_GUINT64_FORMAT " loaded", lm->tags[i], i);
   /* a ranged read of the same file gives the same events and tags */
@@ -34,6 +39,11 @@ int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
     TL_FUZZ_CHECK(memcmp(part->events, lm->events + first, 12 * count) == 0, "range events differ");
     TL_FUZZ_CHECK(!part->tags == !lm->tags &&
                   (!lm->tags || memcmp(part->tags, lm->tags + first, count) == 0), "range tags differ");
+    TL_FUZZ_CHECK(!part->singles == !lm->singles &&
+                  (!lm->singles || memcmp(part->singles, lm->singles, 8 * nc) == 0),
+                  "range singles differ");
+    TL_FUZZ_CHECK(part->duration_s == lm->duration_s && part->start_s == lm->start_s,
+                  "range frame differs");
   }
   g_autofree char *s1 = tl_scanner_to_text(lm->scanner), *s2 = tl_scanner_to_text(again->scanner);
   TL_FUZZ_CHECK(strcmp(s1, s2) == 0, "scanners differ");

@@ -239,6 +239,7 @@ static void test_rows(void) {
   simulate_in_window(win, FALSE);
   g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(panel_child(win, "pet_group"))));
   g_assert_false(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS));
+  g_assert_false(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_SINGLES)); /* no singles */
   g_assert_nonnull(gtk_widget_get_tooltip_text(randoms_row));
   g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 2));
   g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(scatter_row), "needs attenuation"));
@@ -276,6 +277,12 @@ static void test_rows(void) {
   /* a scan with delayeds (a file): randoms from them offered; a mu-map file brings SSS back */
   open_scan(win, data.scan_path);
   g_assert_null(gtk_widget_get_tooltip_text(randoms_row));
+  /* simulated with randoms from singles: the file carries its singles rates too */
+  g_assert_true(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_SINGLES));
+  wait_prepared(win);
+  tl_side_panel_get_options(panel, &o);
+  g_assert_cmpint(o.randoms, ==, TL_PET_RANDOMS_SINGLES);
+  tl_pet_job_options_clear(&o);
   g_assert_true(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS));
   wait_prepared(win);
   g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 0));
