@@ -113,3 +113,19 @@ double fx_ring_mean(const TlImage *im, double r0, double r1) {
   g_assert_cmpuint(n, >, 20);
   return sum / n;
 }
+
+TlImage *fx_point_source(double x, double y, double z) {
+  TlImageGrid g = {{1, 1, 1}, {0.001f, 0.001f, 0.001f}, {(float)x, (float)y, (float)z}};
+  TlImage *im = tl_image_new(&g);
+  im->data[0] = 1.0f;
+  return im;
+}
+
+TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,
+                        const TlSimulateParams *p, TlSimulateStats *st) {
+  GError *error = NULL;
+  TlListmode *lm = tl_simulate(s, act, mu, p, NULL, NULL, NULL, st, &error);
+  g_assert_no_error(error);
+  g_assert_nonnull(lm);
+  return lm;
+}

@@ -4,6 +4,7 @@
 #include "pet/tl-scanner.h"
 #include "image/tl-image.h"
 #include "pet/tl-listmode.h"
+#include "pet/tl-simulate.h"
 
 /* A grid of dims voxels of size vox centred on the origin (corners on exact binary values
  * when n * vox is). */
@@ -23,6 +24,12 @@ TlArray *fx_upload_crystals(TlContext *ctx, const TlScanner *s);
 TlArray *fx_upload(TlContext *ctx, const void *src, guint64 n, gsize elem);
 float *fx_download(const TlArray *a);
 
+
+/* A 1x1x1 grid of 1 um: a point source at p. */
+TlImage *fx_point_source(double x, double y, double z);
+/* tl_simulate with no progress or cancel, asserting success. */
+TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,
+                        const TlSimulateParams *p, TlSimulateStats *st);
 
 /* A direction uniform on the unit sphere. */
 void fx_random_unit(GRand *r, double u[3]);

@@ -5,7 +5,7 @@
  * randoms from singles against 2 tau S_i S_j T computed here by brute force, delayeds against
  * prompt randoms, tl_randoms_from_delayeds against the truth, truth tags and their file
  * block, determinism over thread counts. */
-#include "tl-test-common.h"
+#include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "image/tl-rng.h"
 #include "pet/tl-compton.h"
@@ -49,22 +49,6 @@ static void water_cylinder(float r, float l, guint n, guint nz, TlImage **act, T
   g_assert_no_error(error);
 }
 
-/* A 1x1x1 grid of 1 um: a point source at p. */
-static TlImage *point_source(double x, double y, double z) {
-  TlImageGrid g = {{1, 1, 1}, {0.001f, 0.001f, 0.001f}, {(float)x, (float)y, (float)z}};
-  TlImage *im = tl_image_new(&g);
-  im->data[0] = 1.0f;
-  return im;
-}
-
-static TlListmode *simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,
-                            const TlSimulateParams *p, TlSimulateStats *st) {
-  GError *error = NULL;
-  TlListmode *lm = tl_simulate(s, act, mu, p, NULL, NULL, NULL, st, &error);
-  g_assert_no_error(error);
-  g_assert_nonnull(lm);
-  return lm;
-}
 
 /* ---- Klein-Nishina: the test's own formulas (Klein & Nishina 1929) ---- */
 
@@ -166,7 +150,7 @@ static void test_energy(void) {
    * Phi((540 - 511) / sigma) - Phi((480 - 511) / sigma). */
   g_autoptr(TlScanner) s =
       small_scanner("energy_window_kev = 480 540\nenergy_resolution = 0.15\n");
-  g_autoptr(TlImage) act = point_source(0.3, -0.2, 0.1);
+  g_autoptr(TlImage) act = fx_point_source(0.3, -0.2, 0.1);
   TlImageGrid g = tl_image_grid_centred(8, 8, 8, 4, 4, 4);
   g_autoptr(TlImage) mu = tl_image_new(&g);
   for (guint64 i = 0; i < tl_image_grid_n_voxels(&g); i++) mu->data[i] = 1e-9f;
@@ -176,7 +160,7 @@ static void test_energy(void) {
   p.decays = 4e5;
   p.scatter = TRUE;
   TlSimulateStats st;
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, &st);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, &st);
   double sigma = 0.15 * ME_KEV / (2 * sqrt(2 * log(2.0)));
   double keep = 0.5 * (erfc(-(540 - ME_KEV) / (sigma * G_SQRT2)) - erfc(-(480 - ME_KEV) / (sigma * G_SQRT2)));
   guint64 reached = st.photons - st.missed - st.absorbed;
@@ -205,14 +189,14 @@ static double interacted_fraction(const TlScanner *s, float mu_value, TlSimulate
   GError *error = NULL;
   g_assert_true(tl_phantom_rasterise(ph, &g, 4, NULL, &mu, &error));
   g_assert_no_error(error);
-  g_autoptr(TlImage) act = point_source(0.01, 0.02, -0.03);
+  g_autoptr(TlImage) act = fx_point_source(0.01, 0.02, -0.03);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 0;
   p.decays = 1e5;
   p.scatter = TRUE;
   p.seed = 21;
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, st);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, st);
   return (double)st->interacted / st->photons;
 }
 
@@ -260,10 +244,10 @@ static void test_scatter_fraction_dmi(void) {
   p.seed = 4;
   p.scatter = TRUE;
   TlSimulateStats on, off;
-  g_autoptr(TlListmode) a = simulate(s, act, mu, &p, &on);
+  g_autoptr(TlListmode) a = fx_simulate(s, act, mu, &p, &on);
   p.scatter = FALSE;
   p.seed = 5;
-  g_autoptr(TlListmode) b = simulate(s, act, mu, &p, &off);
+  g_autoptr(TlListmode) b = fx_simulate(s, act, mu, &p, &off);
   double sf = (double)on.scattered / (on.trues + on.scattered);
   double ra = on.trues / on.decays, rb = off.trues / off.decays;
   double sd = sqrt(1.0 / on.trues + 1.0 / off.trues);
@@ -307,12 +291,12 @@ static void test_efficiencies(void) {
   p.events = 2e5;
   p.seed = 3;
   g_autofree float *eff = g_new(float, n), *other = g_new(float, n);
-  g_autoptr(TlListmode) plain = simulate(s, act, NULL, &p, NULL);
+  g_autoptr(TlListmode) plain = fx_simulate(s, act, NULL, &p, NULL);
   p.efficiency_spread = 0.2;
   p.efficiency_seed = 77;
   p.efficiencies_out = eff;
   TlSimulateStats st;
-  g_autoptr(TlListmode) with = simulate(s, act, NULL, &p, &st);
+  g_autoptr(TlListmode) with = fx_simulate(s, act, NULL, &p, &st);
   g_autofree double *c0 = g_new(double, n), *c1 = g_new(double, n), *ratio = g_new(double, n);
   g_autofree double *e = g_new(double, n), *o = g_new(double, n);
   crystal_counts(plain, c0, n);
@@ -329,7 +313,7 @@ static void test_efficiencies(void) {
   p.efficiency_seed = 78;
   p.efficiencies_out = other;
   p.events = 1000;
-  g_autoptr(TlListmode) x = simulate(s, act, NULL, &p, NULL);
+  g_autoptr(TlListmode) x = fx_simulate(s, act, NULL, &p, NULL);
   for (guint i = 0; i < n; i++) o[i] = other[i];
   double r = correlation(ratio, e, n), r_other = correlation(ratio, o, n);
   g_test_message("efficiencies (spread 0.2: drawn mean %.3f, sd %.3f) against counts with / "
@@ -340,7 +324,7 @@ static void test_efficiencies(void) {
   g_assert_cmpfloat(fabs(r_other), <, 0.3);
   p.seed = 99;
   p.efficiency_seed = 77;
-  g_autoptr(TlListmode) y = simulate(s, act, NULL, &p, NULL);
+  g_autoptr(TlListmode) y = fx_simulate(s, act, NULL, &p, NULL);
   g_assert_true(memcmp(other, eff, sizeof(float) * n) == 0);
   /* a given map: crystal 5 at 1/4 of the others collects 1/4 of their counts (each of its
    * events also needs its partner, at efficiency 1 = max) */
@@ -351,7 +335,7 @@ static void test_efficiencies(void) {
   p.events = 2e5;
   p.seed = 3;
   p.efficiencies = given;
-  g_autoptr(TlListmode) z = simulate(s, act, NULL, &p, NULL);
+  g_autoptr(TlListmode) z = fx_simulate(s, act, NULL, &p, NULL);
   crystal_counts(z, c1, n);
   double others = 0, others0 = 0;
   for (guint i = 0; i < n; i++)
@@ -450,7 +434,7 @@ static void test_randoms_singles(void) {
   g_autofree double *singles = g_new(double, n);
   p.singles_out = singles;
   TlSimulateStats st;
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, &st);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, &st);
   /* Casey & Hoffman, by brute force over every allowed pair: mu_ij = 2 tau S_i S_j T with
    * S_i = n_i / T_sim, T_sim = decays / activity */
   double tsim = st.decays / p.activity_bq, two_tau = p.coincidence_window_ns * 1e-9, total = 0;
@@ -562,14 +546,14 @@ static void test_tags(void) {
   GError *error = NULL;
   g_assert_true(tl_phantom_rasterise(ph, &g, 2, NULL, &mu, &error));
   const double src[3] = {1.5, -2.5, 0.5};
-  g_autoptr(TlImage) act = point_source(src[0], src[1], src[2]);
+  g_autoptr(TlImage) act = fx_point_source(src[0], src[1], src[2]);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 30000;
   p.scatter = TRUE;
   p.randoms_fraction = 0.25;
   TlSimulateStats st;
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, &st);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, &st);
   guint64 counts[TL_TAG_N], far[TL_TAG_N] = {0};
   g_assert_true(tl_listmode_tag_counts(lm, counts));
   g_assert_cmpuint(counts[TL_TAG_TRUE] + counts[TL_TAG_SCATTERED] + counts[TL_TAG_RANDOM], ==, lm->n_events);
@@ -686,7 +670,7 @@ static void test_determinism(void) {
   for (int k = 0; k < 3; k++) {
     p.n_threads = k + 1;
     TlSimulateStats st;
-    g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, &st);
+    g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, &st);
     g_assert_cmpuint(lm->n_delayed, >, 0);
     g_assert_cmpuint(st.scattered, >, 0);
     g_assert_cmpuint(st.randoms, >, 0);
@@ -725,7 +709,7 @@ static void expect_param_error(const TlScanner *s, const TlImage *act, const TlI
 
 static void test_bad_input(void) {
   g_autoptr(TlScanner) s = small_scanner(NULL);
-  g_autoptr(TlImage) act = point_source(0, 0, 0);
+  g_autoptr(TlImage) act = fx_point_source(0, 0, 0);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 100;

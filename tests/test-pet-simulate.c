@@ -1,6 +1,6 @@
 /* Monte-Carlo simulator and list-mode files: determinism, attenuation against the analytic
  * mean, the TOF convention, file validation, histogram, device upload. */
-#include "tl-test-common.h"
+#include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-simulate.h"
 #include <glib/gstdio.h>
@@ -16,22 +16,6 @@ static TlScanner *preset(const char *name) {
   return s;
 }
 
-/* A 1x1x1 grid of 1 um: a point source at p. */
-static TlImage *point_source(double x, double y, double z) {
-  TlImageGrid g = {{1, 1, 1}, {0.001f, 0.001f, 0.001f}, {(float)x, (float)y, (float)z}};
-  TlImage *im = tl_image_new(&g);
-  im->data[0] = 1.0f;
-  return im;
-}
-
-static TlListmode *simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,
-                            const TlSimulateParams *p, TlSimulateStats *st) {
-  GError *error = NULL;
-  TlListmode *lm = tl_simulate(s, act, mu, p, NULL, NULL, NULL, st, &error);
-  g_assert_no_error(error);
-  g_assert_nonnull(lm);
-  return lm;
-}
 
 /* A water cylinder on the small-animal scanner: quick, attenuating. */
 static void small_case(TlScanner **s, TlImage **act, TlImage **mu) {
@@ -74,11 +58,11 @@ static void test_determinism(void) {
   p.randoms_fraction = 0.1;
   p.n_threads = 2;
   TlSimulateStats st;
-  g_autoptr(TlListmode) a = simulate(s, act, mu, &p, &st);
+  g_autoptr(TlListmode) a = fx_simulate(s, act, mu, &p, &st);
   p.n_threads = 1;
-  g_autoptr(TlListmode) b = simulate(s, act, mu, &p, NULL);
+  g_autoptr(TlListmode) b = fx_simulate(s, act, mu, &p, NULL);
   p.seed = 8;
-  g_autoptr(TlListmode) c = simulate(s, act, mu, &p, NULL);
+  g_autoptr(TlListmode) c = fx_simulate(s, act, mu, &p, NULL);
   g_autofree char *pa = save(a, "a.tlm"), *pb = save(b, "b.tlm"), *pc = save(c, "c.tlm");
   g_assert_true(same_file(pa, pb)); /* same seed, any thread count */
   g_assert_false(same_file(pa, pc));
@@ -103,7 +87,7 @@ static void test_exact_randoms(void) {
   p.exact_count = TRUE;
   p.randoms_fraction = 0.25;
   TlSimulateStats st;
-  g_autoptr(TlListmode) lm = simulate(s, act, NULL, &p, &st);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, NULL, &p, &st);
   g_assert_cmpuint(lm->n_events, ==, 10000);
   g_assert_cmpuint(st.randoms, ==, 2500);
   g_assert_cmpuint(st.attenuated, ==, 0);
@@ -152,15 +136,15 @@ static void test_attenuation_ratio(void) {
   g_autoptr(TlImage) mu_map = NULL;
   g_assert_true(tl_phantom_rasterise(cyl, &g, 8, NULL, &mu_map, &error));
   g_assert_no_error(error);
-  g_autoptr(TlImage) act = point_source(0, 0, 0);
+  g_autoptr(TlImage) act = fx_point_source(0, 0, 0);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 0;
   p.decays = 4.5e5;
   p.seed = 3;
   TlSimulateStats sa, sb;
-  g_autoptr(TlListmode) with = simulate(s, act, mu_map, &p, &sa);
-  g_autoptr(TlListmode) without = simulate(s, act, NULL, &p, &sb);
+  g_autoptr(TlListmode) with = fx_simulate(s, act, mu_map, &p, &sa);
+  g_autoptr(TlListmode) without = fx_simulate(s, act, NULL, &p, &sb);
   double ratio = (double)with->n_events / without->n_events;
   g_test_message("detected %" G_GUINT64_FORMAT " / %" G_GUINT64_FORMAT " = %.4f, analytic %.4f "
                  "(%.1f s)", with->n_events, without->n_events, ratio, expected, sa.seconds + sb.seconds);
@@ -176,12 +160,12 @@ static void test_attenuation_ratio(void) {
  * must be centred with that spread (plus the bin's uniform rounding). */
 static void test_tof(void) {
   g_autoptr(TlScanner) s = preset("dmi");
-  g_autoptr(TlImage) act = point_source(100, -40, 20);
+  g_autoptr(TlImage) act = fx_point_source(100, -40, 20);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 20000;
   p.tof = TRUE;
-  g_autoptr(TlListmode) lm = simulate(s, act, NULL, &p, NULL);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, NULL, &p, NULL);
   g_assert_true(lm->has_tof);
   double sum = 0, sum2 = 0, pos[3] = {100, -40, 20};
   for (guint64 i = 0; i < lm->n_events; i++) {
@@ -218,7 +202,7 @@ static void test_listmode_files(void) {
   tl_simulate_params_init(&p);
   p.events = 3000;
   p.description = "cylinder #1: a=b";
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, NULL);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, NULL);
   g_assert_true(g_str_has_prefix(lm->description, "cylinder #1: a=b "));
   g_autofree char *path = save(lm, "io.tlm");
   GError *error = NULL;
@@ -278,7 +262,7 @@ static void test_bad_input(void) {
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 100;
-  g_autoptr(TlImage) act = point_source(0, 0, 0);
+  g_autoptr(TlImage) act = fx_point_source(0, 0, 0);
   act->data[0] = NAN;
   g_assert_null(tl_simulate(s, act, NULL, &p, NULL, NULL, NULL, NULL, &error));
   g_assert_nonnull(strstr(error->message, "activity image"));
@@ -299,7 +283,7 @@ static void test_bad_input(void) {
   g_assert_nonnull(strstr(error->message, "TOF"));
   g_clear_error(&error);
   p.tof = FALSE;
-  g_autoptr(TlImage) outside = point_source(500, 0, 0);
+  g_autoptr(TlImage) outside = fx_point_source(500, 0, 0);
   g_assert_null(tl_simulate(s, outside, NULL, &p, NULL, NULL, NULL, NULL, &error));
   g_assert_nonnull(strstr(error->message, "no activity inside"));
   g_clear_error(&error);
@@ -358,7 +342,7 @@ static void test_upload(void) {
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 5000;
-  g_autoptr(TlListmode) lm = simulate(s, act, mu, &p, NULL);
+  g_autoptr(TlListmode) lm = fx_simulate(s, act, mu, &p, NULL);
   GError *error = NULL;
   g_autoptr(TlArray) a = tl_listmode_upload(lm, ctx, 100, 1000, &error);
   g_assert_no_error(error);
