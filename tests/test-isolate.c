@@ -106,6 +106,20 @@ static void test_reuse(void) {
   g_autoptr(GBytes) d = tl_isolate_run("test", answer_pid, "5", 100, &e);
   g_assert_no_error(e);
   g_assert_cmpuint(child_pid(d), !=, child_pid(a)); /* a new child after the death */
+
+  /* stopped: the kept child ends, and each request gets its own again */
+  tl_isolate_reuse_children_stop();
+  g_autoptr(GBytes) f = tl_isolate_run("test", answer_pid, "6", 100, &e);
+  g_autoptr(GBytes) g = tl_isolate_run("test", answer_pid, "7", 100, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(child_pid(f), !=, child_pid(d));
+  g_assert_cmpuint(child_pid(g), !=, child_pid(f));
+  g_assert_cmpuint(kill((pid_t)child_pid(d), 0), !=, 0); /* the kept one was waited for */
+  tl_isolate_reuse_children(NULL);
+  g_autoptr(GBytes) h = tl_isolate_run("test", answer_pid, "8", 100, &e);
+  g_autoptr(GBytes) k = tl_isolate_run("test", answer_pid, "9", 100, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(child_pid(h), ==, child_pid(k)); /* kept again */
 }
 
 int main(int argc, char **argv) {

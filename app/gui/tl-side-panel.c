@@ -622,7 +622,7 @@ static gboolean select_kind(AdwComboRow *row, const int *kinds, guint n, int kin
 }
 
 gboolean tl_side_panel_set_randoms(TlSidePanel *self, TlPetRandoms kind) {
-  int kinds[3];
+  int kinds[G_N_ELEMENTS(self->randoms_kinds)];
   for (guint i = 0; i < self->n_randoms_kinds; i++) kinds[i] = self->randoms_kinds[i];
   return select_kind(self->randoms_row, kinds, self->n_randoms_kinds, kind);
 }

@@ -74,7 +74,7 @@ static gboolean read_all(int fd, void *p, gsize n) {
 }
 
 static G_GNUC_NORETURN void child_main(int request_fd, int answer_fd) {
-  if (reuse && reuse_setup) reuse_setup();
+  if (reuse_setup) reuse_setup(); /* kept after tl_isolate_reuse_children_stop too */
   for (;;) {
     Request q;
     char arg[ISOLATE_MAX_ARG + 1];
@@ -229,6 +229,13 @@ GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsi
 void tl_isolate_reuse_children(void (*child_setup)(void)) {
   g_mutex_lock(&reuse_lock);
   reuse = TRUE, reuse_setup = child_setup;
+  g_mutex_unlock(&reuse_lock);
+}
+
+void tl_isolate_reuse_children_stop(void) {
+  g_mutex_lock(&reuse_lock);
+  reuse = FALSE;
+  if (kept.pid >= 0) child_end(&kept, FALSE); /* it reads end of file and exits */
   g_mutex_unlock(&reuse_lock);
 }
 

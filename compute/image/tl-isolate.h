@@ -28,6 +28,11 @@ GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsi
  * damaged file could corrupt what the same child answers for the next file. */
 void tl_isolate_reuse_children(void (*child_setup)(void));
 
+/* Ends the kept child and forks one child per request again, as without reuse (the fuzzers
+ * check a finding there: a reused child's library state is not a fresh process's);
+ * child_setup still runs in each new child. */
+void tl_isolate_reuse_children_stop(void);
+
 /* Children that died without a valid answer so far (crashes contained). */
 guint tl_isolate_children_lost(void);
 
