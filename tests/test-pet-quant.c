@@ -224,6 +224,14 @@ typedef struct {
   double seconds;
 } ReconInfo;
 
+static void on_round(const TlScatterRoundInfo *info, gpointer name) {
+  g_test_message("  %s, SSS round %u: %u scatter points, %u x %u detectors, %.1f s; tail fit k "
+                 "%.4g over %" G_GUINT64_FORMAT " pairs: %.0f prompts, %.0f randoms expected",
+                 (const char *)name, info->round, info->sss.scatter_points, info->sss.n_t,
+                 info->sss.n_r, info->seconds, info->fit.scale, info->fit.tail_pairs,
+                 info->fit.tail_counts, info->fit.tail_randoms);
+}
+
 /* OSEM of the scan with the corrections `c`; the image in counts per unit sensitivity. */
 static TlImage *reconstruct(const Scan *s, const TlImageGrid *g, Corr c, const TlNorm *norm,
                             ReconInfo *info) {
@@ -256,6 +264,7 @@ static TlImage *reconstruct(const Scan *s, const TlImageGrid *g, Corr c, const T
                                     every 40 mm, the scanner's window; the tail 10 mm out */
     ro.rounds = ROUNDS;
     ro.iterations = ROUND_ITERATIONS;
+    if (c == C_ALL) ro.callback = on_round, ro.user_data = (gpointer)s->name;
     g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, s->mu_recon, &ro, &error);
     g_assert_no_error(error);
     const TlScanner *sc = s->lm->scanner;
