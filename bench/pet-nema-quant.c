@@ -1,0 +1,214 @@
+/* bench/pet-nema-quant (PET module, issue 13): the NEMA IEC body phantom on the DMI simulated
+ * with every physics effect of the simulator (attenuation, Compton scatter in the energy
+ * window, crystal efficiencies, randoms from singles with delayeds), reconstructed with every
+ * correction (the normalisation estimated from a separate simulated scan of a uniform cylinder
+ * with the same crystal efficiencies, attenuation, randoms from the delayeds, SSS with the tail
+ * fit iterated with the reconstruction), with attenuation correction only and with none: the
+ * NEMA NU 2 contrast recovery per hot sphere (10, 13, 17, 22, 28, 37 mm, 4:1) and the
+ * background variability (image/tl-nema.h), for docs/pet.md's table.
+ *
+ *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
+ *       [--iterations 3] [--rounds 2] [--subsets 10] [--voxel 2.78] [--spread 0.1]
+ *
+ * The sensitivity images are cached ($XDG_CACHE_HOME/tomolab): with the normalisation and the
+ * mu-map neither has the scanner's symmetries, so their first computation over the DMI's
+ * 1.9e8 pairs takes minutes each on lavapipe. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "pet-common.h"
+#include "image/tl-nema.h"
+#include "pet/tl-norm.h"
+#include "pet/tl-randoms.h"
+#include "pet/tl-recon.h"
+#include "pet/tl-simulate.h"
+#include "pet/tl-sss.h"
+
+#define EFFICIENCY_SEED 77
+
+typedef enum { V_ALL, V_ATTEN, V_NONE, V_N } Variant;
+static const char *const variant_name[V_N] = {"every correction", "attenuation only", "none"};
+
+/* The normalisation from a simulated scan of a uniform cylinder (r 360 mm, the whole axial
+ * field) in air with the scanner's crystal efficiencies: every line of response the scanner
+ * accepts crosses it, no attenuation (hence no scatter), no randoms. */
+static TlNorm *estimate_norm(TlContext *ctx, const TlScanner *sc, double events, double spread,
+                             GError **error) {
+  double t0 = bench_now();
+  guint nz = (guint)ceil(200.0 / 8.0);
+  TlImageGrid g = tl_image_grid_centred(92, 92, nz, 8.0f, 8.0f, 8.0f);
+  g_autoptr(TlPhantom) ph = tl_phantom_new("normalisation cylinder");
+  tl_phantom_add(ph, &(TlShape){.kind = TL_SHAPE_CYLINDER, .radius = 360.0f,
+                                .half_length = 0.5f * nz * 8.0f, .axis = 2, .activity = 1.0f,
+                                .flags = TL_SHAPE_SETS_ACTIVITY});
+  g_autoptr(TlImage) src = NULL;
+  if (!tl_phantom_rasterise(ph, &g, 4, &src, NULL, error)) return NULL;
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = events;
+  sp.seed = 5;
+  sp.efficiency_spread = spread;
+  sp.efficiency_seed = EFFICIENCY_SEED;
+  g_autoptr(TlListmode) lm = tl_simulate(sc, src, NULL, &sp, NULL, NULL, NULL, NULL, error);
+  if (!lm) return NULL;
+  double t1 = bench_now();
+  g_autofree float *y = tl_norm_pair_counts(sc, lm->events, lm->n_events, NULL, error);
+  if (!y) return NULL;
+  g_autofree float *p = g_try_new(float, tl_pair_count(sc->n_crystals));
+  if (!p) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "out of memory for the expected counts");
+    return NULL;
+  }
+  if (!tl_norm_expected(ctx, "siddon", sc, src, NULL, p, error)) return NULL;
+  double t2 = bench_now();
+  TlNormReport rep;
+  TlNorm *n = tl_norm_estimate(sc, y, p, NULL, &rep, error);
+  if (!n) return NULL;
+  g_autofree char *said = tl_norm_report_describe(&rep);
+  printf("normalisation scan: %" G_GUINT64_FORMAT " events simulated in %.1f s, expected counts "
+         "%.1f s, estimate %.1f s: %s\n", lm->n_events, t1 - t0, t2 - t1, bench_now() - t2, said);
+  return n;
+}
+
+/* One table row, the spheres from the smallest (the layout lists them from the largest); the
+ * lung residual and the seconds when `seconds` >= 0. */
+static void row(const char *name, const TlNemaResult *r, const double *values, double seconds) {
+  printf("| %s |", name);
+  for (int j = TL_NEMA_N_SPHERES - 1; j >= 0; j--) printf(" %.1f |", 100 * values[j]);
+  if (seconds >= 0) printf(" %.1f | %.0f |", 100 * r->lung_residual, seconds);
+  printf("\n");
+}
+
+int main(int argc, char **argv) {
+  double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
+  int iterations = 3, rounds = 2, subsets = 10;
+  GOptionEntry entries[] = {
+      {"background", 0, 0, G_OPTION_ARG_DOUBLE, &background,
+       "Background concentration, Bq/mL (default 5300; spheres 4:1)", "BQML"},
+      {"duration", 0, 0, G_OPTION_ARG_DOUBLE, &duration, "Acquisition, s (default 4)", "S"},
+      {"norm-events", 0, 0, G_OPTION_ARG_DOUBLE, &norm_events,
+       "Events of the normalisation scan (default 1e7)", "N"},
+      {"iterations", 'i', 0, G_OPTION_ARG_INT, &iterations,
+       "OSEM iterations before the scatter rounds (default 3)", "N"},
+      {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "SSS rounds, 1 iteration each (default 2)", "N"},
+      {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets, "Subsets (default 10)", "S"},
+      {"voxel", 0, 0, G_OPTION_ARG_DOUBLE, &voxel, "Voxel size, mm (default 2.78)", "MM"},
+      {"spread", 0, 0, G_OPTION_ARG_DOUBLE, &spread, "Crystal efficiency spread (0.1)", "F"},
+      {NULL}};
+  g_autoptr(GOptionContext) oc = g_option_context_new("- NEMA IEC contrast recovery with and "
+                                                      "without the corrections on the DMI");
+  g_option_context_add_main_entries(oc, entries, NULL);
+  GError *error = NULL;
+  if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);
+  if (iterations < 1 || rounds < 1 || subsets < 1 || !(voxel > 0) || !(duration > 0) ||
+      !(background > 0) || !(norm_events >= 1e5)) {
+    fprintf(stderr, "pet-nema-quant: expected positive iterations, rounds, subsets, voxel, "
+                    "duration, background and at least 1e5 normalisation events\n");
+    return 2;
+  }
+  g_set_prgname("pet-nema-quant");
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  double t_start = bench_now();
+  g_autoptr(TlScanner) sc = tl_scanner_new_preset("dmi", &error);
+  if (!sc) bench_die(error);
+  g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
+  if (!ctx) bench_die(error);
+
+  g_autoptr(TlNorm) norm = estimate_norm(ctx, sc, norm_events, spread, &error);
+  if (!norm) bench_die(error);
+
+  /* the NEMA IEC body on the reconstruction grid: the DMI's (215 x 215 x 71 of 2.78 mm), or
+   * the same extent in voxels of --voxel */
+  TlImageGrid g0 = tl_scanner_default_grid(sc);
+  guint nxy = (guint)ceil(g0.dims[0] * (double)g0.voxel_mm[0] / voxel - 1e-3);
+  guint nz = (guint)ceil(g0.dims[2] * (double)g0.voxel_mm[2] / voxel - 1e-3);
+  TlImageGrid grid = tl_image_grid_centred(nxy, nxy, nz, (float)voxel, (float)voxel, (float)voxel);
+  TlPhantomOptions po;
+  tl_phantom_options_init(&po);
+  g_autoptr(TlPhantom) ph = tl_phantom_new_preset("nema", &po, &grid, &error);
+  g_autoptr(TlImage) act = NULL, mu = NULL;
+  if (!ph || !tl_phantom_rasterise(ph, &grid, 0, &act, &mu, &error)) bench_die(error);
+  const float *v = grid.voxel_mm;
+  double volume_ml = tl_image_sum(act) * v[0] * v[1] * v[2] / 1000.0; /* background units */
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = 0;
+  sp.seed = 1;
+  sp.scatter = TRUE;
+  sp.efficiency_spread = spread;
+  sp.efficiency_seed = EFFICIENCY_SEED;
+  sp.activity_bq = background * volume_ml;
+  sp.duration_s = duration;
+  TlSimulateStats st;
+  double t0 = bench_now();
+  g_autoptr(TlListmode) lm = tl_simulate(sc, act, mu, &sp, NULL, NULL, NULL, &st, &error);
+  if (!lm) bench_die(error);
+  printf("NEMA IEC body on the DMI, %u x %u x %u voxels of %.2f mm: background %.0f Bq/mL, "
+         "spheres 4:1 (%.1f MBq) for %g s: %.4g decays -> %" G_GUINT64_FORMAT " prompts (%"
+         G_GUINT64_FORMAT " trues, %" G_GUINT64_FORMAT " scattered: %.1f %% of trues + "
+         "scattered, %" G_GUINT64_FORMAT " randoms: %.1f %% of the prompts), %" G_GUINT64_FORMAT
+         " delayeds; simulated in %.0f s (%u cores)\n", nxy, nxy, nz, voxel, background,
+         sp.activity_bq * 1e-6, duration, st.decays, lm->n_events, st.trues, st.scattered,
+         100.0 * st.scattered / (st.trues + st.scattered), st.randoms,
+         100.0 * st.randoms / lm->n_events, st.delayed, bench_now() - t0, g_get_num_processors());
+  g_autoptr(TlRandoms) rnd = tl_randoms_from_delayeds(sc, lm->delayed, lm->n_delayed, &error);
+  if (!rnd) bench_die(error);
+
+  TlNemaOptions no;
+  tl_nema_options_init(&no);
+  TlNemaLayout layout;
+  if (!tl_nema_layout_init(&layout, &grid, &no, &error)) bench_die(error);
+  TlNemaResult res[V_N], truth;
+  tl_nema_analyse(&layout, act, &truth);
+  double secs[V_N];
+  for (int k = 0; k < V_N; k++) {
+    TlReconOptions o;
+    tl_recon_options_init(&o);
+    o.algo = TL_RECON_OSEM;
+    o.subsets = (guint)subsets;
+    o.iterations = (guint)(k == V_ALL ? iterations : iterations + rounds);
+    o.loglik = TL_LOGLIK_NEVER;
+    o.attenuation = k == V_NONE ? NULL : mu;
+    o.norm = k == V_ALL ? norm : NULL;
+    o.randoms = k == V_ALL ? rnd : NULL;
+    t0 = bench_now();
+    g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, lm, &grid, &o, &error);
+    if (!r) bench_die(error);
+    printf("%s: set-up %.0f s (sensitivity %s)", variant_name[k], bench_now() - t0,
+           tl_recon_sensitivity_cached(r) ? "from the cache" : "computed");
+    if (!tl_recon_run(r, &error)) bench_die(error);
+    if (k == V_ALL) {
+      TlScatterRounds ro;
+      tl_scatter_rounds_init(&ro);
+      ro.rounds = (guint)rounds;
+      ro.iterations = 1;
+      g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, mu, &ro, &error);
+      if (!e) bench_die(error);
+      double total = 0;
+      for (guint a = 0; a < sc->n_crystals; a++)
+        for (guint b = a + 1; b < sc->n_crystals; b++)
+          if (tl_scanner_pair_allowed(sc, a, b))
+            total += tl_scatter_estimate_pair(e, a, b) * tl_norm_pair(norm, a, b);
+      printf("; scatter estimated %.0f (true %" G_GUINT64_FORMAT "), randoms %.0f (true %"
+             G_GUINT64_FORMAT ")", total, st.scattered, rnd->total, st.randoms);
+    }
+    g_autoptr(TlImage) im = tl_recon_image(r, &error);
+    if (!im) bench_die(error);
+    tl_nema_analyse(&layout, im, &res[k]);
+    secs[k] = bench_now() - t0;
+    printf("; %.0f s in all\n", secs[k]);
+  }
+  printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%), "
+         "seconds; OSEM %d subsets, %d iterations (+ %d SSS rounds of 1 iteration, or as many "
+         "more iterations)\n\n", subsets, iterations, rounds);
+  printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | s |\n"
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  row("(the truth)", &truth, truth.contrast_recovery, 0);
+  for (int k = 0; k < V_N; k++) row(variant_name[k], &res[k], res[k].contrast_recovery, secs[k]);
+  printf("\nBackground variability N (%%) per ROI size\n\n");
+  printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm |\n"
+         "|---|---:|---:|---:|---:|---:|---:|\n");
+  for (int k = 0; k < V_N; k++) row(variant_name[k], &res[k], res[k].variability, -1);
+  printf("\ntotal %.0f s\n", bench_now() - t_start);
+  return 0;
+}
