@@ -1,13 +1,21 @@
 /* image/tl-isolate: a parser in a child process. The child's answer comes back intact (a
  * large one too: the parent reads while the child writes), its GError comes back with its code
  * and message, and a child that dies, exits or answers too much gives a GError naming what
- * happened, never a crash of this process. Reused children (the fuzzers' mode) serve several
+ * happened, never a crash of this process; one past its time or memory limit too. Reused children (the fuzzers' mode) serve several
  * requests from one process and are replaced after a death. */
 #include "image/tl-isolate.h"
 #include "tl-error.h"
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
 
 static gboolean answer_pid(const char *arg, GByteArray *out, GError **error) {
   guint32 pid = (guint32)getpid();
@@ -39,6 +47,33 @@ static gboolean answer_too_much(const char *arg, GByteArray *out, GError **error
   g_byte_array_set_size(out, 101);
   memset(out->data, 7, out->len);
   return TRUE;
+}
+
+/* A parser stuck in a loop. */
+static gboolean never_answer(const char *arg, GByteArray *out, GError **error) {
+  for (;;) pause();
+  return FALSE;
+}
+
+/* A parser allocating what a damaged header asks for: 1 GiB touched, or a GError when the
+ * allocation fails. */
+static gboolean allocate_gib(const char *arg, GByteArray *out, GError **error) {
+  gsize n = (gsize)1 << 30;
+  guint8 *p = g_try_malloc(n);
+  if (!p) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "1 GiB refused");
+    return FALSE;
+  }
+  for (gsize i = 0; i < n; i += 4096) p[i] = 1;
+  g_free(p);
+  g_byte_array_append(out, (const guint8 *)"done", 4);
+  return TRUE;
+}
+
+/* The raised limit: what tl_isolate_set_memory_limit allows is allocated. */
+static gboolean raise_then_allocate(const char *arg, GByteArray *out, GError **error) {
+  tl_isolate_set_memory_limit((guint64)1200 << 20);
+  return allocate_gib(arg, out, error);
 }
 
 static guint32 child_pid(GBytes *b) {
@@ -90,6 +125,34 @@ static void test_death(void) {
   g_assert_no_error(e);
 }
 
+/* A child past its time is killed and the error says so; a child past its memory has its
+ * allocations refused, and one given more has them granted. */
+static void test_limits(void) {
+  g_autoptr(GError) e = NULL;
+  TlIsolateLimits lim = {.timeout_s = 1};
+  gint64 t0 = g_get_monotonic_time();
+  g_assert_null(tl_isolate_run_limited("'e.h5': libtest", never_answer, "e.h5", 100, &lim, &e));
+  g_assert_error(e, TL_ERROR, TL_ERROR_FORMAT);
+  g_assert_nonnull(strstr(e->message, "'e.h5': libtest: the reader process did not answer within 1 s"));
+  g_assert_cmpint(g_get_monotonic_time() - t0, <, 20 * G_USEC_PER_SEC);
+  g_clear_error(&e);
+
+  lim = (TlIsolateLimits){.memory_bytes = 256u << 20};
+  g_autoptr(GBytes) b = tl_isolate_run_limited("test", allocate_gib, "f", 100, &lim, &e);
+  g_assert_null(b);
+#ifdef ASAN /* its allocator ends the child unless allocator_may_return_null=1 */
+  g_assert_true(g_error_matches(e, TL_ERROR, TL_ERROR_OUT_OF_MEMORY) ||
+                strstr(e->message, "without a valid answer"));
+#else
+  g_assert_error(e, TL_ERROR, TL_ERROR_OUT_OF_MEMORY);
+  g_assert_cmpstr(e->message, ==, "1 GiB refused");
+#endif
+  g_clear_error(&e);
+  g_autoptr(GBytes) c = tl_isolate_run_limited("test", raise_then_allocate, "g", 100, &lim, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(g_bytes_get_size(c), ==, 4);
+}
+
 static void test_reuse(void) {
   tl_isolate_reuse_children(NULL); /* from here on, for the rest of this process */
   g_autoptr(GError) e = NULL;
@@ -127,6 +190,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/isolate/answer", test_answer);
   g_test_add_func("/isolate/error", test_error);
   g_test_add_func("/isolate/death", test_death);
+  g_test_add_func("/isolate/limits", test_limits);
   g_test_add_func("/isolate/reuse", test_reuse); /* last: it changes the mode for good */
   return g_test_run();
 }

@@ -20,6 +20,7 @@
 #include "image/tl-format.h"
 #include "image/tl-file.h"
 #include "image/tl-isolate.h"
+#include <glib/gstdio.h>
 #include <hdf5.h>
 #include <math.h>
 #include <string.h>
@@ -282,6 +283,14 @@ static double *dx_mean(const float *v, guint count, guint64 pixels) {
  * call runs in a forked child. The child answers a DxInfo, then for a load the angles (double)
  * and the line integrals (float); the parent checks the answer like a file (dx_info_check). */
 
+/* The reader's bounds: a layout (describe) within a minute and 1 GiB; a load also gets a
+ * second per 4 MB of the file, and its child raises the memory to what the layout needs
+ * (dx_child_load). A damaged file made libhdf5 allocate and touch memory until the kernel's
+ * OOM killer ended it a minute later (fuzz-dxchange), and could as well make it loop. */
+#define DX_READER_BASE_S 60
+#define DX_READER_BYTES_PER_S (4u << 20)
+#define DX_READER_MEMORY (1ull << 30)
+
 typedef struct {
   guint32 views, rows, cols, flats, darks, has_dark;
   guint64 clamped;
@@ -317,6 +326,10 @@ static gboolean dx_child_load(const char *path, GByteArray *out, GError **error)
     return FALSE;
   }
   guint64 pixels = (guint64)l.rows * l.cols, n = pixels * l.views;
+  /* what the layout needs: the data as float and the answer (8 n), flats and darks as float,
+   * their means (16 per pixel), the angles; libhdf5's conversion buffer is 1 MiB */
+  tl_isolate_set_memory_limit(DX_READER_MEMORY + 8 * n + 4 * pixels * ((guint64)l.flats + l.darks)
+                              + 16 * pixels + 16 * (guint64)l.views);
   g_autofree double *theta = g_new(double, l.views);
   if (H5Dread(l.theta, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) < 0) {
     dx_fail(&l, DX_THETA, error, "libhdf5 cannot read its %u values", l.views);
@@ -398,17 +411,22 @@ static gboolean dx_info_check(const char *path, GBytes *bytes, gboolean values, 
   return TRUE;
 }
 
-static GBytes *dx_run(const char *path, TlIsolatedFunc fn, gsize max_bytes, GError **error) {
+static GBytes *dx_run(const char *path, TlIsolatedFunc fn, gsize max_bytes, gboolean load,
+                      GError **error) {
   if (!tl_file_check_input(path, "Data Exchange HDF5 file", error)) return NULL;
   H5open(); /* the library's own set-up once, here, not again in every child */
   g_autofree char *what = g_strdup_printf("'%s': libhdf5", path);
-  return tl_isolate_run(what, fn, path, max_bytes, error);
+  TlIsolateLimits lim = {.timeout_s = DX_READER_BASE_S, .memory_bytes = DX_READER_MEMORY};
+  GStatBuf st;
+  if (load && g_stat(path, &st) == 0)
+    lim.timeout_s += (guint)MIN((guint64)st.st_size / DX_READER_BYTES_PER_S, 86400);
+  return tl_isolate_run_limited(what, fn, path, max_bytes, &lim, error);
 }
 
 TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
   gsize max_bytes = sizeof(DxInfo) + sizeof(double) * TL_DXCHANGE_MAX_DIM +
                     sizeof(float) * (gsize)TL_DXCHANGE_MAX_VALUES;
-  g_autoptr(GBytes) bytes = dx_run(path, dx_child_load, max_bytes, error);
+  g_autoptr(GBytes) bytes = dx_run(path, dx_child_load, max_bytes, TRUE, error);
   DxInfo l;
   if (!bytes || !dx_info_check(path, bytes, TRUE, &l, error)) return NULL;
   const guint8 *p = g_bytes_get_data(bytes, NULL);
@@ -465,7 +483,7 @@ static guint dx_probe(const char *path, const guint8 *head, gsize n) {
 }
 
 static gboolean dx_describe(const char *path, GString *out, GError **error) {
-  g_autoptr(GBytes) bytes = dx_run(path, dx_child_layout, sizeof(DxInfo), error);
+  g_autoptr(GBytes) bytes = dx_run(path, dx_child_layout, sizeof(DxInfo), FALSE, error);
   DxInfo l;
   if (!bytes || !dx_info_check(path, bytes, FALSE, &l, error)) return FALSE;
   g_string_append_printf(out,

@@ -16,9 +16,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +33,7 @@
 typedef struct {
   guint32 magic, arg_length;
   guint64 fn;
+  guint64 memory_bytes; /* the child's data-segment allowance for this request; 0: none */
 } Request;
 
 typedef struct {
@@ -61,6 +65,30 @@ static gboolean write_all(int fd, const void *p, gsize n) {
   return TRUE;
 }
 
+/* Reads exactly n bytes; FALSE at end of file or on an error, or (deadline > 0, monotonic
+ * microseconds) when the deadline passed first, with *late set. */
+static gboolean read_until(int fd, void *p, gsize n, gint64 deadline, gboolean *late) {
+  guint8 *b = p;
+  while (n > 0) {
+    if (deadline > 0) {
+      gint64 left = deadline - g_get_monotonic_time();
+      struct pollfd pfd = {.fd = fd, .events = POLLIN};
+      int ready = left > 0 ? poll(&pfd, 1, (int)MIN(left / 1000 + 1, G_MAXINT)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        *late = TRUE;
+        return FALSE;
+      }
+      if (ready < 0) return FALSE;
+    }
+    ssize_t r = read(fd, b, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return FALSE;
+    b += r, n -= (gsize)r;
+  }
+  return TRUE;
+}
+
 /* Reads exactly n bytes; FALSE at end of file or on an error. */
 static gboolean read_all(int fd, void *p, gsize n) {
   guint8 *b = p;
@@ -73,6 +101,31 @@ static gboolean read_all(int fd, void *p, gsize n) {
   return TRUE;
 }
 
+/* `bytes` more than the data segment the child already has (RLIMIT_DATA counts the heap and
+ * every private writable mapping: malloc's arenas and large blocks, and under
+ * AddressSanitizer its shadow memory, which is why the limit is relative to VmData; the
+ * address space would not do: a window process maps GTK and a Vulkan driver, and a GPU driver
+ * may reserve gigabytes of it). The soft limit only: the hard one stays, so a later request
+ * (a kept child) or tl_isolate_set_memory_limit can raise it again. */
+static void set_memory_limit(guint64 bytes) {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_DATA, &r) != 0) return;
+  guint64 data_kb = 0;
+  FILE *f = bytes ? fopen("/proc/self/status", "r") : NULL;
+  if (f) {
+    char line[256];
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "VmData: %" G_GUINT64_FORMAT " kB", &data_kb) == 1) break;
+    fclose(f);
+  }
+  if (bytes && !data_kb) return; /* the current size unknown: no limit rather than a wrong one */
+  rlim_t want = bytes ? (rlim_t)(bytes + data_kb * 1024) : r.rlim_max;
+  r.rlim_cur = r.rlim_max == RLIM_INFINITY ? want : MIN(want, r.rlim_max);
+  setrlimit(RLIMIT_DATA, &r);
+}
+
+void tl_isolate_set_memory_limit(guint64 bytes) { set_memory_limit(bytes); }
+
 static G_GNUC_NORETURN void child_main(int request_fd, int answer_fd) {
   if (reuse_setup) reuse_setup(); /* kept after tl_isolate_reuse_children_stop too */
   for (;;) {
@@ -83,6 +136,7 @@ static G_GNUC_NORETURN void child_main(int request_fd, int answer_fd) {
         !read_all(request_fd, arg, q.arg_length))
       _exit(2);
     arg[q.arg_length] = 0;
+    set_memory_limit(q.memory_bytes);
     TlIsolatedFunc fn = (TlIsolatedFunc)(guintptr)q.fn; /* this process's own code (a fork) */
     GByteArray *out = g_byte_array_new();
     GError *e = NULL;
@@ -152,10 +206,18 @@ static char *describe_status(int status) {
 
 /* One request to child c; on FALSE the child is ended and *error says why. */
 static GBytes *ask(Child *c, gboolean keep, const char *what, TlIsolatedFunc fn,
-                   const char *arg, gsize max_bytes, GError **error) {
+                   const char *arg, gsize max_bytes, const TlIsolateLimits *limits,
+                   GError **error) {
   gsize arg_length = strlen(arg);
   Request q = {.magic = ISOLATE_MAGIC, .arg_length = (guint32)arg_length,
-               .fn = (guint64)(guintptr)fn};
+               .fn = (guint64)(guintptr)fn, .memory_bytes = limits->memory_bytes};
+  guint timeout_s = limits->timeout_s;
+  guint64 cap;
+  const char *env = g_getenv("TOMOLAB_READER_TIMEOUT_S");
+  if (env && g_ascii_string_to_unsigned(env, 10, 1, 86400, &cap, NULL))
+    timeout_s = timeout_s ? MIN(timeout_s, (guint)cap) : (guint)cap;
+  gint64 deadline = timeout_s ? g_get_monotonic_time() + (gint64)timeout_s * G_USEC_PER_SEC : 0;
+  gboolean late = FALSE;
   /* a child that died before reading would raise SIGPIPE here: ignored for the call */
   sigset_t pipe_set, old_set;
   sigemptyset(&pipe_set), sigaddset(&pipe_set, SIGPIPE);
@@ -169,10 +231,11 @@ static GBytes *ask(Child *c, gboolean keep, const char *what, TlIsolatedFunc fn,
   if (sent && !keep) close(c->request_fd), c->request_fd = -1; /* one request, then EOF */
 
   Answer a;
-  gboolean got_answer = sent && read_all(c->answer_fd, &a, sizeof a) && a.magic == ISOLATE_MAGIC;
+  gboolean got_answer = sent && read_until(c->answer_fd, &a, sizeof a, deadline, &late) &&
+                        a.magic == ISOLATE_MAGIC;
   gboolean fits = got_answer && a.length <= (a.ok ? max_bytes : ISOLATE_MAX_MESSAGE);
   guint8 *body = fits ? g_try_malloc(a.length + 1) : NULL;
-  gboolean got_body = body && read_all(c->answer_fd, body, a.length);
+  gboolean got_body = body && read_until(c->answer_fd, body, a.length, deadline, &late);
   int status = 0;
   gboolean clean = TRUE, trailing = FALSE;
   if (!got_body || !keep) {
@@ -193,7 +256,11 @@ static GBytes *ask(Child *c, gboolean keep, const char *what, TlIsolatedFunc fn,
   g_free(body);
   g_atomic_int_inc(&lost);
   g_autofree char *end = describe_status(status);
-  if (got_answer && !fits)
+  if (late)
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process did not answer within "
+                "%u s and was stopped (the library is stuck on this file: damaged, or not what "
+                "it claims to be)", what, timeout_s);
+  else if (got_answer && !fits)
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: the reader process answered %"
                 G_GUINT64_FORMAT " bytes, expected at most %" G_GSIZE_FORMAT, what,
                 (guint64)a.length, a.ok ? max_bytes : (gsize)ISOLATE_MAX_MESSAGE);
@@ -209,6 +276,12 @@ static GBytes *ask(Child *c, gboolean keep, const char *what, TlIsolatedFunc fn,
 
 GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsize max_bytes,
                        GError **error) {
+  static const TlIsolateLimits none = {0, 0};
+  return tl_isolate_run_limited(what, fn, arg, max_bytes, &none, error);
+}
+
+GBytes *tl_isolate_run_limited(const char *what, TlIsolatedFunc fn, const char *arg,
+                               gsize max_bytes, const TlIsolateLimits *limits, GError **error) {
   if (strlen(arg) > ISOLATE_MAX_ARG) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s: a file name of %" G_GSIZE_FORMAT
                 " bytes, expected at most %u", what, strlen(arg), ISOLATE_MAX_ARG);
@@ -221,7 +294,7 @@ GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsi
   Child *c = keep ? &kept : &own;
   GBytes *b = NULL;
   if (c->pid >= 0 || child_start(c, what, error))
-    b = ask(c, keep, what, fn, arg, max_bytes, error);
+    b = ask(c, keep, what, fn, arg, max_bytes, limits, error);
   if (keep) g_mutex_unlock(&reuse_lock);
   return b;
 }

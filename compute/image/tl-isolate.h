@@ -22,6 +22,25 @@ typedef gboolean (*TlIsolatedFunc)(const char *arg, GByteArray *out, GError **er
 GBytes *tl_isolate_run(const char *what, TlIsolatedFunc fn, const char *arg, gsize max_bytes,
                        GError **error);
 
+/* Bounds on one request: a damaged file can make a library loop, or allocate and touch
+ * gigabytes (libhdf5 1.10 on fuzzed files: the kernel's OOM killer ended it after a minute). */
+typedef struct {
+  guint timeout_s;      /* the answer must come within this; 0: no limit */
+  guint64 memory_bytes; /* memory the child may add to its data segment at the start
+                         * (soft RLIMIT_DATA); 0: no limit */
+} TlIsolateLimits;
+
+/* tl_isolate_run within `limits`: a child past its time is killed, and the error says so.
+ * The environment's TOMOLAB_READER_TIMEOUT_S=S caps the time (the fuzzers use it). A child
+ * past its memory has its allocations refused (under AddressSanitizer, without
+ * allocator_may_return_null=1, that ends the child: also an error here). */
+GBytes *tl_isolate_run_limited(const char *what, TlIsolatedFunc fn, const char *arg,
+                               gsize max_bytes, const TlIsolateLimits *limits, GError **error);
+
+/* In the child (a TlIsolatedFunc): `bytes` more data segment than it has now, for the rest
+ * of the request, e.g. once a file's header says how much its data needs. 0: no limit. */
+void tl_isolate_set_memory_limit(guint64 bytes);
+
 /* For the fuzzers: from now on one child serves request after request until it dies (a fork
  * per request costs ~3 ms under AddressSanitizer), and child_setup (may be NULL) runs first in
  * each new child. Sound only where a memory error ends the child (AddressSanitizer): else a
