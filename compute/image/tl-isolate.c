@@ -91,14 +91,8 @@ static gboolean read_until(int fd, void *p, gsize n, gint64 deadline, gboolean *
 
 /* Reads exactly n bytes; FALSE at end of file or on an error. */
 static gboolean read_all(int fd, void *p, gsize n) {
-  guint8 *b = p;
-  while (n > 0) {
-    ssize_t r = read(fd, b, n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return FALSE;
-    b += r, n -= (gsize)r;
-  }
-  return TRUE;
+  gboolean late = FALSE;
+  return read_until(fd, p, n, 0, &late);
 }
 
 /* `bytes` more than the data segment the child already has (RLIMIT_DATA counts the heap and
