@@ -112,6 +112,19 @@ static void test_events(void) {
   tl_listmode_free(lm);
 }
 
+/* Where pair (a, b) falls in plane (segment seg, axial position ax), as v * n_tangential + t;
+ * FALSE when it falls elsewhere or in no bin. */
+static gboolean pair_pixel(const TlSinogram *s, guint seg, guint ax, guint a, guint b,
+                           guint *px) {
+  guint64 bin;
+  if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) return FALSE;
+  guint64 off = tl_sinogram_segment_offset(s, seg);
+  if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) return FALSE;
+  guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
+  *px = v * s->n_tangential + (guint)((bin - off) % s->n_tangential);
+  return TRUE;
+}
+
 /* One plane's expected counts against the C reference's Siddon line integrals of each bin's
  * pair (crystal centres as end points, as the device projector takes them). */
 static void test_expected_plane(void) {
@@ -137,13 +150,9 @@ static void test_expected_plane(void) {
     guint nonzero = 0;
     for (guint a = r1 * N; a < (r1 + 1) * N; a++)
       for (guint b = r2 * N; b < (r2 + 1) * N; b++) {
-        guint64 bin;
-        if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) continue;
-        guint64 off = tl_sinogram_segment_offset(s, seg);
-        if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) continue;
-        guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
-        guint t = (guint)((bin - off) % s->n_tangential);
-        float got = plane[v * s->n_tangential + t];
+        guint px;
+        if (!pair_pixel(s, seg, ax, a, b, &px)) continue;
+        float got = plane[px];
         if (!tl_scanner_pair_allowed(sc, a, b)) {
           g_assert_cmpfloat(got, ==, 0);
           continue;
@@ -221,13 +230,8 @@ static void test_model_plane(void) {
     guint checked = 0;
     for (guint a = r1 * C; a < (r1 + 1) * C; a++)
       for (guint b = r2 * C; b < (r2 + 1) * C; b++) {
-        guint64 bin;
-        if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) continue;
-        guint64 off = tl_sinogram_segment_offset(s, seg);
-        if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) continue;
-        guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
-        guint t = (guint)((bin - off) % s->n_tangential);
-        guint px = v * s->n_tangential + t;
+        guint px;
+        if (!pair_pixel(s, seg, ax, a, b, &px)) continue;
         if (!tl_scanner_pair_allowed(sc, a, b)) {
           g_assert_cmpfloat(plane[px], ==, 0);
           continue;
