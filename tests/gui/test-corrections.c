@@ -507,15 +507,6 @@ static void test_units(void) {
 
 /* ---- the data view's profiles ---- */
 
-static gboolean data_idle(TlWindow *w, gpointer d) {
-  return !tl_data_view_is_busy(d) && tl_data_view_get_total(d) >= 0;
-}
-
-static gboolean expected_after(TlWindow *w, gpointer d) {
-  TlDataView *dv = tl_window_get_data_view(w);
-  return tl_data_view_get_expected_updates(dv) >= GPOINTER_TO_UINT(d) && !tl_data_view_is_busy(dv);
-}
-
 static double series_sum(TlPlot *p, const char *name, guint *n) {
   for (guint s = 0; s < tl_plot_n_series(p); s++)
     if (g_str_equal(tl_plot_get_series_name(p, s), name)) {
@@ -557,12 +548,12 @@ static void test_profiles(void) {
   tl_gui_activate(win, "show-data", NULL);
   TlDataView *dv = tl_window_get_data_view(win);
   g_assert_nonnull(dv);
-  g_assert_true(tl_gui_wait_for(win, data_idle, dv));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_data_idle, dv));
   const guint ax = 1; /* ring 1 with itself */
   tl_data_view_set_plane(dv, 0, ax);
   guint before = tl_data_view_get_expected_updates(dv);
   step_once(win);
-  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_expected_after, GUINT_TO_POINTER(before + 1)));
   TlPlot *p = tl_data_view_get_profile_plot(dv);
   g_assert_cmpuint(tl_plot_n_series(p), ==, 4);
   guint n, nt;

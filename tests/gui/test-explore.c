@@ -179,21 +179,12 @@ static void test_edit_apply_revert(void) {
   tl_gui_destroy_window(win);
 }
 
-static gboolean data_idle(TlWindow *w, gpointer d) {
-  return !tl_data_view_is_busy(d) && tl_data_view_get_total(d) >= 0;
-}
-
-static gboolean expected_after(TlWindow *w, gpointer d) {
-  TlDataView *dv = tl_window_get_data_view(w);
-  return tl_data_view_get_expected_updates(dv) >= GPOINTER_TO_UINT(d) && !tl_data_view_is_busy(dv);
-}
-
 static void test_data_view(void) {
   TlWindow *win = window_with_run(15000);
   tl_gui_activate(win, "show-data", NULL);
   TlDataView *dv = tl_window_get_data_view(win);
   g_assert_nonnull(dv);
-  g_assert_true(tl_gui_wait_for(win, data_idle, dv));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_data_idle, dv));
   /* the simulation's events: every one in the sinogram (4 rings, all ring differences) */
   g_assert_nonnull(win->dataset);
   g_assert_nonnull(win->dataset->lm);
@@ -203,7 +194,7 @@ static void test_data_view(void) {
   /* one sub-iteration: the expected plane arrives; residual = measured - expected */
   guint before = tl_data_view_get_expected_updates(dv);
   step_once(win);
-  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_expected_after, GUINT_TO_POINTER(before + 1)));
   guint nv, nt;
   const float *m = tl_data_view_get_plane(dv, 0, &nv, &nt);
   const float *e = tl_data_view_get_plane(dv, 1, NULL, NULL);
@@ -224,7 +215,7 @@ static void test_data_view(void) {
   /* another plane: the measured plane changes, the expected follows */
   before = tl_data_view_get_expected_updates(dv);
   tl_data_view_set_plane(dv, 1, 0);
-  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_expected_after, GUINT_TO_POINTER(before + 1)));
   tl_gui_destroy_window(win);
 }
 
@@ -250,9 +241,9 @@ static void test_data_view_ct(void) {
   g_assert_cmpint(tl_data_view_get_total(dv), ==, (gint64)tl_ct_data_n_values(win->dataset->ct));
   guint before = tl_data_view_get_expected_updates(dv);
   step_once(win);
-  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 1)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_expected_after, GUINT_TO_POINTER(before + 1)));
   tl_data_view_set_plane(dv, 0, 5);
-  g_assert_true(tl_gui_wait_for(win, expected_after, GUINT_TO_POINTER(before + 2)));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_expected_after, GUINT_TO_POINTER(before + 2)));
   guint nv, nu;
   const float *m = tl_data_view_get_plane(dv, 0, &nv, &nu);
   const float *e = tl_data_view_get_plane(dv, 1, NULL, NULL);

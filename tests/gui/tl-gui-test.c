@@ -52,6 +52,15 @@ gboolean tl_gui_reached(TlWindow *w, gpointer d) {
   return tl_window_get_sub_iterations(w) >= GPOINTER_TO_UINT(d);
 }
 
+gboolean tl_gui_data_idle(TlWindow *w, gpointer d) {
+  return !tl_data_view_is_busy(d) && tl_data_view_get_total(d) >= 0;
+}
+
+gboolean tl_gui_expected_after(TlWindow *w, gpointer d) {
+  TlDataView *dv = tl_window_get_data_view(w);
+  return tl_data_view_get_expected_updates(dv) >= GPOINTER_TO_UINT(d) && !tl_data_view_is_busy(dv);
+}
+
 void tl_gui_activate(TlWindow *win, const char *name, GVariant *param) {
   g_assert_true(g_action_group_get_action_enabled(G_ACTION_GROUP(win), name));
   g_action_group_activate_action(G_ACTION_GROUP(win), name, param);

@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <gtk/gtk.h>
 #include "tl-window.h"
+#include "tl-data-view.h"
 
 /* Creates $XDG_RUNTIME_DIR, then gtk_test_init + adw_init and pins the Vulkan modules.
  * Without a display it prints a TAP skip and returns FALSE (the test script always runs the
@@ -26,6 +27,10 @@ gboolean tl_gui_is_ready(TlWindow *w, gpointer d);
 gboolean tl_gui_is_idle(TlWindow *w, gpointer d);
 gboolean tl_gui_in_state(TlWindow *w, gpointer d);
 gboolean tl_gui_reached(TlWindow *w, gpointer d);
+/* The data view d (a TlDataView) is idle with its histogram made; the window's data view has
+ * made at least GUINT_TO_POINTER(n) expected planes and is idle. */
+gboolean tl_gui_data_idle(TlWindow *w, gpointer d);
+gboolean tl_gui_expected_after(TlWindow *w, gpointer d);
 
 /* Activates a window action, asserting that it is enabled. */
 void tl_gui_activate(TlWindow *win, const char *name, GVariant *param);
