@@ -4,6 +4,7 @@
 #include <string.h>
 #include "tl-slice-view.h"
 #include "tl-plot.h"
+#include "tl-screenshot.h"
 #include "pet/tl-sinogram-hist.h"
 #include "ct/tl-ct-projector.h"
 
@@ -526,14 +527,7 @@ gboolean tl_data_view_save_png(TlDataView *self, const char *path, GError **erro
   cairo_translate(cr, 0, H);
   tl_plot_render(self->profile, cr, W, plot_h);
   cairo_destroy(cr);
-  cairo_status_t st = cairo_surface_write_to_png(surface, path);
-  cairo_surface_destroy(surface);
-  if (st != CAIRO_STATUS_SUCCESS) {
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "Could not write %s: %s", path,
-                cairo_status_to_string(st));
-    return FALSE;
-  }
-  return TRUE;
+  return tl_surface_save_png(surface, path, error);
 }
 
 static void on_rd(GtkSpinButton *b, TlDataView *self) {

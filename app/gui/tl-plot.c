@@ -1,6 +1,7 @@
 /* Drawn with cairo so the same code paints the widget and the exported PNG. */
 #include <math.h>
 #include "tl-plot.h"
+#include "tl-screenshot.h"
 
 typedef struct {
   char *name;
@@ -268,14 +269,7 @@ gboolean tl_plot_save_png(TlPlot *self, const char *path, int width, int height,
   cairo_t *cr = cairo_create(surface);
   draw(self, cr, width, height, TRUE);
   cairo_destroy(cr);
-  cairo_status_t st = cairo_surface_write_to_png(surface, path);
-  cairo_surface_destroy(surface);
-  if (st != CAIRO_STATUS_SUCCESS) {
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "Could not write %s: %s", path,
-                cairo_status_to_string(st));
-    return FALSE;
-  }
-  return TRUE;
+  return tl_surface_save_png(surface, path, error);
 }
 
 static void tl_plot_finalize(GObject *object) {

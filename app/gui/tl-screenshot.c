@@ -28,3 +28,14 @@ gboolean tl_widget_save_png(GtkWidget *widget, const char *path, GError **error)
   }
   return TRUE;
 }
+
+gboolean tl_surface_save_png(cairo_surface_t *surface, const char *path, GError **error) {
+  cairo_status_t st = cairo_surface_write_to_png(surface, path);
+  cairo_surface_destroy(surface);
+  if (st != CAIRO_STATUS_SUCCESS) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "Could not write %s: %s", path,
+                cairo_status_to_string(st));
+    return FALSE;
+  }
+  return TRUE;
+}
