@@ -1,5 +1,6 @@
 #include "pet-fixture.h"
 #include <math.h>
+#include "image/tl-phantom.h"
 
 TlImageGrid fx_grid(guint nx, guint ny, guint nz, float vx, float vy, float vz) {
   TlImageGrid g = {.dims = {nx, ny, nz}, .voxel_mm = {vx, vy, vz}};
@@ -119,6 +120,19 @@ TlImage *fx_point_source(double x, double y, double z) {
   TlImage *im = tl_image_new(&g);
   im->data[0] = 1.0f;
   return im;
+}
+
+void fx_cylinder(const TlImageGrid *g, double radius, double half_length, double mu, guint sub,
+                 TlImage **act, TlImage **mu_out) {
+  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
+  TlShape c = {.kind = TL_SHAPE_CYLINDER, .radius = (float)radius,
+               .half_length = (float)half_length, .axis = 2, .activity = 1.0f, .mu = (float)mu,
+               .flags = TL_SHAPE_SETS_ACTIVITY | (mu > 0 ? TL_SHAPE_SETS_MU : 0)};
+  tl_phantom_add(ph, &c);
+  GError *error = NULL;
+  gboolean ok = tl_phantom_rasterise(ph, g, sub, act, mu_out, &error);
+  g_assert_no_error(error);
+  g_assert_true(ok);
 }
 
 TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,

@@ -27,6 +27,11 @@ float *fx_download(const TlArray *a);
 
 /* A 1x1x1 grid of 1 um: a point source at p. */
 TlImage *fx_point_source(double x, double y, double z);
+/* A cylinder along z centred on the origin, activity 1 (and, with mu > 0, that attenuation)
+ * rasterised on g with `sub` sub-samples per axis (tl_phantom_rasterise), asserting success;
+ * mu_out may be NULL. */
+void fx_cylinder(const TlImageGrid *g, double radius, double half_length, double mu, guint sub,
+                 TlImage **act, TlImage **mu_out);
 /* tl_simulate with no progress or cancel, asserting success. */
 TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *mu,
                         const TlSimulateParams *p, TlSimulateStats *st);

@@ -134,17 +134,11 @@ static Setup S;
 
 static void setup_once(void) {
   if (S.sc) return;
-  GError *error = NULL;
   S.sc = fx_ring_scanner(E_RINGS, E_SIDES, E_PER, 4.0f, 60.0f, 4.0f, E_RINGS - 1);
   S.N = S.sc->n_crystals;
   S.pairs = tl_pair_count(S.N);
   S.grid = fx_grid(32, 32, 12, 3.5f, 3.5f, 4.0f);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape c = {.kind = TL_SHAPE_CYLINDER, .radius = 52.0f, .half_length = 24.0f, .axis = 2,
-               .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
-  tl_phantom_add(ph, &c);
-  g_assert_true(tl_phantom_rasterise(ph, &S.grid, 4, &S.cyl, NULL, &error));
-  g_assert_no_error(error);
+  fx_cylinder(&S.grid, 52, 24, 0, 4, &S.cyl, NULL);
   S.p = g_new0(double, S.pairs);
   for (guint a = 0; a < S.N; a++)
     for (guint b = a + 1; b < S.N; b++) {
@@ -328,12 +322,8 @@ static void test_listmode(void) {
   fx_scanner_free(fx);
   guint N = sc->n_crystals;
   TlImageGrid g = fx_grid(20, 20, 6, 3.0f, 3.0f, 4.0f);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape c = {.kind = TL_SHAPE_CYLINDER, .radius = 27.0f, .half_length = 12.0f, .axis = 2,
-               .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
-  tl_phantom_add(ph, &c);
   g_autoptr(TlImage) act = NULL;
-  g_assert_true(tl_phantom_rasterise(ph, &g, 4, &act, NULL, &error));
+  fx_cylinder(&g, 27, 12, 0, 4, &act, NULL);
   TlSimulateParams sp;
   tl_simulate_params_init(&sp);
   sp.events = 1.2e6;

@@ -8,7 +8,7 @@
  * pipeline with attenuation correction only, or with none (each calibrated the same way), is
  * visibly biased. docs/pet.md, "Quantitation", has the figures. */
 #include "pet-fixture.h"
-#include "image/tl-phantom.h"
+#include "image/tl-phantom.h" /* TL_MU_WATER */
 #include "pet/tl-norm.h"
 #include "pet/tl-randoms.h"
 #include "pet/tl-recon.h"
@@ -59,15 +59,7 @@ static TlScanner *make_scanner(void) {
  * centres, where the lines of response end): activity 1 inside, and water (TL_MU_WATER) when
  * `water`; partial voxels at the edge. */
 static void cylinder(const TlImageGrid *g, double r, gboolean water, TlImage **act, TlImage **mu) {
-  GError *error = NULL;
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape c = {.kind = TL_SHAPE_CYLINDER, .radius = (float)r,
-               .half_length = 0.5f * g->dims[2] * g->voxel_mm[2], .axis = 2, .activity = 1,
-               .mu = water ? TL_MU_WATER : 0,
-               .flags = TL_SHAPE_SETS_ACTIVITY | (water ? TL_SHAPE_SETS_MU : 0)};
-  tl_phantom_add(ph, &c);
-  g_assert_true(tl_phantom_rasterise(ph, g, 4, act, mu, &error));
-  g_assert_no_error(error);
+  fx_cylinder(g, r, 0.5f * g->dims[2] * g->voxel_mm[2], water ? TL_MU_WATER : 0, 4, act, mu);
 }
 
 /* sum over voxels of act_i V_i, in mL */

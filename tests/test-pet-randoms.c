@@ -18,7 +18,6 @@
  *    background outside the cylinder; with the randoms from the delayeds as the additive term
  *    the background goes and the inside comes back to the trues-only reconstruction's level. */
 #include "pet-fixture.h"
-#include "image/tl-phantom.h"
 #include "pet/tl-randoms.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-simulate.h"
@@ -359,12 +358,8 @@ static void test_singles(void) {
 
   /* the simulator: randoms from singles; its singles in the list mode */
   TlImageGrid grid = fx_grid(20, 20, 4, 4.0f, 4.0f, 4.0f);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape cyl = {.kind = TL_SHAPE_CYLINDER, .radius = 30.0f, .half_length = 8.0f, .axis = 2,
-                 .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
-  tl_phantom_add(ph, &cyl);
   g_autoptr(TlImage) act = NULL;
-  g_assert_true(tl_phantom_rasterise(ph, &grid, 2, &act, NULL, &error));
+  fx_cylinder(&grid, 30, 8, 0, 2, &act, NULL);
   TlSimulateParams sp;
   tl_simulate_params_init(&sp);
   sp.events = 0;
@@ -433,12 +428,8 @@ static void test_recon(void) {
   fx_scanner_free(fx);
   TlImageGrid g = fx_grid(40, 40, 4, 3.5f, 3.5f, 4.0f);
   const double R = 30;
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape cyl = {.kind = TL_SHAPE_CYLINDER, .radius = (float)R, .half_length = 8.0f, .axis = 2,
-                 .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
-  tl_phantom_add(ph, &cyl);
   g_autoptr(TlImage) act = NULL;
-  g_assert_true(tl_phantom_rasterise(ph, &g, 4, &act, NULL, &error));
+  fx_cylinder(&g, R, 8, 0, 4, &act, NULL);
   TlSimulateParams sp;
   tl_simulate_params_init(&sp);
   sp.events = 150000;

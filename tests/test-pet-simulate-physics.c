@@ -232,11 +232,7 @@ static void test_scatter_fraction_dmi(void) {
   g_assert_no_error(error);
   g_autoptr(TlImage) act = NULL, mu = NULL;
   TlImageGrid g = tl_image_grid_centred(72, 72, 64, 3, 3, 3);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape sh = {TL_SHAPE_CYLINDER, {0, 0, 0}, 100, 90, 2, 1, TL_MU_WATER,
-                TL_SHAPE_SETS_ACTIVITY | TL_SHAPE_SETS_MU};
-  tl_phantom_add(ph, &sh);
-  g_assert_true(tl_phantom_rasterise(ph, &g, 2, &act, &mu, &error));
+  fx_cylinder(&g, 100, 90, TL_MU_WATER, 2, &act, &mu);
   TlSimulateParams p;
   tl_simulate_params_init(&p);
   p.events = 0;

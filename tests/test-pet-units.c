@@ -4,7 +4,6 @@
  * concentration brings another one (other concentration, duration, and F-18 decay during the
  * frame) back to its truth. */
 #include "pet-fixture.h"
-#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
 #include "pet/tl-simulate.h"
 #include "pet/tl-units.h"
@@ -159,17 +158,11 @@ typedef struct {
 static const double R = 30;
 
 static void setup_init(Setup *s) {
-  GError *error = NULL;
   TlScanner *fx = fx_ring_scanner(4, 20, 6, 3.9f, 74.0f, 4.0f, 3);
   s->sc = tl_scanner_copy(fx);
   fx_scanner_free(fx);
   s->g = fx_grid(40, 40, 4, 3.5f, 3.5f, 4.0f);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("cylinder");
-  TlShape cyl = {.kind = TL_SHAPE_CYLINDER, .radius = (float)R, .half_length = 8.0f, .axis = 2,
-                 .activity = 1.0f, .flags = TL_SHAPE_SETS_ACTIVITY};
-  tl_phantom_add(ph, &cyl);
-  g_assert_true(tl_phantom_rasterise(ph, &s->g, 4, &s->act, NULL, &error));
-  g_assert_no_error(error);
+  fx_cylinder(&s->g, R, 8, 0, 4, &s->act, NULL);
 }
 
 /* Simulated annihilations: the decays the frame holds times the positron fraction, from a
