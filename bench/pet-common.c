@@ -76,4 +76,8 @@ void pet_device_run(PetDevice *d, PetOp op, BenchBest *b) {
                                                args, &error);
   if (!ok || !tl_stream_finish(st, &error)) bench_die(error);
   bench_keep(b, bench_now() - t0, bench_cpu_now() - c0, tl_profile_total_ms(prof) * 1e-3);
+  if (g_getenv("TL_BENCH_PROFILE")) { /* every kernel's time, for tuning */
+    g_autofree char *text = tl_profile_format(prof);
+    fprintf(stderr, "%s\n", text);
+  }
 }

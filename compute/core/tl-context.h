@@ -39,6 +39,7 @@ typedef struct {
 
   /* limits */
   guint32 subgroup_size;
+  guint32 subgroup_ops;           /* VkSubgroupFeatureFlags of compute shaders (0: none) */
   guint64 max_storage_buffer_range;
   guint32 max_compute_work_group_count[3];
   guint32 max_compute_work_group_size[3];

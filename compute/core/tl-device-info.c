@@ -102,6 +102,8 @@ void tl_device_info_read(VkPhysicalDevice pd, guint32 index, TlDeviceInfo *info)
                      lim->timestampComputeAndGraphics;
 
   info->subgroup_size = sg.subgroupSize;
+  info->subgroup_ops =
+      (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ? sg.supportedOperations : 0;
   info->max_storage_buffer_range = lim->maxStorageBufferRange;
   memcpy(info->max_compute_work_group_count, lim->maxComputeWorkGroupCount,
          sizeof info->max_compute_work_group_count);

@@ -100,6 +100,12 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *d, GError **er
 
 TlPipeline *tl_pipeline_new_builtin(TlContext *ctx, const char *shader, guint32 push_size,
                                     const guint32 *spec, guint32 n_spec, GError **error) {
+  return tl_pipeline_new_builtin_local(ctx, shader, 0, push_size, spec, n_spec, error);
+}
+
+TlPipeline *tl_pipeline_new_builtin_local(TlContext *ctx, const char *shader, guint32 local_size,
+                                          guint32 push_size, const guint32 *spec,
+                                          guint32 n_spec, GError **error) {
   gsize size = 0;
   const char *label = shader;
   /* a replacement made at run time (tl-kernels.h) wins over the embedded SPIR-V */
@@ -109,7 +115,8 @@ TlPipeline *tl_pipeline_new_builtin(TlContext *ctx, const char *shader, guint32 
     return NULL;
   }
   TlPipelineDesc d = {.spirv = words, .spirv_size = size, .name = label,
-                      .push_size = push_size, .spec = spec, .n_spec = n_spec};
+                      .local_size = local_size, .push_size = push_size, .spec = spec,
+                      .n_spec = n_spec};
   return tl_pipeline_new(ctx, &d, error);
 }
 

@@ -23,6 +23,10 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *desc, GError *
 /* Builds from a kernel embedded at build time (shaders/NAME.comp). */
 TlPipeline *tl_pipeline_new_builtin(TlContext *ctx, const char *shader, guint32 push_size,
                                     const guint32 *spec, guint32 n_spec, GError **error);
+/* ... with a workgroup size of `local_size` (0 = the default). */
+TlPipeline *tl_pipeline_new_builtin_local(TlContext *ctx, const char *shader, guint32 local_size,
+                                          guint32 push_size, const guint32 *spec,
+                                          guint32 n_spec, GError **error);
 void tl_pipeline_free(TlPipeline *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlPipeline, tl_pipeline_free)
 

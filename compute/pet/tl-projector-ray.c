@@ -7,27 +7,6 @@
 #include <stddef.h>
 #include <string.h>
 
-/* shaders/pet/pet_common.glsl: Push (scalar layout). */
-typedef struct {
-  TlPush1D h;
-  guint64 lors, crystals, image, dst, aux;
-  guint32 dims[3];
-  guint32 first;
-  float lo[3];
-  guint32 flags;
-  float vox[3];
-  guint32 n_crystals;
-  guint32 stride;
-  guint32 max_ring_diff;
-  guint32 n_pairs;
-  guint32 pad;
-  guint64 atten; /* PET_ATTEN: per-record attenuation factors */
-  guint64 norm;  /* pet_sens, PET_NORM: the normalisation tables (tl_norm_upload) */
-} TlPetPush;
-#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, norm) + sizeof(guint64)))
-G_STATIC_ASSERT(offsetof(TlPetPush, dims) == 48 && offsetof(TlPetPush, vox) == 80);
-G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 128);
-
 /* PET_LORS values */
 enum { LORS_EVENTS = 0, LORS_BINS = 1, LORS_END_POINTS = 2, LORS_ALL_PAIRS = 3 };
 
@@ -45,6 +24,7 @@ typedef struct {
   char *sens_pairs_key;  /* ... of this scanner (tl_scanner_key) */
   guint64 sens_counts[5]; /* ... how many are fixed by 1, 2, 4, 8, 16 symmetries */
   GPtrArray *sens_old;   /* pair lists replaced while work may still read them */
+  TlPlanes *planes;      /* the CPU plane path's buffers (tl-projector-planes.c), or NULL */
 } RayPriv;
 
 gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **error) {
@@ -69,11 +49,12 @@ void tl_ray_projector_finalize(TlProjector *p) {
   tl_array_free(r->sens_pairs);
   g_free(r->sens_pairs_key);
   g_ptr_array_unref(r->sens_old);
+  tl_planes_free(r->planes);
   g_free(r);
   p->priv = NULL;
 }
 
-static guint32 lors_value(TlLorKind k) {
+guint32 tl_ray_lors_value(TlLorKind k) {
   return k == TL_LORS_EVENTS ? LORS_EVENTS : k == TL_LORS_BINS ? LORS_BINS : LORS_END_POINTS;
 }
 
@@ -83,10 +64,21 @@ static guint32 float_bits(float f) {
   return u;
 }
 
+void tl_ray_spec(const TlProjector *p, guint32 lors, guint32 atomic, guint32 atten,
+                 const TlTof *tof, guint32 loglik, guint32 spec[10]) {
+  const RayPriv *r = p->priv;
+  guint32 v[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
+                   float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
+                   float_bits(tof ? tof->n_sigma : 3.0f), float_bits(r->tor_sigma_mm)};
+  memcpy(spec, v, sizeof v);
+}
+
+guint32 tl_ray_tracer(const TlProjector *p) { return ((const RayPriv *)p->priv)->tracer->tracer; }
+
 /* The pipeline `key` names (built from `shader` and its constants on first use). */
-static TlPipeline *cached_pipeline(TlProjector *p, const char *key, const char *shader,
-                                   guint32 push_size, const guint32 *spec, guint32 n_spec,
-                                   guint32 cost, GError **error) {
+TlPipeline *tl_ray_pipeline(TlProjector *p, const char *key, const char *shader, guint32 local,
+                            guint32 push_size, const guint32 *spec, guint32 n_spec, guint32 cost,
+                            GError **error) {
   RayPriv *r = p->priv;
   /* an edited kernel came in (tl-kernels.h): build afresh from it */
   guint generation = tl_kernels_generation(p->ctx);
@@ -96,7 +88,7 @@ static TlPipeline *cached_pipeline(TlProjector *p, const char *key, const char *
   }
   TlPipeline *pl = g_hash_table_lookup(r->pipelines, key);
   if (pl) return pl;
-  pl = tl_pipeline_new_builtin(p->ctx, shader, push_size, spec, n_spec, error);
+  pl = tl_pipeline_new_builtin_local(p->ctx, shader, local, push_size, spec, n_spec, error);
   if (!pl) return NULL;
   tl_pipeline_set_item_cost(pl, cost);
   g_hash_table_insert(r->pipelines, g_strdup(key), pl);
@@ -132,17 +124,16 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_LOGLIK
    * (pet_forward and pet_em; pet_back ignores the entry), PET_TOF, its sigma, bin width and
    * truncation, PET_TOR_SIGMA (shaders/pet/pet_common.glsl) */
-  guint32 spec[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
-                      float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
-                      float_bits(tof ? tof->n_sigma : 3.0f), float_bits(r->tor_sigma_mm)};
+  guint32 spec[10];
+  tl_ray_spec(p, lors, atomic, atten, tof, loglik, spec);
   g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x", shader, lors,
                                          atomic, atten, loglik, spec[5], spec[6], spec[7],
                                          spec[8]);
-  return cached_pipeline(p, key, shader, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
+  return tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
                          MAX(r->tracer->ray_cost(p), 1u) * passes, error);
 }
 
-static void push_init(const TlProjector *p, TlPetPush *push) {
+void tl_ray_push_init(const TlProjector *p, TlPetPush *push) {
   memset(push, 0, sizeof *push);
   for (int k = 0; k < 3; k++) {
     push->dims[k] = p->grid.dims[k];
@@ -152,7 +143,7 @@ static void push_init(const TlProjector *p, TlPetPush *push) {
   }
 }
 
-static void push_lors(TlPetPush *push, const TlLors *l) {
+void tl_ray_push_lors(TlPetPush *push, const TlLors *l) {
   push->lors = tl_array_address(l->records);
   if (l->atten) push->atten = tl_array_address(l->atten);
   push->first = (guint32)l->first;
@@ -168,12 +159,12 @@ static char *label(const TlProjector *p, const char *what) {
 
 gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
                                   const TlArray *image, TlArray *out, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL,
+  TlPipeline *pl = pipeline(p, "pet_forward", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, 0, 1, error);
   if (!pl) return FALSE;
   TlPetPush push;
-  push_init(p, &push);
-  push_lors(&push, lors);
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
   push.image = tl_array_address(image);
   push.dst = tl_array_address(out);
   g_autofree char *lb = label(p, "forward");
@@ -182,12 +173,12 @@ gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lor
 
 gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                                const TlArray *weights, TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", lors_value(lors->kind), lors->atten != NULL,
+  TlPipeline *pl = pipeline(p, "pet_back", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, 0, 1, error);
   if (!pl) return FALSE;
   TlPetPush push;
-  push_init(p, &push);
-  push_lors(&push, lors);
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
   push.dst = tl_array_address(image);
   if (weights) {
     push.aux = tl_array_address(weights);
@@ -200,13 +191,18 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, TlArray *corr, TlArray *partials,
                              GError **error) {
+  RayPriv *r = p->priv;
+  if (tl_planes_em_chosen(p, lors)) {
+    if (!r->planes) r->planes = tl_planes_new();
+    return tl_planes_em(p, r->planes, s, lors, image, corr, partials, error);
+  }
   /* PET_LOGLIK picks the variant, so the pass without the log-likelihood is the old kernel */
-  TlPipeline *pl = pipeline(p, "pet_em", lors_value(lors->kind), lors->atten != NULL,
+  TlPipeline *pl = pipeline(p, "pet_em", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, partials != NULL, 2, error);
   if (!pl) return FALSE;
   TlPetPush push;
-  push_init(p, &push);
-  push_lors(&push, lors);
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
   push.image = tl_array_address(image);
   push.dst = tl_array_address(corr);
   if (partials) push.aux = tl_array_address(partials);
@@ -219,7 +215,7 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
                                  const TlArray *image, double *sum, GError **error) {
   RayPriv *r = p->priv;
   *sum = 0.0;
-  TlPipeline *pl = pipeline(p, "pet_forward", lors_value(lors->kind), lors->atten != NULL,
+  TlPipeline *pl = pipeline(p, "pet_forward", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, 1, 1, error);
   if (!pl) return FALSE;
   guint32 local = tl_pipeline_local_size(pl);
@@ -231,8 +227,8 @@ gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors
     if (!r->partials) return FALSE;
   }
   TlPetPush push;
-  push_init(p, &push);
-  push_lors(&push, lors);
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
   push.image = tl_array_address(image);
   push.aux = tl_array_address(r->partials);
   g_autofree char *lb = label(p, "loglik");
@@ -313,7 +309,7 @@ static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
   TlPetPush push;
-  push_init(p, &push);
+  tl_ray_push_init(p, &push);
   push.crystals = tl_array_address(crystals);
   push.n_crystals = scanner->n_crystals;
   push.dst = tl_array_address(image);
@@ -360,10 +356,10 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
                       norm != NULL};
   g_autofree char *key = g_strdup_printf("pet_sens/%u/%d/%u/%u", spec[3], k, symmetric,
                                          spec[12]);
-  TlPipeline *pl = cached_pipeline(p, key, "pet_sens", TL_PET_PUSH_SIZE, spec,
+  TlPipeline *pl = tl_ray_pipeline(p, key, "pet_sens", 0, TL_PET_PUSH_SIZE, spec,
                                    G_N_ELEMENTS(spec),
                                    MAX(r->tracer->ray_cost(p), 1u) * (mu ? 2 : 1), error);
-  TlPipeline *fin = pl ? cached_pipeline(p, "pet_sens_finish", "pet_sens_finish",
+  TlPipeline *fin = pl ? tl_ray_pipeline(p, "pet_sens_finish", "pet_sens_finish", 0,
                                          sizeof(TlSensFinishPush), NULL, 0, sym.order, error)
                        : NULL;
   guint64 counts[5] = {0};
@@ -377,7 +373,7 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   if (!tl_stream_zero(s, r->sens_acc, error)) return FALSE;
 
   TlPetPush push;
-  push_init(p, &push);
+  tl_ray_push_init(p, &push);
   push.crystals = tl_array_address(crystals);
   push.n_crystals = scanner->n_crystals;
   push.dst = tl_array_address(r->sens_acc);

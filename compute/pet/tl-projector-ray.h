@@ -4,6 +4,8 @@
  * of one LOR against the stream's submit budget). */
 #pragma once
 #include "tl-projector.h"
+#include "tl-pipeline.h"
+#include <stddef.h>
 
 G_BEGIN_DECLS
 
@@ -31,6 +33,48 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
                                       const TlArray *crystals, guint stride, guint offset,
                                       const TlArray *mu, const TlSensNorm *norm,
                                       TlArray *image, GError **error);
+
+/* shaders/pet/pet_common.glsl: Push (scalar layout). */
+typedef struct {
+  TlPush1D h;
+  guint64 lors, crystals, image, dst, aux;
+  guint32 dims[3];
+  guint32 first;
+  float lo[3];
+  guint32 flags;
+  float vox[3];
+  guint32 n_crystals;
+  guint32 stride;
+  guint32 max_ring_diff;
+  guint32 n_pairs;
+  guint32 pad;
+  guint64 atten; /* PET_ATTEN: per-record attenuation factors */
+  guint64 norm;  /* pet_sens, PET_NORM: the normalisation tables (tl_norm_upload) */
+} TlPetPush;
+#define TL_PET_PUSH_SIZE ((guint32)(offsetof(TlPetPush, norm) + sizeof(guint64)))
+G_STATIC_ASSERT(offsetof(TlPetPush, dims) == 48 && offsetof(TlPetPush, vox) == 80);
+G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 128);
+
+/* Helpers shared with the CPU plane path (tl-projector-planes.c). */
+guint32 tl_ray_tracer(const TlProjector *p);
+guint32 tl_ray_lors_value(TlLorKind k);
+/* constant ids 1..10 of pet_common.glsl */
+void tl_ray_spec(const TlProjector *p, guint32 lors, guint32 atomic, guint32 atten,
+                 const TlTof *tof, guint32 loglik, guint32 spec[10]);
+/* The pipeline `key` names, built from `shader` on first use (local 0: the default size). */
+TlPipeline *tl_ray_pipeline(TlProjector *p, const char *key, const char *shader, guint32 local,
+                            guint32 push_size, const guint32 *spec, guint32 n_spec, guint32 cost,
+                            GError **error);
+void tl_ray_push_init(const TlProjector *p, TlPetPush *push);
+void tl_ray_push_lors(TlPetPush *push, const TlLors *l);
+
+/* The CPU plane path of the EM sub-iteration (tl-projector-planes.c). */
+typedef struct _TlPlanes TlPlanes;
+TlPlanes *tl_planes_new(void);
+void tl_planes_free(TlPlanes *pl);
+gboolean tl_planes_em_chosen(const TlProjector *p, const TlLors *lors);
+gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *lors,
+                      const TlArray *image, TlArray *corr, TlArray *partials, GError **error);
 
 /* A class whose every operation is the ray implementation. */
 #define TL_RAY_PROJECTOR_OPS                                                          \

@@ -75,6 +75,7 @@ char *tl_projector_key(const TlProjector *p) {
 }
 const TlImageGrid *tl_projector_grid(const TlProjector *p) { return &p->grid; }
 void tl_projector_set_scatter(TlProjector *p, TlScatter scatter) { p->scatter = scatter; }
+void tl_projector_set_em_method(TlProjector *p, TlEmMethod method) { p->em_method = method; }
 
 static gboolean check_image(const TlProjector *p, const TlArray *image, const char *what,
                             GError **error) {

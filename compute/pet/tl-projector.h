@@ -127,6 +127,15 @@ typedef enum {
 } TlSensMethod;
 
 /* Settings of a projector that has them (others ignore them). */
+/* How the list-mode EM sub-iteration (tl_projector_em) runs: AUTO picks the plane path on CPU
+ * devices for Joseph when no scatter mode was set (tl-projector-planes.c), else FUSED, the
+ * one-kernel forward-ratio-back pass (pet_em.glsl); PLANES fails where it cannot run. */
+typedef enum {
+  TL_EM_AUTO,
+  TL_EM_FUSED,
+  TL_EM_PLANES,
+} TlEmMethod;
+
 typedef struct {
   /* "tor": FWHM (mm) of the Gaussian across the tube of response (>= 0; 0 = Joseph). */
   double tor_fwhm_mm;
@@ -141,6 +150,7 @@ struct _TlProjector {
   TlScatter scatter;
   TlProjectorParams params;
   TlSensMethod sens_method; /* tl_projector_set_sensitivity_method; AUTO */
+  TlEmMethod em_method;     /* tl_projector_set_em_method; AUTO */
   gpointer priv;
 };
 
@@ -159,6 +169,7 @@ const char *tl_projector_name(const TlProjector *p);
 char *tl_projector_key(const TlProjector *p);
 const TlImageGrid *tl_projector_grid(const TlProjector *p);
 void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
+void tl_projector_set_em_method(TlProjector *p, TlEmMethod method);
 
 /* out[i] = (A image)_{first + i} for i < lors->count (out: floats, >= count elements). */
 gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,

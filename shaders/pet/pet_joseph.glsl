@@ -5,9 +5,7 @@
 //
 // Only planes between the end points count (t in [0, 1]). Forward and back share this loop, so
 // they are exact adjoints.
-float pet_joseph(PetLor l, uint mode, float w, TlFloats img) {
-  PetPlanes P;
-  if (!pet_planes(l, 1.0, 1.0, P)) return 0.0;
+float pet_joseph_walk(PetLor l, PetPlanes P, uint mode, float w, TlFloats img) {
   ivec3 n = ivec3(pc.dims);
   float acc = 0.0;
   for (int k = P.k0; k <= P.k1; k++) {
@@ -27,4 +25,10 @@ float pet_joseph(PetLor l, uint mode, float w, TlFloats img) {
     }
   }
   return acc;
+}
+
+float pet_joseph(PetLor l, uint mode, float w, TlFloats img) {
+  PetPlanes P;
+  if (!pet_planes(l, 1.0, 1.0, P)) return 0.0;
+  return pet_joseph_walk(l, P, mode, w, img);
 }

@@ -60,11 +60,20 @@ bool pet_planes(PetLor l, float reach_u, float reach_v, out PetPlanes P) {
 }
 
 // Plane k: the sample's transverse coordinates relative to voxel centres (voxel j's centre
-// at j), and the ray length it stands for times the TOF weight at the sample.
+// at j), and the ray length it stands for times the TOF weight at the sample. The arithmetic
+// lives in pet_plane_sample_at, which the CPU plane path's back projection
+// (pet_back_slabs.comp) calls with the same numbers from a record, so both sides compute
+// bit-identical weights.
+vec2 pet_plane_sample_at(PetLor l, float a_m, float a_u, float a_v, float su, float sv,
+                         float wl, float d_m, float len_mm, int k, out float wk) {
+  float dm = float(k) + 0.5 - a_m;  // = t d_m
+  wk = wl * pet_tof_weight(l, (dm / d_m - 0.5) * len_mm);
+  return vec2(a_u + dm * su - 0.5, a_v + dm * sv - 0.5);
+}
+
 vec2 pet_plane_sample(PetLor l, PetPlanes P, int k, out float wk) {
-  float dm = float(k) + 0.5 - P.a[P.m];  // = t d_m
-  wk = P.wl * pet_tof_weight(l, (dm / P.d[P.m] - 0.5) * P.len_mm);
-  return vec2(P.a[P.u] + dm * P.su - 0.5, P.a[P.v] + dm * P.sv - 0.5);
+  return pet_plane_sample_at(l, P.a[P.m], P.a[P.u], P.a[P.v], P.su, P.sv, P.wl, P.d[P.m],
+                             P.len_mm, k, wk);
 }
 
 uint pet_plane_index(PetPlanes P, int k, int ju, int jv) {

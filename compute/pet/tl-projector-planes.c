@@ -1,0 +1,163 @@
+/* The CPU plane path of Joseph's list-mode EM sub-iteration (issue 17).
+ *
+ * On a CPU Vulkan device (lavapipe) every buffer access compiles to a loop over the SIMD lanes
+ * and every float atomic add to a locked compare-and-swap per lane, so the fused event-parallel
+ * kernel (pet_em.glsl: four atomic adds per plane) ran at a quarter of plain C. This path does
+ * the same sub-iteration, c_n += sum_j a_jn a_j m_j / ybar_j (seed 000 Listing 1), in chunks of
+ * events:
+ *   1. pet_em_rec.comp forward projects each event of the chunk (one invocation per event, as
+ *      the fused kernel) and writes its ratio and plane walk as a record;
+ *   2. pet_back_slabs.comp back projects the chunk's records with one invocation per plane:
+ *      each plane has one writer, so plain loads and stores replace the atomics; it adds
+ *      into pair buffers B, two taps per 64-bit word (pet_pairs.glsl);
+ *   3. after the last chunk pet_pairs.comp adds B into the correction image.
+ * The weights are bit for bit those of pet_joseph.glsl (the same arithmetic in
+ * pet_plane_sample_at), the forward sum is the same, and the back projection's sums come out in
+ * the same order on every run. Device memory: the chunk's records (fixed) and B, about twice
+ * the image; the events still cost only their 12 bytes.
+ *
+ * Chosen (TL_EM_AUTO) on CPU devices for Joseph when no scatter mode was asked for; GPUs keep
+ * the fused kernel, which seed 000 measured faster there. */
+#include "tl-projector-ray.h"
+#include <string.h>
+
+/* Events per chunk: records of 32-48 bytes, so a few MiB; a multiple of every local size. */
+#define TL_PLANES_CHUNK ((guint64)1 << 16)
+/* Planes owned by one workgroup of pet_back_slabs: more planes, fewer record reads per event;
+ * fewer, more workgroups to share among the CPU's threads (bench/README.md, bench/pet). */
+#define TL_PLANES_PER_GROUP 16u
+/* Record words (pet_em_rec.comp) */
+#define TL_REC_WORDS(tof) ((tof) ? 12u : 8u)
+
+struct _TlPlanes {
+  TlArray *b;          /* pair buffers along x then y (pet_pairs.glsl) */
+  TlArray *records;    /* one chunk's records */
+  TlArray *ranges;     /* 8 words per chunk: first/end record per axis */
+};
+
+TlPlanes *tl_planes_new(void) { return g_new0(TlPlanes, 1); }
+
+void tl_planes_free(TlPlanes *pl) {
+  if (!pl) return;
+  tl_array_free(pl->b);
+  tl_array_free(pl->records);
+  tl_array_free(pl->ranges);
+  g_free(pl);
+}
+
+/* Why the path cannot run on this projector and device, or NULL. */
+static const char *unsupported(const TlProjector *p, const TlLors *lors) {
+  const TlDeviceInfo *info = tl_context_info(p->ctx);
+  if (tl_ray_tracer(p) != TL_RAY_TRACER_JOSEPH) return "only Joseph's projector has it";
+  if (!info->shader_int64) return "the device lacks shaderInt64";
+  VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
+                                VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+  if ((info->subgroup_ops & need) != need)
+    return "the device lacks subgroup broadcast or reductions in compute shaders";
+  guint32 half_words = TL_REC_WORDS(lors->tof != NULL) / 2;
+  if (info->subgroup_size < half_words || info->subgroup_size > TL_PLANES_PER_GROUP ||
+      TL_PLANES_PER_GROUP % info->subgroup_size)
+    return "the device's subgroup size does not fit the records";
+  for (int k = 0; k < 3; k++)
+    if (p->grid.dims[k] >= 32768) return "an image dimension reaches 32768";
+  return NULL;
+}
+
+gboolean tl_planes_em_chosen(const TlProjector *p, const TlLors *lors) {
+  if (p->em_method == TL_EM_PLANES) return TRUE;
+  if (p->em_method != TL_EM_AUTO || p->scatter != TL_SCATTER_AUTO) return FALSE;
+  return tl_context_info(p->ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         unsupported(p, lors) == NULL;
+}
+
+static gboolean ensure(TlArray **a, TlContext *ctx, guint64 n, gsize elem, GError **error) {
+  if (*a && tl_array_length(*a) >= n) return TRUE;
+  g_clear_pointer(a, tl_array_free);
+  *a = tl_array_new(ctx, n, elem, error);
+  return *a != NULL;
+}
+
+gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *lors,
+                      const TlArray *image, TlArray *corr, TlArray *partials, GError **error) {
+  const char *why = unsupported(p, lors);
+  if (why) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "the plane path of the EM sub-iteration was asked for, but %s", why);
+    return FALSE;
+  }
+  if (lors->count == 0) return TRUE;
+  const TlDeviceInfo *info = tl_context_info(p->ctx);
+  const guint32 *d = p->grid.dims;
+  guint64 nv = (guint64)d[0] * d[1] * d[2];
+  guint64 slots = (guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2];
+  guint32 rec_words = TL_REC_WORDS(lors->tof != NULL);
+  guint64 n_chunks = (lors->count + TL_PLANES_CHUNK - 1) / TL_PLANES_CHUNK;
+  if (!ensure(&pl->b, p->ctx, slots, 8, error) ||
+      !ensure(&pl->records, p->ctx, TL_PLANES_CHUNK * rec_words, 4, error) ||
+      !ensure(&pl->ranges, p->ctx, n_chunks * 8, 4, error))
+    return FALSE;
+
+  /* constant ids 1-10 as the fused kernel's, 11-13 unused (pet_sens), 14 PET_SLAB_PLANES,
+   * 15 PET_REC_WORDS */
+  guint32 spec[15] = {0};
+  tl_ray_spec(p, tl_ray_lors_value(lors->kind), 0, lors->atten != NULL, lors->tof,
+              partials != NULL, spec);
+  spec[13] = TL_PLANES_PER_GROUP;
+  spec[14] = rec_words;
+  g_autofree char *key = g_strdup_printf("pet_em_rec/%u/%u/%u/%u/%08x/%08x/%08x", spec[1],
+                                         spec[3], spec[4], spec[5], spec[6], spec[7], spec[8]);
+  g_autofree char *slab_key = g_strdup_printf("pet_back_slabs/%u/%08x/%08x/%08x/%u", spec[5],
+                                              spec[6], spec[7], spec[8], info->subgroup_size);
+  guint32 cost = 4 * MAX(d[0], MAX(d[1], d[2]));
+  TlPipeline *rec = tl_ray_pipeline(p, key, "pet_em_rec", 0, TL_PET_PUSH_SIZE, spec, 15, cost,
+                                    error);
+  /* one subgroup per workgroup: the records are shared out by subgroupBroadcast */
+  TlPipeline *slabs = rec ? tl_ray_pipeline(p, slab_key, "pet_back_slabs", info->subgroup_size,
+                                            TL_PET_PUSH_SIZE, spec, 15, 1, error)
+                          : NULL;
+  TlPipeline *add = slabs ? tl_ray_pipeline(p, "pet_pairs", "pet_pairs", 0, TL_PET_PUSH_SIZE,
+                                            NULL, 0, 1, error)
+                          : NULL;
+  if (!add || !tl_stream_zero(s, pl->b, error) || !tl_stream_zero(s, pl->ranges, error))
+    return FALSE;
+
+  /* labels: the profile shows the forward-and-ratio pass as the sub-iteration's EM kernel */
+  g_autofree char *em_label = g_strdup_printf("em %s", p->klass->name);
+  g_autofree char *back_label = g_strdup_printf("em back %s", p->klass->name);
+  guint32 local = tl_pipeline_local_size(rec), S = TL_PLANES_PER_GROUP;
+  guint32 groups_xy = 2 * ((MAX(d[0], d[1]) + S - 1) / S); /* x and y slabs interleaved */
+  guint32 groups_z = (d[2] + S - 1) / S;
+  TlPetPush push;
+  for (guint64 c = 0; c < n_chunks; c++) {
+    guint64 start = c * TL_PLANES_CHUNK, count = MIN(TL_PLANES_CHUNK, lors->count - start);
+    TlLors chunk = *lors;
+    chunk.first = lors->first + start;
+    chunk.count = count;
+    guint64 ranges = tl_array_address(pl->ranges) + c * 8 * sizeof(guint32);
+    tl_ray_push_init(p, &push);
+    tl_ray_push_lors(&push, &chunk);
+    push.image = tl_array_address(image);
+    push.dst = tl_array_address(pl->records);
+    push.norm = ranges;
+    /* the chunk's partials start where the fused kernel's would (start is a multiple of the
+     * local size), so tl_projector_loglik_partials() sizes them as before */
+    if (partials) push.aux = tl_array_address(partials) + start / local * sizeof(float);
+    if (!tl_stream_dispatch_1d(s, rec, em_label, count, &push, error)) return FALSE;
+
+    tl_ray_push_init(p, &push);
+    push.lors = tl_array_address(pl->records);
+    push.dst = tl_array_address(pl->b);
+    push.norm = ranges;
+    for (guint32 part = 0; part < 2; part++) {
+      push.flags = part;
+      guint32 groups = part == 0 ? groups_xy : groups_z;
+      /* cost: every workgroup reads the chunk's records of its axis */
+      if (!tl_stream_dispatch(s, slabs, back_label, groups, 1, 1, &push, count * groups, error))
+        return FALSE;
+    }
+  }
+  tl_ray_push_init(p, &push);
+  push.image = tl_array_address(pl->b);
+  push.dst = tl_array_address(corr);
+  return tl_stream_dispatch_1d(s, add, "em pairs", nv, &push, error);
+}

@@ -1,0 +1,222 @@
+/* The CPU plane path of Joseph's EM sub-iteration (compute/pet/tl-projector-planes.c): its
+ * correction image c_n = sum_j a_jn m_j / (A x)_j against a double-precision C reference
+ * (pet-ref.c) and against the fused kernel, over several chunks of LORs of every direction
+ * (z-dominant ones included) on a grid whose sides are not multiples of a slab; with TOF
+ * events and attenuation factors; its log-likelihood partials; the same bits on a second run;
+ * and a clear refusal where it cannot run. */
+#include <math.h>
+#include <string.h>
+#include "pet-fixture.h"
+#include "pet-ref.h"
+#include "pet/tl-projector.h"
+
+static TlContext *ctx;
+
+typedef struct {
+  float p0[3], p1[3];
+} Lor;
+
+/* 37 x 23 x 9 voxels of 2 x 2.5 x 3 mm: more x planes than y planes, none a multiple of the
+ * 16-plane slabs. */
+static TlImageGrid grid_odd(void) { return fx_grid(37, 23, 9, 2.0f, 2.5f, 3.0f); }
+
+static float *random_floats(guint64 n, guint32 seed, double lo, double hi) {
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  float *x = g_new(float, n);
+  for (guint64 i = 0; i < n; i++) x[i] = (float)g_rand_double_range(r, lo, hi);
+  return x;
+}
+
+/* n LORs of 120 mm through random points within 12 mm of the image's centre (none grazes the
+ * image, where 1 / (A x)_j would magnify a float rounding), in random directions; every fourth
+ * one steep in z (dominant axis z), every tenth along an axis. */
+static Lor *random_lors(guint n, guint32 seed) {
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  Lor *l = g_new(Lor, n);
+  for (guint i = 0; i < n; i++) {
+    double c[3], u[3];
+    fx_random_unit(r, c);
+    fx_random_unit(r, u);
+    double rc = 12 * g_rand_double(r);
+    if (i % 4 == 1) {
+      u[2] = 2.5;
+      double nn = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+      for (int k = 0; k < 3; k++) u[k] /= nn;
+    }
+    if (i % 10 == 3) {
+      for (int k = 0; k < 3; k++) u[k] = 0;
+      u[i / 10 % 3] = 1;
+    }
+    for (int k = 0; k < 3; k++) {
+      l[i].p0[k] = (float)(rc * c[k] - 60 * u[k]);
+      l[i].p1[k] = (float)(rc * c[k] + 60 * u[k]);
+    }
+  }
+  return l;
+}
+
+/* The correction image of `method`, and the log-likelihood of its partials. */
+static float *em_with(TlProjector *p, TlEmMethod method, const TlLors *l, const TlArray *img,
+                      double *loglik) {
+  GError *error = NULL;
+  tl_projector_set_em_method(p, method);
+  g_autoptr(TlArray) out = tl_array_new_float(ctx, fx_voxels(tl_projector_grid(p)), &error);
+  guint64 np = tl_projector_loglik_partials(p, l);
+  g_autoptr(TlArray) part = tl_array_new_host(ctx, np, sizeof(float), TRUE, &error);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_no_error(error);
+  g_assert_true(tl_array_zero(out, &error));
+  g_assert_true(tl_projector_em_loglik(p, s, l, img, out, part, &error));
+  g_assert_true(tl_stream_finish(s, &error));
+  g_assert_no_error(error);
+  const float *pf = tl_array_map(part);
+  *loglik = 0;
+  for (guint64 i = 0; i < np; i++) *loglik += pf[i];
+  return fx_download(out);
+}
+
+static double max_diff(const float *a, const double *b, guint64 n) {
+  double d = 0;
+  for (guint64 i = 0; i < n; i++) d = MAX(d, fabs(a[i] - b[i]));
+  return d;
+}
+
+static double max_diff_f(const float *a, const float *b, guint64 n) {
+  double d = 0;
+  for (guint64 i = 0; i < n; i++) d = MAX(d, fabs((double)a[i] - b[i]));
+  return d;
+}
+
+/* Plane path against the reference and the fused kernel; c is the reference correction,
+ * rll its log-likelihood. */
+static void check(TlProjector *p, const TlLors *l, const TlArray *dx, const double *c,
+                  double rll, const char *what) {
+  guint64 nv = fx_voxels(tl_projector_grid(p));
+  double ll_planes, ll_again, ll_fused;
+  g_autofree float *planes = em_with(p, TL_EM_PLANES, l, dx, &ll_planes);
+  g_autofree float *again = em_with(p, TL_EM_PLANES, l, dx, &ll_again);
+  g_autofree float *fused = em_with(p, TL_EM_FUSED, l, dx, &ll_fused);
+  double m = fx_max_abs(c, nv), e_ref = max_diff(planes, c, nv);
+  double e_fused = max_diff_f(planes, fused, nv);
+  g_test_message("%s: plane path vs double reference %.3g of %.3g, vs fused kernel %.3g; "
+                 "log-likelihood %.9g (reference %.9g, fused %.9g)",
+                 what, e_ref, m, e_fused, ll_planes, rll, ll_fused);
+  g_assert_cmpfloat(m, >, 0);
+  g_assert_cmpfloat(e_ref, <=, 1e-5 * m);
+  g_assert_cmpfloat(e_fused, <=, 1e-5 * m);
+  /* one writer per voxel, records in order: the sums do not depend on the thread schedule */
+  g_assert_cmpmem(planes, nv * sizeof(float), again, nv * sizeof(float));
+  g_assert_cmpfloat(ll_planes, ==, ll_again);
+  g_assert_cmpfloat(fabs(ll_planes - rll), <=, 1e-5 * fabs(rll));
+  g_assert_cmpfloat(fabs(ll_planes - ll_fused), <=, 1e-5 * fabs(rll));
+}
+
+/* 150 000 end-point LORs (three chunks), a positive image with a few zero voxels. */
+static void test_end_points(void) {
+  GError *error = NULL;
+  TlImageGrid g = grid_odd();
+  g_autoptr(TlProjector) p = tl_projector_new(ctx, "joseph", &g, &error);
+  g_assert_no_error(error);
+  guint64 nv = fx_voxels(&g);
+  guint n = 150000;
+  g_autofree Lor *lors = random_lors(n, 1);
+  g_autofree float *x = random_floats(nv, 2, 0.1, 1.0);
+  for (guint64 i = 0; i < nv; i += 7) x[i] = 0;
+  g_autoptr(TlArray) rec = fx_upload(ctx, lors, n, sizeof(Lor));
+  g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
+  TlLors l = {.kind = TL_LORS_END_POINTS, .records = rec, .first = 7, .count = n - 7};
+  g_autofree double *c = g_new0(double, nv);
+  double rll = 0;
+  guint axes[3] = {0};
+  for (guint i = l.first; i < n; i++) {
+    double p0[3], p1[3], d[3];
+    for (int k = 0; k < 3; k++) {
+      p0[k] = lors[i].p0[k];
+      p1[k] = lors[i].p1[k];
+      d[k] = fabs(p1[k] - p0[k]) / g.voxel_mm[k];
+    }
+    double f = tl_ref_forward(TL_REF_JOSEPH, &g, p0, p1, x);
+    if (!(f > 0)) continue;
+    axes[d[0] >= d[1] && d[0] >= d[2] ? 0 : d[1] >= d[2] ? 1 : 2]++;
+    rll += log(f);
+    tl_ref_back(TL_REF_JOSEPH, &g, p0, p1, 1.0 / f, c);
+  }
+  g_test_message("LORs through the image by dominant axis: x %u, y %u, z %u", axes[0], axes[1],
+                 axes[2]);
+  for (int k = 0; k < 3; k++) g_assert_cmpuint(axes[k], >, 1000);
+  check(p, &l, dx, c, rll, "end points");
+}
+
+/* TOF list-mode events on a ring scanner, with attenuation factors a_j: the forward model is
+ * a_j (A x)_j and the back projection carries a_j too, so c_n = sum_j a_jn / (A x)_j. */
+static void test_tof_events(void) {
+  GError *error = NULL;
+  TlImageGrid g = fx_grid(20, 16, 12, 2.0f, 2.0f, 2.5f);
+  TlScanner *fx = fx_ring_scanner(3, 8, 4, 4.0f, 40.0f, 12.0f, 2);
+  g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  sc->tof_bins = 25;
+  sc->tof_bin_mm = 8.0f;
+  sc->tof_fwhm_ps = (float)(8.0 * 2 * sqrt(2 * G_LN2) * 2 / 0.299792458); /* sigma 8 mm */
+  TlTof tof;
+  g_assert_true(tl_tof_init(&tof, sc, 0, &error));
+  g_autoptr(TlProjector) p = tl_projector_new(ctx, "joseph", &g, &error);
+  g_assert_no_error(error);
+  guint64 nv = fx_voxels(&g);
+  guint n = 80000;
+  g_autoptr(GRand) r = g_rand_new_with_seed(3);
+  g_autofree TlEvent *ev = g_new0(TlEvent, n);
+  for (guint i = 0; i < n; i++) {
+    ev[i].a = g_rand_int_range(r, 0, sc->n_crystals);
+    ev[i].b = g_rand_int_range(r, 0, sc->n_crystals);
+    ev[i].tof_bin = g_rand_int_range(r, -5, 6);
+  }
+  g_autofree float *x = random_floats(nv, 4, 0.1, 1.0);
+  g_autofree float *att = random_floats(n, 5, 0.2, 1.0);
+  g_autoptr(TlArray) cry = tl_scanner_upload(sc, ctx, &error);
+  g_autoptr(TlArray) rec = fx_upload(ctx, ev, n, sizeof(TlEvent));
+  g_autoptr(TlArray) da = fx_upload(ctx, att, n, 4);
+  g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
+  TlLors l = {.kind = TL_LORS_EVENTS, .records = rec, .crystals = cry, .count = n,
+              .atten = da, .tof = &tof};
+  g_autofree double *c = g_new0(double, nv);
+  double rll = 0;
+  for (guint i = 0; i < n; i++) {
+    const float *a = sc->crystals[ev[i].a].centre, *b = sc->crystals[ev[i].b].centre;
+    double p0[3] = {a[0], a[1], a[2]}, p1[3] = {b[0], b[1], b[2]};
+    TlRefTof rt = {tof.sigma_mm, tof.bin_mm, tof.n_sigma, ev[i].tof_bin};
+    TlRefModel m = {.kind = TL_REF_JOSEPH, .tof = &rt};
+    double y = att[i] * tl_ref_forward_model(&m, &g, p0, p1, x);
+    if (!(y > 0)) continue;
+    rll += log(y);
+    tl_ref_back_model(&m, &g, p0, p1, att[i] / y, c);
+  }
+  check(p, &l, dx, c, rll, "TOF events with attenuation");
+}
+
+/* Asked for where it cannot run: an error that says why, nothing written. */
+static void test_refused(void) {
+  GError *error = NULL;
+  TlImageGrid g = grid_odd();
+  g_autoptr(TlProjector) p = tl_projector_new(ctx, "siddon", &g, &error);
+  g_autofree Lor *lors = random_lors(10, 6);
+  g_autoptr(TlArray) rec = fx_upload(ctx, lors, 10, sizeof(Lor));
+  g_autoptr(TlArray) img = tl_array_new_float(ctx, fx_voxels(&g), &error);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_no_error(error);
+  TlLors l = {.kind = TL_LORS_END_POINTS, .records = rec, .count = 10};
+  tl_projector_set_em_method(p, TL_EM_PLANES);
+  g_assert_false(tl_projector_em(p, s, &l, img, img, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "Joseph"));
+  g_clear_error(&error);
+}
+
+int main(int argc, char **argv) {
+  tl_test_init(&argc, &argv);
+  ctx = tl_test_context();
+  g_test_add_func("/pet/em-planes/end-points", test_end_points);
+  g_test_add_func("/pet/em-planes/tof-events", test_tof_events);
+  g_test_add_func("/pet/em-planes/refused", test_refused);
+  return g_test_run();
+}
