@@ -151,7 +151,9 @@ static void test_end_points(void) {
  * a_j (A x)_j and the back projection carries a_j too, so c_n = sum_j a_jn / (A x)_j. */
 static void test_tof_events(void) {
   GError *error = NULL;
-  TlImageGrid g = fx_grid(20, 16, 12, 2.0f, 2.0f, 2.5f);
+  /* 80 x 80 mm: every LOR of the ring lies inside the image (none grazes it); 40 x planes,
+   * two TOF slabs of 32 */
+  TlImageGrid g = fx_grid(40, 40, 12, 2.0f, 2.0f, 2.5f);
   TlScanner *fx = fx_ring_scanner(3, 8, 4, 4.0f, 40.0f, 12.0f, 2);
   g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
   fx_scanner_free(fx);

@@ -23,9 +23,12 @@
 
 /* Events per chunk: records of 32-48 bytes, so a few MiB; a multiple of every local size. */
 #define TL_PLANES_CHUNK ((guint64)1 << 16)
-/* Planes owned by one workgroup of pet_back_slabs: more planes, fewer record reads per event;
- * fewer, more workgroups to share among the CPU's threads (bench/README.md, bench/pet). */
-#define TL_PLANES_PER_GROUP 16u
+/* Planes owned by one workgroup of pet_back_slabs: more planes, fewer records read per plane
+ * (what counts with TOF, whose events span ~20 planes), fewer workgroups to share among the
+ * CPU's threads. Measured (bench/README.md, bench/pet): non-TOF the same from 16 to 64, TOF
+ * 0.88x C at 16 and 1.0x at 32. At most 5 passes of a subgroup: Mesa 22.3's llvmpipe summed
+ * wrongly from 6 passes on in the TOF variant (Mesa 25.0 right; tests/test-pet-em-planes). */
+#define TL_PLANES_PER_GROUP(tof) ((tof) ? 32u : 16u)
 /* Record words (pet_em_rec.comp) */
 #define TL_REC_WORDS(tof) ((tof) ? 12u : 8u)
 
@@ -55,8 +58,9 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   if ((info->subgroup_ops & need) != need)
     return "the device lacks subgroup broadcast or reductions in compute shaders";
   guint32 half_words = TL_REC_WORDS(lors->tof != NULL) / 2;
-  if (info->subgroup_size < half_words || info->subgroup_size > TL_PLANES_PER_GROUP ||
-      TL_PLANES_PER_GROUP % info->subgroup_size)
+  guint32 planes = TL_PLANES_PER_GROUP(lors->tof != NULL);
+  if (info->subgroup_size < half_words || info->subgroup_size > planes ||
+      planes % info->subgroup_size)
     return "the device's subgroup size does not fit the records";
   for (int k = 0; k < 3; k++)
     if (p->grid.dims[k] >= 32768) return "an image dimension reaches 32768";
@@ -102,12 +106,13 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   guint32 spec[15] = {0};
   tl_ray_spec(p, tl_ray_lors_value(lors->kind), 0, lors->atten != NULL, lors->tof,
               partials != NULL, spec);
-  spec[13] = TL_PLANES_PER_GROUP;
+  spec[13] = MIN(TL_PLANES_PER_GROUP(lors->tof != NULL), 5 * info->subgroup_size);
   spec[14] = rec_words;
   g_autofree char *key = g_strdup_printf("pet_em_rec/%u/%u/%u/%u/%08x/%08x/%08x", spec[1],
                                          spec[3], spec[4], spec[5], spec[6], spec[7], spec[8]);
-  g_autofree char *slab_key = g_strdup_printf("pet_back_slabs/%u/%08x/%08x/%08x/%u", spec[5],
-                                              spec[6], spec[7], spec[8], info->subgroup_size);
+  g_autofree char *slab_key = g_strdup_printf("pet_back_slabs/%u/%08x/%08x/%08x/%u/%u", spec[5],
+                                              spec[6], spec[7], spec[8], info->subgroup_size,
+                                              spec[13]);
   guint32 cost = 4 * MAX(d[0], MAX(d[1], d[2]));
   TlPipeline *rec = tl_ray_pipeline(p, key, "pet_em_rec", 0, TL_PET_PUSH_SIZE, spec, 15, cost,
                                     error);
@@ -124,7 +129,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   /* labels: the profile shows the forward-and-ratio pass as the sub-iteration's EM kernel */
   g_autofree char *em_label = g_strdup_printf("em %s", p->klass->name);
   g_autofree char *back_label = g_strdup_printf("em back %s", p->klass->name);
-  guint32 local = tl_pipeline_local_size(rec), S = TL_PLANES_PER_GROUP;
+  guint32 local = tl_pipeline_local_size(rec), S = spec[13];
   guint32 groups_xy = 2 * ((MAX(d[0], d[1]) + S - 1) / S); /* x and y slabs interleaved */
   guint32 groups_z = (d[2] + S - 1) / S;
   TlPetPush push;
