@@ -62,8 +62,12 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   if (info->subgroup_size < half_words || info->subgroup_size > planes ||
       planes % info->subgroup_size)
     return "the device's subgroup size does not fit the records";
+  const guint32 *d = p->grid.dims;
   for (int k = 0; k < 3; k++)
-    if (p->grid.dims[k] >= 32768) return "an image dimension reaches 32768";
+    if (d[k] >= 32768) return "an image dimension reaches 32768";
+  guint64 bytes = 8 * ((guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2]);
+  if (info->max_memory_allocation_size && bytes > info->max_memory_allocation_size)
+    return "its pair buffers would exceed the device's largest allocation";
   return NULL;
 }
 
