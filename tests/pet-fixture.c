@@ -75,6 +75,13 @@ float *fx_download(const TlArray *a) {
   return out;
 }
 
+float *fx_random_floats(guint64 n, guint32 seed, double lo, double hi) {
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  float *v = g_new(float, n);
+  for (guint64 i = 0; i < n; i++) v[i] = (float)g_rand_double_range(r, lo, hi);
+  return v;
+}
+
 void fx_random_unit(GRand *r, double u[3]) {
   double z = g_rand_double_range(r, -1, 1), phi = g_rand_double_range(r, 0, 2 * G_PI);
   double s = sqrt(1 - z * z);

@@ -38,6 +38,8 @@ TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *m
 
 /* A direction uniform on the unit sphere. */
 void fx_random_unit(GRand *r, double u[3]);
+/* n floats uniform in [lo, hi) from a GRand seeded with seed (g_free them). */
+float *fx_random_floats(guint64 n, guint32 seed, double lo, double hi);
 /* sum a_i b_i in double; max |a_i|. */
 double fx_dot(const float *a, const float *b, guint64 n);
 double fx_max_abs(const double *a, guint64 n);

@@ -38,13 +38,6 @@ static void water_cylinder(const TlImageGrid *g, TlImage **act, TlImage **mu) {
   g_assert_no_error(error);
 }
 
-static float *random_floats(guint64 n, guint32 seed, double lo, double hi) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *v = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) v[i] = (float)g_rand_double_range(r, lo, hi);
-  return v;
-}
-
 /* With attenuation factors a_j the projector is A' = diag(a) A: forward values are a_j times
  * the plain ones, and <A' x, w> = <x, A'^T w> within 1e-5 (a sub-range starting at record
  * 1000 checks that a_j is read at the record's index). */
@@ -64,9 +57,9 @@ static void test_adjoint(gconstpointer name) {
       ev[i].b = g_rand_int_range(r, 0, sc->n_crystals);
     } while (!tl_scanner_pair_allowed(sc, ev[i].a, ev[i].b));
   }
-  g_autofree float *x = random_floats(nv, 12, 0, 1);
-  g_autofree float *w = random_floats(count, 13, 0, 1);
-  g_autofree float *a = random_floats(ne, 14, 0.05, 1);
+  g_autofree float *x = fx_random_floats(nv, 12, 0, 1);
+  g_autofree float *w = fx_random_floats(count, 13, 0, 1);
+  g_autofree float *a = fx_random_floats(ne, 14, 0.05, 1);
   g_autoptr(TlArray) cry = tl_scanner_upload(sc, ctx, &error);
   g_autoptr(TlArray) rec = fx_upload(ctx, ev, ne, sizeof(TlEvent));
   g_autoptr(TlArray) da = fx_upload(ctx, a, ne, 4);

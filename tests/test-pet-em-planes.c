@@ -20,13 +20,6 @@ typedef struct {
  * 16-plane slabs. */
 static TlImageGrid grid_odd(void) { return fx_grid(37, 23, 9, 2.0f, 2.5f, 3.0f); }
 
-static float *random_floats(guint64 n, guint32 seed, double lo, double hi) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *x = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) x[i] = (float)g_rand_double_range(r, lo, hi);
-  return x;
-}
-
 /* n LORs of 120 mm through random points within 12 mm of the image's centre (none grazes the
  * image, where 1 / (A x)_j would magnify a float rounding), in random directions; every fourth
  * one steep in z (dominant axis z), every tenth along an axis. */
@@ -120,7 +113,7 @@ static void test_end_points(void) {
   guint64 nv = fx_voxels(&g);
   guint n = 150000;
   g_autofree Lor *lors = random_lors(n, 1);
-  g_autofree float *x = random_floats(nv, 2, 0.1, 1.0);
+  g_autofree float *x = fx_random_floats(nv, 2, 0.1, 1.0);
   for (guint64 i = 0; i < nv; i += 7) x[i] = 0;
   g_autoptr(TlArray) rec = fx_upload(ctx, lors, n, sizeof(Lor));
   g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
@@ -173,8 +166,8 @@ static void test_tof_events(void) {
     ev[i].b = g_rand_int_range(r, 0, sc->n_crystals);
     ev[i].tof_bin = g_rand_int_range(r, -5, 6);
   }
-  g_autofree float *x = random_floats(nv, 4, 0.1, 1.0);
-  g_autofree float *att = random_floats(n, 5, 0.2, 1.0);
+  g_autofree float *x = fx_random_floats(nv, 4, 0.1, 1.0);
+  g_autofree float *att = fx_random_floats(n, 5, 0.2, 1.0);
   g_autoptr(TlArray) cry = tl_scanner_upload(sc, ctx, &error);
   g_autoptr(TlArray) rec = fx_upload(ctx, ev, n, sizeof(TlEvent));
   g_autoptr(TlArray) da = fx_upload(ctx, att, n, 4);

@@ -35,13 +35,6 @@ static TlScanner *scanner(void) {
 /* 20 x 16 x 12 voxels of 2 x 2 x 2.5 mm inside the ring (anisotropic on purpose). */
 static TlImageGrid grid(void) { return fx_grid(20, 16, 12, 2.0f, 2.0f, 2.5f); }
 
-static float *random_floats(guint64 n, guint32 seed, double lo, double hi) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *v = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) v[i] = (float)g_rand_double_range(r, lo, hi);
-  return v;
-}
-
 /* N_EVENTS events on random allowed pairs with TOF bins mostly within +-5 bins. */
 static TlListmode *listmode(void) {
   TlListmode *lm = tl_listmode_new(scanner(), N_EVENTS);
@@ -70,7 +63,7 @@ static GArray *bins_of(const TlListmode *lm) {
 
 static TlImage *mu_map(const TlImageGrid *g) {
   TlImage *mu = tl_image_new(g);
-  g_autofree float *v = random_floats(fx_voxels(g), 23, 0.0, 0.02);
+  g_autofree float *v = fx_random_floats(fx_voxels(g), 23, 0.0, 0.02);
   memcpy(mu->data, v, fx_voxels(g) * sizeof(float));
   return mu;
 }
@@ -186,9 +179,9 @@ static void test_case(gconstpointer data) {
   check_records(c, op, lm, bins, rec);
 
   /* the reference: d_j = exp(-A mu) along the whole LOR and a_j = (A x)_j with TOF */
-  g_autofree float *x = random_floats(nv, 24, 0, 1);
+  g_autofree float *x = fx_random_floats(nv, 24, 0, 1);
   for (guint64 n = 0; n < nv; n += 7) x[n] = 0; /* some zero voxels */
-  g_autofree float *w = random_floats(nd, 25, 0, 1);
+  g_autofree float *w = fx_random_floats(nd, 25, 0, 1);
   g_autofree double *rd = g_new(double, nd), *ry = g_new(double, nd);
   for (guint64 i = 0; i < nd; i++) {
     double p0[3], p1[3];
@@ -384,7 +377,7 @@ static void test_em_cas(void) {
   g_autoptr(TlListmode) lm = listmode();
   g_autoptr(GArray) bins = bins_of(lm);
   g_autoptr(TlImage) mu = mu_map(&g);
-  g_autofree float *x = random_floats(nv, 26, 0, 1);
+  g_autofree float *x = fx_random_floats(nv, 26, 0, 1);
   g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
   g_autoptr(TlStream) st = tl_stream_new(ctx, &error);
   TlPetOperatorOptions o;
@@ -452,7 +445,7 @@ static void test_empty_subset(void) {
   o.use_cache = FALSE;
   g_autoptr(TlOperator) op = tl_pet_operator_new_binned(ctx, lm->scanner, two, 2, &g, &o, &error);
   g_assert_no_error(error);
-  g_autofree float *x = random_floats(nv, 27, 0.5, 1);
+  g_autofree float *x = fx_random_floats(nv, 27, 0.5, 1);
   g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
   g_autoptr(TlArray) c = tl_array_new_float(ctx, nv, &error);
   g_autoptr(TlArray) y = tl_array_new_float(ctx, 2, &error);

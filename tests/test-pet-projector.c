@@ -84,13 +84,6 @@ static GArray *make_lors(const TlImageGrid *g, guint n, guint32 seed) {
   return a;
 }
 
-static float *random_floats(guint64 n, guint32 seed) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *x = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) x[i] = (float)g_rand_double(r);
-  return x;
-}
-
 static TlLors lors_endpoints(TlArray *records) {
   return (TlLors){.kind = TL_LORS_END_POINTS, .records = records, .count = tl_array_length(records)};
 }
@@ -123,12 +116,12 @@ static void test_adjoint(gconstpointer name) {
   g_autoptr(TlProjector) p = tl_projector_new(ctx, name, &g, &error);
   g_assert_no_error(error);
   guint64 nv = fx_voxels(&g);
-  g_autofree float *x = random_floats(nv, 1);
+  g_autofree float *x = fx_random_floats(nv, 1, 0, 1);
 
   g_autoptr(GArray) lors = make_lors(&g, 100000, 2);
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, lors->len, sizeof(Lor));
   TlLors l = lors_endpoints(rec);
-  g_autofree float *w = random_floats(lors->len, 3);
+  g_autofree float *w = fx_random_floats(lors->len, 3, 0, 1);
   g_autofree float *y = NULL, *z = NULL;
   project(p, &l, x, w, &y, &z);
   double ax_w = fx_dot(y, w, lors->len), x_atw = fx_dot(x, z, nv);
@@ -166,9 +159,9 @@ static void test_reference(gconstpointer name) {
   TlImageGrid g = grid_small();
   g_autoptr(TlProjector) p = tl_projector_new(ctx, name, &g, &error);
   guint64 nv = fx_voxels(&g);
-  g_autofree float *x = random_floats(nv, 5);
+  g_autofree float *x = fx_random_floats(nv, 5, 0, 1);
   g_autoptr(GArray) lors = make_lors(&g, 100000, 6);
-  g_autofree float *w = random_floats(lors->len, 7);
+  g_autofree float *w = fx_random_floats(lors->len, 7, 0, 1);
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, lors->len, sizeof(Lor));
   TlLors l = lors_endpoints(rec);
   g_autofree float *y = NULL, *z = NULL;
@@ -234,7 +227,7 @@ static void test_siddon_box(void) {
   g_autoptr(GArray) lors = make_lors(&g, 20000, 8);
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, lors->len, sizeof(Lor));
   TlLors l = lors_endpoints(rec);
-  g_autofree float *w = random_floats(lors->len, 9);
+  g_autofree float *w = fx_random_floats(lors->len, 9, 0, 1);
   g_autofree float *y = NULL, *z = NULL;
   project(p, &l, x, w, &y, &z);
   /* float32 resolves the ray parameter of a 120 mm LOR to ~1e-5 mm, so a chord of a few
@@ -294,7 +287,7 @@ static void test_joseph_smooth(void) {
   }
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, n, sizeof(Lor));
   TlLors l = lors_endpoints(rec);
-  g_autofree float *w = random_floats(n, 11);
+  g_autofree float *w = fx_random_floats(n, 11, 0, 1);
   g_autofree float *y = NULL, *z = NULL;
   project(p, &l, x, w, &y, &z);
   double lo[3] = {-64, -64, -64}, hi[3] = {64, 64, 64}, worst = 0;
@@ -363,7 +356,7 @@ static void test_scatter_modes(gconstpointer name) {
   g_autoptr(GArray) lors = make_lors(&g, 30000, 12);
   g_autoptr(TlArray) rec = fx_upload(ctx, lors->data, lors->len, sizeof(Lor));
   TlLors l = lors_endpoints(rec);
-  g_autofree float *w = random_floats(lors->len, 13), *x = random_floats(nv, 14);
+  g_autofree float *w = fx_random_floats(lors->len, 13, 0, 1), *x = fx_random_floats(nv, 14, 0, 1);
   g_autoptr(TlArray) dw = fx_upload(ctx, w, lors->len, 4);
   g_autoptr(TlArray) dx = fx_upload(ctx, x, nv, 4);
   for (int em = 0; em < 2; em++) {
@@ -385,7 +378,7 @@ static void test_em_reference(gconstpointer name) {
   TlImageGrid g = grid_small();
   g_autoptr(TlProjector) p = tl_projector_new(ctx, name, &g, &error);
   guint64 nv = fx_voxels(&g);
-  g_autofree float *x = random_floats(nv, 15);
+  g_autofree float *x = fx_random_floats(nv, 15, 0, 1);
   for (guint64 i = 0; i < nv; i += 3) x[i] = 0; /* some zero voxels */
   TlScanner *sc = fx_ring_scanner(3, 8, 4, 4.0f, 40.0f, 12.0f, 2);
   g_autoptr(TlArray) cry = fx_upload_crystals(ctx, sc);

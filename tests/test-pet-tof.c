@@ -32,13 +32,6 @@ static TlScanner *tof_scanner(guint bins, double bin_mm, double sigma_mm) {
 /* 20 x 16 x 12 voxels of 2 x 2 x 2.5 mm (anisotropic on purpose). */
 static TlImageGrid grid_small(void) { return fx_grid(20, 16, 12, 2.0f, 2.0f, 2.5f); }
 
-static float *random_floats(guint64 n, guint32 seed) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *x = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) x[i] = (float)g_rand_double(r);
-  return x;
-}
-
 /* n events on random crystal pairs (a == b now and then: a zero-length LOR must be harmless)
  * with random bins: mostly within +-40 mm of the midpoint (where LORs cross the image), every
  * fifth anywhere in [-(B-1)/2, (B-1)/2]. */
@@ -93,7 +86,7 @@ static void test_adjoint(gconstpointer name) {
   guint ne = 50000;
   guint64 nv = fx_voxels(&g);
   g_autofree TlEvent *ev = random_events(sc, ne, 1);
-  g_autofree float *x = random_floats(nv, 2), *w = random_floats(ne, 3);
+  g_autofree float *x = fx_random_floats(nv, 2, 0, 1), *w = fx_random_floats(ne, 3, 0, 1);
   g_autoptr(TlArray) cry = tl_scanner_upload(sc, ctx, &error);
   g_autoptr(TlArray) rec = fx_upload(ctx, ev, ne, sizeof(TlEvent));
   TlLors l = {.kind = TL_LORS_EVENTS, .records = rec, .crystals = cry, .count = ne, .tof = &tof};
@@ -128,7 +121,7 @@ static void test_reference(gconstpointer name) {
   g_autofree TlEvent *ev = random_events(sc, 2 * ne, 4);
   for (guint i = 0; i < ne; i++) /* second half: the first half seen from the other end */
     ev[ne + i] = (TlEvent){ev[i].b, ev[i].a, -ev[i].tof_bin};
-  g_autofree float *x = random_floats(nv, 5), *w = random_floats(2 * ne, 6);
+  g_autofree float *x = fx_random_floats(nv, 5, 0, 1), *w = fx_random_floats(2 * ne, 6, 0, 1);
   g_autoptr(TlArray) cry = tl_scanner_upload(sc, ctx, &error);
   g_autoptr(TlArray) rec = fx_upload(ctx, ev, 2 * ne, sizeof(TlEvent));
   TlLors l = {.kind = TL_LORS_EVENTS, .records = rec, .crystals = cry, .count = ne, .tof = &tof};
@@ -197,7 +190,7 @@ static void test_bin_sum(gconstpointer name) {
   /* the centre and two voxels near corners (the rings reach |z| <= 12 mm only) */
   const guint singles[3][3] = {{10, 8, 6}, {1, 1, 2}, {18, 14, 9}};
   for (guint img = 0; img < 4; img++) {
-    g_autofree float *x = img == 0 ? random_floats(nv, 8) : g_new0(float, nv);
+    g_autofree float *x = img == 0 ? fx_random_floats(nv, 8, 0, 1) : g_new0(float, nv);
     if (img > 0) {
       const guint *v = singles[img - 1];
       x[v[0] + g.dims[0] * (v[1] + g.dims[1] * v[2])] = 1.0f;

@@ -58,13 +58,6 @@ static GArray *make_lors(guint n, guint32 seed) {
   return a;
 }
 
-static float *random_floats(guint64 n, guint32 seed) {
-  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-  float *x = g_new(float, n);
-  for (guint64 i = 0; i < n; i++) x[i] = (float)g_rand_double(r);
-  return x;
-}
-
 static TlProjector *tor(const TlImageGrid *g, double fwhm) {
   GError *error = NULL;
   TlProjectorParams pp = {.tor_fwhm_mm = fwhm};
@@ -101,7 +94,7 @@ static void test_adjoint(void) {
   TlImageGrid g = grid_iso();
   guint64 nv = fx_voxels(&g);
   g_autoptr(GArray) lors = make_lors(50000, 1);
-  g_autofree float *x = random_floats(nv, 2), *w = random_floats(lors->len, 3);
+  g_autofree float *x = fx_random_floats(nv, 2, 0, 1), *w = fx_random_floats(lors->len, 3, 0, 1);
   const double widths[] = {2.0, 5.0};
   for (guint i = 0; i < G_N_ELEMENTS(widths); i++) {
     g_autoptr(TlProjector) p = tor(&g, widths[i]);
@@ -118,7 +111,7 @@ static void test_adjoint(void) {
 static void reference_errors(const TlImageGrid *g, double width, double *ey, double *ez) {
   guint64 nv = fx_voxels(g);
   g_autoptr(GArray) lors = make_lors(20000, 4);
-  g_autofree float *x = random_floats(nv, 5), *w = random_floats(lors->len, 6);
+  g_autofree float *x = fx_random_floats(nv, 5, 0, 1), *w = fx_random_floats(lors->len, 6, 0, 1);
   g_autoptr(TlProjector) p = tor(g, width);
   g_autofree float *y = NULL, *z = NULL;
   project(p, lors, x, w, &y, &z);
@@ -154,7 +147,7 @@ static void test_reference(void) {
     g_assert_cmpfloat(ey, <=, 1e-5);
     g_assert_cmpfloat(ez, <=, 1e-5);
   }
-  g_autofree float *x = random_floats(nv, 5);
+  g_autofree float *x = fx_random_floats(nv, 5, 0, 1);
 
   /* TOF events: an octagon ring of radius 40 mm, 25 bins of 8 mm, sigma 8 mm */
   TlScanner *fx = fx_ring_scanner(3, 8, 4, 4.0f, 40.0f, 12.0f, 2);
@@ -229,7 +222,7 @@ static void test_width_to_joseph(void) {
   TlImageGrid g = grid_iso();
   guint64 nv = fx_voxels(&g);
   g_autoptr(GArray) lors = make_lors(20000, 8);
-  g_autofree float *x = random_floats(nv, 9);
+  g_autofree float *x = fx_random_floats(nv, 9, 0, 1);
   g_autoptr(TlProjector) jp = tl_projector_new(ctx, "joseph", &g, &error);
   g_assert_no_error(error);
   g_autofree float *yj = NULL;

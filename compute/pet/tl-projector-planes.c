@@ -16,9 +16,10 @@
  * the same order on every run. Device memory: the chunk's records (fixed) and B, about twice
  * the image; the events still cost only their 12 bytes.
  *
- * Chosen (TL_EM_AUTO) on CPU devices for Joseph when no scatter mode was asked for; GPUs keep
- * the fused kernel, which seed 000 measured faster there. */
+ * Chosen (TL_EM_AUTO) on CPU devices for Joseph when no scatter mode was asked for and pet_em
+ * was not edited; GPUs keep the fused kernel, which seed 000 measured faster there. */
 #include "tl-projector-ray.h"
+#include "tl-kernels.h"
 #include <string.h>
 
 /* Events per chunk: records of 32-48 bytes, so a few MiB; a multiple of every local size. */
@@ -74,6 +75,9 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
 gboolean tl_planes_em_chosen(const TlProjector *p, const TlLors *lors) {
   if (p->em_method == TL_EM_PLANES) return TRUE;
   if (p->em_method != TL_EM_AUTO || p->scatter != TL_SCATTER_AUTO) return FALSE;
+  /* an edited one-kernel pass (the kernel editor, recon --kernel) runs as written */
+  if (tl_kernels_replaced(p->ctx, "pet_em") || tl_kernels_replaced(p->ctx, "pet_em_cas"))
+    return FALSE;
   return tl_context_info(p->ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU &&
          unsupported(p, lors) == NULL;
 }
