@@ -66,8 +66,9 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   const guint32 *d = p->grid.dims;
   for (int k = 0; k < 3; k++)
     if (d[k] >= 32768) return "an image dimension reaches 32768";
-  guint64 bytes = 8 * ((guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2]);
-  if (info->max_memory_allocation_size && bytes > info->max_memory_allocation_size)
+  guint64 slots = (guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2];
+  if (slots > G_MAXUINT32) return "its pair buffers would exceed 2^32 slots (32-bit indices)";
+  if (info->max_memory_allocation_size && 8 * slots > info->max_memory_allocation_size)
     return "its pair buffers would exceed the device's largest allocation";
   return NULL;
 }
