@@ -83,12 +83,16 @@ static void messenger_info(VkDebugUtilsMessengerCreateInfoEXT *ci, gint *counter
 }
 
 #ifdef TL_ASAN
-static int pin_one(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size, (void)data;
+/* Collects the names only: dlopen inside dl_iterate_phdr's callback takes the loader lock while
+ * dl_iterate_phdr holds the loader's write lock, the opposite order of a dlopen on another
+ * thread (the window loads the Vulkan context on one while GTK loads its pixbuf modules on
+ * another): the two deadlocked gui tests under ASan in CI (900 s timeouts). */
+static int collect_one(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
   const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
   base = base ? base + 1 : info->dlpi_name;
   if (base && (g_str_has_prefix(base, "libvulkan_") || g_str_has_prefix(base, "libVkLayer_")))
-    dlopen(info->dlpi_name, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    g_ptr_array_add(data, g_strdup(info->dlpi_name));
   return 0;
 }
 #endif
@@ -97,11 +101,15 @@ static int pin_one(struct dl_phdr_info *info, size_t size, void *data) {
  * driver and the layers when the last instance goes, and a one-time allocation of theirs then
  * shows in LeakSanitizer's report as "<unknown module>" — no suppression can name it, and
  * whether it is reported varies between machines (here: 128 bytes in test-pet-randoms and in
- * tomolab-cli run by the hostile and formats tests, on a tree whose CI run had passed). Kept mapped (RTLD_NODELETE), the driver and layer modules stay
- * nameable, and tests/lsan.supp names them. Elsewhere this does nothing. */
+ * tomolab-cli run by the hostile and formats tests, on a tree whose CI run had passed). Kept
+ * mapped (RTLD_NODELETE), the driver and layer modules stay nameable, and tests/lsan.supp
+ * names them. Elsewhere this does nothing. */
 static void pin_driver_modules(void) {
 #ifdef TL_ASAN
-  dl_iterate_phdr(pin_one, NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+  dl_iterate_phdr(collect_one, names);
+  for (guint i = 0; i < names->len; i++)
+    dlopen(g_ptr_array_index(names, i), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 #endif
 }
 
