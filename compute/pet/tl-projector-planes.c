@@ -49,6 +49,12 @@ void tl_planes_free(TlPlanes *pl) {
   g_free(pl);
 }
 
+/* Slots of the two pair buffers (pet_pairs.glsl): the image with one more entry along x, then
+ * with one more along y. */
+static guint64 pair_slots(const guint32 *d) {
+  return (guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2];
+}
+
 /* Why the path cannot run on this projector and device, or NULL. */
 static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   const TlDeviceInfo *info = tl_context_info(p->ctx);
@@ -66,7 +72,7 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   const guint32 *d = p->grid.dims;
   for (int k = 0; k < 3; k++)
     if (d[k] >= 32768) return "an image dimension reaches 32768";
-  guint64 slots = (guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2];
+  guint64 slots = pair_slots(d);
   if (slots > G_MAXUINT32) return "its pair buffers would exceed 2^32 slots (32-bit indices)";
   if (info->max_memory_allocation_size && 8 * slots > info->max_memory_allocation_size)
     return "its pair buffers would exceed the device's largest allocation";
@@ -102,7 +108,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   const TlDeviceInfo *info = tl_context_info(p->ctx);
   const guint32 *d = p->grid.dims;
   guint64 nv = (guint64)d[0] * d[1] * d[2];
-  guint64 slots = (guint64)(d[0] + 1) * d[1] * d[2] + (guint64)d[0] * (d[1] + 1) * d[2];
+  guint64 slots = pair_slots(d);
   guint32 rec_words = TL_REC_WORDS(lors->tof != NULL);
   guint64 n_chunks = (lors->count + TL_PLANES_CHUNK - 1) / TL_PLANES_CHUNK;
   if (!ensure(&pl->b, p->ctx, slots, 8, error) ||

@@ -3,11 +3,12 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 // Stage 1 of the CPU plane path of Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c; stage 2 is pet_back_slabs.comp). One invocation per event of a
-// chunk: the forward projection (pet_joseph.glsl, the image in pc.image), the ratio w_j = a_j m_j / ybar_j of seed 000 Listing 1 (pet_em.glsl) and the event's plane walk,
-// written as one record so stage 2 can walk the same planes without the crystals:
+// chunk: the forward projection (pet_joseph.glsl, the image in pc.image), the ratio
+// w_j = a_j m_j / ybar_j of seed 000 Listing 1 (pet_em.glsl) and the event's plane walk, written
+// as one record so stage 2 can walk the same planes without the crystals:
 //   words 0-7: a_m a_u a_v su sv wl w kw   (PetPlanes of pet_planes.glsl; kw = k0 | k1 << 15 |
 //              m << 30, m = 3: nothing to back project)
-//   words 8-10 (PET_TOF): d_m len_mm tof_c; the rest of the 16 words is padding.
+//   words 8-10 (PET_TOF): d_m len_mm tof_c; word 11 is padding (PET_REC_WORDS = 12).
 // pc.dst: the records (record i of the chunk at word i * PET_REC_WORDS); pc.norm: this
 // chunk's 8 range words, zero before the chunk: word m holds ~(first record along axis m),
 // word 3 + m one past its last, so stage 2 scans only the records of its axis.
