@@ -1,16 +1,20 @@
 /* bench/sensitivity: the DMI scanner's sensitivity image (every crystal pair), its time and
  * its accuracy (bench/README.md, section "bench/sensitivity").
  *
- *   bench/sensitivity [--grid NX NY NZ VOX] [--projector siddon] [--full] [--old FILE]
- *                     [--ref-all] [--ref-stride M]
+ *   bench/sensitivity [--grid NX NY NZ VOX] [--projector siddon] [--full] [--float]
+ *                     [--old FILE] [--ref-all] [--ref-stride M]
  *
- * Times tl_projector_sensitivity with the automatic method (the symmetric one on the DMI),
- * and with --full the full method too, comparing the two. --old FILE: a cache file of an
+ * Times tl_projector_sensitivity with the automatic method (the symmetric one on the DMI;
+ * Siddon's walk in double where the device has shaderFloat64), with --full the full method
+ * too, and with --float the float walk (TL_SENS_PRECISION_FLOAT), comparing them. --old FILE: a cache file of an
  * earlier version (key text, NUL, float32 voxels) compared with the new image. --ref-stride M:
  * the pairs p = 0 mod M (every M-th pair, the whole geometry) back-projected by the device's
  * full method and by the double-precision plain C reference of the tests (tests/pet-ref.c),
  * summed in double; 0 = skip. --ref-all: every pair in double (the C reference on one pair
- * per orbit, completed by the symmetries in double). Default grid: the demo's, 108 x 108 x 36 voxels of 5.56 mm.
+ * per orbit, completed by the symmetries in double). The reference walks the grid exactly
+ * centred, its first planes at -n vox / 2 in double, where the float origin of
+ * tl_image_grid_centred is 5.5e-6 mm off on the demo grid (the device's double walk does the
+ * same: tl_sensitivity_plane_lo). Default grid: the demo's, 108 x 108 x 36 voxels of 5.56 mm.
  *
  * Accuracy measure: the per-voxel relative difference |a - b| / b over the voxels whose b is
  * at least 1 % of the image's largest value (the others lie at the corners of the grid,
@@ -97,7 +101,7 @@ int main(int argc, char **argv) {
   guint dims[3] = {108, 108, 36};
   float vox = 5.56f;
   const char *projector = "siddon", *old = NULL;
-  gboolean full = FALSE;
+  gboolean full = FALSE, flt = FALSE;
   guint ref_stride = 0;
   gboolean ref_sym = FALSE;
   for (int i = 1; i < argc; i++) {
@@ -108,6 +112,8 @@ int main(int argc, char **argv) {
       projector = argv[++i];
     } else if (!strcmp(argv[i], "--full")) {
       full = TRUE;
+    } else if (!strcmp(argv[i], "--float")) {
+      flt = TRUE;
     } else if (!strcmp(argv[i], "--old") && i + 1 < argc) {
       old = argv[++i];
     } else if (!strcmp(argv[i], "--ref-all")) {
@@ -116,7 +122,7 @@ int main(int argc, char **argv) {
       ref_stride = (guint)atoi(argv[++i]);
     } else {
       fprintf(stderr, "usage: sensitivity [--grid NX NY NZ VOX] [--projector NAME] [--full] "
-                      "[--old FILE] [--ref-stride M]\n");
+                      "[--float] [--old FILE] [--ref-all] [--ref-stride M]\n");
       return 2;
     }
   }
@@ -125,6 +131,8 @@ int main(int argc, char **argv) {
   if (!sc) die(error);
   TlImageGrid g = tl_image_grid_centred(dims[0], dims[1], dims[2], vox, vox, vox);
   grid = g;
+  double plane_lo[3];
+  for (int k = 0; k < 3; k++) plane_lo[k] = -0.5 * dims[k] * (double)vox;
   guint64 nv = tl_image_grid_n_voxels(&g);
   g_autoptr(TlProjector) p = tl_projector_new(ctx, projector, &g, &error);
   g_autoptr(TlArray) cry = p ? tl_scanner_upload(sc, ctx, &error) : NULL;
@@ -151,8 +159,9 @@ int main(int argc, char **argv) {
   }
   double t_auto = 0, t_full = 0;
   g_autofree float *a = device_image(p, sc, cry, 1, &t_auto);
-  printf("  automatic method: %s, %u symmetries: %.1f s\n",
-         m == TL_SENS_SYMMETRIC ? "symmetric" : "full", order, t_auto);
+  printf("  automatic method: %s, %u symmetries, walk in %s: %.1f s\n",
+         m == TL_SENS_SYMMETRIC ? "symmetric" : "full", order,
+         tl_projector_sensitivity_in_double(p) ? "double" : "float", t_auto);
   g_autofree double *ad = g_new(double, nv);
   for (guint64 i = 0; i < nv; i++) ad[i] = a[i];
   g_autofree float *f = NULL;
@@ -162,6 +171,15 @@ int main(int argc, char **argv) {
     tl_projector_set_sensitivity_method(p, TL_SENS_AUTO);
     printf("  full method: %.1f s\n", t_full);
     compare("full vs automatic", f, ad, nv);
+  }
+  g_autofree float *fw = NULL;
+  if (flt) {
+    double t_float = 0;
+    tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_FLOAT);
+    fw = device_image(p, sc, cry, 1, &t_float);
+    tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_AUTO);
+    printf("  automatic method, float walk: %.1f s\n", t_float);
+    compare("float walk vs automatic", fw, ad, nv);
   }
   g_autofree float *o = NULL;
   if (old) {
@@ -187,7 +205,8 @@ int main(int argc, char **argv) {
     tl_sensitivity_symmetry(sc, &g, tl_sensitivity_swaps(p), &sym);
     guint64 counts[5] = {0};
     g_autofree guint32 *list = tl_sensitivity_orbit_pairs(sc, &sym, counts);
-    TlRefKind kind = !strcmp(projector, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON;
+    TlRefModel model = {.kind = !strcmp(projector, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON,
+                        .plane_lo = plane_lo};
     g_autofree double *part = g_new0(double, nv);
     guint64 first = 0;
     for (int c = 0; c < 5; c++) {
@@ -201,7 +220,7 @@ int main(int argc, char **argv) {
           tl_pair_decode(sc->n_crystals, list[q], &ca, &cb);
           const float *pa = sc->crystals[ca].centre, *pb = sc->crystals[cb].centre;
           double p0[3] = {pa[0], pa[1], pa[2]}, p1[3] = {pb[0], pb[1], pb[2]};
-          tl_ref_back(kind, &g, p0, p1, w, mine);
+          tl_ref_back_model(&model, &g, p0, p1, w, mine);
         }
 #pragma omp critical
         for (guint64 i = 0; i < nv; i++) part[i] += mine[i];
@@ -227,13 +246,15 @@ int main(int argc, char **argv) {
     compare("automatic method vs double reference, every pair", a, ref, nv);
     if (o) compare("old (float atomics) vs double reference, every pair", o, ref, nv);
     if (f) compare("full method vs double reference, every pair", f, ref, nv);
+    if (fw) compare("float walk vs double reference, every pair", fw, ref, nv);
   }
   if (ref_stride > 0) {
     double t_dev = 0, t0 = now();
     tl_projector_set_sensitivity_method(p, TL_SENS_FULL);
     g_autofree float *d = device_image(p, sc, cry, ref_stride, &t_dev);
     guint64 pairs = tl_pair_count(sc->n_crystals);
-    TlRefKind kind = !strcmp(projector, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON;
+    TlRefModel model = {.kind = !strcmp(projector, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON,
+                        .plane_lo = plane_lo};
     g_autofree double *ref = g_new0(double, nv);
 #pragma omp parallel
     {
@@ -245,7 +266,7 @@ int main(int argc, char **argv) {
         if (!tl_scanner_pair_allowed(sc, ca, cb)) continue;
         const float *pa = sc->crystals[ca].centre, *pb = sc->crystals[cb].centre;
         double p0[3] = {pa[0], pa[1], pa[2]}, p1[3] = {pb[0], pb[1], pb[2]};
-        tl_ref_back(kind, &g, p0, p1, 1.0, mine);
+        tl_ref_back_model(&model, &g, p0, p1, 1.0, mine);
       }
 #pragma omp critical
       for (guint64 i = 0; i < nv; i++) ref[i] += mine[i];

@@ -20,12 +20,12 @@ static guint64 voxel_index(const TlImageGrid *g, const gint64 v[3]) {
 /* Siddon (1985): the parameters alpha in [0, 1] at which the line p0 + alpha (p1 - p0) crosses
  * any voxel plane split it into segments each inside one voxel; the voxel is the one holding
  * the segment's midpoint (half-open voxels [i, i+1)), the weight the segment's length. */
-static void ref_siddon(const TlImageGrid *g, const double p0[3], const double p1[3],
-                       RefVisitT visit, gpointer data) {
+static void ref_siddon(const TlImageGrid *g, const double *plane_lo, const double p0[3],
+                       const double p1[3], RefVisitT visit, gpointer data) {
   double d[3], lo[3], len = 0;
   for (int k = 0; k < 3; k++) {
     d[k] = p1[k] - p0[k];
-    lo[k] = g->origin_mm[k] - 0.5 * g->voxel_mm[k];
+    lo[k] = plane_lo ? plane_lo[k] : g->origin_mm[k] - 0.5 * g->voxel_mm[k];
     len += d[k] * d[k];
   }
   len = sqrt(len);
@@ -205,7 +205,7 @@ void tl_ref_trace_model(const TlRefModel *m, const TlImageGrid *g, const double 
   for (int k = 0; k < 3; k++) md.len += (p1[k] - p0[k]) * (p1[k] - p0[k]);
   md.len = sqrt(md.len);
   if (m->kind == TL_REF_SIDDON)
-    ref_siddon(g, p0, p1, model_visit, &md);
+    ref_siddon(g, m->plane_lo, p0, p1, model_visit, &md);
   else if (m->kind == TL_REF_JOSEPH)
     ref_joseph(g, p0, p1, model_visit, &md);
   else

@@ -43,6 +43,9 @@ typedef struct {
   TlRefKind kind;
   double tor_fwhm_mm;
   const TlRefTof *tof;
+  /* Siddon: NULL, or the grid's first voxel planes (x, y, z) in double instead of its float
+   * origin - vox / 2 (an exactly centred grid, -n vox / 2, which a float origin cannot say) */
+  const double *plane_lo;
 } TlRefModel;
 
 void tl_ref_trace_model(const TlRefModel *m, const TlImageGrid *g, const double p0[3],

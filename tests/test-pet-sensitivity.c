@@ -2,7 +2,8 @@
  * fixed-point sums against an independent double-precision plain C reference (tests/pet-ref.c,
  * all pairs listed on the host), the symmetric method against the full one, the automatic
  * choice between them (symmetries found where they hold, refused where the grid, the
- * crystals, a mu-map or a pair subset break them) and the cache file's key version. */
+ * crystals, a mu-map or a pair subset break them), Siddon's walk in double against its float
+ * walk, and the cache file's key version. */
 #include <math.h>
 #include <string.h>
 #include <glib/gstdio.h>
@@ -20,18 +21,28 @@ static TlScanner *octagon(void) { return fx_ring_scanner(4, 8, 4, 6.0f, 40.0f, 6
  * z = +-3, +-9) clear of its planes. */
 static TlImageGrid octagon_grid(void) { return fx_grid(16, 16, 6, 4.0f, 4.0f, 4.0f); }
 
+/* Every allowed pair back-projected in double. fx_grid's grids are centred: Siddon walks them
+ * exactly so, first planes at -n vox / 2, which their float origins hold only to rounding
+ * (the heptagon's y and z: 1e-6 mm off), as the device's double walk does. */
 static double *reference(const char *kind, const TlScanner *sc, const TlImageGrid *g) {
   double *ref = g_new0(double, fx_voxels(g));
-  TlRefKind k = g_str_equal(kind, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON;
+  double lo[3];
+  for (int k = 0; k < 3; k++) lo[k] = -0.5 * g->dims[k] * (double)g->voxel_mm[k];
+  TlRefModel m = {.kind = g_str_equal(kind, "joseph") ? TL_REF_JOSEPH : TL_REF_SIDDON,
+                  .plane_lo = g_str_equal(kind, "joseph") ? NULL : lo};
   for (guint a = 0; a < sc->n_crystals; a++)
     for (guint b = a + 1; b < sc->n_crystals; b++) {
       if (!fx_pair_allowed(sc, a, b)) continue;
       const float *ca = sc->crystals[a].centre, *cb = sc->crystals[b].centre;
       double p0[3] = {ca[0], ca[1], ca[2]}, p1[3] = {cb[0], cb[1], cb[2]};
-      tl_ref_back(k, g, p0, p1, 1.0, ref);
+      tl_ref_back_model(&m, g, p0, p1, 1.0, ref);
     }
   return ref;
 }
+
+/* Whether Siddon's sensitivity walk must run in double here: on every device with
+ * shaderFloat64 (lavapipe has it). */
+static gboolean want_double(void) { return tl_context_info(ctx)->shader_float64; }
 
 static float *sensitivity(TlProjector *p, const TlScanner *sc, TlSensMethod m) {
   GError *error = NULL;
@@ -65,10 +76,13 @@ static double *to_double(const float *a, guint64 n) {
   return d;
 }
 
-/* Both methods against the double-precision reference, and against each other. What is left
- * is the float tracer's own rounding (Siddon's chords are float differences of float crossing
- * parameters; Joseph's weights float interpolation), averaged over the ~100 pairs per voxel
- * here: within 1e-6 for Siddon, 1e-5 for Joseph (3e-6 measured); the sums are exact integers. */
+/* Both methods against the double-precision reference, and against each other. The sums are
+ * exact integers; what is left is the walk's rounding. Siddon walks in double (devices with
+ * shaderFloat64): each chord rounded once to float, unbiased, and the image's float
+ * rounding, 6e-8, so within 2e-7. Its float walk (the forward and back kernels': chords as
+ * float differences of float crossing parameters) and Joseph's float interpolation, averaged
+ * over the ~100 pairs per voxel here: within 1e-6 for Siddon (~5e-7 measured), 1e-5 for
+ * Joseph (3e-6 measured). */
 static void test_reference(gconstpointer kind) {
   GError *error = NULL;
   TlScanner *sc = octagon();
@@ -88,10 +102,29 @@ static void test_reference(gconstpointer kind) {
   double dsf = voxel_rel(sym, fulld, nv);
   g_test_message("%s: per voxel vs double reference: symmetric %.3g, full %.3g; symmetric vs "
                  "full %.3g", (const char *)kind, ds, df, dsf);
-  double tol = g_str_equal(kind, "siddon") ? 1e-6 : 1e-5;
+  gboolean siddon = g_str_equal(kind, "siddon");
+  g_assert_true(tl_projector_sensitivity_in_double(p) == (siddon && want_double()));
+  double tol = tl_projector_sensitivity_in_double(p) ? 2e-7 : siddon ? 1e-6 : 1e-5;
   g_assert_cmpfloat(ds, <=, tol);
   g_assert_cmpfloat(df, <=, tol);
   g_assert_cmpfloat(dsf, <=, tol);
+  if (siddon) { /* the float walk, as before the double one */
+    tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_FLOAT);
+    g_assert_false(tl_projector_sensitivity_in_double(p));
+    g_autofree float *fsym = sensitivity(p, sc, TL_SENS_AUTO);
+    double dfw = voxel_rel(fsym, ref, nv);
+    g_test_message("siddon, float walk: symmetric vs double reference %.3g", dfw);
+    g_assert_cmpfloat(dfw, <=, 1e-6);
+  } else { /* Joseph has no double walk: asking for one fails, naming why */
+    tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_DOUBLE);
+    g_autoptr(TlArray) cry = fx_upload_crystals(ctx, sc);
+    g_autoptr(TlArray) img = tl_array_new_float(ctx, nv, &error);
+    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+    g_assert_false(tl_projector_sensitivity(p, s, sc, cry, 1, 0, img, &error));
+    g_assert_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED);
+    g_assert_nonnull(strstr(error->message, "only Siddon"));
+    g_clear_error(&error);
+  }
   fx_scanner_free(sc);
 }
 
@@ -117,11 +150,18 @@ static void test_heptagon(void) {
   g_autofree float *f = sensitivity(p, sc, TL_SENS_FULL);
   g_autofree double *fd = to_double(f, nv);
   double ds = voxel_rel(s, ref, nv), dsf = voxel_rel(s, fd, nv);
-  g_test_message("heptagon: symmetric vs reference %.3g, vs full %.3g", ds, dsf);
-  /* 2 mm voxels on 80 mm pairs: a float crossing parameter's rounding (6e-8 of the pair) is
-   * ~2e-6 of a chord, over fewer pairs per voxel than the octagon's (3e-6 and 8e-6 measured) */
-  g_assert_cmpfloat(ds, <=, 2e-5);
-  g_assert_cmpfloat(dsf, <=, 2e-5);
+  tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_FLOAT);
+  g_autofree float *sf = sensitivity(p, sc, TL_SENS_AUTO);
+  double dfw = voxel_rel(sf, ref, nv);
+  g_test_message("heptagon: symmetric vs reference %.3g, vs full %.3g; float walk vs "
+                 "reference %.3g", ds, dsf, dfw);
+  /* The float walk: on 2 mm voxels a crossing parameter's rounding (6e-8 of the 80 mm pair)
+   * is ~2e-6 of a chord, over fewer pairs per voxel than the octagon's (3e-6 and 8e-6
+   * measured). The double walk: only each chord's and the image's float rounding. */
+  double tol = want_double() ? 2e-7 : 2e-5;
+  g_assert_cmpfloat(ds, <=, tol);
+  g_assert_cmpfloat(dsf, <=, tol);
+  g_assert_cmpfloat(dfw, <=, 2e-5);
   fx_scanner_free(sc);
 }
 
@@ -255,8 +295,9 @@ static void test_dmi_choice(void) {
   }
 }
 
-/* The cache file carries key version 2 (fixed-point sums): files of version 1 (float atomics)
- * are not reused. */
+/* The cache file carries key version 4 (fixed-point sums, the walk's arithmetic named):
+ * files of earlier versions are not reused, and the float and double walks' images are two
+ * files. */
 static void test_cache_version(void) {
   GError *error = NULL;
   TlScanner *sc = octagon();
@@ -273,9 +314,13 @@ static void test_cache_version(void) {
   g_autofree char *data = NULL;
   gsize len = 0;
   g_assert_true(g_file_get_contents(path, &data, &len, &error));
-  g_assert_true(g_str_has_prefix(data, "tomolab-sensitivity 3\n"));
+  g_assert_true(g_str_has_prefix(data, "tomolab-sensitivity 4\nprojector siddon\nwalk "));
+  g_assert_nonnull(strstr(data, want_double() ? "\nwalk double\n" : "\nwalk float\n"));
   g_autoptr(TlArray) b = tl_sensitivity_image(p, s, sc, cry, 1, 0, TRUE, &hit, &error);
   g_assert_true(hit);
+  tl_projector_set_sensitivity_precision(p, TL_SENS_PRECISION_FLOAT);
+  g_autofree char *path_float = tl_sensitivity_cache_path(p, sc, 1, 0);
+  g_assert_true(want_double() == (g_strcmp0(path, path_float) != 0));
   g_unlink(path);
   fx_scanner_free(sc);
 }

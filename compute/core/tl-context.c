@@ -270,6 +270,7 @@ static gboolean create_device(TlContext *ctx, GError **error) {
   VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                  .pNext = &f12};
   f.features.shaderInt64 = ctx->info.shader_int64;
+  f.features.shaderFloat64 = ctx->info.shader_float64; /* pet_sens_f64 */
   const char *exts[1];
   guint32 n_ext = 0;
   if (ctx->info.float32_atomic_add) exts[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;

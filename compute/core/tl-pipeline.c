@@ -37,11 +37,13 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *d, GError **er
                 "kernel %s: workgroup size %u exceeds the device limit %u", name, local, local_max);
     return NULL;
   }
-  if (d->push_size % 4 || d->push_size > info->max_push_constants_size || d->n_spec > 15) {
+  if (d->push_size % 4 || d->push_size > info->max_push_constants_size ||
+      d->n_spec > TL_PIPELINE_MAX_SPEC) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "kernel %s: %u bytes of push constants / %u specialization constants "
-                "(expected a multiple of 4 up to %u bytes, at most 15 constants)",
-                name, d->push_size, d->n_spec, info->max_push_constants_size);
+                "(expected a multiple of 4 up to %u bytes, at most %u constants)",
+                name, d->push_size, d->n_spec, info->max_push_constants_size,
+                TL_PIPELINE_MAX_SPEC);
     return NULL;
   }
 
@@ -72,8 +74,8 @@ TlPipeline *tl_pipeline_new(TlContext *ctx, const TlPipelineDesc *d, GError **er
   }
 
   /* Constant 0 is the workgroup size; 1..n come from the caller. */
-  guint32 values[16];
-  VkSpecializationMapEntry map[16];
+  guint32 values[TL_PIPELINE_MAX_SPEC + 1];
+  VkSpecializationMapEntry map[TL_PIPELINE_MAX_SPEC + 1];
   values[0] = local;
   for (guint32 i = 0; i <= d->n_spec; i++) {
     if (i > 0) values[i] = d->spec[i - 1];

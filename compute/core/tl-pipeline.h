@@ -9,6 +9,9 @@ G_BEGIN_DECLS
 
 typedef struct _TlPipeline TlPipeline;
 
+/* The most specialization constants a kernel takes besides its workgroup size (id 0). */
+#define TL_PIPELINE_MAX_SPEC 31
+
 typedef struct {
   const guint32 *spirv;   /* SPIR-V words */
   gsize spirv_size;       /* in bytes */

@@ -322,13 +322,38 @@ static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *
   return tl_stream_dispatch_1d(s, pl, lb, items, &push, error);
 }
 
+/* Grids up to 2^31 voxels: the fixed-point kernel (pet_sens), whose Siddon walk can run in
+ * double (pet_sens_f64) where the device has shaderFloat64. */
+static gboolean sens_fixed(const TlProjector *p) {
+  return tl_image_grid_n_voxels(&p->grid) <= G_MAXUINT32 / 2;
+}
+
+static const char *sens_f64_refusal(const TlProjector *p) {
+  RayPriv *r = p->priv;
+  if (!r->tracer->walk_f64) return "only Siddon has a double-precision walk";
+  if (!tl_context_info(p->ctx)->shader_float64) return "the device lacks shaderFloat64";
+  if (!sens_fixed(p)) return "grids above 2^31 voxels use the float-atomic kernel";
+  return NULL;
+}
+
+gboolean tl_ray_projector_sensitivity_double(const TlProjector *p) {
+  return p->sens_precision != TL_SENS_PRECISION_FLOAT && !sens_f64_refusal(p);
+}
+
 gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                       const TlArray *crystals, guint stride, guint offset,
                                       const TlArray *mu, const TlSensNorm *norm, TlArray *image,
                                       GError **error) {
   RayPriv *r = p->priv;
   guint64 nv = tl_image_grid_n_voxels(&p->grid);
-  if (nv > G_MAXUINT32 / 2) {
+  const char *no_f64 = sens_f64_refusal(p);
+  if (p->sens_precision == TL_SENS_PRECISION_DOUBLE && no_f64) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                "sensitivity in double precision with %s: %s", p->klass->name, no_f64);
+    return FALSE;
+  }
+  gboolean f64 = tl_ray_projector_sensitivity_double(p);
+  if (!sens_fixed(p)) {
     if (norm) {
       g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "sensitivity with a normalisation: "
                   "the grid's %" G_GUINT64_FORMAT " voxels are more than the 2^31 of the "
@@ -345,19 +370,31 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
   int k = sens_scale_bits(p, pairs);
-  /* constant ids 1..13 (shaders/pet/pet_common.glsl, pet_sens.comp, pet_norm.glsl):
+  /* constant ids 1..13 (shaders/pet/pet_common.glsl, pet_sens.glsl, pet_norm.glsl):
    * PET_TRACER, PET_LORS, PET_ATOMIC (unused), PET_ATTEN, PET_LOGLIK, PET_TOF and its three
    * (unused: the sensitivity is the non-TOF one), PET_TOR_SIGMA, PET_FIXED_SCALE, PET_SYM,
-   * PET_NORM */
+   * PET_NORM; 14, 15 unused; pet_sens_f64: 16..21 the grid's corner in double, each as two
+   * 32-bit halves (pet_siddon.glsl PET_LO64_*) */
   gboolean symmetric = sym.order > 1;
-  guint32 spec[13] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
+  guint32 spec[21] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
                       float_bits(1.0f), float_bits(1.0f), float_bits(3.0f),
                       float_bits(r->tor_sigma_mm), float_bits(ldexpf(1.0f, k)), symmetric,
                       norm != NULL};
-  g_autofree char *key = g_strdup_printf("pet_sens/%u/%d/%u/%u", spec[3], k, symmetric,
-                                         spec[12]);
-  TlPipeline *pl = tl_ray_pipeline(p, key, "pet_sens", 0, TL_PET_PUSH_SIZE, spec,
-                                   G_N_ELEMENTS(spec),
+  for (int a = 0; a < 3; a++) {
+    /* tl_ray_push_init's lo before its rounding to float, exactly centred where the
+     * symmetries count the grid as centred */
+    double lo = tl_sensitivity_plane_lo(&p->grid, a);
+    guint64 bits;
+    memcpy(&bits, &lo, sizeof bits);
+    spec[15 + 2 * a] = (guint32)bits;
+    spec[16 + 2 * a] = (guint32)(bits >> 32);
+  }
+  const char *shader = f64 ? "pet_sens_f64" : "pet_sens";
+  g_autofree char *key = g_strdup_printf("%s/%u/%d/%u/%u/%08x%08x/%08x%08x/%08x%08x", shader,
+                                         spec[3], k, symmetric, spec[12], spec[16], spec[15],
+                                         spec[18], spec[17], spec[20], spec[19]);
+  TlPipeline *pl = tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec,
+                                   f64 ? G_N_ELEMENTS(spec) : 13,
                                    MAX(r->tracer->ray_cost(p), 1u) * (mu ? 2 : 1), error);
   TlPipeline *fin = pl ? tl_ray_pipeline(p, "pet_sens_finish", "pet_sens_finish", 0,
                                          sizeof(TlSensFinishPush), NULL, 0, sym.order, error)

@@ -15,6 +15,7 @@ enum { TL_RAY_TRACER_SIDDON = 0, TL_RAY_TRACER_JOSEPH = 1, TL_RAY_TRACER_TOR = 2
 typedef struct {
   guint32 tracer;                             /* TL_RAY_TRACER_* */
   guint32 (*ray_cost)(const TlProjector *p);  /* voxels one ray visits at most */
+  gboolean walk_f64; /* has a double walk for the sensitivity (pet_sens_f64.comp) */
 } TlRayTracer;
 
 /* init for a class whose tracer is `t` (static storage). */
@@ -33,6 +34,7 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
                                       const TlArray *crystals, guint stride, guint offset,
                                       const TlArray *mu, const TlSensNorm *norm,
                                       TlArray *image, GError **error);
+gboolean tl_ray_projector_sensitivity_double(const TlProjector *p);
 
 /* shaders/pet/pet_common.glsl: Push (scalar layout). */
 typedef struct {
@@ -80,6 +82,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
 #define TL_RAY_PROJECTOR_OPS                                                          \
   .finalize = tl_ray_projector_finalize, .forward = tl_ray_projector_forward,         \
   .back = tl_ray_projector_back, .em = tl_ray_projector_em,                           \
-  .loglik = tl_ray_projector_loglik, .sensitivity = tl_ray_projector_sensitivity
+  .loglik = tl_ray_projector_loglik, .sensitivity = tl_ray_projector_sensitivity,   \
+  .sensitivity_double = tl_ray_projector_sensitivity_double
 
 G_END_DECLS

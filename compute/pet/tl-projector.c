@@ -291,6 +291,14 @@ void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method) {
   p->sens_method = method;
 }
 
+void tl_projector_set_sensitivity_precision(TlProjector *p, TlSensPrecision precision) {
+  p->sens_precision = precision;
+}
+
+gboolean tl_projector_sensitivity_in_double(const TlProjector *p) {
+  return p->klass->sensitivity_double && p->klass->sensitivity_double(p);
+}
+
 TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
                                            guint stride, gboolean attenuation, guint *order) {
   return tl_projector_sensitivity_plan_norm(p, scanner, stride, attenuation, NULL, order);

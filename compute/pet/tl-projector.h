@@ -107,6 +107,9 @@ typedef struct {
                           const TlArray *crystals, guint stride, guint offset,
                           const TlArray *mu, const TlSensNorm *norm, TlArray *image,
                           GError **error);
+  /* NULL or whether `sensitivity` walks the rays in double for these settings
+   * (tl_projector_sensitivity_in_double). */
+  gboolean (*sensitivity_double)(const TlProjector *p);
 } TlProjectorClass;
 
 /* How a sensitivity image (every allowed pair, tl_projector_sensitivity) is computed. Both
@@ -125,6 +128,18 @@ typedef enum {
   TL_SENS_FULL,
   TL_SENS_SYMMETRIC,
 } TlSensMethod;
+
+/* The arithmetic of the sensitivity image's ray walk. The float walk (the forward, back and
+ * EM kernels') rounds each chord by ~1e-5 and its voxel planes the same way for every ray:
+ * on the DMI the image is 3e-5 of its maximum from a double-precision sum (bench/README.md).
+ *   DOUBLE: the walk in double (Siddon on devices with shaderFloat64; fails elsewhere).
+ *   FLOAT:  the float walk (the only one for Joseph and the TOR).
+ *   AUTO:   DOUBLE where it can run, else FLOAT (the default). */
+typedef enum {
+  TL_SENS_PRECISION_AUTO,
+  TL_SENS_PRECISION_FLOAT,
+  TL_SENS_PRECISION_DOUBLE,
+} TlSensPrecision;
 
 /* Settings of a projector that has them (others ignore them). */
 /* How the list-mode EM sub-iteration (tl_projector_em) runs: AUTO picks the plane path on CPU
@@ -150,6 +165,7 @@ struct _TlProjector {
   TlScatter scatter;
   TlProjectorParams params;
   TlSensMethod sens_method; /* tl_projector_set_sensitivity_method; AUTO */
+  TlSensPrecision sens_precision; /* tl_projector_set_sensitivity_precision; AUTO */
   TlEmMethod em_method;     /* tl_projector_set_em_method; AUTO */
   gpointer priv;
 };
@@ -215,6 +231,12 @@ gboolean tl_projector_sensitivity_norm(TlProjector *p, TlStream *s, const TlScan
                                        const TlArray *crystals, guint stride, guint offset,
                                        const TlArray *mu, const TlSensNorm *norm,
                                        TlArray *image, GError **error);
+
+/* TL_SENS_PRECISION_DOUBLE where it cannot run makes the sensitivity calls fail. */
+void tl_projector_set_sensitivity_precision(TlProjector *p, TlSensPrecision precision);
+/* Whether the sensitivity calls walk the rays in double (TlSensPrecision): part of the
+ * sensitivity cache's key, since the images differ by the float walk's rounding. */
+gboolean tl_projector_sensitivity_in_double(const TlProjector *p);
 
 /* TL_SENS_SYMMETRIC where it cannot apply makes the sensitivity calls fail (tests force it). */
 void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);

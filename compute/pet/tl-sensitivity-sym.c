@@ -32,6 +32,14 @@ static double plane_lo(const TlImageGrid *g, int k) {
   return g->origin_mm[k] - 0.5 * g->voxel_mm[k];
 }
 
+/* A grid whose middle lo + n vox / 2 lies this close to 0 (mm) is centred on that axis. */
+#define CENTRED_MM 1e-4
+
+double tl_sensitivity_plane_lo(const TlImageGrid *g, int k) {
+  double half = 0.5 * g->dims[k] * (double)g->voxel_mm[k]; /* exact: n < 2^29, vox a float */
+  return fabs(plane_lo(g, k) + half) <= CENTRED_MM ? -half : plane_lo(g, k);
+}
+
 static gboolean grid_allows(const TlImageGrid *g, guint c) {
   for (int k = 0; k < 3; k++) {
     gboolean flips = (k == 0 && (c & 1)) || (k == 1 && (c & 2)) || (k == 2 && (c & 8)) ||
@@ -39,7 +47,7 @@ static gboolean grid_allows(const TlImageGrid *g, guint c) {
     if (!flips) continue;
     /* centred: the middle of the grid, lo + n vox / 2, at 0 (a tenth of a micrometre) */
     double mid = plane_lo(g, k) + 0.5 * g->dims[k] * (double)g->voxel_mm[k];
-    if (fabs(mid) > 1e-4) return FALSE;
+    if (fabs(mid) > CENTRED_MM) return FALSE;
   }
   if ((c & 4) && (g->dims[0] != g->dims[1] || g->voxel_mm[0] != g->voxel_mm[1] ||
                   g->origin_mm[0] != g->origin_mm[1]))

@@ -14,8 +14,12 @@
  * exactly in fixed point (tl-projector.h TlSensMethod); version 1 summed them with float
  * atomics (order-dependent), so its files are not reused (one recomputation, seconds with the
  * symmetries). Version 3: Siddon's walk no longer stalls at a crossing rounded 1 ulp behind
- * (a GPU finding; lavapipe's images are unchanged), so images made before are not reused. The symmetric and the full method differ by the float tracer's rounding of
- * mirror-image pairs (bench/README.md): the method is not part of the key. */
+ * (a GPU finding; lavapipe's images are unchanged), so images made before are not reused.
+ * Version 4: the walk's arithmetic is named ("walk double" on devices with shaderFloat64 for
+ * Siddon, else "walk float": tl_projector_sensitivity_in_double); the two images differ by
+ * the float walk's rounding, 3e-5 of the maximum on the DMI. The symmetric and the full
+ * method differ by that rounding of mirror-image pairs (bench/README.md), by ~1e-7 in
+ * double: the method is not part of the key. */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash, const char *norm_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
@@ -25,8 +29,10 @@ static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint sub
   g_autofree char *nk = norm_hash ? g_strdup_printf("normalisation sha256:%s\n", norm_hash)
                                   : g_strdup("");
   g_autofree char *pk = tl_projector_key(p);
-  return g_strdup_printf("tomolab-sensitivity 3\nprojector %s\n%s\n%s\nsubset %u of %u\n%s%s",
-                         pk, sk, gk, subset, subsets, ak, nk);
+  return g_strdup_printf("tomolab-sensitivity 4\nprojector %s\nwalk %s\n%s\n%s\n"
+                         "subset %u of %u\n%s%s",
+                         pk, tl_projector_sensitivity_in_double(p) ? "double" : "float", sk, gk,
+                         subset, subsets, ak, nk);
 }
 
 char *tl_sensitivity_mu_hash(const TlImage *mu) {

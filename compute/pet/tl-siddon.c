@@ -6,7 +6,9 @@ static guint32 siddon_cost(const TlProjector *p) {
   return p->grid.dims[0] + p->grid.dims[1] + p->grid.dims[2];
 }
 
-static const TlRayTracer siddon_tracer = {.tracer = TL_RAY_TRACER_SIDDON, .ray_cost = siddon_cost};
+static const TlRayTracer siddon_tracer = {.tracer = TL_RAY_TRACER_SIDDON,
+                                           .ray_cost = siddon_cost,
+                                           .walk_f64 = TRUE};
 
 static gboolean siddon_init(TlProjector *p, GError **error) {
   return tl_ray_projector_init(p, &siddon_tracer, error);

@@ -13,42 +13,81 @@
 // where the TOF window opens and ends with the voxel where it closes, taking each of those
 // voxels' whole chords, so the chords (and their middles) are those of the non-TOF walk and
 // the TOF weights summed over all bins give back the non-TOF a_jn.
+//
+// PET_SIDDON_F64 defined before this include (pet_sens_f64.comp): the walk in double. The float
+// walk's crossings t in [0, 1] carry ~6e-8 of rounding, times a 760 mm LOR ~4.5e-5 mm per
+// chord, and its planes lo + i vox are rounded floats, the same for every ray: the DMI
+// sensitivity image, a sum of ~1e5 chords per voxel, ends 4.7e-6 of its maximum (1.5e-5 per
+// voxel) from a double-precision sum (bench/README.md, bench/sensitivity), 3.8e-8 walked in
+// double. In double both are ~1e-16; the
+// chord is rounded to float once, unbiased, before the exact fixed-point sum. Needs the
+// device's shaderFloat64; every other kernel keeps the float walk.
+#ifdef PET_SIDDON_F64
+#define PET_SREAL double
+#define PET_SVEC3 dvec3
+// The grid's outer corner origin - vox / 2 in double, exactly -n vox / 2 for a centred grid
+// (compute/pet/tl-sensitivity.h tl_sensitivity_plane_lo), as two 32-bit halves each: pc.lo is
+// its float rounding, up to 1.5e-5 mm off on the DMI, which moves a face slice's sum by ~1e-5
+// (a shifted grid, not rounding noise).
+layout(constant_id = 16) const uint PET_LO64_X_LSB = 0u;
+layout(constant_id = 17) const uint PET_LO64_X_MSB = 0u;
+layout(constant_id = 18) const uint PET_LO64_Y_LSB = 0u;
+layout(constant_id = 19) const uint PET_LO64_Y_MSB = 0u;
+layout(constant_id = 20) const uint PET_LO64_Z_LSB = 0u;
+layout(constant_id = 21) const uint PET_LO64_Z_MSB = 0u;
+#else
+#define PET_SREAL float
+#define PET_SVEC3 vec3
+#endif
 float pet_siddon(PetLor l, uint mode, float w, TlFloats img) {
-  vec3 p0 = l.p0, p1 = l.p1;
-  vec3 d = p1 - p0;
-  float len_mm = length(d);
+  PET_SVEC3 p0 = PET_SVEC3(l.p0), p1 = PET_SVEC3(l.p1);
+  PET_SVEC3 d = p1 - p0;
+  PET_SREAL len_mm = length(d);
   ivec3 n = ivec3(pc.dims);
-  vec3 hi = pc.lo + vec3(n) * pc.vox;
-  float t0 = 0.0, t1 = 1.0;
+#ifdef PET_SIDDON_F64
+  dvec3 lo = dvec3(packDouble2x32(uvec2(PET_LO64_X_LSB, PET_LO64_X_MSB)),
+                   packDouble2x32(uvec2(PET_LO64_Y_LSB, PET_LO64_Y_MSB)),
+                   packDouble2x32(uvec2(PET_LO64_Z_LSB, PET_LO64_Z_MSB)));
+#else
+  vec3 lo = pc.lo;
+#endif
+  PET_SVEC3 vox = PET_SVEC3(pc.vox);
+  PET_SVEC3 hi = lo + PET_SVEC3(n) * vox;
+  PET_SREAL t0 = 0.0, t1 = 1.0;
   for (int k = 0; k < 3; k++) {
     if (d[k] == 0.0) {
-      if (p0[k] < pc.lo[k] || p0[k] >= hi[k]) return 0.0;
+      if (p0[k] < lo[k] || p0[k] >= hi[k]) return 0.0;
     } else {
-      float ta = (pc.lo[k] - p0[k]) / d[k], tb = (hi[k] - p0[k]) / d[k];
+      PET_SREAL ta = (lo[k] - p0[k]) / d[k], tb = (hi[k] - p0[k]) / d[k];
       t0 = max(t0, min(ta, tb));
       t1 = min(t1, max(ta, tb));
     }
   }
   if (!(t0 < t1)) return 0.0;
-  float tw0 = t0, tw1 = t1;
-  pet_tof_window(l, len_mm, tw0, tw1);
+  PET_SREAL tw0 = t0, tw1 = t1;
+  if (PET_TOF == 1u) {
+    float a = float(tw0), b = float(tw1);
+    pet_tof_window(l, float(len_mm), a, b);
+    tw0 = a;
+    tw1 = b;
+  }
   if (!(tw0 < tw1)) return 0.0;
 
   // Voxel just after the entry point (with TOF: where the window opens), the step per axis
   // and that axis' next crossing.
   ivec3 v, step;
-  vec3 tn;
-  float t = t0;
+  PET_SVEC3 tn;
+  PET_SREAL t = t0;
   for (int k = 0; k < 3; k++) {
-    float c = (p0[k] + tw0 * d[k] - pc.lo[k]) / pc.vox[k];
+    PET_SREAL c = (p0[k] + tw0 * d[k] - lo[k]) / vox[k];
     if (d[k] > 0.0) {
       v[k] = clamp(int(floor(c)), 0, n[k] - 1);
       step[k] = 1;
-      tn[k] = (pc.lo[k] + float(v[k] + 1) * pc.vox[k] - p0[k]) / d[k];
+      tn[k] = (lo[k] + PET_SREAL(v[k] + 1) * vox[k] - p0[k]) / d[k];
     } else if (d[k] < 0.0) {
       v[k] = clamp(int(ceil(c)) - 1, 0, n[k] - 1);
       step[k] = -1;
-      tn[k] = (pc.lo[k] + float(v[k]) * pc.vox[k] - p0[k]) / d[k];
+      tn[k] = (lo[k] + PET_SREAL(v[k]) * vox[k] - p0[k]) / d[k];
     } else {
       v[k] = clamp(int(floor(c)), 0, n[k] - 1);
       step[k] = 0;
@@ -56,14 +95,15 @@ float pet_siddon(PetLor l, uint mode, float w, TlFloats img) {
     }
     // TOF: the chord starts where the ray entered this voxel (its plane behind tn[k])
     if (PET_TOF == 1u && step[k] != 0)
-      t = max(t, (pc.lo[k] + float(step[k] > 0 ? v[k] : v[k] + 1) * pc.vox[k] - p0[k]) / d[k]);
+      t = max(t, (lo[k] + PET_SREAL(step[k] > 0 ? v[k] : v[k] + 1) * vox[k] - p0[k]) / d[k]);
   }
 
   float acc = 0.0;
   // At most one segment per crossed plane; the bound only guards against rounding surprises.
   for (int guard = n.x + n.y + n.z + 3; t < tw1 && guard > 0; guard--) {
-    float te = max(t, min(min(tn.x, tn.y), min(tn.z, t1)));  // monotone despite rounding
-    float lw = (te - t) * len_mm * pet_tof_weight(l, (0.5 * (t + te) - 0.5) * len_mm);
+    PET_SREAL te = max(t, min(min(tn.x, tn.y), min(tn.z, t1)));  // monotone despite rounding
+    float lw = float((te - t) * len_mm);
+    if (PET_TOF == 1u) lw *= pet_tof_weight(l, float((0.5 * (t + te) - 0.5) * len_mm));
     uint i = pet_voxel(v);
     if (mode == PET_FORWARD)
       acc += lw * img.v[i];
@@ -79,10 +119,12 @@ float pet_siddon(PetLor l, uint mode, float w, TlFloats img) {
       if (step[k] != 0 && tn[k] <= te) {
         v[k] += step[k];
         out_of_image = out_of_image || v[k] < 0 || v[k] >= n[k];
-        tn[k] = (pc.lo[k] + float(step[k] > 0 ? v[k] + 1 : v[k]) * pc.vox[k] - p0[k]) / d[k];
+        tn[k] = (lo[k] + PET_SREAL(step[k] > 0 ? v[k] + 1 : v[k]) * vox[k] - p0[k]) / d[k];
       }
     }
     if (out_of_image) break;
   }
   return acc;
 }
+#undef PET_SREAL
+#undef PET_SVEC3
