@@ -4,7 +4,7 @@
  * C + OpenMP (pet-cpu.c) in the same run, and the device bytes per event.
  *
  *   bench/pet [--events 1e6] [--repeat 5] [--projector siddon|joseph] [--tof]
- *             [--cpu-events N]
+ *             [--cpu-events N] [--order axis|line]
  *
  * --tof: the events are simulated with TOF and both sides project with the TOF kernel (29 bins,
  * 3 sigma; pet_cpu_*_tof), the PET-DMI TOF figures. --cpu-events N: the C reference runs on N
@@ -14,8 +14,9 @@
  * on the count. Default: all events, as before.
  *
  * The events are simulated from the NEMA IEC body phantom at the centre of the DMI scanner
- * (seed 1) and grouped by dominant axis as TlRecon uploads them (the C code sees the same
- * order). Device and C runs alternate and the best of each is kept, so a burst of load from
+ * (seed 1) and ordered as TlRecon uploads them: grouped by dominant axis, and on a CPU device
+ * ordered by line within a group (tl_events_order_by_line); --order forces either. The C code
+ * sees the same order. Device and C runs alternate and the best of each is kept, so a burst of load from
  * other processes does not land on one side only; core-seconds (getrusage: lavapipe's and
  * OpenMP's threads) are printed too, being less sensitive to that load than wall time. The
  * sub-iteration divides by a sensitivity image of ones: the DMI sensitivity image (2 x 10^8
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
   double cpu_events = -1;
   gboolean tof_on = FALSE;
   g_autofree char *only = NULL;
+  g_autofree char *order = NULL;
   GOptionEntry entries[] = {
       {"events", 'n', 0, G_OPTION_ARG_DOUBLE, &events, "Events to simulate (default 1e6)", "N"},
       {"repeat", 'r', 0, G_OPTION_ARG_INT, &repeat, "Runs per figure, best kept (default 5)", "R"},
@@ -47,13 +49,18 @@ int main(int argc, char **argv) {
        NULL},
       {"cpu-events", 0, 0, G_OPTION_ARG_DOUBLE, &cpu_events,
        "C reference on N evenly spread events only, 0 = skip it (default: all)", "N"},
+      {"order", 0, 0, G_OPTION_ARG_STRING, &order,
+       "events grouped by axis, or by axis then line (default: as TlRecon, line on CPU devices)",
+       "axis|line"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- PET-DMI projector benchmark");
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);
-  if (!(events >= 1) || repeat < 1) {
-    fprintf(stderr, "%s: --events >= 1 and --repeat >= 1 expected\n", g_get_prgname());
+  if (!(events >= 1) || repeat < 1 ||
+      (order && g_strcmp0(order, "axis") != 0 && g_strcmp0(order, "line") != 0)) {
+    fprintf(stderr, "%s: --events >= 1, --repeat >= 1 and --order axis or line expected\n",
+            g_get_prgname());
     return 2;
   }
 
@@ -64,10 +71,20 @@ int main(int argc, char **argv) {
   const TlScanner *scanner = lm->scanner;
   TlImage *act = sim.act;
   guint64 n = lm->n_events, nv = tl_image_grid_n_voxels(&grid);
-  tl_events_group_by_axis(lm->events, n, scanner, &grid);
+  g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
+  if (!ctx) bench_die(error);
+  gboolean by_line = order ? g_str_equal(order, "line")
+                           : tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  double t_order = g_get_monotonic_time() * 1e-6;
+  if (by_line)
+    tl_events_order_by_line(lm->events, n, scanner, &grid);
+  else
+    tl_events_group_by_axis(lm->events, n, scanner, &grid);
+  t_order = g_get_monotonic_time() * 1e-6 - t_order;
   printf("PET-DMI %s: %" G_GUINT64_FORMAT " events (NEMA, simulated in %.1f s), "
-         "%u x %u x %u voxels of 2.78 mm\n", tof_on ? "TOF" : "non-TOF", n, sim.seconds,
-         grid.dims[0], grid.dims[1], grid.dims[2]);
+         "%u x %u x %u voxels of 2.78 mm; events %s (%.2f s on the host)\n",
+         tof_on ? "TOF" : "non-TOF", n, sim.seconds, grid.dims[0], grid.dims[1], grid.dims[2],
+         by_line ? "grouped by axis, ordered by line" : "grouped by axis", t_order);
   TlTof tof_kernel;
   const TlTof *tof = NULL;
   if (tof_on) {
@@ -91,8 +108,6 @@ int main(int argc, char **argv) {
     cev = sub;
   }
 
-  g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
-  if (!ctx) bench_die(error);
   g_autoptr(TlArray) crystals = tl_scanner_upload(scanner, ctx, &error);
   g_autoptr(TlArray) ev = crystals ? tl_listmode_upload(lm, ctx, 0, n, &error) : NULL;
   if (!ev) bench_die(error);

@@ -457,7 +457,8 @@ static gboolean set_norm(TlOperator *op, GError **error) {
 
 /* Interleaved subsets (event j -> subset j mod S) stored one after the other, uploaded in
  * pieces so the host needs no second copy of the whole list; within a piece events are
- * grouped by dominant axis (tl_events_group_by_axis). */
+ * grouped by dominant axis (tl_events_group_by_axis), and on a CPU device ordered by line
+ * within a group (tl_events_order_by_line). */
 TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
                                          const TlImageGrid *grid,
                                          const TlPetOperatorOptions *opt, GError **error) {
@@ -492,6 +493,7 @@ TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
   p->records = tl_array_new(ctx, n, sizeof(TlEvent), error);
   if (!p->records) return NULL;
   const guint64 piece = 1 << 20;
+  gboolean by_line = tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   g_autofree TlEvent *buf = g_new(TlEvent, MIN(piece, n));
   g_autofree float *nbuf = p->norm ? g_new(float, MIN(piece, n)) : NULL;
   guint64 at = 0;
@@ -501,7 +503,10 @@ TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
     for (guint64 j = k; j < n; j += S) {
       buf[m++] = lm->events[j];
       if (m == piece || j + S >= n) {
-        tl_events_group_by_axis(buf, m, lm->scanner, grid);
+        if (by_line)
+          tl_events_order_by_line(buf, m, lm->scanner, grid);
+        else
+          tl_events_group_by_axis(buf, m, lm->scanner, grid);
         if (!tl_array_upload_range(p->records, at, m, buf, error)) return NULL;
         if (nbuf) {
           tl_norm_records(p->norm, (const guint32 *)buf, m, nbuf);
