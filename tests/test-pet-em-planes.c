@@ -3,7 +3,8 @@
  * (pet-ref.c) and against the fused kernel, over several chunks of LORs of every direction
  * (z-dominant ones included) on a grid whose sides are not multiples of a slab; with TOF
  * events and attenuation factors; its log-likelihood partials; the same bits on a second run;
- * and a clear refusal where it cannot run. */
+ * a clear refusal where it cannot run; and the order TlRecon gives events on CPU devices
+ * (tl_events_order_by_line). */
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
@@ -207,11 +208,78 @@ static void test_refused(void) {
   g_clear_error(&error);
 }
 
+static int cmp_event(const void *x, const void *y) {
+  return memcmp(x, y, sizeof(TlEvent));
+}
+
+/* Dominant axis in voxel units and transaxial direction in [0, pi), written from the
+ * function's documented key, not its code. */
+static int event_axis(const TlScanner *s, const TlImageGrid *g, const TlEvent *e,
+                      double *phi) {
+  const float *a = s->crystals[e->a].centre, *b = s->crystals[e->b].centre;
+  double d[3];
+  for (int k = 0; k < 3; k++) d[k] = fabs((double)b[k] - a[k]) / g->voxel_mm[k];
+  double dx = (double)b[0] - a[0], dy = (double)b[1] - a[1];
+  *phi = fmod(atan2(dy, dx) + G_PI, G_PI);
+  if (*phi >= G_PI - 1e-12) *phi = 0; /* a line along x either way */
+  return d[0] >= d[1] && d[0] >= d[2] ? 0 : d[1] >= d[2] ? 1 : 2;
+}
+
+/* tl_events_order_by_line: the same events, grouped by dominant axis as
+ * tl_events_group_by_axis groups them, within a group by direction (its bins are 1/512 of a
+ * half turn: no event more than one bin behind the one before), and the same order again
+ * when run twice (ties keep their order). */
+static void test_order_by_line(void) {
+  TlScanner *sc = fx_ring_scanner(6, 12, 8, 4.0f, 60.0f, 4.0f, 5);
+  TlImageGrid g = fx_grid(30, 30, 6, 4.0f, 4.0f, 4.0f);
+  const guint n = 20000;
+  g_autoptr(GRand) r = g_rand_new_with_seed(17);
+  g_autofree TlEvent *ev = g_new(TlEvent, n);
+  for (guint i = 0; i < n; i++) {
+    guint a, b;
+    do {
+      a = (guint)g_rand_int_range(r, 0, (gint32)sc->n_crystals);
+      b = (guint)g_rand_int_range(r, 0, (gint32)sc->n_crystals);
+    } while (a == b || !fx_pair_allowed(sc, a, b));
+    ev[i] = (TlEvent){a, b, g_rand_int_range(r, -3, 4)};
+  }
+  g_autofree TlEvent *line = g_memdup2(ev, n * sizeof *ev);
+  g_autofree TlEvent *axis = g_memdup2(ev, n * sizeof *ev);
+  tl_events_order_by_line(line, n, sc, &g);
+  tl_events_group_by_axis(axis, n, sc, &g);
+  int last_axis = 0;
+  double last_phi = 0;
+  guint turns = 0;
+  for (guint i = 0; i < n; i++) {
+    double phi, phi_a;
+    int m = event_axis(sc, &g, &line[i], &phi);
+    g_assert_cmpint(m, ==, event_axis(sc, &g, &axis[i], &phi_a)); /* the same groups */
+    g_assert_cmpint(m, >=, last_axis);
+    if (m != last_axis) last_phi = 0;
+    g_assert_cmpfloat(phi, >=, last_phi - G_PI / 512);
+    turns += phi < last_phi;
+    last_axis = m;
+    last_phi = phi;
+  }
+  g_test_message("%u of %u steps back within a direction bin", turns, n);
+  /* the same events */
+  g_autofree TlEvent *s1 = g_memdup2(line, n * sizeof *ev);
+  qsort(s1, n, sizeof *s1, cmp_event);
+  qsort(ev, n, sizeof *ev, cmp_event);
+  g_assert_cmpmem(s1, n * sizeof *ev, ev, n * sizeof *ev);
+  /* deterministic, and ordered already: unchanged */
+  g_autofree TlEvent *again = g_memdup2(line, n * sizeof *ev);
+  tl_events_order_by_line(again, n, sc, &g);
+  g_assert_cmpmem(again, n * sizeof *ev, line, n * sizeof *ev);
+  fx_scanner_free(sc);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
   g_test_add_func("/pet/em-planes/end-points", test_end_points);
   g_test_add_func("/pet/em-planes/tof-events", test_tof_events);
   g_test_add_func("/pet/em-planes/refused", test_refused);
+  g_test_add_func("/pet/em-planes/order-by-line", test_order_by_line);
   return g_test_run();
 }
