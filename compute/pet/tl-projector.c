@@ -320,14 +320,18 @@ TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlSc
   return TL_SENS_SYMMETRIC;
 }
 
+/* The axis along which the line a -> b crosses the most voxels of g (x on ties). */
+static guint dominant_axis(const float *a, const float *b, const TlImageGrid *g) {
+  float d[3];
+  for (int k = 0; k < 3; k++) d[k] = fabsf(b[k] - a[k]) / g->voxel_mm[k];
+  return (d[0] >= d[1] && d[0] >= d[2]) ? 0 : (d[1] >= d[2] ? 1 : 2);
+}
+
 void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g) {
   guint8 *axis = g_new(guint8, n);
   guint64 count[3] = {0, 0, 0};
   for (guint64 i = 0; i < n; i++) {
-    const float *a = s->crystals[ev[i].a].centre, *b = s->crystals[ev[i].b].centre;
-    float d[3];
-    for (int k = 0; k < 3; k++) d[k] = fabsf(b[k] - a[k]) / g->voxel_mm[k];
-    axis[i] = (d[0] >= d[1] && d[0] >= d[2]) ? 0 : (d[1] >= d[2] ? 1 : 2);
+    axis[i] = (guint8)dominant_axis(s->crystals[ev[i].a].centre, s->crystals[ev[i].b].centre, g);
     count[axis[i]]++;
   }
   guint64 at[3] = {0, count[0], count[0] + count[1]};
@@ -364,20 +368,16 @@ void tl_events_order_by_line(TlEvent *ev, guint64 n, const TlScanner *s, const T
   KeyedEvent *k = g_new(KeyedEvent, n);
   for (guint64 i = 0; i < n; i++) {
     const float *a = s->crystals[ev[i].a].centre, *b = s->crystals[ev[i].b].centre;
-    double d[3], ad[3];
-    for (int j = 0; j < 3; j++) {
-      d[j] = (double)b[j] - a[j];
-      ad[j] = fabs(d[j]) / g->voxel_mm[j];
-    }
-    guint64 axis = (ad[0] >= ad[1] && ad[0] >= ad[2]) ? 0 : (ad[1] >= ad[2] ? 1 : 2);
+    guint64 axis = dominant_axis(a, b, g); /* the groups of tl_events_group_by_axis */
+    double d[2] = {(double)b[0] - a[0], (double)b[1] - a[1]};
     /* the line's direction in [0, pi) and signed offset s = a x d / |d| for that direction */
     if (d[1] < 0 || (d[1] == 0 && d[0] < 0)) d[0] = -d[0], d[1] = -d[1];
     double phi = atan2(d[1], d[0]), rxy = MAX(hypot(d[0], d[1]), 1e-9);
     double off = (a[0] * d[1] - a[1] * d[0]) / rxy;
     double zc = 0.5 * ((double)a[2] + b[2]);
-    /* 512 directions (0.35 degrees), the offset in 2^-16 of the
-     * diameter, then 4096 axial steps: bench/pet measured (direction, offset, axial) a little
-     * ahead of (direction, axial, offset) */
+    /* 512 directions (0.35 degrees), the offset in 2^-16 of the diameter, then 4096 axial
+     * steps: bench/pet measured (direction, offset, axial) a little ahead of (direction,
+     * axial, offset) */
     guint64 kp = (guint64)CLAMP(phi / G_PI * 512.0, 0.0, 511.0);
     guint64 ks = (guint64)CLAMP((off + r) / (2.0 * r) * 65535.0, 0.0, 65535.0);
     guint64 kz = (guint64)CLAMP((zc - z0) / zspan * 4095.0, 0.0, 4095.0);

@@ -131,7 +131,8 @@ typedef enum {
 
 /* The arithmetic of the sensitivity image's ray walk. The float walk (the forward, back and
  * EM kernels') rounds each chord by ~1e-5 and its voxel planes the same way for every ray:
- * on the DMI the image is 3e-5 of its maximum from a double-precision sum (bench/README.md).
+ * on the DMI demo grid the image is 4.7e-6 of its maximum from a double-precision sum, the
+ * double walk 3.8e-8 (bench/README.md, bench/sensitivity).
  *   DOUBLE: the walk in double (Siddon on devices with shaderFloat64; fails elsewhere).
  *   FLOAT:  the float walk (the only one for Joseph and the TOR).
  *   AUTO:   DOUBLE where it can run, else FLOAT (the default). */
