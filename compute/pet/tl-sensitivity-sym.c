@@ -32,12 +32,18 @@ static double plane_lo(const TlImageGrid *g, int k) {
   return g->origin_mm[k] - 0.5 * g->voxel_mm[k];
 }
 
-/* A grid whose middle lo + n vox / 2 lies this close to 0 (mm) is centred on that axis. */
-#define CENTRED_MM 1e-4
+/* Half the grid's extent along axis k (exact: n < 2^29, vox a float). */
+static double half_extent(const TlImageGrid *g, int k) {
+  return 0.5 * g->dims[k] * (double)g->voxel_mm[k];
+}
+
+/* Centred: the middle of the grid, lo + n vox / 2, within a tenth of a micrometre of 0. */
+static gboolean centred(const TlImageGrid *g, int k) {
+  return fabs(plane_lo(g, k) + half_extent(g, k)) <= 1e-4;
+}
 
 double tl_sensitivity_plane_lo(const TlImageGrid *g, int k) {
-  double half = 0.5 * g->dims[k] * (double)g->voxel_mm[k]; /* exact: n < 2^29, vox a float */
-  return fabs(plane_lo(g, k) + half) <= CENTRED_MM ? -half : plane_lo(g, k);
+  return centred(g, k) ? -half_extent(g, k) : plane_lo(g, k);
 }
 
 static gboolean grid_allows(const TlImageGrid *g, guint c) {
@@ -45,9 +51,7 @@ static gboolean grid_allows(const TlImageGrid *g, guint c) {
     gboolean flips = (k == 0 && (c & 1)) || (k == 1 && (c & 2)) || (k == 2 && (c & 8)) ||
                      (k < 2 && (c & 4));
     if (!flips) continue;
-    /* centred: the middle of the grid, lo + n vox / 2, at 0 (a tenth of a micrometre) */
-    double mid = plane_lo(g, k) + 0.5 * g->dims[k] * (double)g->voxel_mm[k];
-    if (fabs(mid) > CENTRED_MM) return FALSE;
+    if (!centred(g, k)) return FALSE;
   }
   if ((c & 4) && (g->dims[0] != g->dims[1] || g->voxel_mm[0] != g->voxel_mm[1] ||
                   g->origin_mm[0] != g->origin_mm[1]))

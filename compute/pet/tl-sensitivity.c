@@ -17,9 +17,9 @@
  * (a GPU finding; lavapipe's images are unchanged), so images made before are not reused.
  * Version 4: the walk's arithmetic is named ("walk double" on devices with shaderFloat64 for
  * Siddon, else "walk float": tl_projector_sensitivity_in_double); the two images differ by
- * the float walk's rounding, 3e-5 of the maximum on the DMI. The symmetric and the full
- * method differ by that rounding of mirror-image pairs (bench/README.md), by ~1e-7 in
- * double: the method is not part of the key. */
+ * the float walk's rounding, 4.7e-6 of the maximum on the DMI demo grid. The method is not
+ * part of the key: walked in double, the symmetric and the full method agree bit for bit on
+ * the DMI; the float walk's two differ by its rounding of mirror-image pairs (bench/README.md). */
 static char *cache_key(const TlProjector *p, const TlScanner *scanner, guint subsets,
                        guint subset, const char *mu_hash, const char *norm_hash) {
   g_autofree char *sk = tl_scanner_key(scanner);
