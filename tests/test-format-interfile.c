@@ -44,6 +44,10 @@ static void test_stir_image(void) {
   g_assert_cmpfloat(im->grid.voxel_mm[0], ==, 3.1088f);
   g_assert_cmpfloat(im->grid.voxel_mm[1], ==, 3.1088f);
   g_assert_cmpfloat(im->grid.voxel_mm[2], ==, 3.375f);
+  /* STIR's header names no unit: arbitrary units, an empty string (issue 27: the field was left
+   * uninitialised; meson runs this test with MALLOC_PERTURB_ so garbage shows) */
+  g_assert_cmpstr(im->unit, ==, "");
+  g_assert_cmpstr(tl_image_unit(im), ==, "a.u.");
   /* no first pixel offset in STIR's header: centred, -(n-1)/2 voxels */
   g_assert_cmpfloat_with_epsilon(im->grid.origin_mm[0], -48 * 3.1088, 1e-3);
   g_assert_cmpfloat_with_epsilon(im->grid.origin_mm[2], -15 * 3.375, 1e-4);

@@ -85,7 +85,7 @@ TlImage *tl_image_load_interfile(const char *path, GError **error) {
   guint64 n = tl_image_grid_n_voxels(&g);
   float *data = tl_interfile_read_data(h, path, &fmt, n, error);
   if (!data) return NULL;
-  TlImage *im = g_new(TlImage, 1);
+  TlImage *im = g_new0(TlImage, 1); /* unit "": the header names none */
   im->grid = g;
   im->data = data;
   return im;
