@@ -256,6 +256,11 @@ static void test_hostile(void) {
                  "scaling factor (mm/pixel)[2]", "-2", NULL);
   expect_refused("!END OF", "image scaling factor[1] := inf\n!END OF", ok,
                  "image scaling factor[1]", "inf", NULL);
+  /* a zero factor would load every voxel as 0 (issue 27 item 4): refused, the key named */
+  expect_refused("!END OF", "image scaling factor[1] := 0\n!END OF", ok,
+                 "image scaling factor[1]", "0", NULL);
+  expect_refused("!END OF", "data rescale slope := 0.0\n!END OF", ok, "data rescale slope", "0",
+                 NULL);
   expect_refused("!number format := float", "!number format := complex", ok, "number format",
                  "complex", NULL);
   expect_refused("!number of bytes per pixel := 4", "!number of bytes per pixel := 3", ok,

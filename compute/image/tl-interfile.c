@@ -273,6 +273,10 @@ gboolean tl_interfile_sample_format(const TlInterfile *h, TlInterfileSample *fmt
       !tl_interfile_double(h, "data rescale slope", FALSE, 1.0, FALSE, &slope, error) ||
       !tl_interfile_double(h, "data rescale offset", FALSE, 0.0, FALSE, &off, error))
     return FALSE;
+  /* a zero factor would turn every voxel into the offset: a damaged header, not an image */
+  const char *zero = f1 == 0 ? "image scaling factor[1]" : f2 == 0 ? "scale factor"
+                   : slope == 0 ? "data rescale slope" : NULL;
+  if (zero) return tl_interfile_fail(h, zero, "a non-zero scale factor", error);
   fmt->scale = f1 * f2 * slope;
   fmt->offset = off;
   if (!isfinite(fmt->scale))
