@@ -26,13 +26,19 @@ static void put(hid_t f, const char *name, int rank, const hsize_t *dims, hid_t 
   H5Sclose(space);
 }
 
-static void put_units(hid_t f, const char *name, const char *units) {
+/* A fixed-length ASCII string, or (vlen_utf8) what h5py 3 writes for a Python str: a scalar
+ * variable-length string with character set UTF-8. */
+static void put_units(hid_t f, const char *name, const char *units, gboolean vlen_utf8) {
   hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
   hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, strlen(units) + 1);
+  if (vlen_utf8) {
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+  } else H5Tset_size(t, strlen(units) + 1);
   hid_t s = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(d, "units", t, s, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite(a, t, units);
+  if (vlen_utf8) H5Awrite(a, t, &units);
+  else H5Awrite(a, t, units);
   H5Aclose(a), H5Sclose(s), H5Tclose(t), H5Dclose(d);
 }
 
@@ -45,6 +51,7 @@ typedef struct {
   double theta0;              /* replaces theta[0] when not 0 */
   const char *units;          /* NULL: "degrees"; "": none */
   gboolean radians;           /* theta written in radians */
+  gboolean units_vlen_utf8;   /* units as h5py 3 writes a str */
   gboolean uint16;            /* data as uint16 */
   float data0;                /* replaces data[0] when not 0 */
   hsize_t huge[3];            /* data declared with these extents (not written) */
@@ -97,7 +104,7 @@ static char *write_case(const char *name, const Case *c) {
     put(f, "/exchange/theta", 1, (hsize_t[]){c->theta_n ? c->theta_n : V}, H5T_NATIVE_DOUBLE,
         theta);
     const char *units = c->units ? c->units : c->radians ? "radians" : "degrees";
-    if (units[0]) put_units(f, "/exchange/theta", units);
+    if (units[0]) put_units(f, "/exchange/theta", units, c->units_vlen_utf8);
   }
   H5Fclose(f);
   return path;
@@ -167,6 +174,11 @@ static void test_variants(void) {
   g_autoptr(TlCtData) dc = tl_ct_dxchange_load(c, &error);
   g_assert_no_error(error);
   check_good(dc, TRUE);
+  /* units as h5py 3 writes a Python str (issue 27 item 7: was "not one readable string") */
+  g_autofree char *u = write_case("utf8.h5", &(Case){.radians = TRUE, .units_vlen_utf8 = TRUE});
+  g_autoptr(TlCtData) du = tl_ct_dxchange_load(u, &error);
+  g_assert_no_error(error);
+  check_good(du, TRUE);
   /* no data_dark: zero */
   g_autofree char *e = write_case("nodark.h5", &(Case){.omit = "data_dark"});
   g_autoptr(TlCtData) de = tl_ct_dxchange_load(e, &error);

@@ -159,6 +159,10 @@ static gboolean dx_string_attr(DxLayout *l, const char *name, hid_t d, const cha
   hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
   if (t >= 0 && H5Tget_class(t) == H5T_STRING && n == 1) {
     hid_t mem = H5Tcopy(H5T_C_S1);
+    /* libhdf5 converts no character sets: read ASCII or UTF-8 (h5py 3's str) as stored; the
+     * units compared below are ASCII either way */
+    H5T_cset_t cset = H5Tget_cset(t);
+    if (cset == H5T_CSET_ASCII || cset == H5T_CSET_UTF8) H5Tset_cset(mem, cset);
     if (H5Tis_variable_str(t) > 0) {
       char *s = NULL;
       H5Tset_size(mem, H5T_VARIABLE);
