@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "expr/tl-expr.h"
-#include "tl-sensitivity.h"
+#include "pet/project/tl-sensitivity.h"
 
 typedef struct {
   TlScanner *scanner;     /* copy: sensitivity images iterate its pairs */

@@ -26,10 +26,10 @@
  * not enter. */
 #pragma once
 #include "recon/tl-operator.h"
-#include "tl-listmode.h"
-#include "tl-projector.h"
-#include "tl-randoms.h"
-#include "tl-sss.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/project/tl-projector.h"
+#include "pet/correct/tl-randoms.h"
+#include "pet/correct/tl-sss.h"
 
 G_BEGIN_DECLS
 

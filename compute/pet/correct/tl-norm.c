@@ -3,8 +3,8 @@
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */
 #include "tl-norm.h"
 #include "tl-fansum.h"
-#include "tl-pet-operator.h"
-#include "tl-projector.h"
+#include "pet/tl-pet-operator.h"
+#include "pet/project/tl-projector.h"
 #include "image/tl-file.h"
 #include <errno.h>
 #include <math.h>

@@ -32,7 +32,7 @@
  * n_ab from the same numbers: host (tl_norm_pair), device (shaders/pet/pet_norm.glsl, from the
  * compact tables of tl_norm_upload) and file (docs/formats.md, `.tln`). */
 #pragma once
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include "image/tl-format.h"
 
 G_BEGIN_DECLS

@@ -6,7 +6,7 @@
  * d1 = d2 on different rings (t = -N/2): STIR's sinogram holds that pair in segment +d and in
  * -d, and the lower crystal id as detector 1 picks one of them. */
 #include "tl-sinogram-hist.h"
-#include "tl-pet-operator.h"
+#include "pet/tl-pet-operator.h"
 #include <math.h>
 #include <string.h>
 

@@ -13,8 +13,8 @@
  * cylindrical geometry); the binning itself is exact. */
 #pragma once
 #include "tl-sinogram.h"
-#include "tl-norm.h"
-#include "tl-sss.h"
+#include "pet/correct/tl-norm.h"
+#include "pet/correct/tl-sss.h"
 
 G_BEGIN_DECLS
 

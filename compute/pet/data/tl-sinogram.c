@@ -1,7 +1,7 @@
 /* TlSinogram geometry, its crystal pairs and forward projections (tl-sinogram.h). */
 #include "tl-sinogram.h"
-#include "tl-pet-operator.h"
-#include "tl-projector.h"
+#include "pet/tl-pet-operator.h"
+#include "pet/project/tl-projector.h"
 #include <math.h>
 #include <string.h>
 

@@ -23,8 +23,8 @@
 #include <glib.h>
 #include "tl-error.h"
 #include "image/tl-format.h"
-#include "tl-listmode.h"
-#include "tl-scanner.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/scanner/tl-scanner.h"
 #include "recon/tl-operator.h"
 
 G_BEGIN_DECLS

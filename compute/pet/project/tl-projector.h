@@ -17,8 +17,8 @@
 #pragma once
 #include "tl-stream.h"
 #include "image/tl-image.h"
-#include "tl-listmode.h"
-#include "tl-norm.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/correct/tl-norm.h"
 
 G_BEGIN_DECLS
 
