@@ -18,7 +18,7 @@
 #include <string.h>
 #include "pet-common.h"
 #include "image/tl-nema.h"
-#include "pet/correct/tl-norm.h"
+#include "pet/tl-norm-estimate.h"
 #include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
 #include "pet/simulate/tl-simulate.h"

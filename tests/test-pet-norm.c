@@ -26,7 +26,7 @@
 #include "pet-fixture.h"
 #include "pet-ref.h"
 #include "image/tl-phantom.h"
-#include "pet/correct/tl-norm.h"
+#include "pet/tl-norm-estimate.h"
 #include "pet/tl-pet-operator.h"
 #include "pet/tl-recon.h"
 #include "pet/project/tl-sensitivity.h"

@@ -9,7 +9,7 @@
  * visibly biased. docs/pet.md, "Quantitation", has the figures. */
 #include "pet-fixture.h"
 #include "image/tl-phantom.h" /* TL_MU_WATER */
-#include "pet/correct/tl-norm.h"
+#include "pet/tl-norm-estimate.h"
 #include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
 #include "pet/simulate/tl-simulate.h"

@@ -3,7 +3,7 @@
 #include "tl-cli.h"
 #include "tl-formats.h"
 #include "image/tl-phantom.h"
-#include "pet/correct/tl-norm.h"
+#include "pet/tl-norm-estimate.h"
 #include "pet/project/tl-projector.h"
 #include "image/tl-file.h"
 #include <math.h>
