@@ -18,7 +18,7 @@
 #include <zlib.h>
 #include "image/tl-phantom.h"
 #include "pet/tl-pet-operator.h"
-#include "pet/tl-srm-operator.h"
+#include "pet/srm/tl-srm-operator.h"
 #include "recon/tl-csr-operator.h"
 #include "recon/tl-solver.h"
 #include "tomolab-compute.h"

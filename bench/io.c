@@ -11,7 +11,7 @@
  * warm for all three (the file was just written or read): this measures the reader, not the
  * disk. */
 #include "tl-formats.h"
-#include "pet/tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>

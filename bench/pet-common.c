@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 
 double bench_now(void) { return g_get_monotonic_time() * 1e-6; }
 

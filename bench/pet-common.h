@@ -3,7 +3,7 @@
  * projector operation on the device. */
 #pragma once
 #include "image/tl-phantom.h"
-#include "pet/tl-projector.h"
+#include "pet/project/tl-projector.h"
 #include "tomolab-compute.h"
 
 G_BEGIN_DECLS

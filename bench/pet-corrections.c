@@ -10,7 +10,7 @@
  *       [--voxel-mm 10] [--scatter-mm 20] [--threads 0] */
 #include "pet-common.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-sss.h"
+#include "pet/correct/tl-sss.h"
 #include <math.h>
 #include <stdio.h>
 

@@ -5,8 +5,8 @@
 #pragma once
 #include <glib.h>
 #include "image/tl-image.h"
-#include "pet/tl-listmode.h"
-#include "pet/tl-projector.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/project/tl-projector.h"
 
 typedef enum { PET_CPU_SIDDON, PET_CPU_JOSEPH } PetCpuKind;
 

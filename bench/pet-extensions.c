@@ -27,7 +27,7 @@
 #include "pet-common.h"
 #include "pet-cpu.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-sensitivity.h"
+#include "pet/project/tl-sensitivity.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif

@@ -24,7 +24,7 @@
 #include <string.h>
 #include "pet-common.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 
 /* seed 000 Table 2 (seconds, 20 iterations): QETIR C++ on a CPU, basic and optimised Julia on
  * a Tesla V100; 0 = not in the table */

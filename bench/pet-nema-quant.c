@@ -18,11 +18,11 @@
 #include <string.h>
 #include "pet-common.h"
 #include "image/tl-nema.h"
-#include "pet/tl-norm.h"
-#include "pet/tl-randoms.h"
+#include "pet/tl-norm-estimate.h"
+#include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-sss.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/correct/tl-sss.h"
 
 #define EFFICIENCY_SEED 77
 

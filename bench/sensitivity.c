@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pet-ref.h"
-#include "pet/tl-projector.h"
-#include "pet/tl-scanner.h"
-#include "pet/tl-sensitivity.h"
+#include "pet/project/tl-projector.h"
+#include "pet/scanner/tl-scanner.h"
+#include "pet/project/tl-sensitivity.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif

@@ -6,7 +6,7 @@
 #include "recon/tl-csr-operator.h"
 #include "ct/tl-ct-operator.h"
 #include "pet/tl-pet-operator.h"
-#include "pet/tl-srm-operator.h"
+#include "pet/srm/tl-srm-operator.h"
 
 static const TlOperatorClass *const operators[] = {
     &tl_pet_listmode_operator_class,

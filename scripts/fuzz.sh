@@ -98,7 +98,7 @@ if [ -z "$(ls -A "$c/checkpoint")" ]; then
     printf 'dims = 2 2 2\nvoxel_mm = 4 4 2.5\norigin_mm = -2 -2 -1.25\nend_header\n'
     head -c 32 /dev/zero; } >"$c/checkpoint/a"
 fi
-# scatter estimates (pet/tl-sss.h): one sample, non-TOF; 2 x 2 samples with 3 TOF bins
+# scatter estimates (pet/correct/tl-sss.h): one sample, non-TOF; 2 x 2 samples with 3 TOF bins
 if [ -z "$(ls -A "$c/sss")" ]; then
   sct='TOMOLAB-SCATTER 1\ntransaxial_samples = %s\nring_samples = %s\ntof_bins = %s\nvalues = %s\nvalue_bytes = 4\nbyte_order = little-endian\nscale = 0.5\ntransaxial = %s\nrings = %s\ndescription = seed\nbegin_scanner\nkind = ring\nrings = 2\nsides = 4\ncrystals_per_side = 2\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\n%bend_scanner\nend_header\n'
   { printf "$sct" 1 1 0 1 0 0 ''; printf '\000\000\200\077'; } >"$c/sss/one"

@@ -1,10 +1,10 @@
 /* Small PET geometries built by hand for the projector and reconstruction tests. */
 #pragma once
 #include "tl-test-common.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include "image/tl-image.h"
-#include "pet/tl-listmode.h"
-#include "pet/tl-simulate.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/simulate/tl-simulate.h"
 
 /* A grid of dims voxels of size vox centred on the origin (corners on exact binary values
  * when n * vox is). */

@@ -3,8 +3,8 @@
  * the same bytes; a Tomolab simulation handed to CASToR and read back is the same events;
  * hostile headers, data and LUTs refused with the file, the key and the value. */
 #include "tl-test-common.h"
-#include "pet/tl-format-castor.h"
-#include "pet/tl-simulate.h"
+#include "pet/data/tl-format-castor.h"
+#include "pet/simulate/tl-simulate.h"
 #include "tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * decode to the crystal pairs the layout gives; the real acquisition of ../shared/data/mmr
  * has every word accounted for; hostile headers and files are refused with file, key, value. */
 #include "tl-test-common.h"
-#include "pet/tl-format-mmr.h"
+#include "pet/data/tl-format-mmr.h"
 #include "tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>

@@ -9,7 +9,7 @@
 #include "tomolab-compute.h"
 #include "tl-test-common.h"
 #include "tl-formats.h"
-#include "pet/tl-sinogram.h"
+#include "pet/tl-sinogram-model.h"
 #include "pet/tl-recon.h"
 #include "pet-ref.h"
 #include <glib/gstdio.h>

@@ -4,7 +4,7 @@
  * header of docs/formats.md), never by the code under test. */
 #include "tl-formats.h"
 #include "image/tl-image.h"
-#include "pet/tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/wait.h>

@@ -9,7 +9,7 @@
 #include "image/tl-file.h"
 #include "image/tl-filter.h"
 #include "image/tl-image.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>

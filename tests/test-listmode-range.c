@@ -3,7 +3,7 @@
  * published layout (docs/formats.md: text header, then 12-byte little-endian events), and the
  * expected events come from the test's own array, not from the writer under test. */
 #include "tl-test-common.h"
-#include "pet/tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include <glib/gstdio.h>
 #include <string.h>
 

@@ -7,8 +7,8 @@
 #include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-sensitivity.h"
-#include "pet/tl-simulate.h"
+#include "pet/project/tl-sensitivity.h"
+#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 

@@ -10,7 +10,7 @@
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 

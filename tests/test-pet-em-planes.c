@@ -9,7 +9,7 @@
 #include <string.h>
 #include "pet-fixture.h"
 #include "pet-ref.h"
-#include "pet/tl-projector.h"
+#include "pet/project/tl-projector.h"
 
 static TlContext *ctx;
 

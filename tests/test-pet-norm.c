@@ -26,11 +26,11 @@
 #include "pet-fixture.h"
 #include "pet-ref.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-norm.h"
+#include "pet/tl-norm-estimate.h"
 #include "pet/tl-pet-operator.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-sensitivity.h"
-#include "pet/tl-simulate.h"
+#include "pet/project/tl-sensitivity.h"
+#include "pet/simulate/tl-simulate.h"
 #include "tl-formats.h"
 
 static TlContext *ctx;

@@ -1,7 +1,7 @@
 /* Phantoms: analytic volumes, rod counts, thin sources, validation. */
 #include "tl-test-common.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include <math.h>
 #include <string.h>
 

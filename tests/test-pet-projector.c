@@ -5,8 +5,8 @@
 #include <string.h>
 #include "pet-fixture.h"
 #include "pet-ref.h"
-#include "pet/tl-listmode.h"
-#include "pet/tl-projector.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/project/tl-projector.h"
 
 static TlContext *ctx;
 static const char *const kinds[] = {"siddon", "joseph"};

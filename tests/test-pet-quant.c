@@ -9,12 +9,12 @@
  * visibly biased. docs/pet.md, "Quantitation", has the figures. */
 #include "pet-fixture.h"
 #include "image/tl-phantom.h" /* TL_MU_WATER */
-#include "pet/tl-norm.h"
-#include "pet/tl-randoms.h"
+#include "pet/tl-norm-estimate.h"
+#include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-sss.h"
-#include "pet/tl-units.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/correct/tl-sss.h"
+#include "pet/correct/tl-units.h"
 #include <math.h>
 
 static TlContext *ctx;

@@ -18,9 +18,9 @@
  *    background outside the cylinder; with the randoms from the delayeds as the additive term
  *    the background goes and the inside comes back to the trues-only reconstruction's level. */
 #include "pet-fixture.h"
-#include "pet/tl-randoms.h"
+#include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

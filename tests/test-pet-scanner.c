@@ -1,6 +1,6 @@
 /* Scanner presets against the reference numbers, the pair rule, the text description. */
 #include "tl-test-common.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

@@ -9,8 +9,8 @@
 #include <glib/gstdio.h>
 #include "pet-fixture.h"
 #include "pet-ref.h"
-#include "pet/tl-projector.h"
-#include "pet/tl-sensitivity.h"
+#include "pet/project/tl-projector.h"
+#include "pet/project/tl-sensitivity.h"
 
 static TlContext *ctx;
 static const char *const kinds[] = {"siddon", "joseph"};

@@ -8,9 +8,9 @@
 #include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "image/tl-rng.h"
-#include "pet/tl-compton.h"
-#include "pet/tl-randoms.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-compton.h"
+#include "pet/correct/tl-randoms.h"
+#include "pet/simulate/tl-simulate.h"
 #include "tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>

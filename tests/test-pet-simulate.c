@@ -2,7 +2,7 @@
  * mean, the TOF convention, file validation, histogram, device upload. */
 #include "pet-fixture.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

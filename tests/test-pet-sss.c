@@ -21,8 +21,8 @@
 #include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-sss.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/correct/tl-sss.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>

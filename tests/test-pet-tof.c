@@ -7,9 +7,9 @@
 #include "pet-fixture.h"
 #include "pet-ref.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-projector.h"
+#include "pet/project/tl-projector.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 

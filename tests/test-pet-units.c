@@ -5,8 +5,8 @@
  * frame) back to its truth. */
 #include "pet-fixture.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-units.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/correct/tl-units.h"
 #include <glib/gstdio.h>
 #include <math.h>
 

@@ -11,7 +11,7 @@
 #include "pet-fixture.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 static TlListmode *lm;

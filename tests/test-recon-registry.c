@@ -16,7 +16,7 @@
 #include "ct/tl-ct-operator.h"
 #include "pet-fixture.h"
 #include "pet/tl-pet-operator.h"
-#include "pet/tl-srm-operator.h"
+#include "pet/srm/tl-srm-operator.h"
 #include "recon-ref.h"
 #include "recon/tl-csr-operator.h"
 #include "tl-registry.h"

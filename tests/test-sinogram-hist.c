@@ -3,7 +3,7 @@
  * pair), every pair of two detector indices within the ring difference has its own bin, and
  * histogrammed events add up to the event count. */
 #include "pet-fixture.h"
-#include "pet/tl-sinogram-hist.h"
+#include "pet/tl-sinogram-model.h"
 #include "pet-ref.h"
 #include <math.h>
 

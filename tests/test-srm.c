@@ -12,10 +12,10 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "tl-test-common.h"
-#include "pet/tl-srm.h"
-#include "pet/tl-srm-operator.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-projector.h"
+#include "pet/srm/tl-srm.h"
+#include "pet/srm/tl-srm-operator.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/project/tl-projector.h"
 
 static TlScanner *reduced(guint nu, guint nv, double py, double pz, double gap) {
   TlScannerLayout l = {.kind = TL_SCANNER_DUAL_HEAD, .head_crystals = {nu, nv},

@@ -3,7 +3,7 @@
  * over a sphere inside it. `recon --calibration F` then writes images in Bq/mL. */
 #include "tl-cli.h"
 #include "image/tl-roi.h"
-#include "pet/tl-units.h"
+#include "pet/correct/tl-units.h"
 #include <math.h>
 #include <string.h>
 

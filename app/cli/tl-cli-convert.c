@@ -3,8 +3,8 @@
  * its extension or --format. */
 #include "tl-cli.h"
 #include "tl-formats.h"
-#include "pet/tl-sinogram-hist.h"
-#include "pet/tl-format-castor.h"
+#include "pet/data/tl-sinogram-hist.h"
+#include "pet/data/tl-format-castor.h"
 
 int tl_cli_convert(int argc, char **argv) {
   g_autofree char *format = NULL, *norm_path = NULL; /* GOption allocates them */

@@ -3,8 +3,8 @@
 #include "tl-cli.h"
 #include "tl-formats.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-norm.h"
-#include "pet/tl-projector.h"
+#include "pet/tl-norm-estimate.h"
+#include "pet/project/tl-projector.h"
 #include "image/tl-file.h"
 #include <math.h>
 #include <stdio.h>

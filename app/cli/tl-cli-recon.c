@@ -2,13 +2,13 @@
 #include "tl-cli.h"
 #include "tl-cli-dist.h"
 #include "tl-formats.h"
-#include "pet/tl-sinogram.h"
+#include "pet/data/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-sss.h"
-#include "pet/tl-units.h"
+#include "pet/correct/tl-sss.h"
+#include "pet/correct/tl-units.h"
 #include "tl-registry.h"
 #include <math.h>
 #include <signal.h>

@@ -1,9 +1,9 @@
 /* tomolab-cli simulate: a phantom on a scanner, Monte Carlo, into a list-mode file. */
 #define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "tl-cli.h"
-#include "pet/tl-randoms.h"
+#include "pet/correct/tl-randoms.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 #include "tl-screenshot.h"
 #include "tl-window.h"
 #include "tl-data-view.h"
-#include "pet/tl-units.h"
+#include "pet/correct/tl-units.h"
 
 #ifndef TL_VERSION
 #define TL_VERSION "0.0.0"

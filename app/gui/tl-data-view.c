@@ -5,7 +5,7 @@
 #include "tl-slice-view.h"
 #include "tl-plot.h"
 #include "tl-screenshot.h"
-#include "pet/tl-sinogram-hist.h"
+#include "pet/tl-sinogram-model.h"
 #include "ct/tl-ct-projector.h"
 
 /* Sinogram bins the view histograms at most (128 MiB of float): the ring differences shown are

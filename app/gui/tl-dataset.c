@@ -2,8 +2,8 @@
 #include <string.h>
 #include "tl-dataset.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-sinogram.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/data/tl-sinogram.h"
 #include "ct/tl-ct-simulate.h"
 
 static void dataset_clear(gpointer data) {

@@ -7,9 +7,9 @@
 #include "tl-array.h"
 #include "image/tl-image.h"
 #include "image/tl-filter.h"
-#include "pet/tl-listmode.h"
-#include "pet/tl-norm.h"
-#include "pet/tl-sss.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/correct/tl-norm.h"
+#include "pet/correct/tl-sss.h"
 #include "ct/tl-ct-data.h"
 #include "recon/tl-solver.h"
 

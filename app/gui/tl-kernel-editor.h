@@ -8,7 +8,7 @@
 #pragma once
 #include <adwaita.h>
 #include "tl-kernels.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include "tl-runner.h"
 
 G_BEGIN_DECLS

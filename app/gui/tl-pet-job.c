@@ -14,7 +14,7 @@
 #include "tl-job.h"
 #include "expr/tl-expr.h"
 #include "pet/tl-recon.h"
-#include "pet/tl-units.h"
+#include "pet/correct/tl-units.h"
 
 typedef struct {
   TlJob parent;

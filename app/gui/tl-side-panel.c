@@ -3,8 +3,8 @@
  * images, and each row only applies (is sensitive or shown) when its choice can be used. */
 #include "tl-side-panel.h"
 #include <math.h>
-#include "pet/tl-projector.h"
-#include "pet/tl-units.h"
+#include "pet/project/tl-projector.h"
+#include "pet/correct/tl-units.h"
 #include "tl-registry.h"
 
 struct _TlSidePanel {

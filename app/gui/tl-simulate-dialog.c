@@ -1,7 +1,7 @@
 /* Layout in ui/tl-simulate-dialog.ui; the choices come from the PET core's preset lists. */
 #include "tl-simulate-dialog.h"
 #include "image/tl-phantom.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include "ct/tl-ct-phantom.h"
 
 struct _TlSimulateDialog {

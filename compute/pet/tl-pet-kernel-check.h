@@ -4,7 +4,7 @@
  * before. Other kernels are installed the same way with the measures left at NAN. */
 #pragma once
 #include "tl-kernels.h"
-#include "tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 
 G_BEGIN_DECLS
 

@@ -26,16 +26,13 @@
  * not enter. */
 #pragma once
 #include "recon/tl-operator.h"
-#include "tl-listmode.h"
-#include "tl-projector.h"
-#include "tl-randoms.h"
-#include "tl-sss.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/project/tl-projector.h"
+#include "pet/correct/tl-randoms.h"
+#include "pet/correct/tl-sss.h"
+#include "pet/correct/tl-attenuation.h"
 
 G_BEGIN_DECLS
-
-/* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
- * bone ~0.017; anything above this is taken for a map in the wrong units (e.g. cm^-1). */
-#define TL_PET_MU_MAX 0.05f
 
 typedef struct {
   const char *projector;     /* "siddon" (NULL = this), "joseph" or "tor" */
@@ -71,10 +68,6 @@ typedef struct {
 /* Siddon, default projector params, 1 subset, TL_SCATTER_AUTO, no TOF, no attenuation,
  * cache on. */
 void tl_pet_operator_options_init(TlPetOperatorOptions *o);
-
-/* mu on `grid`, every voxel finite and in [0, TL_PET_MU_MAX]; the GError names both grids,
- * or the voxel and its value. */
-gboolean tl_pet_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
 
 /* The events are copied to the device (regrouped by subset); lm may be freed after. opt NULL:
  * the defaults. */

@@ -2,7 +2,7 @@
  * equations in tl-recon.h and in the algorithm files of compute/recon/. */
 #include "tl-recon.h"
 #include "tl-pet-operator.h"
-#include "tl-srm-operator.h"
+#include "pet/srm/tl-srm-operator.h"
 #include <math.h>
 #include <string.h>
 

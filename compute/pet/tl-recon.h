@@ -43,8 +43,8 @@
  *   s''_n = sum over every detectable pair p of n_p a_p a_pn. */
 #pragma once
 #include <gio/gio.h>
-#include "tl-listmode.h"
-#include "tl-projector.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/project/tl-projector.h"
 #include "image/tl-filter.h"
 #include "recon/tl-solver.h"
 #include "tl-pet-operator.h"

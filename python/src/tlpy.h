@@ -21,7 +21,7 @@
 #include "image/tl-phantom.h"
 #include "image/tl-filter.h"
 #include "pet/tl-pet-operator.h"
-#include "pet/tl-simulate.h"
+#include "pet/simulate/tl-simulate.h"
 #include "ct/tl-ct-operator.h"
 #include "ct/tl-ct-simulate.h"
 #include "ct/tl-ct-fdk.h"

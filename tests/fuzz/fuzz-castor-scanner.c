@@ -1,7 +1,7 @@
 /* CASToR scanner LUTs: the input is a .hscan header, a NUL, then the .lut bytes. What loads is
  * a valid scanner that saves and loads back with the same crystal count and rings. */
 #include "tl-fuzz.h"
-#include "pet/tl-format-castor.h"
+#include "pet/data/tl-format-castor.h"
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   if (size > 1 << 18) return 0;

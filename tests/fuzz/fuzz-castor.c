@@ -1,7 +1,7 @@
 /* CASToR datafiles: the input is a .cdh header, a NUL, then the .cdf bytes (the seeds' headers
  * name "in.cdf"). What loads saves and loads back to the same values and the same data bytes. */
 #include "tl-fuzz.h"
-#include "pet/tl-format-castor.h"
+#include "pet/data/tl-format-castor.h"
 
 static gboolean same_floats(const float *a, const float *b, guint64 n) {
   if (!a || !b) return a == b;

@@ -4,7 +4,7 @@
  * same geometry and bits. */
 #include "tl-fuzz.h"
 #include "image/tl-interfile.h"
-#include "pet/tl-sinogram.h"
+#include "pet/data/tl-sinogram.h"
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   if (size < 1 || size > 1 << 18) return 0;

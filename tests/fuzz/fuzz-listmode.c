@@ -1,7 +1,7 @@
 /* List-mode files: what loads, saves and loads back with the same events, delayeds, tags,
  * singles and scanner; a ranged read of what loads gives the same events and tags. */
 #include "tl-fuzz.h"
-#include "pet/tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   if (size > 1 << 18) return 0;

@@ -1,7 +1,7 @@
 /* mMR list mode: the input is a header, a NUL, then the words (the seeds' headers name
  * "in.l"). Whatever loads accounts for every word and decodes to pairs the scanner allows. */
 #include "tl-fuzz.h"
-#include "pet/tl-format-mmr.h"
+#include "pet/data/tl-format-mmr.h"
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   if (size > 1 << 18) return 0;

@@ -1,7 +1,7 @@
 /* Normalisation files (.tln, pet/tl-norm.h): the input is the file. What loads saves and loads
  * back to the same factors, classes, scanner and hash, and evaluates n_ab the same. */
 #include "tl-fuzz.h"
-#include "pet/tl-norm.h"
+#include "pet/correct/tl-norm.h"
 #include <math.h>
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {

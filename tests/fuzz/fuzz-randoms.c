@@ -2,7 +2,7 @@
  * back to the same factors. The token @HASH@ in the input becomes that scanner's key hash, so
  * inputs get past the scanner check and reach the factor list. */
 #include "tl-fuzz.h"
-#include "pet/tl-randoms.h"
+#include "pet/correct/tl-randoms.h"
 
 static TlScanner *scanner(void) {
   static TlScanner *s;

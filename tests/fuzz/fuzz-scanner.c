@@ -1,6 +1,6 @@
 /* Scanner descriptions: what loads, prints and loads back to the same table. */
 #include "tl-fuzz.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {
   if (size > 1 << 16) return 0;

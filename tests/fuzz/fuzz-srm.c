@@ -2,7 +2,7 @@
  * grid: what loads saves and loads back with the same elements. The first input of a run
  * (an empty one) writes a valid file as a seed to the corpus folder given by $SRM_SEED. */
 #include "tl-fuzz.h"
-#include "pet/tl-srm.h"
+#include "pet/srm/tl-srm.h"
 
 static TlScanner *scanner;
 static TlImageGrid grid;

@@ -1,7 +1,7 @@
 /* Scatter estimate files (pet/tl-sss.h): what loads, saves and loads back with the same
  * sampling, scale, values and scanner, and interpolates to the same pair values. */
 #include "tl-fuzz.h"
-#include "pet/tl-sss.h"
+#include "pet/correct/tl-sss.h"
 #include <math.h>
 
 int LLVMFuzzerTestOneInput(const guint8 *data, size_t size) {

@@ -27,11 +27,11 @@
 #include "tl-window-private.h" /* the runner and the dataset */
 #include "image/tl-phantom.h"
 #include "image/tl-ray-integral.h"
-#include "pet/tl-norm.h"
-#include "pet/tl-randoms.h"
-#include "pet/tl-simulate.h"
-#include "pet/tl-sss.h"
-#include "pet/tl-units.h"
+#include "pet/correct/tl-norm.h"
+#include "pet/correct/tl-randoms.h"
+#include "pet/simulate/tl-simulate.h"
+#include "pet/correct/tl-sss.h"
+#include "pet/correct/tl-units.h"
 #include <math.h>
 #include <string.h>
 

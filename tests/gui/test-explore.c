@@ -17,8 +17,8 @@
 #include "tl-window-private.h" /* the dataset's event count */
 #include "tl-side-panel.h"
 #include "tl-profile-view.h"
-#include "pet/tl-scanner.h"
-#include "pet/tl-sinogram-hist.h"
+#include "pet/scanner/tl-scanner.h"
+#include "pet/data/tl-sinogram-hist.h"
 #include "ct/tl-ct-data.h"
 #include <string.h>
 

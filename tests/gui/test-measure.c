@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 #include "image/tl-phantom.h"
-#include "pet/tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 #include "tl-window.h"
 #include <adwaita.h>
 

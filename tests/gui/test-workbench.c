@@ -10,7 +10,7 @@
 #include "tl-profile-view.h"
 #include "tl-simulate-dialog.h"
 #include "tl-window.h"
-#include "pet/tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 
 static char *tmpdir, *scanner_path, *tof_scanner_path;
 

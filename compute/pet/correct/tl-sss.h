@@ -49,7 +49,7 @@
  */
 #pragma once
 #include <gio/gio.h>
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include "tl-randoms.h"
 #include "image/tl-image.h"
 

@@ -5,7 +5,7 @@
  * when it crosses that plane within a crystal's face (crystal_size[0] x crystal_size[1]
  * around the centre); gaps between faces lose it. */
 #pragma once
-#include "tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 
 G_BEGIN_DECLS
 

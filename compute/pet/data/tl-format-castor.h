@@ -3,8 +3,8 @@
  * look-up tables (`.hscan` + `.lut`): read and written, so a Tomolab simulation can be handed to
  * CASToR and a CASToR dataset reconstructed here. Layouts in docs/formats.md. */
 #pragma once
-#include "tl-listmode.h"
-#include "tl-norm.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/correct/tl-norm.h"
 #include "image/tl-format.h"
 
 G_BEGIN_DECLS

@@ -2,7 +2,7 @@
  * prompts and delayeds decoded to crystal pairs of the mMR crystal table, time tags counted
  * and used to select time frames. Layout and geometry in docs/formats.md. */
 #pragma once
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include "image/tl-format.h"
 
 G_BEGIN_DECLS

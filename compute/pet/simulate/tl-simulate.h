@@ -12,7 +12,7 @@
 #pragma once
 #include <gio/gio.h>
 #include "image/tl-image.h"
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 
 G_BEGIN_DECLS
 

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "tl-projector.h"
+#include "pet/scanner/tl-scanner.h"
 #include "tl-kernels.h"
 
 #define GROUP 8 /* SRM_GROUP of shaders/pet/srm_common.glsl */

@@ -4,7 +4,7 @@
  * point, sampled detector: line integrals, TOF tables), then every sampled pair sums its
  * chunk's scatter points in a fixed order, so the result does not depend on the threads. */
 #include "tl-sss.h"
-#include "tl-pet-operator.h"
+#include "tl-attenuation.h"
 #include <math.h>
 #include <string.h>
 

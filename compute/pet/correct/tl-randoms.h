@@ -17,7 +17,7 @@
  * fan(i) follows tl_scanner_pair_allowed (another group, ring difference within the
  * acceptance), so each fan sum costs O(1) through per-ring and per-(group, ring) prefix sums. */
 #pragma once
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 
 G_BEGIN_DECLS
 

@@ -113,6 +113,12 @@ TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
  * of 2.78 mm), else one covering the field of view with voxels of half a crystal. */
 TlImageGrid tl_scanner_default_grid(const TlScanner *s);
 
+/* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
+ * p < n (n - 1) / 2 (shaders/pet/pet_common.glsl). */
+guint64 tl_pair_count(guint n_crystals);
+guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
+void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);
+
 /* Entry of the format table (compute/tl-formats.c). */
 extern const TlFormatClass tl_format_scanner;
 

@@ -1,7 +1,5 @@
 /* TlSinogram geometry, its crystal pairs and forward projections (tl-sinogram.h). */
 #include "tl-sinogram.h"
-#include "tl-pet-operator.h"
-#include "tl-projector.h"
 #include <math.h>
 #include <string.h>
 
@@ -276,96 +274,6 @@ gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const fl
     return FALSE;
   }
   return TRUE;
-}
-
-static const guint64 *sort_keys;
-static int by_key(const void *a, const void *b) {
-  guint64 ka = sort_keys[*(const guint64 *)a], kb = sort_keys[*(const guint64 *)b];
-  return ka < kb ? -1 : ka > kb;
-}
-
-TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlImage *x,
-                                GError **error) {
-  g_autoptr(TlScanner) sc = tl_sinogram_scanner(s, error);
-  if (!sc) return NULL;
-  g_autoptr(TlSinogram) ones = tl_sinogram_copy(s, FALSE);
-  for (guint64 i = 0; i < ones->n_bins; i++) ones->data[i] = 1;
-  GArray *pairs = tl_sinogram_to_bins(ones, TRUE, error);
-  if (!pairs) return NULL;
-  TlPetOperatorOptions o;
-  tl_pet_operator_options_init(&o);
-  o.use_cache = FALSE;
-  TlSinogram *out = NULL;
-  TlOperator *op = tl_pet_operator_new_binned(ctx, sc, (TlBin *)pairs->data, pairs->len,
-                                              &x->grid, &o, error);
-  guint64 n = pairs->len;
-  float *y = NULL, *vals = NULL;
-  guint64 *keys = NULL, *order = NULL;
-  TlStream *st = NULL;
-  TlArray *dx = NULL, *dy = NULL;
-  if (!op) goto out;
-  st = tl_stream_new(ctx, error);
-  dx = st ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&x->grid), error) : NULL;
-  dy = dx ? tl_array_new_float(ctx, n, error) : NULL;
-  if (!dy || !tl_array_upload(dx, x->data, error) ||
-      !tl_operator_forward(op, st, 0, dx, dy, error) || !tl_stream_finish(st, error))
-    goto out;
-  y = g_new(float, n);
-  if (!tl_array_download(dy, y, error)) goto out;
-  /* the operator's data order is its record order (pairs regrouped by subset and sorted):
-   * read the records back rather than assume it */
-  TlLors lors = tl_pet_operator_lors(op, G_MAXUINT);
-  if (lors.count != n) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: %" G_GUINT64_FORMAT
-                " records for %" G_GUINT64_FORMAT " pairs", lors.count, n);
-    goto out;
-  }
-  TlBin *rec = g_new(TlBin, n);
-  if (!tl_array_download_range(lors.records, lors.first, n, rec, error)) {
-    g_free(rec);
-    goto out;
-  }
-  keys = g_new(guint64, n);
-  order = g_new(guint64, n);
-  for (guint64 i = 0; i < n; i++) {
-    const TlBin *b = &g_array_index(pairs, TlBin, i);
-    keys[i] = (guint64)b->a * sc->n_crystals + b->b;
-    order[i] = i;
-  }
-  sort_keys = keys;
-  qsort(order, n, sizeof *order, by_key); /* pairs by (a, b) */
-  vals = g_new(float, n);
-  for (guint64 r = 0; r < n; r++) {
-    guint64 key = (guint64)MIN(rec[r].a, rec[r].b) * sc->n_crystals + MAX(rec[r].a, rec[r].b);
-    guint64 lo = 0, hi = n; /* binary search of the record's pair */
-    while (lo < hi) {
-      guint64 mid = (lo + hi) / 2;
-      if (keys[order[mid]] < key) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo == n || keys[order[lo]] != key) {
-      g_free(rec);
-      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "forward projection: record %"
-                  G_GUINT64_FORMAT " (%u, %u) is not one of the sinogram's pairs", r, rec[r].a,
-                  rec[r].b);
-      goto out;
-    }
-    vals[order[lo]] = y[r];
-  }
-  g_free(rec);
-  out = tl_sinogram_copy(s, FALSE);
-  if (!tl_sinogram_set_from_pairs(out, pairs, vals, error)) g_clear_pointer(&out, tl_sinogram_free);
-out:
-  if (dx) tl_array_free(dx);
-  if (dy) tl_array_free(dy);
-  if (st) tl_stream_free(st);
-  if (op) tl_operator_free(op);
-  g_array_free(pairs, TRUE);
-  g_free(y);
-  g_free(vals);
-  g_free(keys);
-  g_free(order);
-  return out;
 }
 
 void tl_sinogram_describe(const TlSinogram *s, GString *out) {

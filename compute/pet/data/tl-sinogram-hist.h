@@ -13,8 +13,6 @@
  * cylindrical geometry); the binning itself is exact. */
 #pragma once
 #include "tl-sinogram.h"
-#include "tl-norm.h"
-#include "tl-sss.h"
 
 G_BEGIN_DECLS
 
@@ -29,37 +27,6 @@ gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 
  * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
 gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
                                 GError **error);
-/* The expected counts of one sinogram plane (segment `seg`, axial position `ax`):
- * out[view * n_tangential + t] = sum over the bin's detectable crystal pairs of (D A x)_pair
- * with the binned operator of `scanner` (the sinogram's own; `projector` as in
- * tl-pet-operator.h, D = exp(-A mu) when `mu` is non-NULL), x = `image`. Bins without a
- * detectable pair get 0. Non-TOF: TOF bins summed, as the histogram does. */
-gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
-                                    const TlScanner *scanner, const TlImage *image,
-                                    const char *projector, const TlImage *mu, float *out,
-                                    GError **error);
-/* The model of the expected counts ybar = D A x + a of a reconstruction (tl-recon.h), for
- * tl_sinogram_model_plane: the projector ("siddon", "joseph", "tor"), D = n_ab exp(-(A mu)_ab)
- * (mu, norm: each NULL = 1), and the additive term a = r_ab + n_ab S_ab (randoms, scatter: each
- * NULL = 0; the scatter estimate's scale applied, TOF bins summed; n_ab multiplies the scatter
- * as it does in the reconstruction). */
-typedef struct {
-  const char *projector;
-  const TlImage *mu;
-  const TlNorm *norm;
-  const TlRandoms *randoms;
-  const TlScatterEstimate *scatter;
-} TlSinogramModel;
-
-/* The plane of tl_sinogram_expected_plane under the whole model: expected[view * n_tangential
- * + t] = sum over the bin's detectable pairs of (D A x)_ab + r_ab + n_ab S_ab; randoms and
- * scatter (each may be NULL) get the bin's r_ab and n_ab S_ab alone. GError as
- * tl_sinogram_expected_plane, and for a normalisation, randoms or scatter estimate of another
- * scanner (naming both). */
-gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
-                                 const TlScanner *scanner, const TlImage *image,
-                                 const TlSinogramModel *model, float *expected, float *randoms,
-                                 float *scatter, GError **error);
 /* Segment index of ring difference rd (STIR's order), or -1. */
 gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
 

@@ -359,3 +359,21 @@ TlImageGrid tl_scanner_default_grid(const TlScanner *s) {
   }
   return tl_image_grid_centred(n[0], n[1], n[2], v, v, v);
 }
+
+guint64 tl_pair_count(guint n) { return (guint64)n * (n - (n > 0)) / 2; }
+
+guint64 tl_pair_index(guint n, guint a, guint b) {
+  guint d = (b + n - a) % n; /* b = a + d (mod n) */
+  if (2 * d > n || (2 * d == n && a > b)) {
+    guint t = a;
+    a = b;
+    b = t;
+    d = n - d;
+  }
+  return a + (guint64)n * (d - 1);
+}
+
+void tl_pair_decode(guint n, guint64 p, guint *a, guint *b) {
+  *a = (guint)(p % n);
+  *b = (guint)((*a + p / n + 1) % n);
+}

@@ -11,7 +11,7 @@
  * atomics (CAS loop on devices without them). The matrix is shared (kept by reference). */
 #pragma once
 #include "recon/tl-operator.h"
-#include "tl-listmode.h"
+#include "pet/scanner/tl-listmode.h"
 #include "tl-srm.h"
 
 G_BEGIN_DECLS

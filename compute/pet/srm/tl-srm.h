@@ -33,7 +33,7 @@
  *
  * Cache files: tl_srm_save / tl_srm_load (docs/srm.md), keyed by scanner and grid. */
 #pragma once
-#include "tl-scanner.h"
+#include "pet/scanner/tl-scanner.h"
 
 G_BEGIN_DECLS
 

@@ -23,8 +23,8 @@
 #include <glib.h>
 #include "tl-error.h"
 #include "image/tl-format.h"
-#include "tl-listmode.h"
-#include "tl-scanner.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/scanner/tl-scanner.h"
 #include "recon/tl-operator.h"
 
 G_BEGIN_DECLS
@@ -74,10 +74,6 @@ GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **er
  * (keep_zero) and `values` one per pair in the same order: a forward projection written back. */
 gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const float *values,
                                     GError **error);
-/* The forward projection of `x` (on `grid`) by the binned operator of this geometry (Siddon,
- * one subset) summed per bin into a copy of s. */
-TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlImage *x,
-                                GError **error);
 
 /* STIR Interfile projection data (.hs + .s): float32 (or any Interfile number format) read;
  * float32 little endian written with STIR's keys, SegmentViewAxialTangPos order. */

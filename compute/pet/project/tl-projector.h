@@ -17,8 +17,8 @@
 #pragma once
 #include "tl-stream.h"
 #include "image/tl-image.h"
-#include "tl-listmode.h"
-#include "tl-norm.h"
+#include "pet/scanner/tl-listmode.h"
+#include "pet/correct/tl-norm.h"
 
 G_BEGIN_DECLS
 
@@ -263,11 +263,5 @@ void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const T
  * (bench/README.md). GPUs keep the grouping alone, whose random order keeps a warp's atomics
  * apart. Deterministic (ties keep their order). */
 void tl_events_order_by_line(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
-
-/* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
- * p < n (n - 1) / 2 (shaders/pet/pet_common.glsl). */
-guint64 tl_pair_count(guint n_crystals);
-guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
-void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);
 
 G_END_DECLS
