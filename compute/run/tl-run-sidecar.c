@@ -43,9 +43,11 @@ char *tl_run_file_sha256(const char *path, GError **error) {
   return hex;
 }
 
-/* RFC 8259 string: quote, backslash and control characters escaped; UTF-8 passes through
- * (every value was checked to be UTF-8 when set). */
-static void json_string(GString *o, const char *s) {
+/* RFC 8259 string: quote, backslash and control characters escaped; UTF-8 passes through. */
+static void json_string(GString *o, const char *s_in) {
+  /* JSON is UTF-8: a file name that is not shows its bad bytes as U+FFFD */
+  g_autofree char *valid = g_utf8_validate(s_in, -1, NULL) ? NULL : g_utf8_make_valid(s_in, -1);
+  const char *s = valid ? valid : s_in;
   g_string_append_c(o, '"');
   for (const guchar *p = (const guchar *)s; *p; p++) {
     switch (*p) {

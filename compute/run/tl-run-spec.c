@@ -326,7 +326,7 @@ static gboolean parse_bool(const char *v, gboolean *out) {
 }
 
 /* The value's text is written back into files and messages: one line, no comment sign. */
-static gboolean check_text(const char *key, const char *value, GError **error) {
+static gboolean check_text(const char *key, const char *value, gboolean path, GError **error) {
   for (const char *p = value; *p; p++)
     if (*p == '#' || *p == '\n' || *p == '\r' || (guchar)*p < 0x20) {
       g_autofree char *q = tl_text_quote(value, -1, 80);
@@ -335,7 +335,8 @@ static gboolean check_text(const char *key, const char *value, GError **error) {
                   "write it back)", key, q);
       return FALSE;
     }
-  if (!g_utf8_validate(value, -1, NULL)) {
+  /* file names are bytes on POSIX: a path need not be UTF-8 (its sidecar shows it made valid) */
+  if (!path && !g_utf8_validate(value, -1, NULL)) {
     g_autofree char *q = tl_text_quote(value, -1, 80);
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "key '%s': value '%s' is not UTF-8", key,
                 q);
@@ -352,7 +353,7 @@ gboolean tl_run_spec_set(TlRunSpec *s, const char *key, const char *value_in, GE
                 "unknown key '%s' (the keys: docs/formats.md, \"Run files\")", q);
     return FALSE;
   }
-  if (!check_text(key, value_in, error)) return FALSE;
+  if (!check_text(key, value_in, k->v == V_PATH, error)) return FALSE;
   g_autofree char *value = g_strstrip(g_strdup(value_in));
   g_autofree char *q = tl_text_quote(value, -1, 80);
   switch (k->v) {
