@@ -277,6 +277,7 @@ static void test_sidecar(void) {
   g_assert_true(g_file_set_contents(mu, "", 0, NULL));
   g_autoptr(TlRunSpec) s = tl_run_spec_new();
   const char *kv[][2] = {{"data", data}, {"algorithm", "osem"}, {"subsets", "5"},
+                         {"iterations", "3"}, {"projector", "siddon"},
                          {"attenuation", mu}, {"randoms", "delayeds"}, {"filter", "gauss:6"},
                          {"output", "x.nii"}};
   for (gsize i = 0; i < G_N_ELEMENTS(kv); i++)
@@ -300,6 +301,19 @@ static void test_sidecar(void) {
   g_assert_no_error(e);
   g_assert_true(tl_run_spec_equal(s, r));
   g_assert_cmpstr(r->data, ==, data);
+  /* the defaults a run left to Tomolab are written resolved: a rerun does the same */
+  {
+    g_autoptr(TlRunSpec) a = tl_run_spec_new();
+    g_assert_true(tl_run_spec_set(a, "algorithm", "osem", NULL));
+    g_autofree char *aj = tl_run_sidecar_json(a, "dev", NULL, &e);
+    g_assert_no_error(e);
+    g_autoptr(TlRunSpec) b = tl_run_spec_new();
+    g_assert_true(tl_run_sidecar_read_run(b, aj, "a.json", &e));
+    g_assert_cmpstr(b->projector, ==, "siddon");
+    g_assert_cmpuint(b->iterations, ==, 3);
+    g_assert_cmpuint(b->subsets, ==, 10);
+    g_assert_false(tl_run_spec_equal(a, b));
+  }
   /* written beside the image, loaded as a run file */
   g_autofree char *img = tmp_path("img.nii");
   g_assert_true(tl_run_sidecar_write(img, s, "dev", NULL, &e));

@@ -225,10 +225,22 @@ char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *un
   g_ptr_array_free(all, TRUE);
   g_string_append(o, first ? "],\n" : "\n  ],\n");
 
+  /* the run with its defaults resolved (algorithm, projector, counts): a rerun then does what
+   * this run did even if a later version changes a default */
+  g_autoptr(TlRunSpec) r = tl_run_spec_copy(s);
+  char n1[16], n2[16];
+  g_snprintf(n1, sizeof n1, "%u", tl_run_spec_iterations(s));
+  g_snprintf(n2, sizeof n2, "%u", tl_run_spec_subsets(s));
+  if (!tl_run_spec_set(r, "algorithm", tl_run_spec_algorithm(s), error) ||
+      !tl_run_spec_set(r, "projector", tl_run_spec_projector(s), error) ||
+      !tl_run_spec_set(r, "iterations", n1, error) || !tl_run_spec_set(r, "subsets", n2, error)) {
+    g_string_free(o, TRUE);
+    return NULL;
+  }
   g_string_append(o, "  \"TomolabRun\": {");
   first = TRUE;
   for (const TlRunKeyInfo *k = tl_run_keys(); k->key; k++) {
-    g_autofree char *v = tl_run_spec_get(s, k->key);
+    g_autofree char *v = tl_run_spec_get(r, k->key);
     g_string_append(o, first ? "\n    " : ",\n    ");
     first = FALSE;
     json_string(o, k->key);
