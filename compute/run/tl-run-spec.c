@@ -244,8 +244,11 @@ static const Key keys[] = {
 
 const TlRunKeyInfo *tl_run_keys(void) {
   static TlRunKeyInfo infos[G_N_ELEMENTS(keys) + 1];
-  if (!infos[0].key)
+  static gsize done = 0;
+  if (g_once_init_enter(&done)) { /* front ends may ask from several threads */
     for (gsize i = 0; i < G_N_ELEMENTS(keys); i++) infos[i] = keys[i].info;
+    g_once_init_leave(&done, 1);
+  }
   return infos;
 }
 
