@@ -459,9 +459,9 @@ static void test_recon_verbs(void) {
   /* scatter: sss needs the mu-map; the rounds and the output need sss; estimate files that
    * are not one, hold a NaN, or are for another scanner; outputs over inputs */
   refused(cli("recon", "a.tlm", "--scatter", "sss", "-o", "r.nii", NULL),
-          "--scatter sss needs --attenuation", NULL);
+          "scatter = sss needs attenuation", NULL);
   refused(cli("recon", "a.tlm", "--scatter-rounds", "3", "-o", "r.nii", NULL),
-          "need --scatter sss", NULL);
+          "need scatter = sss", NULL);
   refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-rounds",
               "0x", "-o", "r.nii", NULL), "scatter-rounds", NULL);
   refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-out",
@@ -493,12 +493,12 @@ static void test_recon_verbs(void) {
   refused(cli("recon", "a.tlm", "--calibration", "nan", "--duration", "10", "-o", "r.nii", NULL),
           "--calibration", "nan", NULL);
   refused(cli("recon", "a.tlm", "--calibration", "0", "--duration", "10", "-o", "r.nii", NULL),
-          "calibration factor 0", "> 0", NULL);
+          "--calibration '0'", "> 0", NULL);
   refused(cli("recon", "a.tlm", "--calibration", "2", "--duration", "-5", "-o", "r.nii", NULL),
           "--duration", "-5", NULL);
   refused(cli("recon", "a.tlm", "--calibration", "2", "--duration", "10", "--isotope", "X19",
               "-o", "r.nii", NULL), "isotope 'X19'", "F18", NULL);
-  refused(cli("recon", "a.tlm", "--duration", "10", "-o", "r.nii", NULL), "need --calibration",
+  refused(cli("recon", "a.tlm", "--duration", "10", "-o", "r.nii", NULL), "need calibration",
           NULL);
   refused(cli("calibrate", "t.nii", "--concentration", "-3", "--duration", "10", NULL),
           "t.nii", "known -3 Bq/mL", NULL);

@@ -9,6 +9,8 @@
 #include "tl-cli.h"
 #include "tl-formats.h"
 #include "tl-registry.h"
+#include "tl-cli-run.h"
+#include "run/tl-run-sidecar.h"
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -92,155 +94,131 @@ static gboolean tl_cli_ct_keep_rows(TlCtData *d, const char *text, GError **erro
   return tl_ct_geometry_validate(g, error);
 }
 
+#define RUN_OPT(l, s, help, arg) {l, s, 0, G_OPTION_ARG_CALLBACK, (gpointer)tl_cli_run_option, help, arg}
+#define RUN_FLAG(l, s, help) \
+  {l, s, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer)tl_cli_run_option, help, NULL}
+
+static int ct_recon_spec(const TlRunSpec *sp);
+
+/* Option parsing only: every option sets a key of the run (tl-cli-run.h); the run is made from
+ * the TlRunSpec by ct_recon_spec. */
 int tl_cli_ct_recon(int argc, char **argv) {
-  g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
-  g_autofree char *grid_text = NULL, *device = NULL, *filter = NULL, *objective = NULL;
-  int subsets = 0, iterations = 10, batch = 0;
-  double relaxation = 1.0, beta = 0, gamma = NAN, epsilon = NAN;
-  g_autofree char *prior = NULL, *centre = NULL, *slices = NULL;
-  double pixel_size = 0;
-  gboolean profile = FALSE, nonneg = FALSE, quiet = FALSE;
   g_autofree char *algo_reg = tl_cli_registry_help("algorithm", FALSE);
   g_autofree char *algo_help = g_strdup_printf("fdk (default, direct), or an iterative %s",
                                                algo_reg);
   g_autofree char *prior_help = tl_cli_registry_help("prior", FALSE);
   GOptionEntry entries[] = {
-      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, algo_help, "ALGO"},
-      {"prior", 0, 0, G_OPTION_ARG_STRING, &prior, prior_help, "NAME"},
-      {"beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Prior strength beta (default 0)", "B"},
-      {"gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma, "rdp: gamma >= 0 (default 2)", "G"},
-      {"epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon, "rdp / tv: epsilon > 0 (default 1e-3)",
-       "E"},
-      {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
-       "FDK ramp filter window: ram-lak (default), shepp-logan, hann", "NAME"},
-      {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 10)", "N"},
-      {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets,
-       "Ordered subsets for sart/mlem (default: sart 10, mlem 1)", "S"},
-      {"relaxation", 0, 0, G_OPTION_ARG_DOUBLE, &relaxation,
-       "SIRT/SART relaxation lambda in (0, 2) (default 1)", "L"},
-      {"nonneg", 0, 0, G_OPTION_ARG_NONE, &nonneg, "SIRT/SART: clamp the image at 0", NULL},
-      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
-       "joseph (default), siddon or raycast", "NAME"},
-      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
-       "Image grid (default: the truth's, else the one the scan suggests)", "NXxNYxNZ@MM"},
-      {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
-       "Ground truth image: RMSE after each sub-iteration", "FILE"},
-      {"objective", 0, 0, G_OPTION_ARG_STRING, &objective,
-       "When to compute the objective: never, iteration (default), subiteration", "WHEN"},
-      {"centre", 'c', 0, G_OPTION_ARG_STRING, &centre,
-       "Parallel beam: column the rotation axis projects onto, or 'auto' to search it "
-       "(default: the file's geometry)", "auto|PIXELS"},
-      {"pixel-size", 0, 0, G_OPTION_ARG_DOUBLE, &pixel_size,
-       "Parallel beam: detector pixel size in mm for files that store none (default: the "
-       "file's, 1 mm for Data Exchange); scales the suggested grid too", "MM"},
-      {"slices", 0, 0, G_OPTION_ARG_STRING, &slices,
-       "Parallel beam: reconstruct detector rows FIRST to END-1 only (one slice per row)",
-       "FIRST:END"},
-      {"batch", 0, 0, G_OPTION_ARG_INT, &batch, "FDK: views per batch (default: auto)", "N"},
-      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-       "Image to write: .nii, .nii.gz or .raw (required)", "FILE"},
-      {"profile", 0, 0, G_OPTION_ARG_NONE, &profile, "Print GPU time per kernel at the end", NULL},
-      {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
-       "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
+      RUN_OPT("run", 0, "Read the run from FILE: key = value lines (docs/formats.md, \"Run "
+              "files\") or an image's .json sidecar; the options given here override its values",
+              "FILE"),
+      RUN_OPT("save-run", 0, "Write the run (every key) to FILE before reconstructing", "FILE"),
+      RUN_OPT("algo", 'a', algo_help, "ALGO"),
+      RUN_OPT("prior", 0, prior_help, "NAME"),
+      RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
+      RUN_OPT("gamma", 0, "rdp: gamma >= 0 (default 2)", "G"),
+      RUN_OPT("epsilon", 0, "rdp / tv: epsilon > 0 (default 1e-3)", "E"),
+      RUN_OPT("filter", 'f', "FDK ramp filter window: ram-lak (default), shepp-logan, hann",
+              "NAME"),
+      RUN_OPT("iterations", 'n', "Full iterations (default 10)", "N"),
+      RUN_OPT("subsets", 's', "Ordered subsets for sart/mlem (default: sart 10, mlem 1)", "S"),
+      RUN_OPT("relaxation", 0, "SIRT/SART relaxation lambda in (0, 2) (default 1)", "L"),
+      RUN_FLAG("nonneg", 0, "SIRT/SART: clamp the image at 0"),
+      RUN_OPT("projector", 'p', "joseph (default), siddon or raycast", "NAME"),
+      RUN_OPT("grid", 'g', "Image grid (default: the truth's, else the one the scan suggests)",
+              "NXxNYxNZ@MM"),
+      RUN_OPT("truth", 't', "Ground truth image: RMSE after each sub-iteration", "FILE"),
+      RUN_OPT("start", 0, "Start image of an iterative run (on the grid; default 0, MLEM 1)",
+              "FILE"),
+      RUN_OPT("objective", 0,
+              "When to compute the objective: never, iteration (default), subiteration", "WHEN"),
+      RUN_OPT("centre", 'c',
+              "Parallel beam: column the rotation axis projects onto, or 'auto' to search it "
+              "(default: the file's geometry)", "auto|PIXELS"),
+      RUN_OPT("pixel-size", 0,
+              "Parallel beam: detector pixel size in mm for files that store none (default: the "
+              "file's, 1 mm for Data Exchange); scales the suggested grid too", "MM"),
+      RUN_OPT("slices", 0,
+              "Parallel beam: reconstruct detector rows FIRST to END-1 only (one slice per row)",
+              "FIRST:END"),
+      RUN_OPT("batch", 0, "FDK: views per batch (default: auto)", "N"),
+      RUN_OPT("output", 'o', "Image to write: .nii, .nii.gz or .raw (required); a .json "
+              "provenance sidecar is written beside it", "FILE"),
+      RUN_FLAG("profile", 0, "Print GPU time per kernel at the end"),
+      RUN_OPT("device", 'd',
+              "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)",
+              "SEL"),
+      RUN_FLAG("quiet", 'q', "No progress on stderr"),
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("SCAN - reconstruct a CT scan (.tlct, Data Exchange .h5)");
-  g_option_context_add_main_entries(oc, entries, NULL);
+  TlCliRunArgs args;
+  tl_cli_run_args_init(&args, TRUE);
+  g_autoptr(GOptionContext) oc = g_option_context_new("[SCAN] - reconstruct a CT scan (.tlct, Data Exchange .h5)");
+  GOptionGroup *group = g_option_group_new(VERB, VERB, VERB, &args, NULL);
+  g_option_group_add_entries(group, entries);
+  g_option_context_set_main_group(oc, group);
   g_option_context_set_description(oc,
       "Example: tomolab-cli ct-recon scan.tlct --algo cgls --iterations 20 -t truth.nii \\\n"
       "           -o img.nii --profile\n"
       "         tomolab-cli ct-recon tooth.h5 --centre auto -o tooth.nii\n"
+      "         tomolab-cli ct-recon --run tooth.json -o again.nii  (the sidecar of a run)\n"
       "FDK/FBP (exact spatial ramp filter, voxel-driven back projection) or an iterative solver\n"
       "on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
       "writes the last complete image. Formulas: docs/ct.md.");
   GError *error = NULL;
-  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) return tl_cli_usage_error(VERB, error);
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) {
-    fprintf(stderr, "tomolab-cli " VERB ": %s\n", error->message);
-    g_error_free(error);
-    return 2;
+  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) {
+    tl_cli_run_args_clear(&args);
+    return tl_cli_usage_error(VERB, error);
   }
-  if (argc != 2 || !output) {
+  gboolean parsed = g_option_context_parse(oc, &argc, &argv, &error);
+  g_autoptr(TlRunSpec) spec = parsed && argc <= 2
+                                  ? tl_cli_run_build(&args, argc == 2 ? argv[1] : NULL, &error)
+                                  : NULL;
+  tl_cli_run_args_clear(&args);
+  if (!parsed || (argc <= 2 && !spec)) return tl_cli_usage_error(VERB, error);
+  if (argc > 2 || !spec->data || !spec->output) {
     fprintf(stderr, "tomolab-cli " VERB ": %s\n(see --help)\n",
-            argc < 2 ? "a CT scan (.tlct, .h5) is required" : argc > 2 ? "one scan only"
-                                                                 : "-o FILE is required");
+            argc > 2       ? "one scan only"
+            : !spec->data ? "a CT scan (.tlct, .h5) is required (or data = FILE in --run)"
+                          : "-o FILE is required (or output = FILE in --run)");
     return 2;
   }
+  return ct_recon_spec(spec);
+}
+
+/* The run, from its description. */
+static int ct_recon_spec(const TlRunSpec *sp) {
+  GError *error = NULL;
+  const char *input = sp->data, *output = sp->output, *truth_path = sp->truth;
+  const char *centre = sp->centre, *slices = sp->slices, *grid_text = sp->grid;
+  const char *device = sp->device;
+  gboolean quiet = sp->quiet, profile = sp->profile;
+  double pixel_size = isnan(sp->pixel_size_mm) ? 0 : sp->pixel_size_mm;
+  guint batch = sp->batch;
+  TlCtFilter window = sp->fdk_filter;
   /* before any work: no output over an input, every output writable */
-  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path}}, 2,
+  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", input}, {"--truth", truth_path},
+                                                {"--start", sp->start}}, 3,
                             (const TlCliFile[]){{"-o", output}}, 1, &error))
     return tl_cli_usage_error(VERB, error);
-  gboolean fdk = !algo || strcmp(algo, "fdk") == 0 || strcmp(algo, "fbp") == 0;
+  gboolean fdk = g_str_equal(tl_run_spec_algorithm(sp), "fdk");
   TlCtReconOptions o;
-  tl_ct_recon_options_init(&o);
-  TlCtFilter window = TL_CT_FILTER_RAM_LAK;
-  const TlAlgorithmClass *ak = fdk ? NULL : tl_registry_algorithm(algo, &error);
-  if (!fdk && !ak) return tl_cli_ct_fail(VERB, error);
-  if (ak) {
-    o.algorithm = tl_algorithm_name(ak);
-    /* the old names keep their meaning: sart / mlem with subsets are OS-SART / OSEM */
-    tl_ct_algo_from_name(o.algorithm, &o.algo, NULL);
-    if (g_str_equal(o.algorithm, "os-sart")) o.algo = TL_CT_SART;
-  }
-  if (prior && (!ak || !(tl_algorithm_flags(ak) & TL_ALGO_PRIOR))) {
-    fprintf(stderr, "tomolab-cli " VERB ": --prior needs --algo osl or bsrem\n");
+  if (fdk) tl_ct_recon_options_init(&o);
+  else if (!tl_run_spec_to_ct_options(sp, &o, &error)) return tl_cli_usage_error(VERB, error);
+  if (fdk && sp->start) {
+    fprintf(stderr, "tomolab-cli " VERB ": --start: fdk is direct and takes no start image\n");
     return 2;
-  }
-  if (!prior && (beta != 0 || !isnan(gamma) || !isnan(epsilon))) {
-    fprintf(stderr, "tomolab-cli " VERB ": --beta, --gamma and --epsilon need --prior\n");
-    return 2;
-  }
-  o.prior = prior;
-  o.beta = beta;
-  if (!isnan(gamma)) o.prior_params.gamma = gamma;
-  if (!isnan(epsilon)) o.prior_params.epsilon = epsilon;
-  if ((prior && !tl_registry_prior(prior, &error)) ||
-      (filter && !tl_ct_filter_from_name(filter, &window, &error)) ||
-      (projector && !tl_ct_method_from_name(projector, &o.projector, &error)))
-    return tl_cli_ct_fail(VERB, error);
-  if (iterations < 1 || subsets < 0 || batch < 0) {
-    fprintf(stderr, "tomolab-cli " VERB ": --iterations must be >= 1, --subsets and --batch >= 0\n");
-    return 2;
-  }
-  o.iterations = (guint)iterations;
-  o.subsets = subsets                                                ? (guint)subsets
-              : ak && (tl_algorithm_flags(ak) & TL_ALGO_SUBSETS) && o.algo != TL_CT_MLEM ? 10
-                                                                                          : 1;
-  o.relaxation = (float)relaxation;
-  o.nonnegative = nonneg;
-  if (objective) {
-    if (strcmp(objective, "never") == 0) o.objective = TL_CT_OBJECTIVE_NEVER;
-    else if (strcmp(objective, "subiteration") == 0) o.objective = TL_CT_OBJECTIVE_SUBITERATION;
-    else if (strcmp(objective, "iteration") != 0) {
-      fprintf(stderr, "tomolab-cli " VERB ": --objective '%s': expected never, iteration or "
-                      "subiteration\n", objective);
-      return 2;
-    }
   }
 
   double centre_px = NAN;
   gboolean centre_auto = centre && strcmp(centre, "auto") == 0;
-  if (centre && !centre_auto) {
-    char *end = NULL;
-    centre_px = g_ascii_strtod(centre, &end);
-    if (!end || *end || end == centre || !isfinite(centre_px)) {
-      fprintf(stderr, "tomolab-cli " VERB ": --centre '%s': expected 'auto' or a column number\n",
-              centre);
-      return 2;
-    }
-  }
-  if (pixel_size < 0 || (pixel_size > 0 && !isfinite(pixel_size))) {
-    fprintf(stderr, "tomolab-cli " VERB ": --pixel-size %g: expected a size > 0 mm\n", pixel_size);
-    return 2;
-  }
+  if (centre && !centre_auto) centre_px = g_ascii_strtod(centre, NULL); /* checked by the spec */
 
   /* "no such file" / "is a directory" before content detection's less direct complaint */
-  if (!tl_file_check_input(argv[1], "CT scan", &error)) return tl_cli_ct_fail(VERB, error);
-  g_autoptr(TlCtData) d = tl_format_load_kind(argv[1], TL_DATA_CT, &error);
+  if (!tl_file_check_input(input, "CT scan", &error)) return tl_cli_ct_fail(VERB, error);
+  g_autoptr(TlCtData) d = tl_format_load_kind(input, TL_DATA_CT, &error);
   if (!d) return tl_cli_ct_fail(VERB, error);
   if ((centre || pixel_size > 0 || slices) && d->geometry->beam != TL_CT_PARALLEL) {
     fprintf(stderr, "tomolab-cli " VERB ": --centre, --pixel-size and --slices apply to parallel-beam "
-                    "scans; '%s' is cone beam\n", argv[1]);
+                    "scans; '%s' is cone beam\n", input);
     return 2;
   }
   if (pixel_size > 0 && !tl_cli_ct_set_pixel_size(d, pixel_size, &error))
@@ -289,7 +267,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
   gboolean cancelled = FALSE;
 
   if (fdk) {
-    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, window, (guint)batch, &error);
+    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, window, batch, &error);
     g_autoptr(TlArray) x = f ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&grid), &error) : NULL;
     g_autoptr(TlStream) s = x ? tl_stream_new(ctx, &error) : NULL;
     if (!s) return tl_cli_ct_fail(VERB, error);
@@ -305,6 +283,13 @@ int tl_cli_ct_recon(int argc, char **argv) {
     if (!r) return tl_cli_ct_fail(VERB, error);
     g_clear_pointer(&proj, tl_array_free); /* copied per subset */
     if (truth && !tl_ct_recon_set_truth(r, truth, &error)) return tl_cli_ct_fail(VERB, error);
+    if (sp->start) { /* on the grid, else the error names both */
+      g_autoptr(TlImage) x0 = tl_image_load(sp->start, &error);
+      if (!x0 || !tl_ct_recon_set_image(r, x0, &error)) {
+        g_prefix_error(&error, "--start %s: ", sp->start);
+        return tl_cli_ct_fail(VERB, error);
+      }
+    }
     g_autoptr(GCancellable) cancel = g_cancellable_new();
     Progress pr = {o.iterations, quiet};
     tl_ct_recon_set_callback(r, on_progress, &pr);
@@ -322,7 +307,9 @@ int tl_cli_ct_recon(int argc, char **argv) {
     if (!(img = tl_ct_recon_image(r, &error))) return tl_cli_ct_fail(VERB, error);
     tl_profile_merge(prof, tl_ct_recon_profile(r));
   }
-  if (!tl_image_save(img, output, &error)) return tl_cli_ct_fail(VERB, error);
+  if (!tl_image_save(img, output, &error) ||
+      !tl_run_sidecar_write(output, sp, tl_context_info(ctx)->name, img->unit, &error))
+    return tl_cli_ct_fail(VERB, error);
   if (!quiet)
     fprintf(stderr, "ct-recon: done in %.2f s; wrote %s\n", (g_get_monotonic_time() - t1) * 1e-6,
             output);

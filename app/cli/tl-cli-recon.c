@@ -10,6 +10,9 @@
 #include "pet/correct/tl-sss.h"
 #include "pet/correct/tl-units.h"
 #include "tl-registry.h"
+#include "tl-cli-run.h"
+#include "run/tl-run-sidecar.h"
+#include "pet/project/tl-projector.h"
 #include <math.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -81,31 +84,6 @@ static gboolean post_filter(TlContext *ctx, const TlFilter *f, TlImage *img, TlP
   return tl_array_upload(a, img->data, error) &&
          tl_filter_apply(ctx, s, f, &img->grid, a, NULL, error) &&
          tl_array_download(a, img->data, error);
-}
-
-/* --tof, --tof-nsigma, --tor-fwhm, --filter-every into `o`: NULL, or what is wrong with
- * the combination (the values themselves are checked again by TlRecon). */
-static const char *check_extensions(TlReconOptions *o, gboolean binned, gboolean tof,
-                                    double tof_nsigma, double tor_fwhm, const TlFilter *filter,
-                                    int filter_every) {
-  if (tof && binned) return "--tof needs list mode: the bins of --binned have no TOF";
-  if (!isnan(tof_nsigma) && !tof) return "--tof-nsigma needs --tof";
-  if (!isnan(tof_nsigma) && !(tof_nsigma > 0)) return "--tof-nsigma must be > 0";
-  if (!isnan(tor_fwhm) && strcmp(o->projector, "tor") != 0)
-    return "--tor-fwhm needs --projector tor";
-  if (!isnan(tor_fwhm) && !(tor_fwhm >= 0 && isfinite(tor_fwhm)))
-    return "--tor-fwhm must be >= 0 mm";
-  if (filter_every != G_MININT && filter->kind == TL_FILTER_NONE)
-    return "--filter-every needs --filter";
-  if (filter_every != G_MININT && filter_every < 1) return "--filter-every must be >= 1";
-  o->tof = tof;
-  o->tof_n_sigma = isnan(tof_nsigma) ? TL_TOF_N_SIGMA : tof_nsigma;
-  if (!isnan(tor_fwhm)) o->tor_fwhm_mm = tor_fwhm;
-  if (filter_every > 0) {
-    o->filter = *filter;
-    o->filter_every = (guint)filter_every;
-  }
-  return NULL;
 }
 
 /* Under mpirun a failure on one rank ends every rank (MPI_Abort): the others may be waiting
@@ -189,6 +167,8 @@ int tl_cli_recon(int argc, char **argv) {
                                  : NULL;
     if (f && f->kind == TL_DATA_CT) return tl_cli_ct_recon(argc, argv);
   }
+  TlRunModality m;
+  if (tl_cli_run_peek_modality(argc, argv, &m) && m == TL_RUN_CT) return tl_cli_ct_recon(argc, argv);
   GError *error = NULL;
   if (!tl_cli_dist_start(&argc, &argv, &error)) return fail(error);
   int code = recon_main(argc, argv);
@@ -196,25 +176,15 @@ int tl_cli_recon(int argc, char **argv) {
   return code;
 }
 
+#define RUN_OPT(l, s, help, arg) {l, s, 0, G_OPTION_ARG_CALLBACK, (gpointer)tl_cli_run_option, help, arg}
+#define RUN_FLAG(l, s, help) \
+  {l, s, G_OPTION_FLAG_NO_ARG, G_OPTION_ARG_CALLBACK, (gpointer)tl_cli_run_option, help, NULL}
+
+static int recon_spec(const TlRunSpec *sp);
+
+/* Option parsing only: every option sets a key of the run (tl-cli-run.h); the run is made from
+ * the TlRunSpec by recon_spec. */
 static int recon_main(int argc, char **argv) {
-  g_autofree char *algo = NULL, *projector = NULL, *output = NULL, *truth_path = NULL;
-  g_autofree char *grid_text = NULL, *device = NULL, *loglik = NULL, *filter_text = NULL;
-  g_autofree char *mu_path = NULL, *prior = NULL, *checkpoint = NULL, *resume = NULL;
-  g_autofree char *norm_path = NULL;
-  int checkpoint_every = 0;
-  g_auto(GStrv) kernels = NULL;
-  double beta = 0, gamma = NAN, epsilon = NAN, relaxation = NAN;
-  int subsets = 0, iterations = 3, filter_every = G_MININT;
-  /* NAN / G_MININT = not given: tells "--tor-fwhm 2" from the default when checking
-   * combinations. */
-  double tof_nsigma = NAN, tor_fwhm = NAN;
-  gboolean profile = FALSE, binned = FALSE, no_cache = FALSE, quiet = FALSE, tof = FALSE;
-  g_autofree char *randoms_from = NULL, *randoms_out = NULL, *isotope_name = NULL;
-  g_autofree char *scatter_from = NULL, *scatter_out = NULL;
-  int scatter_rounds = 0;
-  /* Bq/mL (pet/tl-units.h): strict numbers (no nan), NULL / NAN = not given */
-  g_autofree char *calibration_text = NULL, *duration_text = NULL, *frame_start_text = NULL;
-  double calibration = NAN, duration = NAN, frame_start = NAN;
   g_autofree char *tor_help = g_strdup_printf(
       "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
       TL_TOR_FWHM_DEFAULT);
@@ -222,102 +192,111 @@ static int recon_main(int argc, char **argv) {
       "With --tof: truncate the TOF kernel at this many sigmas (default %g)", TL_TOF_N_SIGMA);
   g_autofree char *algo_help = tl_cli_registry_help("algorithm", TRUE);
   g_autofree char *prior_help = tl_cli_registry_help("prior", TRUE);
+  g_autofree char *proj_names = g_strjoinv(", ", (char **)tl_projector_names());
+  g_autofree char *proj_help = g_strdup_printf(
+      "%s (default siddon; tor: tube of response); with --binned on a dual-head scanner also "
+      "srm (precomputed system response matrix with crystal penetration)", proj_names);
   GOptionEntry entries[] = {
-      {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo, algo_help, "ALGO"},
-      {"kernel", 'k', 0, G_OPTION_ARG_FILENAME_ARRAY, &kernels,
-       "Replace built-in kernel NAME by the GLSL in FILE (repeatable; tomolab-cli kernel)",
-       "NAME=FILE"},
-      {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets,
-       "Subsets for the algorithms that use them (default 10)", "S"},
-      {"prior", 0, 0, G_OPTION_ARG_STRING, &prior, prior_help, "NAME"},
-      {"beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Prior strength beta (default 0)", "B"},
-      {"gamma", 0, 0, G_OPTION_ARG_DOUBLE, &gamma,
-       "rdp: edge preservation gamma >= 0 (default 2)", "G"},
-      {"epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon,
-       "rdp / tv: smoothing epsilon > 0 (default 1e-3)", "E"},
-      {"relaxation", 0, 0, G_OPTION_ARG_DOUBLE, &relaxation,
-       "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"},
-      {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 3)", "N"},
-      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
-       "siddon (default), joseph or tor (tube of response); with --binned on a dual-head "
-       "scanner also srm (precomputed system response matrix with crystal penetration)", "NAME"},
-      {"tor-fwhm", 0, 0, G_OPTION_ARG_DOUBLE, &tor_fwhm,
-       tor_help, "MM"},
-      {"tof", 0, 0, G_OPTION_ARG_NONE, &tof,
-       "Time of flight: weight each event by its TOF bin (the file must have TOF bins)", NULL},
-      {"tof-nsigma", 0, 0, G_OPTION_ARG_DOUBLE, &tof_nsigma,
-       nsigma_help, "X"},
-      {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-       "Image to write: .nii, .nii.gz or .raw (required)", "FILE"},
-      {"truth", 't', 0, G_OPTION_ARG_FILENAME, &truth_path,
-       "Ground truth image: RMSE after each sub-iteration; its grid is the default grid", "FILE"},
-      {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
-       "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else the "
-       "scanner's)",
-       "NXxNYxNZ@MM"},
-      {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
-       "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},
-      {"norm", 0, 0, G_OPTION_ARG_FILENAME, &norm_path,
-       "Normalisation: per-pair efficiency factors from a .tln file (tomolab-cli norm-estimate) "
-       "for the data's scanner", "FILE.tln"},
-      {"randoms", 0, 0, G_OPTION_ARG_FILENAME, &randoms_from,
-       "Randoms correction: 'delayeds' estimates each pair's randoms from the file's delayed "
-       "coincidences by fan sums (variance-reduced), 'singles' from its singles rates (2 tau "
-       "S_i S_j T), FILE reads an estimate (a randoms file: --randoms-out); each is added to "
-       "the model", "delayeds|singles|FILE"},
-      {"randoms-out", 0, 0, G_OPTION_ARG_FILENAME, &randoms_out,
-       "With --randoms: write the estimate used to FILE (a randoms file)", "FILE"},
-      {"calibration", 0, 0, G_OPTION_ARG_STRING, &calibration_text,
-       "Write the image in Bq/mL: the scanner's calibration factor F (image value per second "
-       "per Bq/mL of positron emitters; tomolab-cli calibrate finds it)", "F"},
-      {"isotope", 0, 0, G_OPTION_ARG_STRING, &isotope_name,
-       "With --calibration: decay correction to the reference time and the positron fraction "
-       "of this isotope (F18, C11, N13, O15, Ga68, Rb82, Cu64, Zr89; default none)", "NAME"},
-      {"duration", 0, 0, G_OPTION_ARG_STRING, &duration_text,
-       "With --calibration: the frame's duration in s (default: the file's)", "S"},
-      {"frame-start", 0, 0, G_OPTION_ARG_STRING, &frame_start_text,
-       "With --calibration: the frame's start in s after the reference time (default: the "
-       "file's start, else 0)", "S"},
-      {"scatter", 0, 0, G_OPTION_ARG_FILENAME, &scatter_from,
-       "Scatter correction: 'sss' estimates it by single scatter simulation from the current "
-       "image and --attenuation's mu-map, scaled to the data on the lines outside the object "
-       "(tail fit), for --scatter-rounds rounds; or a scatter estimate FILE (--scatter-out)",
-       "sss|FILE"},
-      {"scatter-rounds", 0, 0, G_OPTION_ARG_INT, &scatter_rounds,
-       "With --scatter sss: rounds of estimate + --iterations more iterations after the first "
-       "reconstruction (default 2)", "N"},
-      {"scatter-out", 0, 0, G_OPTION_ARG_FILENAME, &scatter_out,
-       "With --scatter sss: write the last estimate (scaled: expected scatter per crystal pair "
-       "and TOF bin) to FILE", "FILE"},
-      {"binned", 'b', 0, G_OPTION_ARG_NONE, &binned,
-       "Histogram the events per crystal pair and reconstruct the bins", NULL},
-      {"loglik", 0, 0, G_OPTION_ARG_STRING, &loglik,
-       "When to compute the Poisson log-likelihood: never, iteration (default), subiteration",
-       "WHEN"},
-      {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter_text,
-       "Filter the final image (or, with --filter-every, between iterations): median3, median5 "
-       "or gauss:FWHM (mm) (default none)", "FILTER"},
-      {"filter-every", 0, 0, G_OPTION_ARG_INT, &filter_every,
-       "With --filter: filter inside the reconstruction after every N-th sub-iteration instead "
-       "of the final image (N = subsets: once per iteration)", "N"},
-      {"profile", 0, 0, G_OPTION_ARG_NONE, &profile, "Print GPU time per kernel at the end", NULL},
-      {"no-cache", 0, 0, G_OPTION_ARG_NONE, &no_cache,
-       "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab", NULL},
-      {"device", 'd', 0, G_OPTION_ARG_STRING, &device,
-       "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
-      {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
-      {"checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &checkpoint,
-       "Write the image and the progress to FILE (atomically) every --checkpoint-every "
-       "sub-iterations", "FILE"},
-      {"checkpoint-every", 0, 0, G_OPTION_ARG_INT, &checkpoint_every,
-       "With --checkpoint: every N sub-iterations (default: the subsets, once per iteration)",
-       "N"},
-      {"resume", 0, 0, G_OPTION_ARG_FILENAME, &resume,
-       "Go on from a checkpoint of a run with the same options (any number of MPI ranks)",
-       "FILE"},
+      RUN_OPT("run", 0, "Read the run from FILE: key = value lines (docs/formats.md, \"Run "
+              "files\") or an image's .json sidecar; the options given here override its values",
+              "FILE"),
+      RUN_OPT("save-run", 0, "Write the run (every key) to FILE before reconstructing", "FILE"),
+      RUN_OPT("algo", 'a', algo_help, "ALGO"),
+      RUN_OPT("kernel", 'k',
+              "Replace built-in kernel NAME by the GLSL in FILE (repeatable; tomolab-cli kernel)",
+              "NAME=FILE"),
+      RUN_OPT("subsets", 's', "Subsets for the algorithms that use them (default 10)", "S"),
+      RUN_OPT("prior", 0, prior_help, "NAME"),
+      RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
+      RUN_OPT("gamma", 0, "rdp: edge preservation gamma >= 0 (default 2)", "G"),
+      RUN_OPT("epsilon", 0, "rdp / tv: smoothing epsilon > 0 (default 1e-3)", "E"),
+      RUN_OPT("relaxation", 0,
+              "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"),
+      RUN_OPT("iterations", 'n', "Full iterations (default 3)", "N"),
+      RUN_OPT("projector", 'p', proj_help, "NAME"),
+      RUN_OPT("tor-fwhm", 0, tor_help, "MM"),
+      RUN_FLAG("tof", 0,
+               "Time of flight: weight each event by its TOF bin (the file must have TOF bins)"),
+      RUN_OPT("tof-nsigma", 0, nsigma_help, "X"),
+      RUN_OPT("output", 'o', "Image to write: .nii, .nii.gz or .raw (required); a .json "
+              "provenance sidecar is written beside it", "FILE"),
+      RUN_OPT("truth", 't',
+              "Ground truth image: RMSE after each sub-iteration; its grid is the default grid",
+              "FILE"),
+      RUN_OPT("start", 0, "Start image (on the grid; default: the algorithm's)", "FILE"),
+      RUN_OPT("grid", 'g',
+              "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else "
+              "the scanner's)", "NXxNYxNZ@MM"),
+      RUN_OPT("attenuation", 0,
+              "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)",
+              "MU.nii"),
+      RUN_OPT("norm", 0,
+              "Normalisation: per-pair efficiency factors from a .tln file (tomolab-cli "
+              "norm-estimate) for the data's scanner", "FILE.tln"),
+      RUN_OPT("randoms", 0,
+              "Randoms correction: 'delayeds' estimates each pair's randoms from the file's "
+              "delayed coincidences by fan sums (variance-reduced), 'singles' from its singles "
+              "rates (2 tau S_i S_j T), FILE reads an estimate (a randoms file: --randoms-out); "
+              "each is added to the model", "delayeds|singles|FILE"),
+      RUN_OPT("randoms-out", 0, "With --randoms: write the estimate used to FILE (a randoms file)",
+              "FILE"),
+      RUN_OPT("calibration", 0,
+              "Write the image in Bq/mL: the scanner's calibration factor F (image value per "
+              "second per Bq/mL of positron emitters; tomolab-cli calibrate finds it)", "F"),
+      RUN_OPT("isotope", 0,
+              "With --calibration: decay correction to the reference time and the positron "
+              "fraction of this isotope (F18, C11, N13, O15, Ga68, Rb82, Cu64, Zr89; default "
+              "none)", "NAME"),
+      RUN_OPT("duration", 0, "With --calibration: the frame's duration in s (default: the file's)",
+              "S"),
+      RUN_OPT("frame-start", 0,
+              "With --calibration: the frame's start in s after the reference time (default: "
+              "the file's start, else 0)", "S"),
+      RUN_OPT("scatter", 0,
+              "Scatter correction: 'sss' estimates it by single scatter simulation from the "
+              "current image and --attenuation's mu-map, scaled to the data on the lines outside "
+              "the object (tail fit), for --scatter-rounds rounds; or a scatter estimate FILE "
+              "(--scatter-out)", "sss|FILE"),
+      RUN_OPT("scatter-rounds", 0,
+              "With --scatter sss: rounds of estimate + --iterations more iterations after the "
+              "first reconstruction (default 2)", "N"),
+      RUN_OPT("scatter-out", 0,
+              "With --scatter sss: write the last estimate (scaled: expected scatter per crystal "
+              "pair and TOF bin) to FILE", "FILE"),
+      RUN_FLAG("binned", 'b', "Histogram the events per crystal pair and reconstruct the bins"),
+      RUN_OPT("loglik", 0,
+              "When to compute the Poisson log-likelihood: never, iteration (default), "
+              "subiteration", "WHEN"),
+      RUN_OPT("filter", 'f',
+              "Filter the final image (or, with --filter-every, between iterations): median3, "
+              "median5 or gauss:FWHM (mm) (default none)", "FILTER"),
+      RUN_OPT("filter-every", 0,
+              "With --filter: filter inside the reconstruction after every N-th sub-iteration "
+              "instead of the final image (N = subsets: once per iteration)", "N"),
+      RUN_FLAG("profile", 0, "Print GPU time per kernel at the end"),
+      RUN_FLAG("no-cache", 0,
+               "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab"),
+      RUN_OPT("device", 'd',
+              "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)",
+              "SEL"),
+      RUN_FLAG("quiet", 'q', "No progress on stderr"),
+      RUN_OPT("checkpoint", 0,
+              "Write the image and the progress to FILE (atomically) every --checkpoint-every "
+              "sub-iterations", "FILE"),
+      RUN_OPT("checkpoint-every", 0,
+              "With --checkpoint: every N sub-iterations (default: the subsets, once per "
+              "iteration)", "N"),
+      RUN_OPT("resume", 0,
+              "Go on from a checkpoint of a run with the same options (any number of MPI ranks)",
+              "FILE"),
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("SCAN.tlm|SCAN.tlct - reconstruct PET list mode (or a CT scan)");
-  g_option_context_add_main_entries(oc, entries, NULL);
+  TlCliRunArgs args;
+  tl_cli_run_args_init(&args, FALSE);
+  g_autoptr(GOptionContext) oc = g_option_context_new(
+      "[SCAN] - reconstruct PET list mode or a sinogram (or a CT scan)");
+  GOptionGroup *group = g_option_group_new("recon", "recon", "recon", &args, NULL);
+  g_option_group_add_entries(group, entries);
+  g_option_context_set_main_group(oc, group);
   g_option_context_set_description(oc,
       "Example: tomolab-cli recon scan.tlm --algo osem --subsets 10 --iterations 3 \\\n"
       "           --projector joseph -o img.nii --profile\n"
@@ -326,81 +305,63 @@ static int recon_main(int argc, char **argv) {
       "With every PET extension: tomolab-cli recon scan.tlm --algo osem --subsets 10 \\\n"
       "           --iterations 3 --tof --attenuation mu.nii --norm dmi.tln --filter median3 \\\n"
       "           --filter-every 10 -o img.nii\n"
+      "From a run file, or again from an image's sidecar: tomolab-cli recon --run run.txt\n"
+      "           tomolab-cli recon --run img.json -o again.nii\n"
       "List-mode MLEM/OSEM on the Vulkan device: one fused kernel per event (forward projection,\n"
       "ratio, back projection), then one fused array expression for the update. The sensitivity\n"
       "image is cached in $XDG_CACHE_HOME/tomolab. Ctrl-C writes the last complete image.\n"
+      "Each image gets a JSON sidecar (IMAGE.json): the run, the inputs' SHA-256, the version\n"
+      "and the device, with BIDS-PET keys (docs/formats.md).\n"
       "A CT scan (.tlct) is reconstructed by ct-recon instead (tomolab-cli ct-recon --help).");
   GError *error = NULL;
-  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) return tl_cli_usage_error("recon", error);
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) {
-    fprintf(stderr, "tomolab-cli recon: %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
-  if (argc != 2 || !output) {
-    fprintf(stderr, "tomolab-cli recon: %s\n(see --help)\n",
-            argc < 2 ? "a list-mode file is required" : argc > 2 ? "one list-mode file only"
-                                                               : "-o FILE is required");
-    return 2;
-  }
-  if (checkpoint_every < 0 || (checkpoint_every && !checkpoint)) {
-    fprintf(stderr, "tomolab-cli recon: --checkpoint-every needs --checkpoint and N >= 1\n");
-    return 2;
-  }
-  gboolean randoms_delayeds = g_strcmp0(randoms_from, "delayeds") == 0;
-  gboolean randoms_singles = g_strcmp0(randoms_from, "singles") == 0;
-  if (randoms_from && !randoms_delayeds && !randoms_singles &&
-      !g_file_test(randoms_from, G_FILE_TEST_EXISTS)) {
-    fprintf(stderr, "tomolab-cli recon: --randoms '%s': expected delayeds (the randoms "
-            "estimated from the file's delayed coincidences), singles (from its singles rates) or "
-            "a randoms file (no such file)\n",
-            randoms_from);
-    return 2;
-  }
-  gboolean sss = scatter_from && strcmp(scatter_from, "sss") == 0;
-  const char *scatter_file = scatter_from && !sss ? scatter_from : NULL;
-  if (sss && !mu_path) {
-    fprintf(stderr, "tomolab-cli recon: --scatter sss needs --attenuation MU (the mu-map gives "
-            "the scattering medium and the object's outline for the tail fit)\n");
-    return 2;
-  }
-  if ((scatter_rounds || scatter_out) && !sss) {
-    fprintf(stderr, "tomolab-cli recon: --scatter-rounds and --scatter-out need --scatter sss\n");
-    return 2;
-  }
-  if (scatter_rounds < 0 || scatter_rounds > 100) {
-    fprintf(stderr, "tomolab-cli recon: --scatter-rounds %d: expected 1 to 100\n", scatter_rounds);
-    return 2;
-  }
-  if (sss && (checkpoint || resume)) {
-    fprintf(stderr, "tomolab-cli recon: --checkpoint and --resume do not go with --scatter sss "
-            "(the scatter term changes between rounds); save the estimate with --scatter-out "
-            "and use --scatter FILE\n");
-    return 2;
-  }
-  if (randoms_out && !randoms_from) {
-    fprintf(stderr, "tomolab-cli recon: --randoms-out needs --randoms\n");
-    return 2;
-  }
-  if ((calibration_text && !tl_cli_parse_double("--calibration", calibration_text, 0, 1e300,
-                                                &calibration, &error)) ||
-      (duration_text && !tl_cli_parse_double("--duration", duration_text, 0, 1e9, &duration,
-                                             &error)) ||
-      (frame_start_text && !tl_cli_parse_double("--frame-start", frame_start_text, 0, 1e9,
-                                                &frame_start, &error)))
+  if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) {
+    tl_cli_run_args_clear(&args);
     return tl_cli_usage_error("recon", error);
-  if (isnan(calibration) && (isotope_name || !isnan(duration) || !isnan(frame_start))) {
-    fprintf(stderr, "tomolab-cli recon: --isotope, --duration and --frame-start need "
-            "--calibration\n");
+  }
+  gboolean parsed = g_option_context_parse(oc, &argc, &argv, &error);
+  g_autoptr(TlRunSpec) spec = parsed && argc <= 2
+                                  ? tl_cli_run_build(&args, argc == 2 ? argv[1] : NULL, &error)
+                                  : NULL;
+  tl_cli_run_args_clear(&args);
+  if (!parsed || (argc <= 2 && !spec)) return tl_cli_usage_error("recon", error);
+  if (argc > 2 || !spec->data || !spec->output) {
+    fprintf(stderr, "tomolab-cli recon: %s\n(see --help)\n",
+            argc > 2       ? "one list-mode file only"
+            : !spec->data ? "a list-mode file is required (or data = FILE in --run)"
+                          : "-o FILE is required (or output = FILE in --run)");
     return 2;
   }
+  return recon_spec(spec);
+}
+
+/* The run, from its description. */
+static int recon_spec(const TlRunSpec *sp) {
+  GError *error = NULL;
+  const char *input = sp->data, *output = sp->output, *truth_path = sp->truth;
+  const char *mu_path = sp->attenuation, *norm_path = sp->norm, *grid_text = sp->grid;
+  const char *checkpoint = sp->checkpoint, *resume = sp->resume, *prior = sp->prior;
+  const char *randoms_out = sp->randoms_out, *scatter_out = sp->scatter_out;
+  char **kernels = sp->kernels;
+  g_autofree char *device = g_strdup(sp->device);
+  gboolean binned = sp->binned, tof = sp->tof, quiet = sp->quiet, profile = sp->profile;
+  gboolean no_cache = !sp->cache;
+  guint checkpoint_every = sp->checkpoint_every;
+  gboolean randoms_delayeds = sp->randoms == TL_RUN_RANDOMS_DELAYEDS;
+  gboolean randoms_singles = sp->randoms == TL_RUN_RANDOMS_SINGLES;
+  const char *randoms_from = sp->randoms == TL_RUN_RANDOMS_NONE ? NULL
+                             : randoms_delayeds                 ? "delayeds"
+                             : randoms_singles                  ? "singles"
+                                                                : sp->randoms_file;
+  gboolean sss = sp->scatter == TL_RUN_SCATTER_SSS;
+  const char *scatter_file = sp->scatter_file;
+  double calibration = sp->calibration, duration = sp->duration_s;
   TlQuant quant = {.calibration = calibration, .duration_s = duration,
-                   .frame_start_s = frame_start};
-  if (isotope_name && !(quant.isotope = tl_isotope_find(isotope_name, &error)))
+                   .frame_start_s = sp->frame_start_s};
+  if (sp->isotope && !(quant.isotope = tl_isotope_find(sp->isotope, &error)))
     return tl_cli_usage_error("recon", error);
   guint size = tl_cli_dist_size(), rank = tl_cli_dist_rank();
   if (rank != 0) quiet = TRUE; /* rank 0 reports and writes */
-  if (size > 1 && scatter_from) {
+  if (size > 1 && sp->scatter != TL_RUN_SCATTER_NONE) {
     fprintf(stderr, "tomolab-cli recon: --scatter runs on one process for now (the tail fit needs "
             "every event)\n");
     return 2;
@@ -418,90 +379,25 @@ static int recon_main(int argc, char **argv) {
   /* before any work: no output over an input, every output writable; --resume may name the
    * --checkpoint file (it is read before the first checkpoint is written) */
   gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
-  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path},
+  if (!tl_cli_check_outputs((const TlCliFile[]){{"input", input}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
                                                 {"--norm", norm_path},
                                                 {"--resume", resume_same ? NULL : resume},
-                                                {"--randoms", randoms_delayeds ? NULL
-                                                                               : randoms_from},
-                                                {"--scatter", scatter_file}},
-                            7,
+                                                {"--randoms", sp->randoms_file},
+                                                {"--scatter", scatter_file},
+                                                {"--start", sp->start}},
+                            8,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
                                                 {"--randoms-out", randoms_out},
                                                 {"--scatter-out", scatter_out}},
                             4, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
-  tl_recon_options_init(&o);
-  const TlAlgorithmClass *ak = tl_registry_algorithm(algo ? algo : "mlem", &error);
-  if (!ak) {
-    fprintf(stderr, "tomolab-cli recon: --algo: %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
-  guint aflags = tl_algorithm_flags(ak);
-  o.algorithm = tl_algorithm_name(ak);
-  if (aflags & TL_ALGO_SUBSETS) {
-    o.algo = TL_RECON_OSEM;
-    o.subsets = subsets > 0 ? (guint)subsets : 10;
-  } else if (subsets > 1) {
-    fprintf(stderr, "tomolab-cli recon: --subsets: %s uses all data at once\n", o.algorithm);
-    return 2;
-  }
-  if (iterations < 1 || subsets < 0) {
-    fprintf(stderr, "tomolab-cli recon: --iterations must be >= 1 and --subsets >= 1\n");
-    return 2;
-  }
-  if ((aflags & TL_ALGO_NEEDS_DATA) && !binned) {
-    fprintf(stderr, "tomolab-cli recon: --algo %s needs binned data (--binned): list-mode "
-            "events are no data vector\n", o.algorithm);
-    return 2;
-  }
-  if (prior && !tl_registry_prior(prior, &error)) {
-    fprintf(stderr, "tomolab-cli recon: --prior: %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
-  if (prior && !(aflags & TL_ALGO_PRIOR)) {
-    fprintf(stderr, "tomolab-cli recon: --prior needs --algo osl or bsrem (%s takes none)\n",
-            o.algorithm);
-    return 2;
-  }
-  if (!prior && (beta != 0 || !isnan(gamma) || !isnan(epsilon))) {
-    fprintf(stderr, "tomolab-cli recon: --beta, --gamma and --epsilon need --prior\n");
-    return 2;
-  }
-  o.prior = prior;
-  o.beta = beta;
-  if (!isnan(gamma)) o.prior_params.gamma = gamma;
-  if (!isnan(epsilon)) o.prior_params.epsilon = epsilon;
-  if (!isnan(relaxation)) o.relaxation = (float)relaxation;
-  o.iterations = (guint)iterations;
-  o.projector = projector ? projector : "siddon";
-  o.use_cache = !no_cache;
-  if (loglik) {
-    if (strcmp(loglik, "never") == 0)
-      o.loglik = TL_LOGLIK_NEVER;
-    else if (strcmp(loglik, "subiteration") == 0)
-      o.loglik = TL_LOGLIK_SUBITERATION;
-    else if (strcmp(loglik, "iteration") != 0) {
-      fprintf(stderr, "tomolab-cli recon: --loglik '%s': expected never, iteration or subiteration\n",
-              loglik);
-      return 2;
-    }
-  }
-
-  TlFilter filter = {TL_FILTER_NONE, 0};
-  if (filter_text && !tl_filter_parse(filter_text, &filter, &error)) {
-    fprintf(stderr, "tomolab-cli recon: --filter: %s\n", error->message);
-    g_error_free(error);
-    return 2;
-  }
-  const char *bad = check_extensions(&o, binned, tof, tof_nsigma, tor_fwhm, &filter, filter_every);
-  if (bad) {
-    fprintf(stderr, "tomolab-cli recon: %s\n", bad);
-    return 2;
-  }
+  TlFilter filter, post_filter_kind;
+  if (!tl_run_spec_to_recon_options(sp, &o, &post_filter_kind, &error))
+    return tl_cli_usage_error("recon", error);
+  filter = sp->filter;
+  g_autofree char *filter_text = filter.kind == TL_FILTER_NONE ? NULL : tl_filter_to_string(&filter);
 
   /* several ranks: each reads only its share of the events, by file offset (Tomolab .tlm
    * only: other formats are converted first); one process: list mode of any format, or a
@@ -511,7 +407,7 @@ static int recon_main(int argc, char **argv) {
   g_autoptr(TlListmode) lm = NULL;
   g_autoptr(GArray) sino_bins = NULL;
   if (size > 1) {
-    if (!tl_listmode_count_events(argv[1], &n_total, &error)) {
+    if (!tl_listmode_count_events(input, &n_total, &error)) {
       g_prefix_error(&error, "under mpirun each rank reads its share of a Tomolab list-mode "
                      "file (.tlm) by offset; convert other formats with tomolab-cli convert: ");
       return fail(error);
@@ -524,10 +420,10 @@ static int recon_main(int argc, char **argv) {
       tl_cli_dist_abort(2);
       return 2;
     }
-    if (!(lm = tl_listmode_load_range(argv[1], first, count, &error))) return fail(error);
+    if (!(lm = tl_listmode_load_range(input, first, count, &error))) return fail(error);
   } else {
     TlDataKind kind;
-    gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
+    gpointer data = tl_format_load_any(input, &kind, NULL, &error);
     if (!data) return fail(error);
     if (kind == TL_DATA_PET_SINOGRAM) {
       g_autoptr(TlSinogram) sino = data;
@@ -538,7 +434,7 @@ static int recon_main(int argc, char **argv) {
       }
       lm = tl_listmode_new(sc, 0);
       if (tof) {
-        fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
+        fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", input);
         return 2;
       }
       binned = TRUE;
@@ -546,7 +442,7 @@ static int recon_main(int argc, char **argv) {
       lm = data;
     } else {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
-              "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
+              "data go to ct-recon)\n", input, tl_data_kind_name(kind));
       tl_data_free(kind, data);
       return 1;
     }
@@ -558,7 +454,7 @@ static int recon_main(int argc, char **argv) {
     if (isnan(quant.duration_s)) quant.duration_s = lm->duration_s;
     if (isnan(quant.frame_start_s)) quant.frame_start_s = lm->duration_s > 0 ? lm->start_s : 0;
     if (!tl_quant_validate(&quant, &error)) {
-      g_prefix_error(&error, "--calibration with %s%s: ", argv[1],
+      g_prefix_error(&error, "--calibration with %s%s: ", input,
                      isnan(duration) && !(lm->duration_s > 0)
                          ? " (the file states no duration: give --duration)" : "");
       return tl_cli_usage_error("recon", error);
@@ -568,11 +464,11 @@ static int recon_main(int argc, char **argv) {
   if (randoms_singles) {
     if (!lm->singles) {
       fprintf(stderr, "tomolab-cli recon: --randoms singles: %s carries no singles rates "
-              "(simulate --activity writes them; or --randoms delayeds or FILE)\n", argv[1]);
+              "(simulate --activity writes them; or --randoms delayeds or FILE)\n", input);
       return 1;
     }
     if (!(randoms = tl_randoms_from_singles(lm->scanner, lm->singles, lm->coincidence_window_ns,
-                                            lm->duration_s, argv[1], &error)))
+                                            lm->duration_s, input, &error)))
       return fail(error);
     o.randoms = randoms;
   } else if (randoms_from && !randoms_delayeds) {
@@ -581,7 +477,7 @@ static int recon_main(int argc, char **argv) {
   } else if (randoms_from) {
     if (lm->n_delayed == 0) {
       fprintf(stderr, "tomolab-cli recon: --randoms delayeds: %s holds no delayed "
-              "coincidences\n", argv[1]);
+              "coincidences\n", input);
       return 1;
     }
     if (!(randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, &error)))
@@ -652,7 +548,7 @@ static int recon_main(int argc, char **argv) {
             G_GUINT64_FORMAT "; image sums in %u piece(s)\n", size, first, first + count,
             tl_cli_dist_pieces());
   if (prior && !quiet)
-    fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, beta,
+    fprintf(stderr, "recon: prior %s, beta %g, gamma %g, epsilon %g\n", prior, o.beta,
             o.prior_params.gamma, o.prior_params.epsilon);
   if (mu && !quiet) fprintf(stderr, "recon: attenuation correction with %s\n", mu_path);
   if (norm && !quiet)
@@ -689,7 +585,7 @@ static int recon_main(int argc, char **argv) {
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
 
-  g_autofree char *hash = options_hash(argv[1], n_total, lm->scanner, &grid, &o, mu, norm,
+  g_autofree char *hash = options_hash(input, n_total, lm->scanner, &grid, &o, mu, norm,
                                        filter_text, kernels, scatter_file);
   if (resume) {
     TlCliCheckpoint cp;
@@ -710,11 +606,19 @@ static int recon_main(int argc, char **argv) {
       fprintf(stderr, "recon: resumed from %s after %u sub-iterations\n", resume,
               tl_recon_sub_iterations(r));
   }
+  if (sp->start) { /* on the grid, else the solver's error names both */
+    g_autoptr(TlImage) x0 = tl_cli_load_image(sp->start, &error);
+    if (!x0 || !tl_solver_set_image(tl_recon_solver(r), x0, &error)) {
+      g_prefix_error(&error, "--start %s: ", sp->start);
+      return fail(error);
+    }
+    if (!quiet) fprintf(stderr, "recon: start image %s\n", sp->start);
+  }
 
   g_autoptr(GCancellable) cancel = g_cancellable_new();
-  guint rounds = sss ? (scatter_rounds ? (guint)scatter_rounds : 2) : 0;
+  guint rounds = sss ? sp->scatter_rounds : 0;
   Progress pr = {o.iterations * (rounds + 1), quiet, checkpoint,
-                 checkpoint_every ? (guint)checkpoint_every : o.subsets, hash, r, cancel};
+                 checkpoint_every ? checkpoint_every : o.subsets, hash, r, cancel};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
   /* Ctrl-C: finish nothing more, keep the last complete image and write it. Under mpirun,
@@ -759,10 +663,12 @@ static int recon_main(int argc, char **argv) {
   g_autoptr(TlProfile) prof = tl_profile_new();
   tl_profile_merge(prof, tl_recon_profile(r));
   /* With --filter-every the filter already ran inside the reconstruction. */
-  TlFilter post = o.filter_every ? (TlFilter){TL_FILTER_NONE, 0} : filter;
+  TlFilter post = post_filter_kind;
   if (rank == 0 && (!img || !post_filter(ctx, &post, img, prof, &error) ||
                     (!isnan(calibration) && !tl_quant_apply(&quant, img, &error)) ||
-                    !tl_cli_save_image(img, output, &error)))
+                    !tl_cli_save_image(img, output, &error) ||
+                    !tl_run_sidecar_write(output, sp, tl_context_info(ctx)->name, img->unit,
+                                          &error)))
     return fail(error);
   if (scatter_out && estimate) {
     if (!tl_scatter_estimate_save(estimate, scatter_out, &error)) return fail(error);

@@ -12,6 +12,7 @@
 #include "pet/correct/tl-sss.h"
 #include "ct/tl-ct-data.h"
 #include "recon/tl-solver.h"
+#include "run/tl-run-spec.h"
 
 G_BEGIN_DECLS
 
@@ -146,6 +147,16 @@ typedef struct {
 } TlPetJobOptions;
 
 void tl_pet_job_options_clear(TlPetJobOptions *o);
+
+/* The window's PET settings as a run (compute/run/tl-run-spec.h: the text form the CLI's
+ * --run reads) and back. to_run: data, iterations and the options into `s` (its other keys
+ * stay); the phantom's mu-map is no file, so a run cannot name it (GError). from_run: the
+ * run's keys into `o` (cleared first; validated); *ignored (may be NULL; g_free) lists the
+ * run's keys with values the window has no row for ("binned, start"), or NULL. */
+gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, guint iterations,
+                                   TlRunSpec *s, GError **error);
+gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, guint *iterations,
+                                     char **ignored, GError **error);
 
 /* Copies what it needs; `truth` and `mu` (attenuation, mm^-1; both may be NULL) must be on
  * `grid`. Slow (sensitivity image): call on the worker. */

@@ -15,6 +15,8 @@
 #include "expr/tl-expr.h"
 #include "pet/tl-recon.h"
 #include "pet/correct/tl-units.h"
+#include "image/tl-file.h"
+#include "tl-registry.h"
 
 typedef struct {
   TlJob parent;
@@ -59,6 +61,125 @@ void tl_pet_job_options_clear(TlPetJobOptions *o) {
   g_clear_pointer(&o->randoms_path, g_free);
   g_clear_pointer(&o->norm_path, g_free);
   g_clear_pointer(&o->scatter_path, g_free);
+}
+
+gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, guint iterations,
+                                   TlRunSpec *s, GError **error) {
+  if (o->mu == TL_PET_MU_PHANTOM) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
+                "attenuation: the simulated phantom's mu-map is no file a run can name (save it, "
+                "or simulate with tomolab-cli simulate --mu, and choose the file)");
+    return FALSE;
+  }
+  char num[32];
+  struct {
+    const char *key;
+    char *value;
+  } kv[32];
+  guint n = 0;
+#define KV(k, v) (kv[n].key = (k), kv[n++].value = (v))
+  KV("modality", g_strdup("pet"));
+  KV("data", g_strdup(data ? data : ""));
+  KV("algorithm", g_strdup(o->algorithm));
+  KV("subsets", g_strdup_printf("%u", o->osem ? o->subsets : 0));
+  KV("iterations", g_strdup_printf("%u", iterations));
+  KV("projector", g_strdup(o->projector));
+  tl_format_double(num, o->tor_fwhm_mm);
+  KV("tor-fwhm", g_strdup(g_str_equal(o->projector, "tor") ? num : "2"));
+  KV("prior", g_strdup(o->prior));
+  tl_format_double(num, o->prior[0] ? o->beta : 0);
+  KV("beta", g_strdup(num));
+  tl_format_double(num, o->prior[0] ? o->gamma : 2);
+  KV("gamma", g_strdup(num));
+  KV("tof", g_strdup(o->tof ? "true" : "false"));
+  static const char *const randoms[] = {"none", "delayeds", "file", "singles"};
+  KV("randoms", g_strdup(randoms[o->randoms]));
+  KV("randoms-file", g_strdup(o->randoms == TL_PET_RANDOMS_FILE && o->randoms_path
+                                  ? o->randoms_path : ""));
+  KV("norm", g_strdup(o->norm_path ? o->norm_path : ""));
+  static const char *const scatter[] = {"none", "sss", "file"};
+  KV("scatter", g_strdup(scatter[o->scatter]));
+  KV("scatter-rounds", g_strdup_printf("%u", o->scatter == TL_PET_SCATTER_SSS
+                                                  ? MAX(o->scatter_rounds, 1) : 2));
+  KV("scatter-file", g_strdup(o->scatter == TL_PET_SCATTER_FILE && o->scatter_path
+                                  ? o->scatter_path : ""));
+  KV("attenuation", g_strdup(o->mu == TL_PET_MU_FILE && o->mu_path ? o->mu_path : ""));
+  g_autofree char *f = o->filter.kind == TL_FILTER_NONE ? g_strdup("none")
+                                                         : tl_filter_to_string(&o->filter);
+  KV("filter", g_strdup(f));
+  KV("filter-every", g_strdup_printf("%u", o->filter_every));
+  if (o->quant && !isnan(o->calibration)) tl_format_double(num, o->calibration);
+  KV("calibration", g_strdup(o->quant && !isnan(o->calibration) ? num : "none"));
+  gboolean q = o->quant && !isnan(o->calibration);
+  KV("isotope", g_strdup(q && o->isotope[0] ? o->isotope : "none"));
+  tl_format_double(num, o->duration_s);
+  KV("duration", g_strdup(q && o->duration_s > 0 ? num : "auto"));
+  tl_format_double(num, o->frame_start_s);
+  KV("frame-start", g_strdup(q ? num : "auto"));
+#undef KV
+  gboolean ok = TRUE;
+  for (guint i = 0; i < n; i++) {
+    if (ok && !tl_run_spec_set(s, kv[i].key, kv[i].value, error)) ok = FALSE;
+    g_free(kv[i].value);
+  }
+  return ok;
+}
+
+gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, guint *iterations,
+                                     char **ignored, GError **error) {
+  if (ignored) *ignored = NULL;
+  if (s->modality != TL_RUN_PET) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = ct: not a PET run");
+    return FALSE;
+  }
+  if (!tl_run_spec_validate(s, error)) return FALSE;
+  const TlAlgorithmClass *ak = tl_registry_algorithm(tl_run_spec_algorithm(s), error);
+  if (!ak) return FALSE;
+  tl_pet_job_options_clear(o);
+  *o = (TlPetJobOptions){0};
+  g_strlcpy(o->algorithm, tl_algorithm_name(ak), sizeof o->algorithm);
+  o->osem = (tl_algorithm_flags(ak) & TL_ALGO_SUBSETS) != 0;
+  o->subsets = tl_run_spec_subsets(s);
+  g_strlcpy(o->prior, s->prior ? s->prior : "", sizeof o->prior);
+  o->beta = s->beta;
+  o->gamma = s->gamma;
+  g_strlcpy(o->projector, tl_run_spec_projector(s), sizeof o->projector);
+  o->tor_fwhm_mm = s->tor_fwhm_mm;
+  o->tof = s->tof;
+  static const TlPetRandoms randoms[] = {TL_PET_RANDOMS_OFF, TL_PET_RANDOMS_DELAYEDS,
+                                         TL_PET_RANDOMS_SINGLES, TL_PET_RANDOMS_FILE};
+  o->randoms = randoms[s->randoms];
+  o->randoms_path = g_strdup(s->randoms_file);
+  o->norm_path = g_strdup(s->norm);
+  static const TlPetScatter scatter[] = {TL_PET_SCATTER_OFF, TL_PET_SCATTER_SSS,
+                                         TL_PET_SCATTER_FILE};
+  o->scatter = scatter[s->scatter];
+  o->scatter_rounds = s->scatter_rounds;
+  o->scatter_path = g_strdup(s->scatter_file);
+  o->quant = !isnan(s->calibration);
+  o->calibration = s->calibration;
+  o->frame_start_s = isnan(s->frame_start_s) ? 0 : s->frame_start_s;
+  o->duration_s = isnan(s->duration_s) ? 0 : s->duration_s;
+  g_strlcpy(o->isotope, s->isotope ? s->isotope : "none", sizeof o->isotope);
+  o->mu = s->attenuation ? TL_PET_MU_FILE : TL_PET_MU_NONE;
+  o->mu_path = g_strdup(s->attenuation);
+  o->filter = s->filter;
+  o->filter_every = s->filter_every;
+  if (iterations) *iterations = tl_run_spec_iterations(s);
+  /* what the window has no row for, named so the person knows it is not used */
+  static const char *const unused[] = {"binned", "epsilon", "relaxation", "objective",
+                                       "tof-nsigma", "randoms-out", "scatter-out", "grid",
+                                       "truth", "start", "device", "cache", "kernels",
+                                       "checkpoint", "checkpoint-every", "resume"};
+  g_autoptr(TlRunSpec) d = tl_run_spec_new();
+  GString *list = g_string_new(NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS(unused); i++) {
+    g_autofree char *a = tl_run_spec_get(s, unused[i]), *b = tl_run_spec_get(d, unused[i]);
+    if (g_strcmp0(a, b) != 0) g_string_append_printf(list, "%s%s", list->len ? ", " : "", unused[i]);
+  }
+  if (ignored && list->len) *ignored = g_string_free(list, FALSE);
+  else g_string_free(list, TRUE);
+  return TRUE;
 }
 
 void tl_job_free(TlJob *job) {

@@ -273,7 +273,91 @@ static void act_export_plots_to(GSimpleAction *a, GVariant *p, gpointer data) {
   export_plots(data, g_variant_get_string(p, NULL));
 }
 
+/* Runs (compute/run/tl-run-spec.h, docs/formats.md "Run files"): the side panel's PET settings
+ * as the text form `tomolab-cli recon --run` reads, and back. */
+static void save_run(TlWindow *self, const char *path) {
+  g_autoptr(GError) error = NULL;
+  if (tl_side_panel_get_ct(self->side_panel)) {
+    error = g_error_new(TL_ERROR, TL_ERROR_UNSUPPORTED,
+                        "CT runs are saved from the command line for now (tomolab-cli ct-recon "
+                        "--save-run FILE)");
+    tl_window_show_error(self, "Save Run", error);
+    return;
+  }
+  TlPetJobOptions o;
+  tl_side_panel_get_options(self->side_panel, &o);
+  g_autoptr(TlRunSpec) s = tl_run_spec_new();
+  gboolean ok = tl_pet_job_options_to_run(&o, tl_side_panel_get_dataset_file(self->side_panel),
+                                          tl_side_panel_get_iterations(self->side_panel), s,
+                                          &error) &&
+                tl_run_spec_save(s, path, &error);
+  tl_pet_job_options_clear(&o);
+  if (!ok) {
+    tl_window_show_error(self, "Save Run", error);
+    return;
+  }
+  g_autofree char *text = g_strdup_printf("Saved the run %s", path);
+  tl_window_toast(self, text);
+}
+
+/* The run's settings into the side panel, as if chosen there; its data are named, not
+ * opened (the person opens them: a new dataset resets what the data allow). */
+static void open_run(TlWindow *self, const char *path) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlRunSpec) s = tl_run_spec_load(path, &error);
+  TlPetJobOptions o = {0};
+  guint iterations = 0;
+  g_autofree char *ignored = NULL;
+  if (!s || !tl_pet_job_options_from_run(s, &o, &iterations, &ignored, &error)) {
+    tl_window_show_error(self, "Open Run", error);
+    return;
+  }
+  TlSidePanel *p = self->side_panel;
+  tl_side_panel_set_pet_algorithm(p, o.algorithm, o.subsets, iterations);
+  tl_side_panel_set_prior(p, o.prior, o.beta, o.gamma);
+  tl_side_panel_set_projector(p, o.projector);
+  tl_side_panel_set_tof(p, o.tof);
+  if (o.mu_path) tl_side_panel_set_attenuation_file(p, o.mu_path);
+  if (o.norm_path) tl_side_panel_set_norm_file(p, o.norm_path);
+  else tl_side_panel_set_norm(p, FALSE);
+  if (o.randoms_path) tl_side_panel_set_randoms_file(p, o.randoms_path);
+  gboolean randoms_ok = tl_side_panel_set_randoms(p, o.randoms);
+  if (o.scatter_path) tl_side_panel_set_scatter_file(p, o.scatter_path);
+  gboolean scatter_ok = tl_side_panel_set_scatter(p, o.scatter, o.scatter_rounds);
+  tl_side_panel_set_quant(p, o.quant, o.calibration, o.isotope, o.frame_start_s,
+                          o.duration_s > 0 ? o.duration_s : NAN);
+  tl_side_panel_set_filter(p, &o.filter, o.filter_every);
+  const char *shown = tl_side_panel_get_dataset_file(p);
+  GString *text = g_string_new(NULL);
+  g_string_printf(text, "Run %s applied", path);
+  if (s->data && g_strcmp0(s->data, shown) != 0)
+    g_string_append_printf(text, "; its data: %s (open them)", s->data);
+  if (!randoms_ok) g_string_append(text, "; its randoms are not offered for these data");
+  if (!scatter_ok) g_string_append(text, "; its scatter is not offered here");
+  if (ignored) g_string_append_printf(text, "; not used by the window: %s", ignored);
+  tl_window_toast(self, text->str);
+  g_string_free(text, TRUE);
+  tl_pet_job_options_clear(&o);
+}
+
+static void act_save_run(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Save Run", TRUE, "run.txt", NULL, NULL, save_run);
+}
+static void act_save_run_to(GSimpleAction *a, GVariant *p, gpointer data) {
+  save_run(data, g_variant_get_string(p, NULL));
+}
+static void act_open_run(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Open Run (run file or image sidecar)", FALSE, NULL, NULL, NULL, open_run);
+}
+static void act_open_run_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  open_run(data, g_variant_get_string(p, NULL));
+}
+
 static const GActionEntry kFileActions[] = {
+  {"save-run", act_save_run, NULL, NULL, NULL, {0}},
+  {"save-run-to", act_save_run_to, "s", NULL, NULL, {0}},
+  {"open-run", act_open_run, NULL, NULL, NULL, {0}},
+  {"open-run-file", act_open_run_file, "s", NULL, NULL, {0}},
   {"open", act_open, NULL, NULL, NULL, {0}},
   {"open-file", act_open_file, "s", NULL, NULL, {0}},
   {"open-attenuation", act_open_attenuation, NULL, NULL, NULL, {0}},

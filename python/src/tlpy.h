@@ -99,6 +99,8 @@ int tlpy_operator_init(PyObject *m);
 int tlpy_pet_init(PyObject *m);
 int tlpy_ct_init(PyObject *m);
 int tlpy_solver_init(PyObject *m);
+/* tomolab.Run's C half (tlpy-run.c). */
+int tlpy_run_init(PyObject *m);
 extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_functions[],
     tlpy_ct_functions[];
 

@@ -66,3 +66,127 @@ class Image:
 
 
 _tomolab._set_classes(Grid, Image)
+
+
+class Run:
+    """A reconstruction run described once (compute/run/tl-run-spec.h): the same keys, parser,
+    checks and text form as ``tomolab-cli recon --run FILE`` (docs/formats.md, "Run files").
+    Every key is an attribute, '-' spelled '_' (``run.tof_nsigma``): counts are int, numbers
+    float (None: auto / none), flags bool, kernels a list of 'NAME=FILE', paths str (None:
+    none), names and choices str. A value is checked when set (InvalidArgument naming the key
+    and the value); ``validate()`` checks the combination. ``solver(op)`` and
+    ``pet_operator(listmode)`` make the run's Solver and PET operator."""
+
+    _KEYS = {k[0]: k for k in _tomolab._run_keys()}
+
+    def __init__(self, **fields):
+        object.__setattr__(self, '_v', _tomolab._run_canonical({}))
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    @classmethod
+    def load(cls, path):
+        """A run file (key = value lines) or an image's JSON sidecar (its TomolabRun part)."""
+        r = cls()
+        object.__setattr__(r, '_v', _tomolab._run_load(str(path)))
+        return r
+
+    @classmethod
+    def parse(cls, text, source='run'):
+        r = cls()
+        object.__setattr__(r, '_v', _tomolab._run_parse(text, source))
+        return r
+
+    def save(self, path):
+        """Every key, one per line (written atomically)."""
+        _tomolab._run_save(self._v, str(path))
+
+    @property
+    def text(self):
+        return _tomolab._run_text(self._v)
+
+    @classmethod
+    def keys(cls):
+        """[(key, type, values, default, unit, meaning)] of every key."""
+        return list(cls._KEYS.values())
+
+    def validate(self):
+        """Raises InvalidArgument for a bad combination; returns the resolved defaults
+        (algorithm, projector, iterations, subsets)."""
+        return _tomolab._run_validate(self._v)
+
+    def __getattr__(self, name):
+        key = name.replace('_', '-')
+        info = Run._KEYS.get(key)
+        if info is None:
+            raise AttributeError(f"Run has no key '{key}' (Run.keys())")
+        v, kind = self._v[key], info[1]
+        if kind == 'count':
+            return int(v)
+        if kind == 'number':
+            return None if v in ('auto', 'none') else float(v)
+        if kind == 'bool':
+            return v == 'true'
+        if kind == 'list':
+            return [] if v == 'none' else [p.strip() for p in v.split(';')]
+        if kind == 'path':
+            return None if v == 'none' else v
+        return v
+
+    def __setattr__(self, name, value):
+        key = name.replace('_', '-')
+        info = Run._KEYS.get(key)
+        if info is None:
+            raise AttributeError(f"Run has no key '{key}' (Run.keys())")
+        if value is None:
+            text = 'auto' if info[1] in ('count', 'number') else ''
+        elif isinstance(value, bool):
+            text = 'true' if value else 'false'
+        elif isinstance(value, float):
+            text = repr(value)
+        elif isinstance(value, (list, tuple)):
+            text = '; '.join(str(v) for v in value) if value else 'none'
+        else:
+            text = str(value)
+        v = dict(self._v)
+        v[key] = text
+        object.__setattr__(self, '_v', _tomolab._run_canonical(v))
+
+    def __eq__(self, other):
+        return isinstance(other, Run) and self._v == other._v
+
+    def __repr__(self):
+        return f"tomolab.Run(algorithm={self._v['algorithm']!r}, data={self._v['data']!r})"
+
+    def solver(self, op, data=None, additive=None, **kw):
+        """The run's Solver on `op` (algorithm, iterations, relaxation, objective, prior and
+        its parameters, the filter between iterations); keywords pass on to Solver."""
+        r = self.validate()
+        if r['algorithm'] == 'fdk':
+            raise InvalidArgument('algorithm = fdk: a direct method, no Solver (tomolab.fdk)')
+        args = dict(data=data, additive=additive, iterations=r['iterations'],
+                    relaxation=self.relaxation, objective=self.objective,
+                    nonnegative=self.nonnegative)
+        if self.prior != 'none':
+            args.update(prior=self.prior, beta=self.beta, gamma=self.gamma,
+                        epsilon=self.epsilon)
+        if self.filter_every:
+            args.update(filter=self._v['filter'], filter_every=self.filter_every)
+        args.update(kw)
+        return Solver(op, r['algorithm'], **args)
+
+    def pet_operator(self, listmode, grid=None, attenuation=None, ctx=None):
+        """The run's PET operator (projector, subsets, TOF, binned, cache, tube FWHM) on
+        `grid` (default: the run's grid key, else the scanner's)."""
+        r = self.validate()
+        if grid is None and self._v['grid'] != 'auto':
+            dims, vox = self._v['grid'].split('@')
+            v = [float(x) for x in vox.split(',')]
+            grid = Grid.centred(tuple(int(d) for d in dims.split('x')), tuple(v * 3 if len(v) == 1 else v))
+        return pet_operator(listmode, grid, projector=r['projector'], subsets=r['subsets'],
+                            tof=self.tof, tof_n_sigma=self.tof_nsigma, attenuation=attenuation,
+                            binned=self.binned, use_cache=self.cache,
+                            tor_fwhm_mm=self.tor_fwhm, ctx=ctx)
+
+
+__all__.append('Run')

@@ -1,0 +1,488 @@
+/* The provenance sidecar (tl-run-sidecar.h): written by hand with JSON string escaping (json-glib
+ * is no dependency), and read back only for its run part. */
+#include "tl-run-sidecar.h"
+#include "image/tl-file.h"
+#include "tl-error.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+char *tl_run_sidecar_path(const char *image_path) {
+  g_autofree char *dir = g_path_get_dirname(image_path);
+  g_autofree char *base = g_path_get_basename(image_path);
+  gsize n = strlen(base);
+  if (n > 7 && g_str_has_suffix(base, ".nii.gz")) base[n - 7] = 0;
+  else {
+    char *dot = strrchr(base, '.');
+    if (dot && dot != base) *dot = 0;
+  }
+  g_autofree char *name = g_strconcat(base, ".json", NULL);
+  return g_str_equal(dir, ".") && !g_str_has_prefix(image_path, "./")
+             ? g_steal_pointer(&name)
+             : g_build_filename(dir, name, NULL);
+}
+
+char *tl_run_file_sha256(const char *path, GError **error) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: cannot read it for its SHA-256: %s", path,
+                g_strerror(errno));
+    return NULL;
+  }
+  GChecksum *c = g_checksum_new(G_CHECKSUM_SHA256);
+  guchar buf[1 << 16];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) g_checksum_update(c, buf, n);
+  gboolean failed = ferror(f);
+  fclose(f);
+  char *hex = failed ? NULL : g_strdup(g_checksum_get_string(c));
+  g_checksum_free(c);
+  if (failed)
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error while computing its SHA-256", path);
+  return hex;
+}
+
+/* RFC 8259 string: quote, backslash and control characters escaped; UTF-8 passes through. */
+static void json_string(GString *o, const char *s_in) {
+  /* JSON is UTF-8: a file name that is not shows its bad bytes as U+FFFD */
+  g_autofree char *valid = g_utf8_validate(s_in, -1, NULL) ? NULL : g_utf8_make_valid(s_in, -1);
+  const char *s = valid ? valid : s_in;
+  g_string_append_c(o, '"');
+  for (const guchar *p = (const guchar *)s; *p; p++) {
+    switch (*p) {
+    case '"': g_string_append(o, "\\\""); break;
+    case '\\': g_string_append(o, "\\\\"); break;
+    case '\n': g_string_append(o, "\\n"); break;
+    case '\r': g_string_append(o, "\\r"); break;
+    case '\t': g_string_append(o, "\\t"); break;
+    default:
+      if (*p < 0x20) g_string_append_printf(o, "\\u%04x", *p);
+      else g_string_append_c(o, (char)*p);
+    }
+  }
+  g_string_append_c(o, '"');
+}
+
+static void json_number(GString *o, double v) {
+  char buf[32];
+  tl_format_double(buf, isfinite(v) ? v : 0);
+  g_string_append(o, buf);
+}
+
+static void member(GString *o, const char *key, const char *value) {
+  g_string_append(o, "  ");
+  json_string(o, key);
+  g_string_append(o, ": ");
+  json_string(o, value);
+  g_string_append(o, ",\n");
+}
+
+/* The method's parameters as BIDS-PET lists them: labels, units, values. */
+typedef struct {
+  GPtrArray *labels, *units;
+  GArray *values;
+} Params;
+
+static void param(Params *p, const char *label, const char *unit, double v) {
+  g_ptr_array_add(p->labels, (gpointer)label);
+  g_ptr_array_add(p->units, (gpointer)unit);
+  g_array_append_val(p->values, v);
+}
+
+static char *basename_of(const char *path) { return g_path_get_basename(path); }
+
+char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *units,
+                          GError **error) {
+  gboolean ct = s->modality == TL_RUN_CT;
+  const char *algo = tl_run_spec_algorithm(s);
+  gboolean fdk = g_str_equal(algo, "fdk");
+  GString *o = g_string_new("{\n");
+  g_autofree char *method = g_ascii_strup(algo, -1);
+  member(o, "ReconMethodName", method);
+  g_autofree char *impl = g_strdup_printf("Tomolab %s", tl_run_version());
+  member(o, "ReconMethodImplementationVersion", impl);
+
+  Params p = {g_ptr_array_new(), g_ptr_array_new(), g_array_new(FALSE, FALSE, sizeof(double))};
+  if (!fdk) {
+    param(&p, "iterations", "none", tl_run_spec_iterations(s));
+    param(&p, "subsets", "none", tl_run_spec_subsets(s));
+  }
+  if (s->prior) {
+    param(&p, "beta", "none", s->beta);
+    if (g_str_equal(s->prior, "rdp")) param(&p, "gamma", "none", s->gamma);
+    if (g_str_equal(s->prior, "rdp") || g_str_equal(s->prior, "tv"))
+      param(&p, "epsilon", "none", s->epsilon);
+  }
+  if (g_str_equal(algo, "bsrem") || g_str_equal(algo, "sirt") || g_str_equal(algo, "os-sart"))
+    param(&p, "relaxation", "none", s->relaxation);
+  if (!ct && g_str_equal(tl_run_spec_projector(s), "tor"))
+    param(&p, "tube FWHM", "mm", s->tor_fwhm_mm);
+  if (!ct && s->tof) param(&p, "TOF kernel truncation", "sigma", s->tof_nsigma);
+  const char *names[] = {"ReconMethodParameterLabels", "ReconMethodParameterUnits"};
+  GPtrArray *lists[] = {p.labels, p.units};
+  for (int l = 0; l < 2; l++) {
+    g_string_append_printf(o, "  \"%s\": [", names[l]);
+    for (guint i = 0; i < lists[l]->len; i++) {
+      if (i) g_string_append(o, ", ");
+      json_string(o, g_ptr_array_index(lists[l], i));
+    }
+    g_string_append(o, "],\n");
+  }
+  g_string_append(o, "  \"ReconMethodParameterValues\": [");
+  for (guint i = 0; i < p.values->len; i++) {
+    if (i) g_string_append(o, ", ");
+    json_number(o, g_array_index(p.values, double, i));
+  }
+  g_string_append(o, "],\n");
+  g_ptr_array_free(p.labels, TRUE);
+  g_ptr_array_free(p.units, TRUE);
+  g_array_free(p.values, TRUE);
+
+  /* filters: CT's FDK ramp window, PET's post or inter-iteration filter */
+  g_autofree char *ftype = NULL;
+  double fsize = 0;
+  if (ct && fdk) {
+    ftype = g_strdup_printf("ramp (%s window)", tl_ct_filter_name(s->fdk_filter));
+  } else if (s->filter.kind == TL_FILTER_GAUSS) {
+    ftype = g_strdup(s->filter_every ? "Gaussian, between iterations" : "Gaussian");
+    fsize = s->filter.fwhm_mm;
+  } else if (s->filter.kind == TL_FILTER_MEDIAN3 || s->filter.kind == TL_FILTER_MEDIAN5) {
+    int w = s->filter.kind == TL_FILTER_MEDIAN3 ? 3 : 5;
+    ftype = g_strdup_printf("median %dx%dx%d voxels%s", w, w, w,
+                            s->filter_every ? ", between iterations" : "");
+  } else {
+    ftype = g_strdup("none");
+  }
+  member(o, "ReconFilterType", ftype);
+  g_string_append(o, "  \"ReconFilterSize\": ");
+  json_number(o, fsize);
+  g_string_append(o, ",\n");
+
+  g_autofree char *ac = NULL, *sc = NULL, *rc = NULL;
+  if (s->attenuation) {
+    g_autofree char *b = basename_of(s->attenuation);
+    ac = g_strdup_printf("mu-map %s (mm^-1) in the system model", b);
+  }
+  if (s->scatter == TL_RUN_SCATTER_SSS)
+    sc = g_strdup_printf("single scatter simulation, tail fitted, %u rounds", s->scatter_rounds);
+  else if (s->scatter == TL_RUN_SCATTER_FILE) {
+    g_autofree char *b = basename_of(s->scatter_file);
+    sc = g_strdup_printf("scatter estimate from %s", b);
+  }
+  if (s->randoms == TL_RUN_RANDOMS_DELAYEDS)
+    rc = g_strdup("DLYD (delayed coincidences, fan-sum variance reduction)");
+  else if (s->randoms == TL_RUN_RANDOMS_SINGLES)
+    rc = g_strdup("singles rates (2 tau S_i S_j T)");
+  else if (s->randoms == TL_RUN_RANDOMS_FILE) {
+    g_autofree char *b = basename_of(s->randoms_file);
+    rc = g_strdup_printf("randoms estimate from %s", b);
+  }
+  member(o, "AttenuationCorrection", ac ? ac : "none");
+  member(o, "ScatterCorrectionMethod", sc ? sc : "none");
+  member(o, "RandomsCorrectionMethod", rc ? rc : "none");
+  member(o, "Units", units && *units ? units : "arbitrary");
+  member(o, "TomolabVersion", tl_run_version());
+  member(o, "Device", device ? device : "unknown");
+
+  /* every input with its bytes' SHA-256 */
+  struct {
+    const char *key, *path;
+  } in[] = {{"data", s->data},           {"attenuation", s->attenuation},
+            {"norm", s->norm},           {"randoms-file", s->randoms_file},
+            {"scatter-file", s->scatter_file}, {"truth", s->truth},
+            {"start", s->start},         {"resume", s->resume}};
+  g_string_append(o, "  \"TomolabInputs\": [");
+  gboolean first = TRUE;
+  GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+  for (gsize i = 0; i < G_N_ELEMENTS(in); i++)
+    if (in[i].path) {
+      g_ptr_array_add(all, g_strdup(in[i].key));
+      g_ptr_array_add(all, g_strdup(in[i].path));
+    }
+  for (guint i = 0; s->kernels && s->kernels[i]; i++) {
+    const char *eq = strchr(s->kernels[i], '=');
+    g_ptr_array_add(all, g_strdup_printf("kernel %.*s", (int)(eq - s->kernels[i]), s->kernels[i]));
+    g_ptr_array_add(all, g_strdup(eq + 1));
+  }
+  for (guint i = 0; i + 1 < all->len; i += 2) {
+    const char *path = g_ptr_array_index(all, i + 1);
+    char *hash = tl_run_file_sha256(path, error);
+    if (!hash) {
+      g_ptr_array_free(all, TRUE);
+      g_string_free(o, TRUE);
+      return NULL;
+    }
+    g_string_append(o, first ? "\n    {" : ",\n    {");
+    first = FALSE;
+    g_string_append(o, "\"key\": ");
+    json_string(o, g_ptr_array_index(all, i));
+    g_string_append(o, ", \"path\": ");
+    json_string(o, path);
+    g_string_append_printf(o, ", \"sha256\": \"%s\"}", hash);
+    g_free(hash);
+  }
+  g_ptr_array_free(all, TRUE);
+  g_string_append(o, first ? "],\n" : "\n  ],\n");
+
+  /* the run with its defaults resolved (algorithm, projector, counts): a rerun then does what
+   * this run did even if a later version changes a default */
+  g_autoptr(TlRunSpec) r = tl_run_spec_copy(s);
+  char n1[16], n2[16];
+  g_snprintf(n1, sizeof n1, "%u", tl_run_spec_iterations(s));
+  g_snprintf(n2, sizeof n2, "%u", tl_run_spec_subsets(s));
+  if (!tl_run_spec_set(r, "algorithm", tl_run_spec_algorithm(s), error) ||
+      !tl_run_spec_set(r, "projector", tl_run_spec_projector(s), error) ||
+      !tl_run_spec_set(r, "iterations", n1, error) || !tl_run_spec_set(r, "subsets", n2, error)) {
+    g_string_free(o, TRUE);
+    return NULL;
+  }
+  g_string_append(o, "  \"TomolabRun\": {");
+  first = TRUE;
+  for (const TlRunKeyInfo *k = tl_run_keys(); k->key; k++) {
+    g_autofree char *v = tl_run_spec_get(r, k->key);
+    g_string_append(o, first ? "\n    " : ",\n    ");
+    first = FALSE;
+    json_string(o, k->key);
+    g_string_append(o, ": ");
+    json_string(o, v);
+  }
+  g_string_append(o, "\n  }\n}\n");
+  return g_string_free(o, FALSE);
+}
+
+gboolean tl_run_sidecar_write(const char *image_path, const TlRunSpec *s, const char *device,
+                              const char *units, GError **error) {
+  g_autofree char *json = tl_run_sidecar_json(s, device, units, error);
+  g_autofree char *path = tl_run_sidecar_path(image_path);
+  return json && tl_file_write_text(path, json, error);
+}
+
+/* ---- reading the run part back: a small strict JSON scanner ---- */
+
+typedef struct {
+  const char *s, *p;
+  const char *src;
+} J;
+
+static gboolean jfail(J *j, GError **error, const char *what) {
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: byte %ld: %s", j->src, (long)(j->p - j->s),
+              what);
+  return FALSE;
+}
+
+static void ws(J *j) {
+  while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r') j->p++;
+}
+
+static int hex4(const char *p) {
+  int v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c = g_ascii_xdigit_value(p[i]);
+    if (c < 0) return -1;
+    v = v * 16 + c;
+  }
+  return v;
+}
+
+/* A string at j->p (its opening quote), decoded into *out (NULL: skipped). */
+static gboolean jstring(J *j, char **out, GError **error) {
+  if (*j->p != '"') return jfail(j, error, "expected a string");
+  j->p++;
+  GString *o = g_string_new(NULL);
+  while (*j->p != '"') {
+    guchar c = (guchar)*j->p;
+    if (!c || c < 0x20) {
+      g_string_free(o, TRUE);
+      return jfail(j, error, "unterminated string or control character in it");
+    }
+    if (c != '\\') {
+      g_string_append_c(o, (char)c);
+      j->p++;
+      continue;
+    }
+    j->p++;
+    char e = *j->p++;
+    const char *plain = strchr("\"\\/bfnrt", e);
+    if (e && plain) {
+      g_string_append_c(o, "\"\\/\b\f\n\r\t"[plain - "\"\\/bfnrt"]);
+    } else if (e == 'u') {
+      int u = hex4(j->p);
+      if (u < 0) {
+        g_string_free(o, TRUE);
+        return jfail(j, error, "bad \\u escape");
+      }
+      j->p += 4;
+      gunichar ch = (gunichar)u;
+      if (u >= 0xD800 && u < 0xDC00 && j->p[0] == '\\' && j->p[1] == 'u') {
+        int lo = hex4(j->p + 2);
+        if (lo >= 0xDC00 && lo < 0xE000) {
+          ch = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+          j->p += 6;
+        }
+      }
+      if (ch >= 0xD800 && ch < 0xE000) {
+        g_string_free(o, TRUE);
+        return jfail(j, error, "lone surrogate in a \\u escape");
+      }
+      g_string_append_unichar(o, ch);
+    } else {
+      g_string_free(o, TRUE);
+      return jfail(j, error, "bad escape in a string");
+    }
+  }
+  j->p++;
+  if (out) *out = g_string_free(o, FALSE);
+  else g_string_free(o, TRUE);
+  return TRUE;
+}
+
+static gboolean jvalue(J *j, int depth, GError **error) {
+  if (depth > 64) return jfail(j, error, "nested too deep");
+  ws(j);
+  if (*j->p == '"') return jstring(j, NULL, error);
+  if (*j->p == '{' || *j->p == '[') {
+    char close = *j->p == '{' ? '}' : ']';
+    gboolean obj = close == '}';
+    j->p++;
+    ws(j);
+    if (*j->p == close) {
+      j->p++;
+      return TRUE;
+    }
+    for (;;) {
+      if (obj) {
+        ws(j);
+        if (!jstring(j, NULL, error)) return FALSE;
+        ws(j);
+        if (*j->p != ':') return jfail(j, error, "expected ':'");
+        j->p++;
+      }
+      if (!jvalue(j, depth + 1, error)) return FALSE;
+      ws(j);
+      if (*j->p == ',') {
+        j->p++;
+        continue;
+      }
+      if (*j->p == close) {
+        j->p++;
+        return TRUE;
+      }
+      return jfail(j, error, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+  }
+  const char *lits[] = {"true", "false", "null"};
+  for (int i = 0; i < 3; i++)
+    if (strncmp(j->p, lits[i], strlen(lits[i])) == 0) {
+      j->p += strlen(lits[i]);
+      return TRUE;
+    }
+  /* a number: -? digits (. digits)? ([eE] [+-]? digits)? */
+  const char *q = j->p;
+  if (*q == '-') q++;
+  if (!g_ascii_isdigit(*q)) return jfail(j, error, "expected a value");
+  while (g_ascii_isdigit(*q)) q++;
+  if (*q == '.') {
+    q++;
+    if (!g_ascii_isdigit(*q)) return jfail(j, error, "bad number");
+    while (g_ascii_isdigit(*q)) q++;
+  }
+  if (*q == 'e' || *q == 'E') {
+    q++;
+    if (*q == '+' || *q == '-') q++;
+    if (!g_ascii_isdigit(*q)) return jfail(j, error, "bad number");
+    while (g_ascii_isdigit(*q)) q++;
+  }
+  j->p = q;
+  return TRUE;
+}
+
+/* "TomolabRun": { "key": "value", ... } into s. */
+static gboolean read_run_object(J *j, TlRunSpec *s, GError **error) {
+  ws(j);
+  if (*j->p != '{') return jfail(j, error, "TomolabRun: expected an object");
+  j->p++;
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  ws(j);
+  if (*j->p == '}') {
+    j->p++;
+    return TRUE;
+  }
+  for (;;) {
+    g_autofree char *key = NULL, *value = NULL;
+    ws(j);
+    if (!jstring(j, &key, error)) return FALSE;
+    ws(j);
+    if (*j->p != ':') return jfail(j, error, "expected ':'");
+    j->p++;
+    ws(j);
+    if (*j->p != '"') return jfail(j, error, "TomolabRun: every value is a string");
+    if (!jstring(j, &value, error)) return FALSE;
+    if (g_hash_table_contains(seen, key)) {
+      g_autofree char *q = tl_text_quote(key, -1, 60);
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TomolabRun: key '%s' repeated", j->src,
+                  q);
+      return FALSE;
+    }
+    g_hash_table_add(seen, g_strdup(key));
+    GError *e = NULL;
+    if (!tl_run_spec_set(s, key, value, &e)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TomolabRun: %s", j->src, e->message);
+      g_error_free(e);
+      return FALSE;
+    }
+    ws(j);
+    if (*j->p == ',') {
+      j->p++;
+      continue;
+    }
+    if (*j->p == '}') {
+      j->p++;
+      return TRUE;
+    }
+    return jfail(j, error, "expected ',' or '}'");
+  }
+}
+
+gboolean tl_run_sidecar_read_run(TlRunSpec *s, const char *json, const char *source,
+                                 GError **error) {
+  J j = {json, json, source};
+  ws(&j);
+  if (*j.p != '{') return jfail(&j, error, "expected a JSON object");
+  j.p++;
+  gboolean found = FALSE;
+  ws(&j);
+  if (*j.p != '}')
+    for (;;) {
+      g_autofree char *key = NULL;
+      ws(&j);
+      if (!jstring(&j, &key, error)) return FALSE;
+      ws(&j);
+      if (*j.p != ':') return jfail(&j, error, "expected ':'");
+      j.p++;
+      if (g_str_equal(key, "TomolabRun")) {
+        if (found) return jfail(&j, error, "TomolabRun given twice");
+        if (!read_run_object(&j, s, error)) return FALSE;
+        found = TRUE;
+      } else if (!jvalue(&j, 1, error)) {
+        return FALSE;
+      }
+      ws(&j);
+      if (*j.p == ',') {
+        j.p++;
+        continue;
+      }
+      if (*j.p == '}') break;
+      return jfail(&j, error, "expected ',' or '}'");
+    }
+  j.p++;
+  ws(&j);
+  if (*j.p) return jfail(&j, error, "text after the JSON object");
+  if (!found) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                "%s: no \"TomolabRun\" object: not a Tomolab sidecar (a run file is key = value "
+                "lines or a sidecar written by tomolab-cli recon)", source);
+    return FALSE;
+  }
+  return TRUE;
+}
