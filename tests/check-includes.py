@@ -24,6 +24,7 @@ ALLOWED = {
     "recon": {"core", "expr", "image", "recon"},
     "pet": {"core", "expr", "image", "recon", "pet"},
     "ct": {"core", "expr", "image", "recon", "ct"},
+    "dataset": {"core", "expr", "image", "recon", "pet", "ct", "dataset"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -11,7 +11,7 @@
 #include "pet/tl-compton.h"
 #include "pet/tl-randoms.h"
 #include "pet/tl-simulate.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* tomolab-cli info: devices, the chosen one, features and limits; with files, what each holds
  * (format detected by content, compute/tl-formats.h). */
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <stdio.h>
 
 static void print_size(const char *what, guint64 bytes) {

@@ -1,7 +1,7 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
 #include "tl-cli-dist.h"
-#include "tl-formats.h"
+#include "dataset/tl-dataset.h"
 #include "pet/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
@@ -443,7 +443,7 @@ static int recon_main(int argc, char **argv) {
   o.algorithm = tl_algorithm_name(ak);
   if (aflags & TL_ALGO_SUBSETS) {
     o.algo = TL_RECON_OSEM;
-    o.subsets = subsets > 0 ? (guint)subsets : 10;
+    o.subsets = subsets > 0 ? (guint)subsets : TL_DATASET_SUBSETS; /* the dataset's, below */
   } else if (subsets > 1) {
     fprintf(stderr, "tomolab-cli recon: --subsets: %s uses all data at once\n", o.algorithm);
     return 2;
@@ -509,6 +509,7 @@ static int recon_main(int argc, char **argv) {
    * reconstructed binned (docs/formats.md) */
   guint64 n_total = 0, first = 0, count = 0;
   g_autoptr(TlListmode) lm = NULL;
+  TlImageGrid default_grid = {{0}};
   g_autoptr(GArray) sino_bins = NULL;
   if (size > 1) {
     if (!tl_listmode_count_events(argv[1], &n_total, &error)) {
@@ -525,31 +526,26 @@ static int recon_main(int argc, char **argv) {
       return 2;
     }
     if (!(lm = tl_listmode_load_range(argv[1], first, count, &error))) return fail(error);
+    default_grid = tl_dataset_pet_grid(lm->scanner); /* the dataset's rule, on a share */
   } else {
-    TlDataKind kind;
-    gpointer data = tl_format_load_any(argv[1], &kind, NULL, &error);
-    if (!data) return fail(error);
-    if (kind == TL_DATA_PET_SINOGRAM) {
-      g_autoptr(TlSinogram) sino = data;
-      TlScanner *sc = tl_sinogram_scanner(sino, &error);
-      if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
-        if (sc) tl_scanner_free(sc);
-        return fail(error);
-      }
-      lm = tl_listmode_new(sc, 0);
+    /* the dataset layer: detection, the sinogram's bins and the defaults of every door */
+    g_autoptr(TlDataset) ds = tl_dataset_open(argv[1], &error);
+    if (!ds) return fail(error);
+    if (ds->kind == TL_DATASET_PET_BINS) {
       if (tof) {
         fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", argv[1]);
         return 2;
       }
       binned = TRUE;
-    } else if (kind == TL_DATA_PET_LISTMODE) {
-      lm = data;
-    } else {
+      sino_bins = g_steal_pointer(&ds->bins);
+    } else if (ds->kind != TL_DATASET_PET_LISTMODE) {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
-              "data go to ct-recon)\n", argv[1], tl_data_kind_name(kind));
-      tl_data_free(kind, data);
+              "data go to ct-recon)\n", argv[1], tl_dataset_kind_name(ds->kind));
       return 1;
     }
+    lm = g_steal_pointer(&ds->lm);
+    default_grid = ds->grid;
+    if ((aflags & TL_ALGO_SUBSETS) && subsets <= 0) o.subsets = ds->subsets;
     n_total = lm->n_events;
     count = lm->n_events;
   }
@@ -619,7 +615,7 @@ static int recon_main(int argc, char **argv) {
   g_autoptr(TlImage) mu = NULL;
   if (mu_path && !(mu = tl_cli_load_image(mu_path, &error))) return fail(error);
   o.attenuation = mu; /* checked against the grid by the reconstruction */
-  TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : tl_scanner_default_grid(lm->scanner);
+  TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : default_grid;
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
   if (truth && !tl_image_grid_equal(&truth->grid, &grid)) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);

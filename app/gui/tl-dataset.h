@@ -5,7 +5,7 @@
 #pragma once
 #include <gio/gio.h>
 #include "tl-job.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 
 G_BEGIN_DECLS
 

@@ -6,7 +6,7 @@
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "tl-data-view.h"
 
 /* ---- Open ------------------------------------------------------------------------- */
