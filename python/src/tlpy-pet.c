@@ -164,7 +164,7 @@ static PyTypeObject TlPyScannerType = {
 
 /* ---- Listmode ---- */
 
-static PyObject *listmode_wrap(TlListmode *lm) {
+PyObject *tlpy_listmode_wrap(TlListmode *lm) {
   TlPyListmode *o = PyObject_New(TlPyListmode, &TlPyListmodeType);
   if (!o) {
     tl_listmode_free(lm);
@@ -185,7 +185,8 @@ typedef struct {
 } LmJob;
 static gboolean do_lm_load(gpointer d, GError **error) {
   LmJob *j = d;
-  return (j->lm = tl_listmode_load(j->path, error)) != NULL;
+  /* any list-mode format of the table (.tlm, the mMR's .l and its header, CASToR) */
+  return (j->lm = tl_format_load_kind(j->path, TL_DATA_PET_LISTMODE, error)) != NULL;
 }
 static gboolean do_lm_save(gpointer d, GError **error) {
   LmJob *j = d;
@@ -198,7 +199,7 @@ static PyObject *listmode_load(PyObject *cls, PyObject *args) {
   LmJob j = {PyBytes_AS_STRING(path), NULL};
   int r = tlpy_run_or_raise(do_lm_load, &j, NULL);
   Py_DECREF(path);
-  return r < 0 ? NULL : listmode_wrap(j.lm);
+  return r < 0 ? NULL : tlpy_listmode_wrap(j.lm);
 }
 
 static PyObject *listmode_save(TlPyListmode *self, PyObject *args) {
@@ -257,7 +258,7 @@ static PyObject *listmode_simulate(PyObject *cls, PyObject *args, PyObject *kw) 
   tl_image_free(j.act);
   if (j.mu) tl_image_free(j.mu);
   if (r < 0) return NULL;
-  return listmode_wrap(j.lm);
+  return tlpy_listmode_wrap(j.lm);
 }
 
 static PyObject *listmode_events(TlPyListmode *self, void *c) {
