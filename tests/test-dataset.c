@@ -20,13 +20,18 @@ static void test_mmr(void) {
   g_assert_no_error(error);
   g_assert_cmpint(ds->kind, ==, TL_DATASET_PET_LISTMODE);
   g_assert_cmpstr(ds->format->name, ==, "mmr");
-  /* the grid: the issue's 263 x 263 x 130 of the CLI, voxels half the mMR's 4.1725 mm
-   * crystal pitch, centred */
-  g_assert_cmpuint(ds->grid.dims[0], ==, 263);
-  g_assert_cmpuint(ds->grid.dims[1], ==, 263);
-  g_assert_cmpuint(ds->grid.dims[2], ==, 130);
+  /* the grid: the issue's 133 x 133 x 66 of the window, voxels of the mMR's 4 mm crystal
+   * width (twice the scanner's 263 x 263 x 130 fine grid, same parity), centred */
+  g_assert_cmpuint(ds->grid.dims[0], ==, 133);
+  g_assert_cmpuint(ds->grid.dims[1], ==, 133);
+  g_assert_cmpuint(ds->grid.dims[2], ==, 66);
+  TlImageGrid fine = tl_scanner_default_grid(ds->lm->scanner);
+  g_assert_cmpuint(fine.dims[0], ==, 263);
+  g_assert_cmpuint(fine.dims[2], ==, 130);
   for (int k = 0; k < 3; k++) {
-    g_assert_cmpfloat(fabs(ds->grid.voxel_mm[k] - 0.5 * ds->lm->scanner->crystal_size[0]), <, 1e-5);
+    g_assert_cmpfloat(fabs(ds->grid.voxel_mm[k] - ds->lm->scanner->crystal_size[0]), <, 1e-5);
+    g_assert_cmpfloat(fabs(ds->grid.voxel_mm[k] - 4.0), <, 1e-5);
+    g_assert_cmpuint(ds->grid.dims[k] & 1, ==, fine.dims[k] & 1);
     double mid = ds->grid.origin_mm[k] + 0.5 * (ds->grid.dims[k] - 1) * ds->grid.voxel_mm[k];
     g_assert_cmpfloat(fabs(mid), <, 1e-3);
   }
@@ -297,6 +302,25 @@ static void test_cli_truth_mha(void) {
   g_rmdir(dir);
 }
 
+/* `tomolab-cli info --defaults` prints the dataset's defaults (the door's own code is gone). */
+static void test_cli_info_defaults(void) {
+  if (!cli_path) {
+    g_test_skip("no tomolab-cli path given");
+    return;
+  }
+  const char *argv[] = {cli_path, "info", "--defaults", DATA "mmr/PET_ACQ_small.l.hdr.STIR",
+                        DATA "tooth/tooth.h5", NULL};
+  g_autofree char *out = NULL;
+  int status = 0;
+  g_autoptr(GError) error = NULL;
+  g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                             &out, NULL, &status, &error));
+  g_assert_true(g_spawn_check_wait_status(status, NULL));
+  g_assert_nonnull(strstr(out, "default grid: 133 x 133 x 66 voxels of 4 x 4 x 4 mm"));
+  g_assert_nonnull(strstr(out, "allows: randoms from delayeds"));
+  g_assert_nonnull(strstr(out, "centre of rotation: 319.500 px (the middle column until searched)"));
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   if (argc > 1) cli_path = argv[1];
@@ -306,5 +330,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/dataset/refused", test_refused);
   g_test_add_func("/dataset/image-roundtrip", test_image_roundtrip);
   g_test_add_func("/dataset/ct-recon-truth-mha", test_cli_truth_mha);
+  g_test_add_func("/dataset/cli-info-defaults", test_cli_info_defaults);
   return g_test_run();
 }

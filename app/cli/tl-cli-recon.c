@@ -253,7 +253,7 @@ static int recon_main(int argc, char **argv) {
        "Ground truth image: RMSE after each sub-iteration; its grid is the default grid", "FILE"},
       {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
        "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else the "
-       "scanner's)",
+       "dataset's: voxels of one crystal width, e.g. the mMR's 133x133x66@4)",
        "NXxNYxNZ@MM"},
       {"attenuation", 0, 0, G_OPTION_ARG_FILENAME, &mu_path,
        "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)", "MU.nii"},

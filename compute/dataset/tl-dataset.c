@@ -16,8 +16,24 @@ const char *tl_dataset_kind_name(TlDatasetKind kind) {
   }
 }
 
+TlImageGrid tl_dataset_grid_coarsened(const TlScanner *scanner, guint factor) {
+  TlImageGrid g = tl_scanner_default_grid(scanner);
+  if (factor <= 1) return g;
+  guint n[3];
+  for (int k = 0; k < 3; k++) {
+    n[k] = (g.dims[k] + factor - 1) / factor;
+    /* the fine grid's parity: an odd count puts a voxel centre, not a voxel plane, on the axis,
+     * and crystals on a plane through the axis (the mMR's at x = 0) would cost the sensitivity
+     * image its mirror symmetries (pet/tl-sensitivity-sym.c): 615 s instead of about a minute
+     * for the mMR on lavapipe */
+    if ((n[k] & 1) != (g.dims[k] & 1)) n[k]++;
+  }
+  return tl_image_grid_centred(n[0], n[1], n[2], g.voxel_mm[0] * factor, g.voxel_mm[1] * factor,
+                               g.voxel_mm[2] * factor);
+}
+
 TlImageGrid tl_dataset_pet_grid(const TlScanner *scanner) {
-  return tl_scanner_default_grid(scanner);
+  return tl_dataset_grid_coarsened(scanner, TL_DATASET_PET_COARSEN);
 }
 
 void tl_dataset_free(TlDataset *ds) {

@@ -4,10 +4,14 @@
  * window and Python ask the dataset instead of keeping their own detection and defaults.
  *
  * The defaults (docs/architecture.md "The dataset layer"):
- * - PET image grid: the scanner's own grid, tl_scanner_default_grid (voxels half the crystal
- *   pitch: the sampling the detector resolves; the mMR's 263 x 263 x 130 of 2.0863 mm). The
- *   CLI used it; the window coarsened it by 2 for speed, which threw away resolution the data
- *   hold and made the doors disagree. A coarser grid stays a user's explicit choice.
+ * - PET image grid: the scanner's fine grid (tl_scanner_default_grid: voxels of half the
+ *   crystal width) coarsened by TL_DATASET_PET_COARSEN = 2, keeping each count's parity:
+ *   voxels of one crystal width (the mMR: 133 x 133 x 66 of 4 mm), the window's grid. The
+ *   CLI used the fine grid (263 x 263 x 130 of 2 mm): 8 times the voxels, for detail the
+ *   detector's ~4 mm resolution hardly holds, at 8 times the memory and the time of the
+ *   sensitivity image and of every projection (the mMR's sensitivity takes about a minute on
+ *   lavapipe, the CPU device every test and many users run on, at 4 mm). The fine grid
+ *   stays one option away (`recon --grid`, Python's grid=, Scanner.default_grid()).
  * - CT image grid: the grid the file suggests, else a cube of 1 mm voxels two thirds of the
  *   detector's columns wide (the window's rule; the CLI had none and refused).
  * - CT centre of rotation (parallel beam): searched (tl_dataset_find_centre: ct/tl-ct-centre.c,
@@ -86,8 +90,11 @@ TlDataset *tl_dataset_new_take(TlDataKind kind, gpointer data, const char *path,
 void tl_dataset_free(TlDataset *ds);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_free)
 
-/* The PET grid rule for a scanner (above). */
+/* The PET grid rule for a scanner (above), and the fine grid coarsened by any factor (the
+ * window's simulations: the Simulate dialog's choice; 1 = the fine grid). */
+#define TL_DATASET_PET_COARSEN 2
 TlImageGrid tl_dataset_pet_grid(const TlScanner *scanner);
+TlImageGrid tl_dataset_grid_coarsened(const TlScanner *scanner, guint factor);
 
 /* CT parallel beam from a format that stores no centre (Data Exchange, TIFF stacks): searches
  * the centre on the middle detector row once (later calls return at once) and moves the

@@ -45,9 +45,10 @@ def test_stir_image():
 def test_mmr():
     ds = tl.open(data('mmr/PET_ACQ_small.l.hdr.STIR'))
     assert ds.kind == 'pet-listmode' and ds.format == 'mmr'
-    # the CLI's grid (the issue: 263 x 263 x 130 of about 2 mm), not the window's old 4 mm
-    assert ds.grid.dims == (263, 263, 130)
-    assert abs(ds.grid.voxel_mm[0] - 2.0) < 0.1
+    # the one grid of every door (the issue: the window's 133 x 133 x 66 of one crystal width,
+    # 4 mm; the CLI had the 263 x 263 x 130 fine grid of 2 mm)
+    assert ds.grid.dims == (133, 133, 66)
+    assert abs(ds.grid.voxel_mm[0] - 4.0) < 1e-5
     assert ds.subsets == 10
     assert 'randoms-delayeds' in ds.allows
     assert 0.3 < ds.duration_s < 1.0
