@@ -99,7 +99,8 @@ static void make_data(void) {
   g_assert_cmpuint(st.scattered, >, 1000);
   data.scan_path = g_build_filename(tmpdir, "scan.tlm", NULL);
   g_assert_true(tl_listmode_save(data.lm, data.scan_path, &error));
-  data.mu_path = g_build_filename(tmpdir, "mu.nii", NULL);
+  /* MetaImage: the window reads a mu-map of any image format (tl_image_load, the table's) */
+  data.mu_path = g_build_filename(tmpdir, "mu.mha", NULL);
   g_assert_true(tl_image_save(data.mu, data.mu_path, &error));
   /* the true normalisation: the drawn efficiencies, no geometric classes */
   data.norm = tl_norm_new(data.scanner, FALSE, FALSE, &error);
