@@ -387,7 +387,8 @@ static PyObject *py_pet_operator(PyObject *self, PyObject *args, PyObject *kw) {
                                    &j.o.params.tor_fwhm_mm, &ctxo))
     return NULL;
   j.lm = ((TlPyListmode *)lmo)->lm;
-  TlImageGrid grid = tl_scanner_default_grid(j.lm->scanner);
+  /* grid None: the dataset's PET grid, the CLI's and the window's (dataset/tl-dataset.h) */
+  TlImageGrid grid = tl_dataset_pet_grid(j.lm->scanner);
   if (gobj != Py_None && !tlpy_grid_from(gobj, &grid)) return NULL;
   j.grid = &grid;
   j.o.projector = projector;
@@ -418,7 +419,8 @@ PyMethodDef tlpy_pet_functions[] = {
      "pet_operator(listmode, grid=None, *, projector='siddon', subsets=1, tof=False, "
      "tof_n_sigma=0, attenuation=None, binned=False, use_cache=True, tor_fwhm_mm=2, ctx=None) "
      "-> Operator: list mode (one datum per event) or binned (one per crystal pair, "
-     "histogrammed); grid None = the scanner's default grid"},
+     "histogrammed); grid None = the dataset's PET grid (voxels one crystal wide, as the CLI and "
+     "the window; Scanner.default_grid() is the fine grid)"},
     {NULL}};
 
 int tlpy_pet_init(PyObject *m) {

@@ -91,3 +91,27 @@ def test_load_image_every_format(tmp_path, ext):
     back = tl.load_image(p)
     assert back.grid == g
     assert np.array_equal(back.data, im.data)
+
+
+def test_defaults_one_door(tmp_path, listmode, ctx):
+    # a simulated file: tomolab.open's defaults, pet_operator's default grid and the CLI's
+    # `info --defaults` are one and the same (the dataset layer's)
+    p = str(tmp_path / 'sim.tlm')
+    listmode.save(p)
+    ds = tl.open(p)
+    assert ds.kind == 'pet-listmode' and ds.format == 'tlm'
+    assert 'tof' in ds.allows and ds.tof_bins == listmode.scanner.tof_bins
+    fine = listmode.scanner.default_grid()
+    assert all(abs(v - 2 * w) < 1e-5 for v, w in zip(ds.grid.voxel_mm, fine.voxel_mm))
+    assert all(n % 2 == f % 2 for n, f in zip(ds.grid.dims, fine.dims))
+    A = tl.pet_operator(listmode, use_cache=False, ctx=ctx)
+    assert A.grid == ds.grid
+    cli = os.environ.get('TOMOLAB_CLI')
+    if cli:
+        import subprocess
+        out = subprocess.run([cli, 'info', '--defaults', p], capture_output=True, text=True,
+                             check=True).stdout
+        d = ds.grid
+        want = (f'default grid: {d.dims[0]} x {d.dims[1]} x {d.dims[2]} voxels of '
+                f'{d.voxel_mm[0]:g} x {d.voxel_mm[1]:g} x {d.voxel_mm[2]:g} mm')
+        assert want in out
