@@ -159,6 +159,11 @@ static void test_tooth(void) {
   /* a user's centre: moved there; nonsense refused naming the value */
   g_assert_true(tl_dataset_set_centre(ds, 300.25, &error));
   g_assert_cmpfloat(fabs(tl_ct_geometry_axis_u(ds->ct->geometry) - 300.25), <, 1e-6);
+  /* defaults recomputed after a change of the data keep it, and search no more */
+  tl_dataset_update_defaults(ds);
+  g_assert_cmpfloat(fabs(ds->centre - 300.25), <, 1e-6);
+  g_assert_false(tl_dataset_needs_centre(ds));
+  g_assert_true(ds->allows & TL_DATASET_ALLOWS_CENTRE);
   g_assert_false(tl_dataset_set_centre(ds, 900, &error));
   g_assert_nonnull(strstr(error->message, "900"));
   g_assert_nonnull(strstr(error->message, "639"));

@@ -190,12 +190,12 @@ gboolean tl_dataset_find_centre(TlDataset *ds, TlContext *ctx, GError **error) {
 }
 
 void tl_dataset_update_defaults(TlDataset *ds) {
-  double centre = ds->centre;
+  gboolean known = ds->centre_known;
   ds->allows = 0;
-  if (ds->kind == TL_DATASET_CT) ct_defaults(ds);
+  if (ds->kind == TL_DATASET_CT) ct_defaults(ds); /* the centre: the geometry's axis, moved or not */
   else if (ds->kind != TL_DATASET_IMAGE) pet_defaults(ds);
   else ds->grid = ds->image->grid;
-  if (ds->centre_found) ds->centre = centre;
+  ds->centre_known |= known; /* a centre set or found stays: find_centre must not search again */
 }
 
 double tl_dataset_measurements(const TlDataset *ds) {
