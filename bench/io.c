@@ -10,7 +10,7 @@
  * as .tlm. Best of R; events/s and MB/s (file bytes / s; 1 MB = 10^6 B). The page cache is
  * warm for all three (the file was just written or read): this measures the reader, not the
  * disk. */
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "pet/scanner/tl-listmode.h"
 #include <glib/gstdio.h>
 #include <stdio.h>

@@ -27,6 +27,7 @@ import sys
 import tempfile
 
 BELOW_PET = {"core", "expr", "image", "recon"}
+ALL_PET = {"pet/scanner", "pet/correct", "pet/project", "pet/data", "pet/simulate", "pet/srm", "pet"}
 ALLOWED = {
     "core": {"core"},
     "expr": {"core", "expr"},
@@ -41,8 +42,8 @@ ALLOWED = {
     "pet": BELOW_PET | {"pet/scanner", "pet/correct", "pet/project", "pet/data", "pet/simulate",
                         "pet/srm", "pet"},
     "ct": {"core", "expr", "image", "recon", "ct"},
-    "run": BELOW_PET | {"pet/scanner", "pet/correct", "pet/project", "pet/data", "pet/simulate",
-                        "pet/srm", "pet", "ct", "run", "registry"},
+    "dataset": BELOW_PET | ALL_PET | {"ct", "dataset"},
+    "run": BELOW_PET | ALL_PET | {"ct", "dataset", "run", "registry"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

@@ -5,7 +5,7 @@
 #include "tl-test-common.h"
 #include "pet/data/tl-format-castor.h"
 #include "pet/simulate/tl-simulate.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

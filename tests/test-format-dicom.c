@@ -7,7 +7,7 @@
  * half a quantisation step), and tests/dicom-check.py checks the files with pydicom against
  * the same formula recomputed there; bad images and targets give GErrors and leave nothing. */
 #include "tomolab-compute.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-dicom.h"
 #include "image/tl-image.h"
 #include <glib/gstdio.h>

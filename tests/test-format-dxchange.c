@@ -3,7 +3,7 @@
  * published layout (De Carlo et al. 2014: /exchange/data, data_white, data_dark, theta),
  * never by the reader; the real scan is ../shared/data/tooth/tooth.h5. */
 #include "tl-test-common.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "ct/tl-ct-centre.h"
 #include "ct/tl-ct-formats.h"
 #include <glib/gstdio.h>

@@ -4,7 +4,7 @@
  * writer's files read back bit for bit (and its .v read with fread); content detection; hostile
  * headers refused with a GError naming the file, the key and the value. */
 #include "tomolab-compute.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-interfile.h"
 #include <glib/gstdio.h>
 #include <math.h>

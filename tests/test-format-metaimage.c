@@ -4,7 +4,7 @@
  * fread; STIR's real image converted to .mha and back unchanged; hostile headers refused with
  * a GError naming the file, the key and the value. */
 #include "tomolab-compute.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-metaimage.h"
 #include "image/tl-interfile.h"
 #include <glib/gstdio.h>

@@ -3,7 +3,7 @@
  * has every word accounted for; hostile headers and files are refused with file, key, value. */
 #include "tl-test-common.h"
 #include "pet/data/tl-format-mmr.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

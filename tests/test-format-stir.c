@@ -8,7 +8,7 @@
  * test's, bit-for-bit round trips, content detection and hostile headers. */
 #include "tomolab-compute.h"
 #include "tl-test-common.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "pet/tl-sinogram-model.h"
 #include "pet/tl-recon.h"
 #include "pet-ref.h"

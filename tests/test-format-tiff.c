@@ -2,7 +2,7 @@
  * libtiff (the library, not Tomolab's reader) and the .tlgeom sidecar as text from
  * docs/formats.md; values, normalisation and geometry against values computed here. */
 #include "tomolab-compute.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "ct/tl-ct-formats.h"
 #include <math.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * writer chosen by extension, errors naming the file, and `tomolab-cli info` / `convert` on
  * files this test writes from the published layouts (a NIfTI-1 header byte by byte, the .tlm
  * header of docs/formats.md), never by the code under test. */
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
 #include <glib/gstdio.h>

@@ -31,7 +31,7 @@
 #include "pet/tl-recon.h"
 #include "pet/project/tl-sensitivity.h"
 #include "pet/simulate/tl-simulate.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 
 static TlContext *ctx;
 

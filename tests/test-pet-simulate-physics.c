@@ -11,7 +11,7 @@
 #include "pet/simulate/tl-compton.h"
 #include "pet/correct/tl-randoms.h"
 #include "pet/simulate/tl-simulate.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>

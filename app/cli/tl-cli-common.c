@@ -1,7 +1,7 @@
 /* Option parsing and Ctrl-C handling shared by the verbs. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>

@@ -2,7 +2,7 @@
  * of data (compute/tl-formats.h); the input's format is detected by content, the output's by
  * its extension or --format. */
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "pet/data/tl-sinogram-hist.h"
 #include "pet/data/tl-format-castor.h"
 

@@ -7,7 +7,7 @@
 #include "ct/tl-ct-simulate.h"
 #include "image/tl-file.h"
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-dataset.h"
 #include "tl-registry.h"
 #include "tl-cli-run.h"
 #include "run/tl-run-sidecar.h"
@@ -124,8 +124,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
       RUN_OPT("relaxation", 0, "SIRT/SART relaxation lambda in (0, 2) (default 1)", "L"),
       RUN_FLAG("nonneg", 0, "SIRT/SART: clamp the image at 0"),
       RUN_OPT("projector", 'p', "joseph (default), siddon or raycast", "NAME"),
-      RUN_OPT("grid", 'g', "Image grid (default: the truth's, else the one the scan suggests)",
-              "NXxNYxNZ@MM"),
+      RUN_OPT("grid", 'g', "Image grid (default: the truth's, else the dataset's: the one the "
+              "scan suggests, else a cube of 1 mm voxels 2/3 of the detector wide)", "NXxNYxNZ@MM"),
       RUN_OPT("truth", 't', "Ground truth image: RMSE after each sub-iteration", "FILE"),
       RUN_OPT("start", 0, "Start image of an iterative run (on the grid; default 0, MLEM 1)",
               "FILE"),
@@ -133,7 +133,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
               "When to compute the objective: never, iteration (default), subiteration", "WHEN"),
       RUN_OPT("centre", 'c',
               "Parallel beam: column the rotation axis projects onto, or 'auto' to search it "
-              "(default: the file's geometry)", "auto|PIXELS"),
+              "(default: the file's geometry; searched for formats that store none: Data "
+              "Exchange, TIFF)", "auto|PIXELS"),
       RUN_OPT("pixel-size", 0,
               "Parallel beam: detector pixel size in mm for files that store none (default: the "
               "file's, 1 mm for Data Exchange); scales the suggested grid too", "MM"),
@@ -214,8 +215,15 @@ static int ct_recon_spec(const TlRunSpec *sp) {
 
   /* "no such file" / "is a directory" before content detection's less direct complaint */
   if (!tl_file_check_input(input, "CT scan", &error)) return tl_cli_ct_fail(VERB, error);
-  g_autoptr(TlCtData) d = tl_format_load_kind(input, TL_DATA_CT, &error);
-  if (!d) return tl_cli_ct_fail(VERB, error);
+  /* the dataset layer: the format, the grid and the centre every door uses */
+  g_autoptr(TlDataset) ds = tl_dataset_open(input, &error);
+  if (!ds) return tl_cli_ct_fail(VERB, error);
+  if (ds->kind != TL_DATASET_CT) {
+    fprintf(stderr, "tomolab-cli " VERB ": %s holds %s, expected CT projections\n", input,
+            tl_dataset_kind_name(ds->kind));
+    return 1;
+  }
+  TlCtData *d = ds->ct;
   if ((centre || pixel_size > 0 || slices) && d->geometry->beam != TL_CT_PARALLEL) {
     fprintf(stderr, "tomolab-cli " VERB ": --centre, --pixel-size and --slices apply to parallel-beam "
                     "scans; '%s' is cone beam\n", input);
@@ -224,34 +232,30 @@ static int ct_recon_spec(const TlRunSpec *sp) {
   if (pixel_size > 0 && !tl_cli_ct_set_pixel_size(d, pixel_size, &error))
     return tl_cli_ct_fail(VERB, error);
   if (slices && !tl_cli_ct_keep_rows(d, slices, &error)) return tl_cli_ct_fail(VERB, error);
+  tl_dataset_update_defaults(ds);
   g_autoptr(TlImage) truth = NULL;
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return tl_cli_ct_fail(VERB, error);
   TlImageGrid grid;
   if (grid_text) {
     if (!tl_cli_parse_grid(grid_text, &grid, &error)) return tl_cli_ct_fail(VERB, error);
-  } else if (truth) {
-    grid = truth->grid;
-  } else if (d->has_grid) {
-    grid = d->grid;
   } else {
-    fprintf(stderr, "tomolab-cli " VERB ": the scan suggests no grid: give --grid or --truth\n");
-    return 2;
+    grid = truth ? truth->grid : ds->grid;
   }
+  /* subsets left to the run (auto): the dataset's count, at most one per view */
+  if (!fdk && !sp->subsets && o.subsets > 1) o.subsets = ds->subsets;
   g_autoptr(TlContext) ctx = tl_context_new(device, &error);
   if (!ctx) return tl_cli_ct_fail(VERB, error);
-  if (centre_auto) {
-    TlCtCentre c;
-    guint row = d->geometry->det_v / 2;
-    if (!tl_ct_centre_search(ctx, d, row, &c, &error)) return tl_cli_ct_fail(VERB, error);
+  /* the centre: a column given, searched when asked, else the dataset's (searched for
+   * formats that store none: Data Exchange, TIFF) */
+  if (!isnan(centre_px) ? !tl_dataset_set_centre(ds, centre_px, &error)
+      : centre_auto     ? !tl_dataset_search_centre(ds, ctx, &error)
+                        : !tl_dataset_find_centre(ds, ctx, &error))
+    return tl_cli_ct_fail(VERB, error);
+  if (ds->centre_found)
     /* the result goes to stderr even with --quiet: it is what the run found */
     fprintf(stderr, "ct-recon: centre of rotation %.3f px (sharpness %.6g on row %u; opposed "
-            "views guessed %.2f; %u slices tried)\n", c.centre, c.metric, row, c.first_guess,
-            c.evaluations);
-    centre_px = c.centre;
-  }
-  if (!isnan(centre_px) &&
-      !tl_ct_geometry_shift_u(d->geometry, centre_px - tl_ct_geometry_axis_u(d->geometry), &error))
-    return tl_cli_ct_fail(VERB, error);
+            "views guessed %.2f; %u slices tried)\n", ds->search.centre, ds->search.metric,
+            d->geometry->det_v / 2, ds->search.first_guess, ds->search.evaluations);
   const TlCtGeometry *g = d->geometry;
   if (!quiet)
     fprintf(stderr, "ct-recon: %s, %u views of %u x %u, %u x %u x %u voxels of %g x %g x %g mm, "

@@ -1,7 +1,8 @@
 /* tomolab-cli info: devices, the chosen one, features and limits; with files, what each holds
- * (format detected by content, compute/tl-formats.h). */
+ * (format detected by content, compute/dataset/tl-formats.h) and, with --defaults, the
+ * dataset's defaults every door uses (compute/dataset/tl-dataset.h). */
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-dataset.h"
 #include <stdio.h>
 
 static void print_size(const char *what, guint64 bytes) {
@@ -54,9 +55,13 @@ int tl_cli_info(int argc, char **argv) {
   g_option_context_set_description(
       oc, "With files: the format (detected by content), what the file holds (modality,\n"
           "scanner, counts, grid...) for every format 'tomolab-cli info --formats' lists.");
-  gboolean list_formats = FALSE;
+  gboolean list_formats = FALSE, defaults = FALSE;
   GOptionEntry more[] = {{"formats", 0, 0, G_OPTION_ARG_NONE, &list_formats,
                           "List the file formats read and written", NULL},
+                         {"defaults", 0, 0, G_OPTION_ARG_NONE, &defaults,
+                          "With files: also open each as a dataset (reads it whole) and print "
+                          "what it allows and the defaults of recon / ct-recon (grid, subsets, "
+                          "CT centre: a search still to do is said so)", NULL},
                          {NULL}};
   g_option_context_add_main_entries(oc, more, NULL);
   g_autoptr(GError) error = NULL;
@@ -78,6 +83,13 @@ int tl_cli_info(int argc, char **argv) {
         status = 1;
         continue;
       }
+      g_autoptr(TlDataset) ds = NULL;
+      if (defaults && !(ds = tl_dataset_open(argv[i], &error))) {
+        fprintf(stderr, "tomolab-cli info: --defaults: %s\n", error->message);
+        g_clear_error(&error);
+        status = 1;
+      }
+      if (ds) tl_dataset_describe(ds, out);
       printf("%s%s", i > 1 ? "\n" : "", out->str);
     }
     return status;

@@ -1,7 +1,7 @@
 /* tomolab-cli norm-estimate: the component-based normalisation (pet/tl-norm.h) from a list-mode
  * scan of a uniform cylinder of known size and place, into a .tln file. */
 #include "tl-cli.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-norm-estimate.h"
 #include "pet/project/tl-projector.h"

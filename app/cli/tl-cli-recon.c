@@ -1,7 +1,8 @@
 /* tomolab-cli recon: list-mode (or binned) MLEM/OSEM of a .tlm file into an image. */
 #include "tl-cli.h"
 #include "tl-cli-dist.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
+#include "dataset/tl-dataset.h"
 #include "pet/data/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-filter.h"
@@ -226,7 +227,8 @@ static int recon_main(int argc, char **argv) {
       RUN_OPT("start", 0, "Start image (on the grid; default: the algorithm's)", "FILE"),
       RUN_OPT("grid", 'g',
               "Image grid, e.g. 215x215x71@2.78 (default: the truth's, else the mu-map's, else "
-              "the scanner's)", "NXxNYxNZ@MM"),
+              "the dataset's: voxels of one crystal width, e.g. the mMR's 133x133x66@4)",
+              "NXxNYxNZ@MM"),
       RUN_OPT("attenuation", 0,
               "Attenuation correction with this mu-map (mm^-1, 0..0.05, on the image grid)",
               "MU.nii"),
@@ -405,6 +407,7 @@ static int recon_spec(const TlRunSpec *sp) {
    * reconstructed binned (docs/formats.md) */
   guint64 n_total = 0, first = 0, count = 0;
   g_autoptr(TlListmode) lm = NULL;
+  TlImageGrid default_grid = {{0}};
   g_autoptr(GArray) sino_bins = NULL;
   if (size > 1) {
     if (!tl_listmode_count_events(input, &n_total, &error)) {
@@ -421,31 +424,26 @@ static int recon_spec(const TlRunSpec *sp) {
       return 2;
     }
     if (!(lm = tl_listmode_load_range(input, first, count, &error))) return fail(error);
+    default_grid = tl_dataset_pet_grid(lm->scanner); /* the dataset's rule, on a share */
   } else {
-    TlDataKind kind;
-    gpointer data = tl_format_load_any(input, &kind, NULL, &error);
-    if (!data) return fail(error);
-    if (kind == TL_DATA_PET_SINOGRAM) {
-      g_autoptr(TlSinogram) sino = data;
-      TlScanner *sc = tl_sinogram_scanner(sino, &error);
-      if (!sc || !(sino_bins = tl_sinogram_to_bins(sino, FALSE, &error))) {
-        if (sc) tl_scanner_free(sc);
-        return fail(error);
-      }
-      lm = tl_listmode_new(sc, 0);
+    /* the dataset layer: detection, the sinogram's bins and the defaults of every door */
+    g_autoptr(TlDataset) ds = tl_dataset_open(input, &error);
+    if (!ds) return fail(error);
+    if (ds->kind == TL_DATASET_PET_BINS) {
       if (tof) {
         fprintf(stderr, "tomolab-cli recon: --tof: %s is a sinogram without TOF bins\n", input);
         return 2;
       }
       binned = TRUE;
-    } else if (kind == TL_DATA_PET_LISTMODE) {
-      lm = data;
-    } else {
+      sino_bins = g_steal_pointer(&ds->bins);
+    } else if (ds->kind != TL_DATASET_PET_LISTMODE) {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
-              "data go to ct-recon)\n", input, tl_data_kind_name(kind));
-      tl_data_free(kind, data);
+              "data go to ct-recon)\n", input, tl_dataset_kind_name(ds->kind));
       return 1;
     }
+    lm = g_steal_pointer(&ds->lm);
+    default_grid = ds->grid;
+    if (!sp->subsets && o.subsets > 1) o.subsets = ds->subsets; /* auto: the dataset's */
     n_total = lm->n_events;
     count = lm->n_events;
   }
@@ -515,7 +513,7 @@ static int recon_spec(const TlRunSpec *sp) {
   g_autoptr(TlImage) mu = NULL;
   if (mu_path && !(mu = tl_cli_load_image(mu_path, &error))) return fail(error);
   o.attenuation = mu; /* checked against the grid by the reconstruction */
-  TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : tl_scanner_default_grid(lm->scanner);
+  TlImageGrid grid = truth ? truth->grid : mu ? mu->grid : default_grid;
   if (grid_text && !tl_cli_parse_grid(grid_text, &grid, &error)) return fail(error);
   if (truth && !tl_image_grid_equal(&truth->grid, &grid)) {
     fprintf(stderr, "tomolab-cli recon: --grid differs from the grid of the truth %s\n", truth_path);

@@ -2,7 +2,7 @@
  * CLI never keeps its own list of algorithms, priors or operators. */
 #include "tl-cli.h"
 #include "tl-registry.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include <stdio.h>
 
 char *tl_cli_registry_help(const char *what, gboolean with_summaries) {

@@ -48,7 +48,8 @@ static const GOptionEntry kOptions[] = {
    "file opened", "N"},
   {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, NULL,
    "With --demo or a FILE: a setting of the run (repeatable): algo=NAME, subsets=N, "
-   "iterations=N, prior=NAME, beta=B, projector=NAME, tof=1, attenuation=1|MU.nii, "
+   "iterations=N, prior=NAME, beta=B, projector=NAME, centre=COLUMN (CT), tof=1, "
+   "attenuation=1|MU.nii, "
    "norm=FILE.tln, randoms=delayeds|singles|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
    "calibration=F, isotope=NAME, frame-start=S, duration=S (images in Bq/mL), "
    "filter=SPEC, filter-every=N, "
@@ -258,6 +259,9 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
                       g_str_equal(key, "filter-every")))
         ok = g_ascii_string_to_unsigned(v, 10, 1, 100000, &u, NULL),
         g_variant_dict_insert(&d, key, "u", (guint)u);
+      else if (ok && g_str_equal(key, "centre")) /* CT parallel beam: the axis's column */
+        ok = (x = g_ascii_strtod(v, &end), end && end != v && !*end && x >= 0 && isfinite(x)),
+        g_variant_dict_insert(&d, key, "d", x);
       else if (ok && g_str_equal(key, "beta"))
         ok = (x = g_ascii_strtod(v, &end), end && !*end && x >= 0 && isfinite(x)),
         g_variant_dict_insert(&d, key, "d", x);

@@ -21,7 +21,7 @@ struct _TlDataView {
   GtkLabel *info, *totals;
   TlDataTargetFunc target;
   gpointer window;
-  TlDataset *dataset;
+  TlDocument *dataset;
   TlSinogram *sino;         /* histogram of the dataset's events */
   gint64 total, outside;
   gint seg;                 /* shown segment (index), -1 none */
@@ -148,7 +148,7 @@ static void measured_plane(TlDataView *self) {
 typedef struct {
   TlDataTarget target;
   TlSinogram *sino;      /* the geometry (a copy without data: the view may drop its own) */
-  TlDataset *dataset;    /* a reference: its scanner */
+  TlDocument *dataset;    /* a reference: its scanner */
   const TlScanner *scanner;
   guint seg, ax, generation;
   gboolean ct;           /* CT: view ax of the dataset's geometry re-projected */
@@ -163,7 +163,7 @@ static void expected_free(gpointer p) {
   if (e->target.mu) tl_image_free(e->target.mu);
   if (e->window) g_object_unref(e->window);
   if (e->sino) tl_sinogram_free(e->sino);
-  if (e->dataset) tl_dataset_unref(e->dataset);
+  if (e->dataset) tl_document_unref(e->dataset);
   g_free(e->out);
   g_free(e->additive[0]);
   g_free(e->additive[1]);
@@ -296,7 +296,7 @@ static void start_expected(TlDataView *self) {
   e->target = t;
   e->ct = ct;
   e->sino = ct ? NULL : geometry_copy(self->sino);
-  e->dataset = tl_dataset_ref(self->dataset);
+  e->dataset = tl_document_ref(self->dataset);
   e->scanner = ct ? NULL : self->dataset->lm->scanner;
   e->seg = (guint)self->seg;
   e->ax = self->ax;
@@ -314,7 +314,7 @@ void tl_data_view_update(TlDataView *self) { start_expected(self); }
 /* --- the histogram, on a worker --- */
 
 typedef struct {
-  TlDataset *dataset;
+  TlDocument *dataset;
   TlSinogram *sino;
   guint64 outside;
   guint generation;
@@ -322,7 +322,7 @@ typedef struct {
 
 static void histogram_free(gpointer p) {
   Histogram *h = p;
-  tl_dataset_unref(h->dataset);
+  tl_document_unref(h->dataset);
   if (h->sino) tl_sinogram_free(h->sino);
   g_free(h);
 }
@@ -380,9 +380,9 @@ static void histogram_done(GObject *source, GAsyncResult *res, gpointer data) {
   tl_data_view_set_plane(self, 0, s->n_axial[0] / 2);
 }
 
-void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
+void tl_data_view_set_dataset(TlDataView *self, TlDocument *d) {
   self->generation++;
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_pointer(&self->dataset, tl_document_unref);
   g_clear_pointer(&self->sino, tl_sinogram_free);
   self->seg = -1;
   self->total = self->outside = -1;
@@ -396,7 +396,7 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
   gtk_widget_set_visible(GTK_WIDGET(self->profile), !(d && d->ct));
   if (d && d->ct) {
     /* CT: each view's projection, its re-projection and the residual */
-    self->dataset = tl_dataset_ref(d);
+    self->dataset = tl_document_ref(d);
     self->is_ct = TRUE;
     const TlCtGeometry *g = d->ct->geometry;
     self->pw = g->det_u;
@@ -423,10 +423,10 @@ void tl_data_view_set_dataset(TlDataView *self, TlDataset *d) {
                                                : "The data view shows PET list mode as sinograms");
     return;
   }
-  self->dataset = tl_dataset_ref(d);
+  self->dataset = tl_document_ref(d);
   gtk_label_set_text(self->totals, "Histogramming the events…");
   Histogram *h = g_new0(Histogram, 1);
-  h->dataset = tl_dataset_ref(d);
+  h->dataset = tl_document_ref(d);
   h->generation = self->generation;
   self->busy++;
   GTask *task = g_task_new(self, NULL, histogram_done, NULL);
@@ -547,7 +547,7 @@ static void on_axial(GtkRange *r, TlDataView *self) {
 static void tl_data_view_dispose(GObject *o) {
   TlDataView *self = TL_DATA_VIEW(o);
   self->disposed = TRUE;
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_pointer(&self->dataset, tl_document_unref);
   G_OBJECT_CLASS(tl_data_view_parent_class)->dispose(o);
 }
 

@@ -32,7 +32,7 @@ typedef gboolean (*TlDataTargetFunc)(gpointer window, TlDataTarget *target);
 
 TlDataView *tl_data_view_new(GtkWindow *parent, TlDataTargetFunc target, gpointer window);
 /* Histograms the dataset's list mode (a worker); other datasets clear the view. */
-void tl_data_view_set_dataset(TlDataView *self, TlDataset *d);
+void tl_data_view_set_dataset(TlDataView *self, TlDocument *d);
 /* After a sub-iteration: the expected plane again (a worker; coalesced). */
 void tl_data_view_update(TlDataView *self);
 /* The plane shown: ring difference and axial position (clamped). */

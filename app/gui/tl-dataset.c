@@ -1,4 +1,7 @@
-/* Simulation and loading for the window (no GTK here: this runs on worker threads). */
+/* Simulation and loading for the window (no GTK here: this runs on worker threads). Files
+ * are opened by the library's dataset layer (compute/dataset/): detection, kind and defaults
+ * are the CLI's and Python's. */
+#include <math.h>
 #include <string.h>
 #include "tl-dataset.h"
 #include "image/tl-phantom.h"
@@ -7,42 +10,37 @@
 #include "ct/tl-ct-simulate.h"
 
 static void dataset_clear(gpointer data) {
-  TlDataset *d = data;
+  TlDocument *d = data;
   g_free(d->name);
   g_free(d->phantom);
   g_free(d->path);
   g_free(d->details);
-  if (d->bins) g_array_unref(d->bins);
-  tl_listmode_free(d->lm);
-  tl_ct_data_free(d->ct);
+  tl_dataset_free(d->ds); /* lm, ct, image and bins are its */
   tl_image_free(d->truth);
   tl_image_free(d->mu);
-  tl_image_free(d->image);
 }
 
-static TlDataset *dataset_new(void) { return g_atomic_rc_box_new0(TlDataset); }
-TlDataset *tl_dataset_ref(TlDataset *d) { return g_atomic_rc_box_acquire(d); }
-void tl_dataset_unref(TlDataset *d) {
+/* The document's view of its dataset (the borrowed pointers) and the dataset's grid. */
+static void adopt(TlDocument *d, TlDataset *ds) {
+  d->ds = ds;
+  d->lm = ds->lm;
+  d->ct = ds->ct;
+  d->image = ds->image;
+  d->bins = ds->bins;
+  d->bin_counts = ds->bin_counts;
+  d->format = ds->format;
+  d->grid = ds->grid;
+}
+
+gboolean tl_document_find_centre(TlDocument *d, TlContext *ctx, GError **error) {
+  return !d->ds || tl_dataset_find_centre(d->ds, ctx, error);
+}
+
+static TlDocument *dataset_new(void) { return g_atomic_rc_box_new0(TlDocument); }
+TlDocument *tl_document_ref(TlDocument *d) { return g_atomic_rc_box_acquire(d); }
+void tl_document_unref(TlDocument *d) {
   if (d)
     g_atomic_rc_box_release_full(d, dataset_clear);
-}
-
-/* The scanner's grid with voxels `c` times larger, still covering the field of view, each
- * count of the same parity as the fine grid's: an odd count puts a voxel centre, not a voxel
- * plane, on the axis, and crystals on a plane through the axis (the mMR's at x = 0) would cost
- * the sensitivity image its mirror symmetries (compute/pet/tl-sensitivity-sym.c): 615 s
- * instead of about a minute for the mMR here. */
-static TlImageGrid coarse_grid(const TlScanner *s, guint c) {
-  TlImageGrid g = tl_scanner_default_grid(s);
-  if (c <= 1)
-    return g;
-  guint n[3];
-  for (int k = 0; k < 3; k++) {
-    n[k] = (g.dims[k] + c - 1) / c;
-    if ((n[k] & 1) != (g.dims[k] & 1)) n[k]++;
-  }
-  return tl_image_grid_centred(n[0], n[1], n[2], g.voxel_mm[0] * c, g.voxel_mm[1] * c,
-                               g.voxel_mm[2] * c);
 }
 
 static TlScanner *scanner_named(const char *name, GError **error) {
@@ -52,15 +50,12 @@ static TlScanner *scanner_named(const char *name, GError **error) {
   return tl_scanner_load(name, error);
 }
 
-gboolean tl_dataset_iterative(const TlDataset *d) { return d && (d->lm || d->ct); }
+gboolean tl_document_iterative(const TlDocument *d) { return d && (d->lm || d->ct); }
 
-double tl_dataset_events(const TlDataset *d) {
-  return d->bins ? d->bin_counts : d->lm ? (double)d->lm->n_events
-                                         : d->ct ? (double)tl_ct_data_n_values(d->ct) : 0;
-}
+double tl_document_events(const TlDocument *d) { return d->ds ? tl_dataset_measurements(d->ds) : 0; }
 
 /* A Shepp-Logan CT scan: exact line integrals of the ellipsoids on a circular orbit. */
-static TlDataset *simulate_ct(TlContext *ctx, GVariantDict *dict, GError **error) {
+static TlDocument *simulate_ct(TlContext *ctx, GVariantDict *dict, GError **error) {
   const char *phantom = "shepp-logan", *beam = "cone";
   guint32 size = 64, views = 90, det = 96;
   double i0 = 0;
@@ -105,24 +100,27 @@ static TlDataset *simulate_ct(TlContext *ctx, GVariantDict *dict, GError **error
     return NULL;
   data->has_grid = TRUE;
   data->grid = grid;
-  TlDataset *d = dataset_new();
+  TlDataset *ds = tl_dataset_new_take(TL_DATA_CT, data, NULL, error);
+  if (!ds)
+    return NULL;
+  TlDocument *d = dataset_new();
+  adopt(d, ds);
   d->name = g_strdup_printf("%s, %s beam, %u views of %u × %u, %u³ voxels%s", phantom,
                             parallel ? "parallel" : "cone", views, det, det, size,
                             i0 > 0 ? ", noisy" : "");
-  d->ct = data;
   d->truth = g_steal_pointer(&truth);
   d->grid = grid;
   return d;
 }
 
-TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *cancel, GError **error) {
+TlDocument *tl_document_simulate(TlContext *ctx, GVariant *params, GCancellable *cancel, GError **error) {
   const char *modality = "pet";
   {
     GVariantDict dict;
     g_variant_dict_init(&dict, params);
     g_variant_dict_lookup(&dict, "modality", "&s", &modality);
     if (g_strcmp0(modality, "ct") == 0) {
-      TlDataset *d = simulate_ct(ctx, &dict, error);
+      TlDocument *d = simulate_ct(ctx, &dict, error);
       g_variant_dict_clear(&dict);
       return d;
     }
@@ -149,7 +147,7 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
     g_variant_dict_clear(&dict);
     return NULL;
   }
-  TlImageGrid grid = coarse_grid(scanner, MAX(coarsen, 1));
+  TlImageGrid grid = tl_dataset_grid_coarsened(scanner, MAX(coarsen, 1));
   TlPhantomOptions po;
   tl_phantom_options_init(&po);
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset(phantom, &po, &grid, error);
@@ -167,12 +165,13 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   sp.tof = tof;
   sp.description = desc;
   TlListmode *lm = tl_simulate(scanner, activity, attenuation ? mu : NULL, &sp, NULL, NULL, cancel, NULL, error);
-  if (!lm)
+  TlDataset *ds = lm ? tl_dataset_new_take(TL_DATA_PET_LISTMODE, lm, NULL, error) : NULL;
+  if (!ds)
     return NULL;
-  TlDataset *d = dataset_new();
+  TlDocument *d = dataset_new();
+  adopt(d, ds);
   d->name = g_steal_pointer(&desc);
   d->phantom = g_steal_pointer(&phantom_name);
-  d->lm = lm;
   d->truth = g_steal_pointer(&activity);
   d->mu = g_steal_pointer(&mu);
   d->attenuated = attenuation;
@@ -180,62 +179,25 @@ TlDataset *tl_dataset_simulate(TlContext *ctx, GVariant *params, GCancellable *c
   return d;
 }
 
-TlDataset *tl_dataset_load(const char *path, guint coarsen, GError **error) {
-  TlDataset *d = dataset_new();
+TlDocument *tl_document_load(const char *path, GError **error) {
+  TlDataset *ds = tl_dataset_open(path, error);
+  if (!ds)
+    return NULL;
+  TlDocument *d = dataset_new();
+  adopt(d, ds);
   d->path = g_strdup(path);
   d->name = g_path_get_basename(path);
-  TlDataKind kind;
-  /* Before the first goto: the cleanup at `fail` must not free an uninitialised pointer. */
-  g_autoptr(GString) details = NULL;
-  gpointer data = tl_format_load_any(path, &kind, &d->format, error);
-  if (!data)
-    goto fail;
-  details = g_string_new(NULL);
-  tl_data_describe(kind, data, details);
-  d->details = g_string_free(g_steal_pointer(&details), FALSE);
-  switch (kind) {
-  case TL_DATA_CT:
-    d->ct = data;
-    if (d->ct->has_grid) {
-      d->grid = d->ct->grid;
-    } else {
-      /* No suggested grid: a cube of 1 mm voxels as wide as the detector's columns. */
-      guint n = MAX(d->ct->geometry->det_u * 2 / 3, 4);
-      d->grid = tl_image_grid_centred(n, n, n, 1, 1, 1);
-    }
-    break;
-  case TL_DATA_PET_LISTMODE:
-    d->lm = data;
-    d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
-    break;
-  case TL_DATA_IMAGE:
-    d->image = data;
-    d->grid = d->image->grid;
-    break;
-  case TL_DATA_PET_SINOGRAM: {
-    /* reconstructed binned: its crystal pairs on its cylindrical scanner */
-    g_autoptr(TlSinogram) s = data;
-    TlScanner *sc = tl_sinogram_scanner(s, error);
-    if (!sc || !(d->bins = tl_sinogram_to_bins(s, FALSE, error))) {
-      if (sc) tl_scanner_free(sc);
-      goto fail;
-    }
-    for (guint i = 0; i < d->bins->len; i++) d->bin_counts += g_array_index(d->bins, TlBin, i).count;
-    d->lm = tl_listmode_new(sc, 0);
-    d->grid = coarse_grid(d->lm->scanner, MAX(coarsen, 1));
-    break;
-  }
-  default:
-    g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                "%s holds %s (%s format): the window opens list mode, CT scans and images", d->name,
-                tl_data_kind_name(kind), d->format->name);
-    tl_data_free(kind, data);
-    goto fail;
-  }
+  /* what `tomolab-cli info` says of the data, then the dataset's defaults */
+  GString *details = g_string_new(NULL);
+  TlDataKind kinds[] = {TL_DATA_IMAGE, TL_DATA_PET_LISTMODE, TL_DATA_PET_SINOGRAM, TL_DATA_CT};
+  if (ds->kind != TL_DATASET_PET_BINS) /* the sinogram itself is not kept */
+    tl_data_describe(kinds[ds->kind], ds->kind == TL_DATASET_IMAGE ? (gpointer)ds->image
+                                      : ds->kind == TL_DATASET_CT  ? (gpointer)ds->ct
+                                                                   : (gpointer)ds->lm,
+                     details);
+  tl_dataset_describe(ds, details);
+  d->details = g_string_free(details, FALSE);
   return d;
-fail:
-  tl_dataset_unref(d);
-  return NULL;
 }
 
 /* An opened image: uploaded once; there is nothing to iterate. */
@@ -258,7 +220,7 @@ static const TlJobVTable kImageJob = {image_step, image_array, image_free};
 
 /* The attenuation map the options ask for: none, the phantom's, or a file read now
  * (*owned keeps it). */
-static gboolean pet_mu(const TlDataset *d, const TlPetJobOptions *opt, TlImage **owned,
+static gboolean pet_mu(const TlDocument *d, const TlPetJobOptions *opt, TlImage **owned,
                        const TlImage **mu, GError **error) {
   switch (opt->mu) {
   case TL_PET_MU_PHANTOM:
@@ -281,10 +243,18 @@ static gboolean pet_mu(const TlDataset *d, const TlPetJobOptions *opt, TlImage *
   }
 }
 
-TlJob *tl_dataset_new_job(const TlDataset *d, TlContext *ctx, const TlPetJobOptions *opt,
+TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlPetJobOptions *opt,
                           const TlCtJobOptions *ct_opt, GError **error) {
-  if (d->ct)
+  if (d->ct) {
+    /* the centre: searched if the open could not (no device then), or the panel's value
+     * (the geometry moves there; the dataset keeps it for the next job) */
+    TlDataset *ds = d->ds;
+    if (!tl_document_find_centre((TlDocument *)d, ctx, error) ||
+        (isfinite(ct_opt->centre) && (ds->allows & TL_DATASET_ALLOWS_CENTRE) &&
+         fabs(ct_opt->centre - ds->centre) > 1e-9 && !tl_dataset_set_centre(ds, ct_opt->centre, error)))
+      return NULL;
     return tl_ct_job_new(ctx, d->ct, d->truth, &d->grid, ct_opt, error);
+  }
   if (d->lm) {
     g_autoptr(TlImage) file_mu = NULL;
     const TlImage *mu = NULL;

@@ -93,7 +93,7 @@ gboolean tl_job_solver_set_prior(TlSolver *sv, const char *prior, double beta, d
 /* PET: list-mode reconstruction with any list-mode algorithm of the registry (tl-pet-job.c). */
 typedef enum {
   TL_PET_MU_NONE,     /* no attenuation correction */
-  TL_PET_MU_PHANTOM,  /* the simulated phantom's mu-map (TlDataset.mu) */
+  TL_PET_MU_PHANTOM,  /* the simulated phantom's mu-map (TlDocument.mu) */
   TL_PET_MU_FILE,     /* a mu-map image file (mu_path), read when the job is made */
 } TlPetMu;
 
@@ -172,6 +172,7 @@ typedef struct {
   char prior[16];        /* osl / bsrem: quadratic, rdp, tv, or "" */
   double beta, gamma;
   char projector[16];    /* "joseph", "siddon" or "raycast" */
+  double centre;         /* parallel beam: the column of the rotation axis; NAN: the dataset's */
 } TlCtJobOptions;
 
 /* `data` and `truth` (may be NULL, on `grid`) are only read here. Call on the worker. */

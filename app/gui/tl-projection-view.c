@@ -7,7 +7,7 @@ struct _TlProjectionView {
   TlSliceView *image;
   GtkScale *scale;
   GtkLabel *label;
-  TlDataset *dataset;
+  TlDocument *dataset;
   guint view;
 };
 
@@ -58,11 +58,11 @@ void tl_projection_view_set_colormap(TlProjectionView *self, TlColormap c) {
 
 TlSliceView *tl_projection_view_get_image(TlProjectionView *self) { return self->image; }
 
-void tl_projection_view_set_dataset(TlProjectionView *self, TlDataset *d) {
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+void tl_projection_view_set_dataset(TlProjectionView *self, TlDocument *d) {
+  g_clear_pointer(&self->dataset, tl_document_unref);
   self->view = 0;
   if (d && d->ct) {
-    self->dataset = tl_dataset_ref(d);
+    self->dataset = tl_document_ref(d);
     const TlCtData *ct = d->ct;
     float lo = INFINITY, hi = -INFINITY;
     for (guint64 i = 0; i < tl_ct_data_n_values(ct); i++) {
@@ -91,7 +91,7 @@ static gboolean on_scroll(GtkEventControllerScroll *s, double dx, double dy, TlP
 
 static void tl_projection_view_dispose(GObject *object) {
   TlProjectionView *self = TL_PROJECTION_VIEW(object);
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_pointer(&self->dataset, tl_document_unref);
   G_OBJECT_CLASS(tl_projection_view_parent_class)->dispose(object);
 }
 

@@ -14,7 +14,7 @@ G_DECLARE_FINAL_TYPE(TlProjectionView, tl_projection_view, TL, PROJECTION_VIEW, 
 GtkWidget *tl_projection_view_new(void);
 /* A CT dataset (holds a reference), or NULL / a dataset without CT data to clear. Shows
  * the first view, levels over all projections (min to max). */
-void tl_projection_view_set_dataset(TlProjectionView *self, TlDataset *d);
+void tl_projection_view_set_dataset(TlProjectionView *self, TlDocument *d);
 /* As the slider does; clamped to the views. */
 void tl_projection_view_set_view(TlProjectionView *self, guint view);
 guint tl_projection_view_get_view(TlProjectionView *self);

@@ -5,7 +5,7 @@
 #include <string.h>
 #include "tl-background.h"
 #include "tl-runner.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 
 struct _TlRunner {
   GThread *thread;

@@ -13,6 +13,10 @@ struct _TlSidePanel {
   AdwComboRow *algo_row, *projector_row, *colormap_row, *levels_row;
   GtkSpinButton *subsets_spin, *iterations_spin;
   AdwActionRow *subsets_row;
+  /* CT parallel beam: the centre of rotation (the dataset's, searched or the file's) */
+  AdwActionRow *centre_row;
+  GtkSpinButton *centre_spin;
+  gboolean has_centre;
   /* PET extensions */
   AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
@@ -207,6 +211,9 @@ static void update_scatter_choices(TlSidePanel *self) {
 /* Which PET rows apply: the group to list-mode data, TOF to data with TOF bins; the rows
  * refining a choice (tube width, mu-map file, FWHM, interval) show only with it. */
 static void update_pet_rows(TlSidePanel *self) {
+  /* CT data: the CT rows (the centre), not the PET corrections */
+  gtk_widget_set_visible(GTK_WIDGET(self->pet_group), !self->ct);
+  gtk_widget_set_visible(GTK_WIDGET(self->centre_row), self->ct && self->has_centre);
   gtk_widget_set_visible(GTK_WIDGET(self->tor_row), !self->ct && adw_combo_row_get_selected(self->projector_row) == 2);
   gtk_widget_set_sensitive(GTK_WIDGET(self->pet_group), self->list_mode);
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->pet_group), self->list_mode ? NULL : "List-mode PET data only");
@@ -416,6 +423,33 @@ void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt) {
   get_prior(self, opt->prior, sizeof opt->prior, &opt->beta, &opt->gamma);
   g_strlcpy(opt->projector, self->ct ? kCtProjectors[p] : "joseph", sizeof opt->projector);
   opt->subsets = tl_side_panel_get_subsets(self);
+  opt->centre = self->ct && self->has_centre ? gtk_spin_button_get_value(self->centre_spin) : NAN;
+}
+
+void tl_side_panel_set_ct_centre(TlSidePanel *self, gboolean parallel, double centre,
+                                 guint det_u, gboolean searched) {
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  self->has_centre = parallel && isfinite(centre);
+  if (self->has_centre) {
+    gtk_spin_button_set_range(self->centre_spin, 0, MAX(det_u, 1) - 1.0);
+    gtk_spin_button_set_value(self->centre_spin, centre);
+    set_subtitle(self->centre_row, searched ? "Detector column of the rotation axis: searched "
+                                              "(sharpest slice; tomolab-cli ct-recon --centre auto)"
+                                            : "Detector column of the rotation axis: the geometry's");
+  }
+  update_pet_rows(self);
+  self->quiet = quiet;
+}
+
+gboolean tl_side_panel_set_centre(TlSidePanel *self, double centre) {
+  if (!self->has_centre) return FALSE;
+  gtk_spin_button_set_value(self->centre_spin, centre); /* value-changed: "changed::algorithm" */
+  return TRUE;
+}
+
+double tl_side_panel_get_centre(TlSidePanel *self) {
+  return self->has_centre ? gtk_spin_button_get_value(self->centre_spin) : NAN;
 }
 
 guint tl_side_panel_get_subsets(TlSidePanel *self) {
@@ -536,6 +570,8 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, iterations_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tor_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tor_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, centre_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, centre_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, pet_group);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tof_switch);
@@ -734,8 +770,10 @@ void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed, gboolean sin
 }
 
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {
-  for (guint i = 0; kPetProjectors[i]; i++)
-    if (g_str_equal(kPetProjectors[i], name)) {
+  /* the list of the modality shown: CT data take CT projectors */
+  const char *const *names = self->ct ? kCtProjectors : kPetProjectors;
+  for (guint i = 0; names[i]; i++)
+    if (g_str_equal(names[i], name)) {
       adw_combo_row_set_selected(self->projector_row, i);
       return TRUE;
     }

@@ -53,6 +53,13 @@ gboolean tl_side_panel_get_ct(TlSidePanel *self);
 void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt);
 /* Subsets of the selected algorithm (1 where it has none). */
 guint tl_side_panel_get_subsets(TlSidePanel *self);
+/* CT parallel beam: the centre of rotation row (shown for CT data that have one): the
+ * dataset's centre, searched or the file's, over det_u columns. Quiet. */
+void tl_side_panel_set_ct_centre(TlSidePanel *self, gboolean parallel, double centre,
+                                 guint det_u, gboolean searched);
+/* As if typed in (emits "changed::algorithm"); FALSE when the data have no centre. */
+gboolean tl_side_panel_set_centre(TlSidePanel *self, double centre);
+double tl_side_panel_get_centre(TlSidePanel *self); /* NAN when none */
 /* CT: algo as in TlCtJobOptions; quiet, like tl_side_panel_set_algorithm. */
 void tl_side_panel_set_ct_algorithm(TlSidePanel *self, const char *algo, guint subsets, guint iterations);
 TlColormap tl_side_panel_get_colormap(TlSidePanel *self);

@@ -6,7 +6,7 @@
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "tl-data-view.h"
 
 /* ---- Open ------------------------------------------------------------------------- */
@@ -17,16 +17,20 @@ typedef struct {
 
 static void open_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
   GError *error = NULL;
-  TlDataset *d = tl_dataset_load(task_data, 2, &error);
+  TlDocument *d = tl_document_load(task_data, &error);
+  /* CT data whose format stores no centre of rotation: searched now, as the CLI's default */
+  TlContext *ctx = tl_window_get_context(source);
+  if (d && ctx && !tl_document_find_centre(d, ctx, &error))
+    g_clear_pointer(&d, tl_document_unref);
   if (d)
-    g_task_return_pointer(task, d, (GDestroyNotify)tl_dataset_unref);
+    g_task_return_pointer(task, d, (GDestroyNotify)tl_document_unref);
   else
     g_task_return_error(task, error);
 }
 
 static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
   g_autoptr(GError) error = NULL;
-  TlDataset *d = g_task_propagate_pointer(G_TASK(res), &error);
+  TlDocument *d = g_task_propagate_pointer(G_TASK(res), &error);
   if (g_cancellable_is_cancelled(g_task_get_cancellable(G_TASK(res))))
     return; /* the window is gone */
   TlWindow *self = TL_WINDOW(source);

@@ -77,7 +77,7 @@ static gboolean nema_layout(TlWindow *self, GError **error) {
 void tl_window_measure_dataset(TlWindow *self) {
   g_clear_pointer(&self->nema, g_free);
   self->has_nema = FALSE;
-  const TlDataset *d = self->dataset;
+  const TlDocument *d = self->dataset;
   if (d && d->truth && g_strcmp0(d->phantom, "nema") == 0) {
     g_autoptr(GError) error = NULL;
     if (!nema_layout(self, &error))

@@ -36,7 +36,7 @@ struct _TlWindow {
   TlSliceView *views[TL_N_VIEWS];
   TlProjectionView *projection;  /* CT: in the MIP's place */
   TlPlot *convergence, *line_plot;
-  TlDataset *dataset;
+  TlDocument *dataset;
   TlRunner *runner;
   GPtrArray *retired;       /* runners told to quit, joined once exited or in dispose */
   TlRunState run_state;
@@ -81,7 +81,7 @@ const char *tl_window_ready_page(TlWindow *self);
 void tl_window_show_error(TlWindow *self, const char *context, const GError *error);
 void tl_window_toast(TlWindow *self, const char *text);
 /* Replaces the dataset (the run is restarted on it, paused unless `run`). */
-void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run);
+void tl_window_set_dataset(TlWindow *self, TlDocument *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
 /* The --set keys that depend on the dataset (corrections, units): after it is set. */
 void tl_window_apply_data_settings(TlWindow *self, GVariant *set);

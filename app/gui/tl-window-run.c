@@ -13,7 +13,7 @@ static gboolean run_active(TlWindow *self) {
 
 void tl_window_update_actions(TlWindow *self) {
   gboolean ready = self->state == TL_WINDOW_READY;
-  gboolean pet = tl_dataset_iterative(self->dataset);  /* list mode or CT: iterates */
+  gboolean pet = tl_document_iterative(self->dataset);  /* list mode or CT: iterates */
   gboolean active = pet && run_active(self);
   gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED;
   struct { const char *name; gboolean on; } states[] = {
@@ -58,7 +58,7 @@ static const char *run_state_text(TlRunState s) {
 
 const char *tl_window_unit_label(TlWindow *self, const char *unit) {
   if (unit && unit[0]) return unit;
-  const TlDataset *d = self->dataset;
+  const TlDocument *d = self->dataset;
   return !d ? "" : d->lm ? "counts / sensitivity (a.u.)" : d->ct ? "mm⁻¹" : "image units";
 }
 
@@ -67,13 +67,13 @@ static void update_status(TlWindow *self, const TlJobStep *step) {
   if (self->ctx)
     g_string_append(s, tl_context_info(self->ctx)->name);
   if (self->runner) {
-    g_string_append_printf(s, " · %s", self->dataset && !tl_dataset_iterative(self->dataset) ? "Image" : run_state_text(self->run_state));
+    g_string_append_printf(s, " · %s", self->dataset && !tl_document_iterative(self->dataset) ? "Image" : run_state_text(self->run_state));
     if (self->sub_iterations)
       g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
     if (step)
       g_string_append_printf(s, " (iteration %u, subset %u/%u%s) · %.3g %s/s", step->iteration,
                              step->subset + 1, step->n_subsets, step->filtered ? ", filtered" : "",
-                             step->seconds > 0 ? tl_dataset_events(self->dataset) / (double)step->n_subsets / step->seconds : 0,
+                             step->seconds > 0 ? tl_document_events(self->dataset) / (double)step->n_subsets / step->seconds : 0,
                              self->dataset->ct ? "rays" : "events");
     if (step && step->scatter_round)
       g_string_append_printf(s, " · new scatter estimate (round %u)", step->scatter_round);
@@ -172,7 +172,7 @@ static void on_frame(TlFrame *f, gpointer data) {
     if (self->dataset->truth)
       tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
     tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
-                        tl_dataset_events(self->dataset) / (double)MAX(f->step.n_subsets, 1));
+                        tl_document_events(self->dataset) / (double)MAX(f->step.n_subsets, 1));
   }
   tl_window_measure_frame(self, f);
   update_status(self, f->has_step ? &f->step : NULL);
@@ -181,7 +181,7 @@ static void on_frame(TlFrame *f, gpointer data) {
 }
 
 typedef struct {
-  TlDataset *dataset;
+  TlDocument *dataset;
   TlPetJobOptions opt;
   TlCtJobOptions ct;
   TlImage *start;  /* the starting image (a snapshot's), NULL = the algorithm's default */
@@ -189,7 +189,7 @@ typedef struct {
 
 static void job_spec_free(gpointer data) {
   JobSpec *s = data;
-  tl_dataset_unref(s->dataset);
+  tl_document_unref(s->dataset);
   tl_pet_job_options_clear(&s->opt);
   tl_image_free(s->start);
   g_free(s);
@@ -197,7 +197,7 @@ static void job_spec_free(gpointer data) {
 
 static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
   JobSpec *s = data;
-  TlJob *job = tl_dataset_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
+  TlJob *job = tl_document_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
   if (job && s->start) {
     if (!job->vt->set_image) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "This reconstruction cannot start from an image");
@@ -214,7 +214,7 @@ static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
 
 static JobSpec *job_spec_new(TlWindow *self) {
   JobSpec *spec = g_new0(JobSpec, 1);
-  spec->dataset = tl_dataset_ref(self->dataset);
+  spec->dataset = tl_document_ref(self->dataset);
   tl_side_panel_get_options(self->side_panel, &spec->opt);
   tl_side_panel_get_ct_options(self->side_panel, &spec->ct);
   /* What a snapshot of this run says it was. */
@@ -274,7 +274,7 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
     return;
   JobSpec *spec = job_spec_new(self);
   spec->start = g_steal_pointer(&self->start_image);
-  gboolean iterative = tl_dataset_iterative(self->dataset);
+  gboolean iterative = tl_document_iterative(self->dataset);
   guint total = !iterative ? 0
               : self->dataset->ct && g_str_equal(spec->ct.algo, "fdk") ? 1
               : tl_side_panel_get_iterations(self->side_panel) * tl_side_panel_get_subsets(self->side_panel);
@@ -298,7 +298,7 @@ void tl_window_start_run_from(TlWindow *self, const TlImage *image, gboolean run
  * instead of S0, the sub-iterations still to do scale by S / S0. FALSE: not possible here
  * (FDK involved, an image, nothing computed yet): the caller restarts instead. */
 gboolean tl_window_steer(TlWindow *self) {
-  if (!self->runner || !self->dataset || !tl_dataset_iterative(self->dataset) || self->sub_iterations == 0 ||
+  if (!self->runner || !self->dataset || !tl_document_iterative(self->dataset) || self->sub_iterations == 0 ||
       !(self->run_state == TL_RUN_RUNNING || self->run_state == TL_RUN_PAUSED || self->run_state == TL_RUN_FINISHED))
     return FALSE;
   TlCtJobOptions ct;
@@ -313,9 +313,9 @@ gboolean tl_window_steer(TlWindow *self) {
   return TRUE;
 }
 
-void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
+void tl_window_set_dataset(TlWindow *self, TlDocument *d, gboolean run) {
   retire_runner(self);
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_pointer(&self->dataset, tl_document_unref);
   self->dataset = d;
   const TlImageGrid *g = &d->grid;
   for (int a = 0; a < 3; a++)
@@ -340,8 +340,11 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   g_autofree char *scanner = d->ct ? g_strdup_printf("CT, %s beam, %u views of %u × %u", d->ct->geometry->beam == TL_CT_CONE ? "cone" : "parallel",
                                                      d->ct->geometry->n_views, d->ct->geometry->det_u, d->ct->geometry->det_v)
                                    : g_strdup(d->lm ? d->lm->scanner->name : NULL);
-  if (tl_dataset_iterative(d))
+  if (tl_document_iterative(d))
     tl_side_panel_set_modality(self->side_panel, d->ct != NULL);
+  tl_side_panel_set_ct_centre(self->side_panel, d->ct && (d->ds->allows & TL_DATASET_ALLOWS_CENTRE),
+                              d->ds ? d->ds->centre : NAN, d->ct ? d->ct->geometry->det_u : 0,
+                              d->ds && d->ds->centre_found);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
   tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0,
                             d->lm && d->lm->singles);
@@ -349,7 +352,7 @@ void tl_window_set_dataset(TlWindow *self, TlDataset *d, gboolean run) {
   tl_projection_view_set_dataset(self->projection, d);
   tl_window_measure_dataset(self);
   tl_window_update_fourth_pane(self);
-  tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_dataset_events(d), g, d->truth != NULL);
+  tl_side_panel_set_dataset(self->side_panel, d->name, scanner, (guint64)tl_document_events(d), g, d->truth != NULL);
   g_autofree char *format = d->format ? g_strdup_printf("%s: %s", d->format->name, d->format->summary) : NULL;
   tl_side_panel_set_dataset_format(self->side_panel, d->format ? format : "Simulated", d->details);
   gtk_window_set_title(GTK_WINDOW(self), d->name);

@@ -3,7 +3,7 @@
  * GTask workers and reconstructions on the TlRunner's thread.
  *
  * Actions: win.run, win.pause, win.run-pause, win.step, win.stop, win.restart,
- * win.simulate (a{sv}, see tl_dataset_simulate), win.simulate-dialog, win.confirm-replace (b:
+ * win.simulate (a{sv}, see tl_document_simulate), win.simulate-dialog, win.confirm-replace (b:
  * the answer to "Replace the current reconstruction?"), win.show-profiling,
  * win.show-mip, win.show-device, win.reset-zoom; files in tl-window-files.c; ROIs, NEMA,
  * snapshots and comparisons in tl-window-measure.c. */
@@ -193,23 +193,23 @@ typedef struct {
 
 static gpointer simulate_call(gpointer data) {
   SimulateCall *c = data;
-  return tl_dataset_simulate(c->ctx, c->params, c->cancel, &c->error);
+  return tl_document_simulate(c->ctx, c->params, c->cancel, &c->error);
 }
 
 static void simulate_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
   /* The simulator's worker threads inherit the lower priority. */
   SimulateCall c = {tl_window_get_context(source), task_data, cancel, NULL};
-  TlDataset *d = tl_background_run(simulate_call, &c);
+  TlDocument *d = tl_background_run(simulate_call, &c);
   GError *error = c.error;
   if (d)
-    g_task_return_pointer(task, d, (GDestroyNotify)tl_dataset_unref);
+    g_task_return_pointer(task, d, (GDestroyNotify)tl_document_unref);
   else
     g_task_return_error(task, error);
 }
 
 static void simulate_done(GObject *source, GAsyncResult *res, gpointer user_data) {
   g_autoptr(GError) error = NULL;
-  TlDataset *d = g_task_propagate_pointer(G_TASK(res), &error);
+  TlDocument *d = g_task_propagate_pointer(G_TASK(res), &error);
   if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return; /* the window is gone */
   TlWindow *self = TL_WINDOW(source);
@@ -310,8 +310,16 @@ void tl_window_apply_settings(TlWindow *self, GVariant *set) {
   gboolean a = g_variant_lookup(set, "algo", "&s", &algo);
   gboolean b = g_variant_lookup(set, "subsets", "u", &subsets);
   gboolean c = g_variant_lookup(set, "iterations", "u", &iterations);
-  if (a || b || c)
+  /* CT data take the CT algorithms (fdk, sirt, ...): the panel keeps its CT rows */
+  gboolean ct = self->dataset && self->dataset->ct;
+  if (!b && ct && self->dataset->ds) subsets = self->dataset->ds->subsets;
+  if ((a || b || c) && ct)
+    tl_side_panel_set_ct_algorithm(self->side_panel, algo ? algo : "sirt", subsets, iterations);
+  else if (a || b || c)
     tl_side_panel_set_pet_algorithm(self->side_panel, algo ? algo : "osem", subsets, iterations);
+  double centre = NAN;
+  if (g_variant_lookup(set, "centre", "d", &centre) && !tl_side_panel_set_centre(self->side_panel, centre))
+    settings_error(self, "--set centre: these data have no centre of rotation (parallel-beam CT only)");
   if (g_variant_lookup(set, "prior", "&s", &prior)) {
     g_variant_lookup(set, "beta", "d", &beta);
     tl_side_panel_set_prior(self->side_panel, prior, beta, 2.0);
@@ -363,7 +371,7 @@ void tl_window_start_demo(TlWindow *self, double events, guint coarsen) {
 /* A run with work under way or resumable: a new dataset would discard it. An opened
  * image (nothing to step) and a stopped or finished run are replaced without asking. */
 static gboolean run_is_live(TlWindow *self) {
-  return self->runner && tl_dataset_iterative(self->dataset) &&
+  return self->runner && tl_document_iterative(self->dataset) &&
          (self->run_state == TL_RUN_RUNNING || self->run_state == TL_RUN_PAUSED);
 }
 
@@ -612,7 +620,7 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
     tl_window_auto_levels(self);
   } else if (g_str_equal(what, "iterations")) {
     /* Applies from the next step: the runner stops at the new total. */
-    if (self->runner && tl_dataset_iterative(self->dataset)) {
+    if (self->runner && tl_document_iterative(self->dataset)) {
       TlCtJobOptions ct;
       tl_side_panel_get_ct_options(panel, &ct);
       if (!(self->dataset->ct && g_str_equal(ct.algo, "fdk")))
@@ -620,7 +628,7 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
     }
   } else if (g_str_equal(what, "prior")) {
     /* Prior, beta, gamma: the running (or paused) job takes them at its next sub-iteration. */
-    if (self->runner && tl_dataset_iterative(self->dataset)) {
+    if (self->runner && tl_document_iterative(self->dataset)) {
       char prior[16];
       double beta, gamma;
       tl_side_panel_get_prior(panel, prior, &beta, &gamma);
@@ -631,13 +639,13 @@ static void on_panel_changed(TlSidePanel *panel, const char *what, TlWindow *sel
      * over at the next sub-iteration (the convergence plot marks where). */
     g_autofree char *text = g_strdup_printf("New settings apply from sub-iteration %u", self->sub_iterations + 1);
     tl_window_toast(self, text);
-  } else if (self->runner && self->sub_iterations > 0 && tl_dataset_iterative(self->dataset)) {
+  } else if (self->runner && self->sub_iterations > 0 && tl_document_iterative(self->dataset)) {
     /* FDK is one step: a new run. */
     AdwToast *toast = adw_toast_new("The new algorithm settings apply to a new run");
     adw_toast_set_button_label(toast, "Restart");
     adw_toast_set_action_name(toast, "win.restart");
     adw_toast_overlay_add_toast(self->toasts, toast);
-  } else if (self->runner && tl_dataset_iterative(self->dataset)) {
+  } else if (self->runner && tl_document_iterative(self->dataset)) {
     tl_window_start_run(self, FALSE);  /* nothing computed yet: nothing to lose */
   }
 }
@@ -746,7 +754,7 @@ static void tl_window_dispose(GObject *object) {
 
 static void tl_window_finalize(GObject *object) {
   TlWindow *self = TL_WINDOW(object);
-  g_clear_pointer(&self->dataset, tl_dataset_unref);
+  g_clear_pointer(&self->dataset, tl_document_unref);
   g_clear_pointer(&self->ctx, tl_context_free);
   g_clear_pointer(&self->devices, g_array_unref);
   g_clear_error(&self->error);

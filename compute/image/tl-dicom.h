@@ -93,7 +93,7 @@ gboolean tl_dicom_save_series(gconstpointer image, const char *path,
  * frame). The result is a TlImage (image/tl-image.h); gpointer keeps this header C++-clean. */
 gpointer tl_dicom_load_series(const char *path, GError **error);
 
-/* Entry of the format table (compute/tl-formats.c). */
+/* Entry of the format table (compute/dataset/tl-formats.c). */
 #ifndef __cplusplus
 #include "tl-format.h"
 extern const TlFormatClass tl_format_dicom;     /* reads; writes Secondary Capture */

@@ -426,7 +426,7 @@ gboolean tl_dicom_save_series(gconstpointer image, const char *out_path,
   return ok;
 }
 
-/* --- the format table's entry (compute/tl-formats.c) --- */
+/* --- the format table's entry (compute/dataset/tl-formats.c) --- */
 
 /* The first file (by name) of a folder that starts like a DICOM Part 10 file; NULL if none
  * among the first TL_DICOM_MAX_FILES names. */

@@ -63,3 +63,82 @@ gboolean tl_format_head_starts_with(const guint8 *head, gsize n_head, const char
   gsize len = strlen(text);
   return n_head - i >= len && g_ascii_strncasecmp((const char *)head + i, text, len) == 0;
 }
+
+char *tl_format_list_names(const TlFormatClass *const *list, TlDataKind kind, gboolean writers) {
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; list[i]; i++) {
+    const TlFormatClass *f = list[i];
+    if ((kind != TL_DATA_N_KINDS && f->kind != kind) || (writers ? !f->save : !f->load)) continue;
+    g_string_append_printf(s, "%s%s (%s)", s->len ? ", " : "", f->name, f->extensions);
+  }
+  return g_string_free(s, FALSE);
+}
+
+const TlFormatClass *tl_format_detect_in(const TlFormatClass *const *list, const char *path,
+                                         GError **error) {
+  gsize n = 0;
+  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
+  if (!head) return NULL;
+  const TlFormatClass *best = NULL;
+  guint best_score = 0;
+  for (guint i = 0; list[i]; i++) {
+    if (!list[i]->probe || !list[i]->load) continue;
+    guint score = list[i]->probe(path, head, n);
+    /* the extension breaks ties between equally sure content matches */
+    if (score > 0 && score < TL_FORMAT_EXTENSION * 2 &&
+        !tl_format_path_has_extension(path, list[i]->extensions))
+      score = 0;
+    else if (score >= TL_FORMAT_LIKELY && tl_format_path_has_extension(path, list[i]->extensions))
+      score += 1;
+    if (score > best_score) best = list[i], best_score = score;
+  }
+  if (!best) {
+    g_autofree char *known = tl_format_list_names(list, TL_DATA_N_KINDS, FALSE);
+    g_autofree char *q = tl_text_quote(path, -1, 200); /* any bytes: the message stays UTF-8 */
+    if (g_file_test(path, G_FILE_TEST_IS_DIR))
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "'%s' is a directory, and no format reads this folder (expected one of: %s)",
+                  q, known);
+    else
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "'%s': not a format Tomolab reads (%" G_GSIZE_FORMAT " bytes looked at; "
+                  "expected one of: %s)", q, n, known);
+  }
+  return best;
+}
+
+const TlFormatClass *tl_format_for_output_in(const TlFormatClass *const *list, const char *path,
+                                             TlDataKind kind, const char *name, GError **error) {
+  if (name) {
+    const TlFormatClass *f = NULL;
+    for (guint i = 0; list[i] && !f; i++)
+      if (g_ascii_strcasecmp(list[i]->name, name) == 0) f = list[i];
+    if (!f || f->kind != kind || !f->save) {
+      g_autofree char *known = tl_format_list_names(list, kind, TRUE);
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "format '%s' cannot write %s (formats that can: %s)", name,
+                  tl_data_kind_name(kind), known);
+      return NULL;
+    }
+    return f;
+  }
+  /* the longest matching extension wins (".nii.gz" over ".gz") */
+  const TlFormatClass *best = NULL;
+  gsize best_len = 0;
+  g_autofree char *lower = g_ascii_strdown(path, -1);
+  for (guint i = 0; list[i]; i++) {
+    if (list[i]->kind != kind || !list[i]->save) continue;
+    g_auto(GStrv) exts = g_strsplit(list[i]->extensions, " ", -1);
+    for (guint e = 0; exts[e]; e++) {
+      gsize len = strlen(exts[e]);
+      if (len > best_len && g_str_has_suffix(lower, exts[e])) best = list[i], best_len = len;
+    }
+  }
+  if (!best) {
+    g_autofree char *known = tl_format_list_names(list, kind, TRUE);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "'%s': no format writes %s with this extension (expected one of: %s)", path,
+                tl_data_kind_name(kind), known);
+  }
+  return best;
+}

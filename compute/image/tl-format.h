@@ -1,6 +1,6 @@
 /* TlFormatClass: one file format Tomolab reads and/or writes. A format is one file in the module
  * whose data it holds (images in image/, list mode and sinograms in pet/, projections in ct/)
- * plus one line in compute/tl-formats.c, the table `tomolab-cli info FILE`, `convert`, `recon`,
+ * plus one line in compute/dataset/tl-formats.c, the table `tomolab-cli info FILE`, `convert`, `recon`,
  * the window and the Python module detect and open files from.
  *
  * Detection is by content first: every format's probe sees the first TL_FORMAT_HEAD_BYTES of
@@ -49,6 +49,20 @@ struct _TlFormatClass {
   /* Writes atomically (image/tl-file.h). NULL: cannot write. */
   gboolean (*save)(gconstpointer data, const char *path, GError **error);
 };
+
+/* Detection and choice of a writer within a NULL-terminated list of formats: the whole table
+ * (compute/dataset/tl-formats.c) or one module's part of it (the image formats of
+ * tl_image_formats(), which tl_image_load/save use: one image loader, one detection).
+ * detect: the best probe score, content first, the extension breaking ties; the GError names
+ * the file and the list's readers. for_output: `name` non-NULL picks that format (it must
+ * write `kind`), else the longest matching extension among the writers of `kind`. */
+const TlFormatClass *tl_format_detect_in(const TlFormatClass *const *list, const char *path,
+                                         GError **error);
+const TlFormatClass *tl_format_for_output_in(const TlFormatClass *const *list, const char *path,
+                                             TlDataKind kind, const char *name, GError **error);
+/* "name (.ext ...), ..." of the list's formats that read (writers FALSE) or write `kind`
+ * (TL_DATA_N_KINDS: any kind), for messages (g_free). */
+char *tl_format_list_names(const TlFormatClass *const *list, TlDataKind kind, gboolean writers);
 
 /* Whether the lower-cased path ends with one of the space-separated extensions. */
 gboolean tl_format_path_has_extension(const char *path, const char *extensions);

@@ -440,7 +440,7 @@ out:
   return im;
 }
 
-/* --- the format table's entry (compute/tl-formats.c) --- */
+/* --- the format table's entry (compute/dataset/tl-formats.c) --- */
 
 /* NIfTI-1: sizeof_hdr = 348 at offset 0 (either byte order) and the magic "n+1" (one file)
  * or "ni1" (.hdr/.img pair) at 344; Analyze 7.5 has the size without the magic. A gzip

@@ -125,29 +125,6 @@ double tl_image_sum(const TlImage *im) {
   return s;
 }
 
-static gboolean ends_with(const char *path, const char *ext) {
-  g_autofree char *lower = g_ascii_strdown(path, -1);
-  return g_str_has_suffix(lower, ext);
-}
-
-TlImage *tl_image_load(const char *path, GError **error) {
-  if (ends_with(path, ".raw")) return tl_image_load_raw(path, error);
-  if (ends_with(path, ".nii") || ends_with(path, ".nii.gz") || ends_with(path, ".hdr") ||
-      ends_with(path, ".img") || ends_with(path, ".hdr.gz") || ends_with(path, ".img.gz"))
-    return tl_image_load_nifti(path, error);
-  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-              "'%s': unknown image type (expected .nii, .nii.gz, .hdr/.img or .raw)", path);
-  return NULL;
-}
-
-gboolean tl_image_save(const TlImage *im, const char *path, GError **error) {
-  if (ends_with(path, ".raw")) return tl_image_save_raw(im, path, error);
-  if (ends_with(path, ".nii") || ends_with(path, ".nii.gz")) return tl_image_save_nifti(im, path, error);
-  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-              "'%s': unknown image type to write (expected .nii, .nii.gz or .raw)", path);
-  return FALSE;
-}
-
 /* --- raw float32: little-endian, x fastest; "<file>.txt" holds the grid --- */
 
 static char *raw_sidecar_text(const TlImageGrid *g, const char *data_name) {
@@ -356,7 +333,7 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
   return im;
 }
 
-/* --- the format table's entry (compute/tl-formats.c) --- */
+/* --- the format table's entry (compute/dataset/tl-formats.c) --- */
 
 /* No magic: the .raw extension, and its .txt sidecar beside it. */
 static guint raw_probe(const char *path, const guint8 *head, gsize n) {

@@ -49,23 +49,26 @@ const char *tl_image_unit(const TlImage *im);
 void tl_image_free(TlImage *im);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlImage, tl_image_free)
 
-/* NIfTI-1 (.nii, .nii.gz) with a correct qform/sform affine; raw float32 (.raw + .txt
- * sidecar, see docs/formats.md) as a fallback. Writes are atomic (temp file + rename). */
+/* The one image loader: any image format of tl_image_formats() (NIfTI, raw, Interfile with
+ * STIR's .hv, MetaImage .mha/.mhd, DICOM), detected by content like the format table does
+ * (tl-image-formats.c). save picks the writer by the extension (.nii, .nii.gz, .raw, .hv,
+ * .mha, .mhd, .dcm). Writes are atomic (temp file + rename). */
 TlImage *tl_image_load(const char *path, GError **error);
 gboolean tl_image_save(const TlImage *im, const char *path, GError **error);
+/* The image formats, NULL-terminated: the image part of the format table. */
+const TlFormatClass *const *tl_image_formats(void);
 
 /* Activity must be finite and >= 0: the GError names `what`, the voxel and its value. */
 gboolean tl_image_check_nonnegative(const TlImage *im, const char *what, GError **error);
 double tl_image_sum(const TlImage *im);
 
-/* NIfTI-1 and raw float32 (tl-image-nifti.c, tl-image.c); tl_image_load/save pick by
- * the file name (.nii, .nii.gz, .hdr/.img: NIfTI; .raw: raw). */
+/* NIfTI-1 and raw float32 (tl-image-nifti.c, tl-image.c), each format alone. */
 TlImage *tl_image_load_nifti(const char *path, GError **error);
 gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
 TlImage *tl_image_load_raw(const char *path, GError **error);
 gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
 
-/* Entries of the format table (compute/tl-formats.c). */
+/* Entries of the format table (compute/dataset/tl-formats.c). */
 extern const TlFormatClass tl_format_nifti;
 extern const TlFormatClass tl_format_raw;
 

@@ -164,7 +164,7 @@ static PyTypeObject TlPyCtGeometryType = {
 
 /* ---- CtData ---- */
 
-static PyObject *data_wrap(TlCtData *d) {
+PyObject *tlpy_ct_data_wrap(TlCtData *d) {
   TlPyCtData *o = PyObject_New(TlPyCtData, &TlPyCtDataType);
   if (!o) {
     tl_ct_data_free(d);
@@ -231,7 +231,7 @@ static PyObject *data_simulate(PyObject *cls, PyObject *args, PyObject *kw) {
   PyObject *res = NULL;
   if (c) {
     j.ctx = c->ctx;
-    if (tlpy_run_or_raise(do_ct_sim, &j, NULL) == 0) res = data_wrap(j.d);
+    if (tlpy_run_or_raise(do_ct_sim, &j, NULL) == 0) res = tlpy_ct_data_wrap(j.d);
     Py_DECREF(c);
   }
   if (j.im) tl_image_free(j.im);
@@ -241,7 +241,8 @@ static PyObject *data_simulate(PyObject *cls, PyObject *args, PyObject *kw) {
 
 static gboolean do_ct_load(gpointer d, GError **error) {
   CtJob *j = d;
-  return (j->d = tl_ct_data_load(j->path, error)) != NULL;
+  /* any CT format of the table (.tlct, Data Exchange HDF5, TIFF stacks) */
+  return (j->d = tl_format_load_kind(j->path, TL_DATA_CT, error)) != NULL;
 }
 static gboolean do_ct_save(gpointer d, GError **error) {
   CtJob *j = d;
@@ -253,7 +254,7 @@ static PyObject *data_load(PyObject *cls, PyObject *args) {
   CtJob j = {.path = PyBytes_AS_STRING(path)};
   int r = tlpy_run_or_raise(do_ct_load, &j, NULL);
   Py_DECREF(path);
-  return r < 0 ? NULL : data_wrap(j.d);
+  return r < 0 ? NULL : tlpy_ct_data_wrap(j.d);
 }
 static PyObject *data_save(TlPyCtData *self, PyObject *args) {
   PyObject *path;
@@ -276,7 +277,7 @@ static PyObject *data_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   TlCtData *d = tl_ct_data_new(tl_ct_geometry_copy(g));
   memcpy(d->proj, PyArray_DATA(a), n * sizeof(float));
   Py_DECREF(a);
-  return data_wrap(d);
+  return tlpy_ct_data_wrap(d);
 }
 static PyObject *data_proj(TlPyCtData *self, void *c) {
   const TlCtGeometry *g = self->d->geometry;

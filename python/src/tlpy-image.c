@@ -252,8 +252,8 @@ PyMethodDef tlpy_image_functions[] = {
     {"_set_classes", py_set_classes, METH_VARARGS, NULL},
     {"_grid_centred", py_grid_centred, METH_VARARGS, NULL},
     {"load_image", py_load_image, METH_VARARGS,
-     "load_image(path) -> Image: NIfTI-1 (.nii, .nii.gz, .hdr/.img) or raw float32 (.raw + "
-     ".txt), by the file name (docs/formats.md)"},
+     "load_image(path) -> Image: any image format (NIfTI, raw, Interfile with STIR's .hv, "
+     "MetaImage .mha/.mhd, DICOM), detected by content like tomolab-cli (docs/formats.md)"},
     {"save_image", (PyCFunction)(void (*)(void))py_save_image, METH_VARARGS | METH_KEYWORDS,
      "save_image(path, image, grid=None): image a tomolab.Image, or an array with grid; the "
      "format from the file name; written atomically"},

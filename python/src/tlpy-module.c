@@ -305,7 +305,8 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
 #undef SUB
   if (add_functions(m, module_functions) < 0 || tlpy_context_init(m) < 0 ||
       tlpy_image_init(m) < 0 || tlpy_operator_init(m) < 0 || tlpy_pet_init(m) < 0 ||
-      tlpy_ct_init(m) < 0 || tlpy_solver_init(m) < 0 || tlpy_run_init(m) < 0)
+      tlpy_ct_init(m) < 0 || tlpy_solver_init(m) < 0 || tlpy_run_init(m) < 0 ||
+      tlpy_dataset_init(m) < 0)
     return NULL;
   return m;
 }

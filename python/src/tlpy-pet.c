@@ -164,7 +164,7 @@ static PyTypeObject TlPyScannerType = {
 
 /* ---- Listmode ---- */
 
-static PyObject *listmode_wrap(TlListmode *lm) {
+PyObject *tlpy_listmode_wrap(TlListmode *lm) {
   TlPyListmode *o = PyObject_New(TlPyListmode, &TlPyListmodeType);
   if (!o) {
     tl_listmode_free(lm);
@@ -185,7 +185,8 @@ typedef struct {
 } LmJob;
 static gboolean do_lm_load(gpointer d, GError **error) {
   LmJob *j = d;
-  return (j->lm = tl_listmode_load(j->path, error)) != NULL;
+  /* any list-mode format of the table (.tlm, the mMR's .l and its header, CASToR) */
+  return (j->lm = tl_format_load_kind(j->path, TL_DATA_PET_LISTMODE, error)) != NULL;
 }
 static gboolean do_lm_save(gpointer d, GError **error) {
   LmJob *j = d;
@@ -198,7 +199,7 @@ static PyObject *listmode_load(PyObject *cls, PyObject *args) {
   LmJob j = {PyBytes_AS_STRING(path), NULL};
   int r = tlpy_run_or_raise(do_lm_load, &j, NULL);
   Py_DECREF(path);
-  return r < 0 ? NULL : listmode_wrap(j.lm);
+  return r < 0 ? NULL : tlpy_listmode_wrap(j.lm);
 }
 
 static PyObject *listmode_save(TlPyListmode *self, PyObject *args) {
@@ -257,7 +258,7 @@ static PyObject *listmode_simulate(PyObject *cls, PyObject *args, PyObject *kw) 
   tl_image_free(j.act);
   if (j.mu) tl_image_free(j.mu);
   if (r < 0) return NULL;
-  return listmode_wrap(j.lm);
+  return tlpy_listmode_wrap(j.lm);
 }
 
 static PyObject *listmode_events(TlPyListmode *self, void *c) {
@@ -386,7 +387,8 @@ static PyObject *py_pet_operator(PyObject *self, PyObject *args, PyObject *kw) {
                                    &j.o.params.tor_fwhm_mm, &ctxo))
     return NULL;
   j.lm = ((TlPyListmode *)lmo)->lm;
-  TlImageGrid grid = tl_scanner_default_grid(j.lm->scanner);
+  /* grid None: the dataset's PET grid, the CLI's and the window's (dataset/tl-dataset.h) */
+  TlImageGrid grid = tl_dataset_pet_grid(j.lm->scanner);
   if (gobj != Py_None && !tlpy_grid_from(gobj, &grid)) return NULL;
   j.grid = &grid;
   j.o.projector = projector;
@@ -417,7 +419,8 @@ PyMethodDef tlpy_pet_functions[] = {
      "pet_operator(listmode, grid=None, *, projector='siddon', subsets=1, tof=False, "
      "tof_n_sigma=0, attenuation=None, binned=False, use_cache=True, tor_fwhm_mm=2, ctx=None) "
      "-> Operator: list mode (one datum per event) or binned (one per crystal pair, "
-     "histogrammed); grid None = the scanner's default grid"},
+     "histogrammed); grid None = the dataset's PET grid (voxels one crystal wide, as the CLI and "
+     "the window; Scanner.default_grid() is the fine grid)"},
     {NULL}};
 
 int tlpy_pet_init(PyObject *m) {

@@ -25,6 +25,7 @@
 #include "ct/tl-ct-operator.h"
 #include "ct/tl-ct-simulate.h"
 #include "ct/tl-ct-fdk.h"
+#include "dataset/tl-dataset.h"
 
 /* ---- errors (tlpy-module.c) ---- */
 /* Raises the Python exception of a GError (tomolab.Error or a subclass, carrying the message,
@@ -93,6 +94,9 @@ PyObject *tlpy_operator_wrap(TlPyContext *context, TlOperator *op, GError **erro
 int tlpy_operator_enter(TlPyOperator *o);
 void tlpy_operator_leave(TlPyOperator *o);
 
+/* ---- wrapping (takes the pointer; frees it on failure) ---- */
+PyObject *tlpy_listmode_wrap(TlListmode *lm); /* tlpy-pet.c: a tomolab.Listmode */
+PyObject *tlpy_ct_data_wrap(TlCtData *d);     /* tlpy-ct.c: a tomolab.CtData */
 /* ---- module parts: each adds its types and functions ---- */
 int tlpy_context_init(PyObject *m);
 int tlpy_operator_init(PyObject *m);
@@ -101,6 +105,7 @@ int tlpy_ct_init(PyObject *m);
 int tlpy_solver_init(PyObject *m);
 /* tomolab.Run's C half (tlpy-run.c). */
 int tlpy_run_init(PyObject *m);
+int tlpy_dataset_init(PyObject *m); /* tlpy-dataset.c: _open, __version__ */
 extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_functions[],
     tlpy_ct_functions[];
 

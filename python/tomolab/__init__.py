@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _tomolab
+from ._tomolab import __version__  # noqa: F401  (the meson project version)
 from ._tomolab import (  # noqa: F401
     Array, Context, CtData, CtGeometry, Error, FileError, FormatError, InvalidArgument,
     Listmode, NoDeviceError, Operator, ParseError, Scanner, Solver, UnsupportedError,
@@ -20,7 +21,8 @@ from ._tomolab import (  # noqa: F401
     load_image, operators,
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
 
-__all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image']
+__all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image', 'Dataset',
+                                                                  'open']
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,41 @@ class Image:
     def save(self, path):
         """Writes the image; the format from the file name (NIfTI, raw, ...)."""
         save_image(path, self)
+
+
+@dataclass
+class Dataset:
+    """A file opened by the library's dataset layer, as the CLI and the window open it
+    (docs/python.md "Opening files"): its kind ('image', 'pet-listmode', 'pet-bins', 'ct'),
+    format, the data (an Image, a Listmode -- for 'pet-bins' the sinogram's scanner with no
+    events, its crystal pairs in bin_pairs and counts in bin_counts --, or CtData) and the
+    defaults every door uses: grid, subsets, and for parallel-beam CT the centre of rotation
+    (column), searched like `tomolab-cli ct-recon --centre auto` when the format stores none."""
+    kind: str
+    path: str
+    format: str
+    data: object
+    grid: Grid
+    subsets: int
+    start_s: float
+    duration_s: float
+    allows: list
+    tof_bins: int
+    centre: object
+    centre_found: bool
+    description: str
+    bin_pairs: object = None
+    bin_counts: object = None
+
+    def __str__(self):
+        return self.description
+
+
+def open(path, context=None, find_centre=True):  # noqa: A001  (tomolab.open, not the builtin)
+    """Opens any file Tomolab reads (detected by content through the format table) as a
+    Dataset. find_centre: search the CT centre of rotation on the device (`context`, default
+    the module's) for formats that store none (Data Exchange, TIFF)."""
+    return Dataset(**_tomolab._open(path, context, find_centre))
 
 
 _tomolab._set_classes(Grid, Image)

@@ -69,10 +69,8 @@ static void make_data(void) {
   g_assert_no_error(error);
   data.scanner_path = g_build_filename(tmpdir, "ring.scanner", NULL);
   g_assert_true(tl_scanner_save(data.scanner, data.scanner_path, &error));
-  /* as the window makes a file's grid: the scanner's, voxels twice as large */
-  TlImageGrid g = tl_scanner_default_grid(data.scanner);
-  data.grid = tl_image_grid_centred((g.dims[0] + 1) / 2, (g.dims[1] + 1) / 2, (g.dims[2] + 1) / 2,
-                                    g.voxel_mm[0] * 2, g.voxel_mm[1] * 2, g.voxel_mm[2] * 2);
+  /* the grid the window opens a file on: the dataset's (compute/dataset/tl-dataset.h) */
+  data.grid = tl_dataset_pet_grid(data.scanner);
   TlPhantomOptions po;
   tl_phantom_options_init(&po);
   po.radius_mm = 35; /* half the ring: lines missing it make the scatter's tail */
@@ -101,7 +99,8 @@ static void make_data(void) {
   g_assert_cmpuint(st.scattered, >, 1000);
   data.scan_path = g_build_filename(tmpdir, "scan.tlm", NULL);
   g_assert_true(tl_listmode_save(data.lm, data.scan_path, &error));
-  data.mu_path = g_build_filename(tmpdir, "mu.nii", NULL);
+  /* MetaImage: the window reads a mu-map of any image format (tl_image_load, the table's) */
+  data.mu_path = g_build_filename(tmpdir, "mu.mha", NULL);
   g_assert_true(tl_image_save(data.mu, data.mu_path, &error));
   /* the true normalisation: the drawn efficiencies, no geometric classes */
   data.norm = tl_norm_new(data.scanner, FALSE, FALSE, &error);

@@ -1,6 +1,6 @@
 /* The format table: one line per format (each lives in the module of the data it holds), and
  * opening any file by its content (tl-formats.h). */
-#include "tl-formats.h"
+#include "dataset/tl-formats.h"
 #include "image/tl-image.h"
 #include "image/tl-file.h"
 #include "image/tl-dicom.h"
@@ -16,15 +16,8 @@
 #include "ct/tl-ct-formats.h"
 #include <string.h>
 
-static const TlFormatClass *const formats[] = {
-    /* images */
-    &tl_format_nifti,
-    &tl_format_raw,
-    &tl_format_interfile,
-    &tl_format_metaimage,
-    &tl_format_dicom,
-    &tl_format_dicom_pet,
-    &tl_format_dicom_ct,
+/* The image formats are image/'s list (tl_image_formats(), the one image loader's), first. */
+static const TlFormatClass *const others[] = {
     /* PET */
     &tl_format_tlm,
     &tl_format_scanner,
@@ -40,89 +33,34 @@ static const TlFormatClass *const formats[] = {
     NULL,
 };
 
-const TlFormatClass *const *tl_formats(void) { return formats; }
+static const TlFormatClass *const *table(void) {
+  static const TlFormatClass **t;
+  if (g_once_init_enter(&t)) {
+    GPtrArray *a = g_ptr_array_new();
+    for (const TlFormatClass *const *f = tl_image_formats(); *f; f++) g_ptr_array_add(a, (gpointer)*f);
+    for (const TlFormatClass *const *f = others; *f; f++) g_ptr_array_add(a, (gpointer)*f);
+    g_ptr_array_add(a, NULL);
+    g_once_init_leave(&t, (const TlFormatClass **)g_ptr_array_free(a, FALSE)); /* kept for good */
+  }
+  return t;
+}
+
+const TlFormatClass *const *tl_formats(void) { return table(); }
 
 const TlFormatClass *tl_format_find(const char *name) {
+  const TlFormatClass *const *formats = table();
   for (guint i = 0; formats[i]; i++)
     if (g_ascii_strcasecmp(formats[i]->name, name) == 0) return formats[i];
   return NULL;
 }
 
-static char *format_names(TlDataKind kind, gboolean writers) {
-  GString *s = g_string_new(NULL);
-  for (guint i = 0; formats[i]; i++) {
-    const TlFormatClass *f = formats[i];
-    if ((kind != TL_DATA_N_KINDS && f->kind != kind) || (writers ? !f->save : !f->load)) continue;
-    g_string_append_printf(s, "%s%s (%s)", s->len ? ", " : "", f->name, f->extensions);
-  }
-  return g_string_free(s, FALSE);
-}
-
 const TlFormatClass *tl_format_detect(const char *path, GError **error) {
-  gsize n = 0;
-  g_autofree guint8 *head = tl_format_read_head(path, &n, error);
-  if (!head) return NULL;
-  const TlFormatClass *best = NULL;
-  guint best_score = 0;
-  for (guint i = 0; formats[i]; i++) {
-    if (!formats[i]->probe || !formats[i]->load) continue;
-    guint score = formats[i]->probe(path, head, n);
-    /* the extension breaks ties between equally sure content matches */
-    if (score > 0 && score < TL_FORMAT_EXTENSION * 2 &&
-        !tl_format_path_has_extension(path, formats[i]->extensions))
-      score = 0;
-    else if (score >= TL_FORMAT_LIKELY &&
-             tl_format_path_has_extension(path, formats[i]->extensions))
-      score += 1;
-    if (score > best_score) best = formats[i], best_score = score;
-  }
-  if (!best) {
-    g_autofree char *known = format_names(TL_DATA_N_KINDS, FALSE);
-    g_autofree char *q = tl_text_quote(path, -1, 200); /* any bytes: the message stays UTF-8 */
-    if (g_file_test(path, G_FILE_TEST_IS_DIR))
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "'%s' is a directory, and no format reads this folder (expected one of: %s)",
-                  q, known);
-    else
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                  "'%s': not a format Tomolab reads (%" G_GSIZE_FORMAT " bytes looked at; "
-                  "expected one of: %s)", q, n, known);
-  }
-  return best;
+  return tl_format_detect_in(table(), path, error);
 }
 
 const TlFormatClass *tl_format_for_output(const char *path, TlDataKind kind, const char *name,
                                           GError **error) {
-  if (name) {
-    const TlFormatClass *f = tl_format_find(name);
-    if (!f || f->kind != kind || !f->save) {
-      g_autofree char *known = format_names(kind, TRUE);
-      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                  "format '%s' cannot write %s (formats that can: %s)", name,
-                  tl_data_kind_name(kind), known);
-      return NULL;
-    }
-    return f;
-  }
-  /* the longest matching extension wins (".nii.gz" over ".gz") */
-  const TlFormatClass *best = NULL;
-  gsize best_len = 0;
-  g_autofree char *lower = g_ascii_strdown(path, -1);
-  for (guint i = 0; formats[i]; i++) {
-    if (formats[i]->kind != kind || !formats[i]->save) continue;
-    g_auto(GStrv) exts = g_strsplit(formats[i]->extensions, " ", -1);
-    for (guint e = 0; exts[e]; e++) {
-      gsize len = strlen(exts[e]);
-      if (len > best_len && g_str_has_suffix(lower, exts[e])) best = formats[i], best_len = len;
-    }
-  }
-  if (!best) {
-    g_autofree char *known = format_names(kind, TRUE);
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "'%s': no format writes %s with this extension (expected one of: %s)", path,
-                tl_data_kind_name(kind), known);
-  }
-  return best;
+  return tl_format_for_output_in(table(), path, kind, name, error);
 }
 
 gpointer tl_format_load_any(const char *path, TlDataKind *kind, const TlFormatClass **format,
@@ -159,6 +97,7 @@ gboolean tl_format_save(const TlFormatClass *format, gconstpointer data, const c
 }
 
 char *tl_formats_patterns(TlDataKind kind, gboolean write) {
+  const TlFormatClass *const *formats = table();
   GString *s = g_string_new(NULL);
   for (guint i = 0; formats[i]; i++) {
     const TlFormatClass *f = formats[i];
@@ -174,6 +113,7 @@ char *tl_formats_patterns(TlDataKind kind, gboolean write) {
 }
 
 gboolean tl_formats_known_extension(const char *path) {
+  const TlFormatClass *const *formats = table();
   for (guint i = 0; formats[i]; i++)
     if (formats[i]->load && tl_format_path_has_extension(path, formats[i]->extensions)) return TRUE;
   return FALSE;

@@ -1,0 +1,120 @@
+/* TlDataset: any file Tomolab reads, opened through the one format table (tl-formats.h) and
+ * typed (an image, PET list mode, PET bins from a sinogram, CT projections), with what the data
+ * allow and the defaults of a reconstruction computed once, here, for every door: the CLI, the
+ * window and Python ask the dataset instead of keeping their own detection and defaults.
+ *
+ * The defaults (docs/architecture.md "The dataset layer"):
+ * - PET image grid: the scanner's fine grid (tl_scanner_default_grid: voxels of half the
+ *   crystal width) coarsened by TL_DATASET_PET_COARSEN = 2, keeping each count's parity:
+ *   voxels of one crystal width (the mMR: 133 x 133 x 66 of 4 mm), the window's grid. The
+ *   CLI used the fine grid (263 x 263 x 130 of 2 mm): 8 times the voxels, for detail the
+ *   detector's ~4 mm resolution hardly holds, at 8 times the memory and the time of the
+ *   sensitivity image and of every projection (the mMR's sensitivity takes about a minute on
+ *   lavapipe, the CPU device every test and many users run on, at 4 mm). The fine grid
+ *   stays one option away (`recon --grid`, Python's grid=, Scanner.default_grid()).
+ * - CT image grid: the grid the file suggests, else a cube of 1 mm voxels two thirds of the
+ *   detector's columns wide (the window's rule; the CLI had none and refused).
+ * - CT centre of rotation (parallel beam): searched (tl_dataset_find_centre: ct/tl-ct-centre.c,
+ *   the same search as `ct-recon --centre auto`) and moved into the geometry, since neither
+ *   Data Exchange nor TIFF stacks store it and the detector's middle column is rarely right
+ *   (tooth.h5: 295.5, not 319.5). The search needs a device, so it is a second call.
+ * - Subsets for algorithms that use them: TL_DATASET_SUBSETS (PET; every door used 10), CT the
+ *   same, at most one per view. */
+#pragma once
+#include "dataset/tl-formats.h"
+#include "image/tl-image.h"
+#include "pet/scanner/tl-listmode.h"
+#include "ct/tl-ct-data.h"
+#include "ct/tl-ct-centre.h"
+#include "tl-context.h"
+
+G_BEGIN_DECLS
+
+#define TL_DATASET_SUBSETS 10
+
+typedef enum {
+  TL_DATASET_IMAGE,        /* an image to look at, a truth or a mu-map */
+  TL_DATASET_PET_LISTMODE, /* PET events */
+  TL_DATASET_PET_BINS,     /* a PET sinogram as counts per crystal pair, reconstructed binned */
+  TL_DATASET_CT,           /* CT projections */
+} TlDatasetKind;
+
+/* What the data allow beyond the plain reconstruction (TlDataset.allows). */
+typedef enum {
+  TL_DATASET_ALLOWS_RANDOMS_DELAYEDS = 1 << 0, /* delayed coincidences recorded: randoms estimate */
+  TL_DATASET_ALLOWS_RANDOMS_SINGLES = 1 << 1,  /* singles rates: randoms from singles */
+  TL_DATASET_ALLOWS_TOF = 1 << 2,              /* events carry TOF bins */
+  TL_DATASET_ALLOWS_ATTENUATION = 1 << 3,      /* PET: with a mu-map on the grid */
+  TL_DATASET_ALLOWS_NORM = 1 << 4,             /* PET: with a normalisation of its scanner */
+  TL_DATASET_ALLOWS_QUANT = 1 << 5,            /* a known duration: images in Bq/mL */
+  TL_DATASET_ALLOWS_CENTRE = 1 << 6,           /* CT parallel beam: a centre of rotation to set */
+} TlDatasetAllows;
+
+typedef struct {
+  TlDatasetKind kind;
+  char *path;
+  const TlFormatClass *format;
+  /* The data, owned; one of them by kind. PET bins: lm holds the sinogram's scanner and no
+   * events, bins its crystal pairs (TlBin) with bin_counts their total. */
+  TlImage *image;
+  TlListmode *lm;
+  GArray *bins;
+  double bin_counts;
+  TlCtData *ct;
+  /* the time frame the data span (s); duration 0 = unknown */
+  double start_s, duration_s;
+  guint allows;   /* TlDatasetAllows */
+  guint tof_bins; /* the scanner's, when the events carry TOF (else 0) */
+  /* Defaults (above). */
+  TlImageGrid grid;
+  guint subsets;
+  /* CT parallel beam: the column the rotation axis projects onto in the geometry now (the
+   * file's until found or set); NAN otherwise. centre_found: set by tl_dataset_find_centre,
+   * with its search's details in `search`. */
+  double centre;
+  gboolean centre_known; /* the format stores it (.tlct) or the data were made in memory */
+  gboolean centre_found;
+  TlCtCentre search;
+} TlDataset;
+
+const char *tl_dataset_kind_name(TlDatasetKind kind); /* "image", "PET list mode", ... */
+
+/* Any file the format table reads as an image, PET list mode, a PET sinogram or CT
+ * projections; other kinds (a scanner, a normalisation) are refused naming what the file
+ * holds. The CT centre is not searched yet (tl_dataset_find_centre). */
+TlDataset *tl_dataset_open(const char *path, GError **error);
+/* Takes data already loaded (owned; kind one of the four above), for data made in memory (a
+ * simulation) or read by a share (MPI ranks): the same defaults. NULL + GError when `kind`
+ * is none of the dataset's. */
+TlDataset *tl_dataset_new_take(TlDataKind kind, gpointer data, const char *path, GError **error);
+void tl_dataset_free(TlDataset *ds);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_free)
+
+/* The PET grid rule for a scanner (above), and the fine grid coarsened by any factor (the
+ * window's simulations: the Simulate dialog's choice; 1 = the fine grid). */
+#define TL_DATASET_PET_COARSEN 2
+TlImageGrid tl_dataset_pet_grid(const TlScanner *scanner);
+TlImageGrid tl_dataset_grid_coarsened(const TlScanner *scanner, guint factor);
+
+/* CT parallel beam from a format that stores no centre (Data Exchange, TIFF stacks): searches
+ * the centre on the middle detector row once (later calls return at once) and moves the
+ * geometry to it. TRUE without a search for data that need none (a .tlct's geometry is exact;
+ * cone beam, PET, images). */
+gboolean tl_dataset_find_centre(TlDataset *ds, TlContext *ctx, GError **error);
+/* The same search for any parallel-beam data (`ct-recon --centre auto`), once. */
+gboolean tl_dataset_search_centre(TlDataset *ds, TlContext *ctx, GError **error);
+/* Recomputes the defaults after the caller changed the data (the CLI's --pixel-size and
+ * --slices move the suggested grid); a centre found or set stays. */
+void tl_dataset_update_defaults(TlDataset *ds);
+/* CT parallel beam: moves the geometry so the axis projects onto column `centre` (a user's
+ * value: finite, within the detector's columns; the GError names the value and the range). */
+gboolean tl_dataset_set_centre(TlDataset *ds, double centre, GError **error);
+/* Whether find_centre has a search to do (a device is then needed). */
+gboolean tl_dataset_needs_centre(const TlDataset *ds);
+
+/* Measurements per pass: events, bin counts, detector pixels of all views; 0 for an image. */
+double tl_dataset_measurements(const TlDataset *ds);
+/* "key: value" lines: kind, format, time frame, what it allows, the defaults. */
+void tl_dataset_describe(const TlDataset *ds, GString *out);
+
+G_END_DECLS
