@@ -1,0 +1,6 @@
+#version 460
+#extension GL_GOOGLE_include_directive : require
+// The scatter adjoint with a compare-and-swap loop, built without the float-atomic capability,
+// for devices that lack shaderBufferFloat32AtomicAdd (ct_back_scatter.glsl).
+#define CT_NO_FLOAT_ATOMIC
+#include "ct_back_scatter.glsl"
