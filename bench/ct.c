@@ -286,6 +286,25 @@ int main(int argc, char **argv) {
       n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s %.2fx", tl_ct_back_name(backs[b]),
                       per_view / fwd_per_view);
     }
+    if (gpu && has_fa) {
+      /* the float-atomic scatter with the views fastest (TOMOLAB_CT_SCATTER_ORDER): whether
+       * atomic contention between neighbouring rays matters on this device */
+      g_setenv("TOMOLAB_CT_SCATTER_ORDER", "views", TRUE);
+      CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error) &&
+            tl_ct_projector_set_back(p, TL_CT_BACK_SCATTER, &error));
+      g_unsetenv("TOMOLAB_CT_SCATTER_ORDER");
+      Time tb = {0};
+      for (int r = 0; r < repeat; r++) {
+        double w0 = now(), c0 = cpu_now();
+        CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) &&
+              tl_stream_finish(s, &error));
+        keep_best(&tb, now() - w0, cpu_now() - c0);
+      }
+      g_snprintf(what, sizeof what, "back %s scatter views-fast", tl_ct_method_name(methods[m]));
+      print_row(what, &tb, vv, views);
+      n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " scatter-views-fast %.2fx",
+                      tb.wall / tf.wall);
+    }
   }
   printf("(* = the back projection this device gets by default)\n");
   for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) printf("%s\n", ratios[m]);

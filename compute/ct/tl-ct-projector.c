@@ -228,9 +228,12 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
       if (!p->back) return FALSE;
     }
   } else if (mode != p->back_mode || !p->scatter) {
+    /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
+     * puts views fastest, for measuring atomic contention on GPUs */
+    guint32 spec2[2] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0};
     TlPipeline *pl = tl_pipeline_new_builtin(
         p->ctx, mode == TL_CT_BACK_SCATTER ? "ct_back_scatter" : "ct_back_scatter_cas",
-        sizeof(CtPush), &spec, 1, error);
+        sizeof(CtPush), spec2, 2, error);
     if (!pl) return FALSE;
     tl_pipeline_free(p->scatter);
     p->scatter = pl;
