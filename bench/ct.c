@@ -18,7 +18,7 @@
  * iteration of each projector with each back projection of --cgls-back (default "auto", the
  * device's own choice; e.g. "scatter,gather"); FDK image quality (RMSE, PSNR against the
  * phantom). The gathers run on the first --gather-views of the --views (default all of them;
- * --gpu: 2, since on a GPU they cost 35-400x the forward) and are scaled like the rest.
+ * --gpu: 1, since on a GPU they cost 35-400x the forward) and are scaled like the rest.
  *
  * lavapipe on two cores cannot do all 496 views of every projector in reasonable time, so the
  * projectors run on --views evenly spread views and the 496-view seconds are scaled from them
@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
        NULL},
       {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
       {"gather-views", 0, 0, G_OPTION_ARG_INT, &gather_views,
-       "Views the gather adjoints run on (default --views; --gpu: 2)", "N"},
+       "Views the gather adjoints run on (default --views; --gpu: 1)", "N"},
       {"cgls-back", 0, 0, G_OPTION_ARG_STRING, &cgls_back,
        "Back projections CGLS runs with: auto, gather, scatter, scatter-cas, comma-separated "
        "(default auto)", "LIST"},
@@ -143,7 +143,7 @@ int main(int argc, char **argv) {
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) die(error);
   views = CLAMP(views, 1, N_VIEWS), cgls_views = CLAMP(cgls_views, 1, N_VIEWS);
-  gather_views = CLAMP(gather_views > 0 ? gather_views : gpu ? 2 : views, 1, views);
+  gather_views = CLAMP(gather_views > 0 ? gather_views : gpu ? 1 : views, 1, views);
   g_auto(GStrv) cgls_backs = g_strsplit(cgls_back ? cgls_back : "auto", ",", -1);
   for (char **b = cgls_backs; *b; b++) {
     TlCtBack mode;

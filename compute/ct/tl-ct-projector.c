@@ -237,8 +237,8 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
     if (!pl) return FALSE;
     tl_pipeline_free(p->scatter);
     p->scatter = pl;
-    /* a ray's walk, with an atomic add per voxel where the forward loads */
-    tl_pipeline_set_item_cost(p->scatter, (guint32)MIN(2ull * p->forward_cost, (guint64)1e6));
+    /* a ray's walk, with an atomic add per voxel where the forward loads: the forward's cost */
+    tl_pipeline_set_item_cost(p->scatter, p->forward_cost);
   }
   p->back_mode = mode;
   return TRUE;
