@@ -115,8 +115,10 @@ static double dotf(const float *a, const float *b, guint64 n) {
 }
 
 /* The back projections a projector can run here: the scatter with float atomics only where the
- * device has them (elsewhere TL_CT_BACK_SCATTER runs the CAS kernel, tested as SCATTER_CAS). */
-static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS};
+ * device has them (elsewhere TL_CT_BACK_SCATTER runs the CAS kernel, tested as SCATTER_CAS); the
+ * tiled scatter is Joseph's (the others run the plain scatter when asked for it). */
+static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
+                                 TL_CT_BACK_SCATTER_TILED};
 
 static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *grid,
                                     TlCtMethod method, TlCtBack back) {
@@ -125,9 +127,10 @@ static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *gr
   g_assert_no_error(error);
   g_assert_true(tl_ct_projector_set_back(p, back, &error));
   g_assert_no_error(error);
-  TlCtBack want = back == TL_CT_BACK_SCATTER && !tl_context_info(ctx)->float32_atomic_add
-                      ? TL_CT_BACK_SCATTER_CAS
-                      : back;
+  gboolean fa = tl_context_info(ctx)->float32_atomic_add;
+  TlCtBack want = back;
+  if (want == TL_CT_BACK_SCATTER_TILED && (method != TL_CT_JOSEPH || !fa)) want = TL_CT_BACK_SCATTER;
+  if (want == TL_CT_BACK_SCATTER && !fa) want = TL_CT_BACK_SCATTER_CAS;
   g_assert_cmpint(tl_ct_projector_back_mode(p), ==, want);
   return p;
 }

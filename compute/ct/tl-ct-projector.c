@@ -7,6 +7,7 @@
 
 #define TL_CT_VIEW_FLOATS 32
 #define TL_CT_BP_BLOCK 4 /* CT_BP_BLOCK of ct_bp_voxel.comp = CT_BACK_BLOCK of ct_back.comp */
+#define TL_CT_TILE 16    /* CT_TILE of ct_back_tiled.comp */
 
 /* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 96 bytes). */
 typedef struct {
@@ -40,7 +41,8 @@ struct _TlCtProjector {
   char *label_forward, *label_back, *label_scatter;
 };
 
-static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas"};
+static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
+                                                "scatter-tiled"};
 
 const char *tl_ct_back_name(TlCtBack b) {
   return (guint)b < G_N_ELEMENTS(tl_ct_back_names) ? tl_ct_back_names[b] : "?";
@@ -53,7 +55,8 @@ gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error) {
       return TRUE;
     }
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-              "unknown CT back projection '%s' (known: auto, gather, scatter, scatter-cas)", name);
+              "unknown CT back projection '%s' (known: auto, gather, scatter, scatter-cas, "
+              "scatter-tiled)", name);
   return FALSE;
 }
 
@@ -219,7 +222,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
     }
     if (mode == TL_CT_BACK_AUTO) mode = auto_back(p->ctx);
   }
-  gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
+  const TlDeviceInfo *info = tl_context_info(p->ctx);
+  gboolean has_fa = info->float32_atomic_add;
+  /* the tiled kernel: Joseph, float atomics and a workgroup of CT_TILE^2 = 256 */
+  if (mode == TL_CT_BACK_SCATTER_TILED &&
+      (p->method != TL_CT_JOSEPH || !has_fa || info->max_compute_work_group_invocations < 256 ||
+       info->max_compute_work_group_size[0] < 256))
+    mode = TL_CT_BACK_SCATTER;
   if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
   guint32 spec = p->method;
   if (mode == TL_CT_BACK_GATHER) {
@@ -231,9 +240,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
     /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
      * puts views fastest, for measuring atomic contention on GPUs */
     guint32 spec2[2] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0};
-    TlPipeline *pl = tl_pipeline_new_builtin(
-        p->ctx, mode == TL_CT_BACK_SCATTER ? "ct_back_scatter" : "ct_back_scatter_cas",
-        sizeof(CtPush), spec2, 2, error);
+    TlPipeline *pl =
+        mode == TL_CT_BACK_SCATTER_TILED
+            ? tl_pipeline_new_builtin_local(p->ctx, "ct_back_tiled", TL_CT_TILE * TL_CT_TILE,
+                                            sizeof(CtPush), NULL, 0, error)
+            : tl_pipeline_new_builtin(
+                  p->ctx, mode == TL_CT_BACK_SCATTER ? "ct_back_scatter" : "ct_back_scatter_cas",
+                  sizeof(CtPush), spec2, 2, error);
     if (!pl) return FALSE;
     tl_pipeline_free(p->scatter);
     p->scatter = pl;
@@ -343,8 +356,11 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     /* ray-driven: one item per pixel, each adding into the image */
     if (!accumulate && !tl_stream_zero(s, image, error)) return FALSE;
     fill_push(p, views, image, proj, TRUE, &push);
-    return tl_stream_dispatch_1d(s, p->scatter, p->label_scatter,
-                                 tl_ct_views_n_pixels(p->geom, views), &push, error);
+    guint64 items = tl_ct_views_n_pixels(p->geom, views);
+    if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
+      items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
+              ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
+    return tl_stream_dispatch_1d(s, p->scatter, p->label_scatter, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);
   guint64 cost = (guint64)p->back_cost * views->count;

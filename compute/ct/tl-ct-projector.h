@@ -40,18 +40,21 @@ typedef struct {
 
 /* How the back projection of joseph, siddon and raycast runs. */
 typedef enum {
-  TL_CT_BACK_AUTO,        /* $TOMOLAB_CT_BACK (gather, scatter, scatter-cas) if set, else by
+  TL_CT_BACK_AUTO,        /* $TOMOLAB_CT_BACK (a name below) if set, else by
                            * device type: the one measured fastest (tl-ct-projector.c) */
   TL_CT_BACK_GATHER,      /* voxel-driven gather of the exact weights (no atomics) */
   TL_CT_BACK_SCATTER,     /* ray-driven scatter: float atomic add where the device has
                            * shaderBufferFloat32AtomicAdd, else the compare-and-swap kernel */
   TL_CT_BACK_SCATTER_CAS, /* the scatter built without the float-atomic capability (what devices
                            * lacking it run; selectable to test or time it anywhere) */
+  TL_CT_BACK_SCATTER_TILED, /* joseph: the scatter by 16 x 16-pixel tiles, each plane's adds summed
+                           * in shared memory first (fewer global atomics, for GPUs); other
+                           * projectors, or no float atomics: as SCATTER */
 } TlCtBack;
 
 typedef struct _TlCtProjector TlCtProjector;
 
-/* "auto", "gather", "scatter", "scatter-cas"; GError names the known ones. */
+/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled"; GError names the known ones. */
 const char *tl_ct_back_name(TlCtBack b);
 gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
 
@@ -74,8 +77,9 @@ TlCtMethod tl_ct_projector_method(const TlCtProjector *p);
 /* Chooses the back projection (built now; AUTO resolves as above). Fails for an unknown mode,
  * or for an unreadable $TOMOLAB_CT_BACK (AUTO), naming it. voxel: always its gather. */
 gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error);
-/* The back projection in use, resolved: GATHER, SCATTER or SCATTER_CAS (SCATTER on a device
- * without float atomics reads SCATTER_CAS). */
+/* The back projection in use, resolved: GATHER, SCATTER, SCATTER_CAS or SCATTER_TILED (SCATTER
+ * on a device without float atomics reads SCATTER_CAS; SCATTER_TILED where it does not apply
+ * reads what ran instead). */
 TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
 void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
