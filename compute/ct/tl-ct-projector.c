@@ -38,7 +38,7 @@ struct _TlCtProjector {
   TlCtBack back_mode;      /* resolved: GATHER, SCATTER or SCATTER_CAS */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
-  char *label_forward, *label_back, *label_scatter;
+  char *label_forward, *label_back; /* one back label for every form: profiles compare them */
 };
 
 static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
@@ -157,7 +157,6 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   const guint *d = grid->dims;
   p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
-  p->label_scatter = g_strdup_printf("ct back %s scatter", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
     p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
     if (!p->back) return NULL;
@@ -189,7 +188,6 @@ void tl_ct_projector_free(TlCtProjector *p) {
   tl_ct_geometry_free(p->geom);
   g_free(p->label_forward);
   g_free(p->label_back);
-  g_free(p->label_scatter);
   g_free(p);
 }
 
@@ -360,7 +358,7 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
-    return tl_stream_dispatch_1d(s, p->scatter, p->label_scatter, items, &push, error);
+    return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);
   guint64 cost = (guint64)p->back_cost * views->count;
