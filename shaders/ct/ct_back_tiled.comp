@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 #extension GL_EXT_shader_atomic_float : require
 // Joseph's scatter adjoint by tiles, for GPUs: a workgroup takes a tile of CT_TILE x CT_TILE
 // detector pixels of one view and walks their rays plane by plane in step. On each plane the
