@@ -4,17 +4,21 @@
  * 3-D Shepp-Logan.
  *
  *   bench/ct [--views 16] [--cgls-views 31] [--repeat 2] [--no-fdk] [--size 256]
- *            [--detector 624x480] [--gpu]
+ *            [--detector 624x480] [--gpu] [--gather-views N] [--cgls-back LIST]
  *
  * --gpu selects the GPU size of the reference case: 512^3 voxels and a 1248 x 960 detector
  * (--size and --detector still override). Other detectors keep the panel (400 x 307 mm): the
  * pitch is 0.64 mm x 624 / U across and 0.64 mm x 480 / V along the axis.
  *
  * Figures: seconds and GUPS (voxels x views / second) of back projection (the voxel-driven
- * one of seed 003 eq. 1, and the gather adjoints of Joseph and Siddon) and forward projection
- * (Joseph, Siddon, ray casting) on the Vulkan device, against a plain C + OpenMP voxel-driven
- * back projector (the same eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run;
- * seconds per CGLS iteration; FDK image quality (RMSE, PSNR against the phantom).
+ * one of seed 003 eq. 1) and, for Joseph, Siddon and ray casting, of the forward projection and
+ * of the forms of its adjoint (TlCtBack: gather, scatter with float atomics, scatter with CAS,
+ * and Joseph's tiled scatter) on the Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
+ * eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run; seconds per CGLS
+ * iteration of each projector with each back projection of --cgls-back (default "auto", the
+ * device's own choice; --gpu: "auto,scatter-tiled"; e.g. "scatter,gather"); FDK image quality (RMSE, PSNR against the
+ * phantom). The gathers run on the first --gather-views of the --views (default all of them;
+ * --gpu: 1, since on a GPU they cost 35-400x the forward) and are scaled like the rest.
  *
  * lavapipe on two cores cannot do all 496 views of every projector in reasonable time, so the
  * projectors run on --views evenly spread views and the 496-view seconds are scaled from them
@@ -115,9 +119,9 @@ static void print_row(const char *what, const Time *t, double voxel_views, guint
 }
 
 int main(int argc, char **argv) {
-  int views = 16, cgls_views = 31, repeat = 2, size = 0;
+  int views = 16, cgls_views = 31, repeat = 2, size = 0, gather_views = 0;
   gboolean no_fdk = FALSE, gpu = FALSE;
-  g_autofree char *detector = NULL;
+  g_autofree char *detector = NULL, *cgls_back = NULL;
   GOptionEntry entries[] = {
       {"views", 0, 0, G_OPTION_ARG_INT, &views, "Views the projectors run on (default 16)", "N"},
       {"cgls-views", 0, 0, G_OPTION_ARG_INT, &cgls_views, "Views CGLS runs on (default 31)", "N"},
@@ -128,12 +132,28 @@ int main(int argc, char **argv) {
       {"gpu", 0, 0, G_OPTION_ARG_NONE, &gpu, "The reference case's GPU size (512^3, 1248x960)",
        NULL},
       {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
+      {"gather-views", 0, 0, G_OPTION_ARG_INT, &gather_views,
+       "Views the gather adjoints run on (default --views; --gpu: 1)", "N"},
+      {"cgls-back", 0, 0, G_OPTION_ARG_STRING, &cgls_back,
+       "Back projections CGLS runs with: auto, gather, scatter, scatter-cas, comma-separated "
+       "(default auto; --gpu: auto,scatter-tiled)", "LIST"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- the CT-cone reference case");
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) die(error);
   views = CLAMP(views, 1, N_VIEWS), cgls_views = CLAMP(cgls_views, 1, N_VIEWS);
+  gather_views = CLAMP(gather_views > 0 ? gather_views : gpu ? 1 : views, 1, views);
+  /* --gpu: Joseph's tiled scatter too (the others run their plain scatter for it: skipped) */
+  g_auto(GStrv) cgls_backs =
+      g_strsplit(cgls_back ? cgls_back : gpu ? "auto,scatter-tiled" : "auto", ",", -1);
+  for (char **b = cgls_backs; *b; b++) {
+    TlCtBack mode;
+    if (!tl_ct_back_from_name(*b, &mode, &error)) {
+      fprintf(stderr, "bench/ct: --cgls-back: %s\n", error->message);
+      return 2;
+    }
+  }
   if (size == 0) size = gpu ? 512 : 256;
   repeat = MAX(repeat, 1), size = CLAMP(size, 8, 1024);
   guint det_u = gpu ? 1248 : 624, det_v = gpu ? 960 : 480;
@@ -223,13 +243,18 @@ int main(int argc, char **argv) {
   print_row("back voxel-driven (device)", &t_dev, vv, views);
   print_row("back voxel-driven (C+OpenMP)", &t_cpu, vv, views);
 
-  /* ray-driven forward projections and the gather adjoints */
+  /* ray-driven forward projections and the three forms of their adjoints, same data */
   static const TlCtMethod methods[] = {TL_CT_JOSEPH, TL_CT_SIDDON, TL_CT_RAYCAST};
+  static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
+                                   TL_CT_BACK_SCATTER_TILED};
+  gboolean has_fa = tl_context_info(ctx)->float32_atomic_add;
+  char ratios[G_N_ELEMENTS(methods)][160];
   for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
     g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, gm, &grid, methods[m], &error);
     CHECK(p);
+    TlCtBack chosen = tl_ct_projector_back_mode(p);
     CHECK(tl_array_upload(x, truth->data, &error));
-    Time tf = {0}, tb = {0};
+    Time tf = {0};
     for (int r = 0; r < repeat; r++) {
       double w0 = now(), c0 = cpu_now();
       CHECK(tl_ct_projector_forward(p, s, &all, x, y, FALSE, &error) &&
@@ -239,21 +264,62 @@ int main(int argc, char **argv) {
     char what[64];
     g_snprintf(what, sizeof what, "forward %s", tl_ct_method_name(methods[m]));
     print_row(what, &tf, vv, views);
-    if (methods[m] == TL_CT_RAYCAST && repeat > 1) repeat = 1; /* its adjoint is the slowest */
-    for (int r = 0; r < repeat; r++) {
-      double w0 = now(), c0 = cpu_now();
-      CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
-      keep_best(&tb, now() - w0, cpu_now() - c0);
+    int n = g_snprintf(ratios[m], sizeof ratios[m], "%-8s back / forward:",
+                       tl_ct_method_name(methods[m]));
+    for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
+      if (backs[b] == TL_CT_BACK_SCATTER && !has_fa) continue; /* it would run the CAS kernel */
+      if (backs[b] == TL_CT_BACK_SCATTER_TILED && (!has_fa || methods[m] != TL_CT_JOSEPH))
+        continue; /* Joseph's only */
+      CHECK(tl_ct_projector_set_back(p, backs[b], &error));
+      gboolean gather = backs[b] == TL_CT_BACK_GATHER;
+      TlCtViews sel = {.first = 0, .stride = 1, .count = gather ? (guint)gather_views : all.count};
+      /* the gathers are the slowest: one pass unless they are cheap (CPU size, few views) */
+      int reps = gather && (methods[m] == TL_CT_RAYCAST || gpu) ? 1 : repeat;
+      Time tb = {0};
+      for (int r = 0; r < reps; r++) {
+        double w0 = now(), c0 = cpu_now();
+        CHECK(tl_ct_projector_back(p, s, &sel, y, x, FALSE, &error) &&
+              tl_stream_finish(s, &error));
+        keep_best(&tb, now() - w0, cpu_now() - c0);
+      }
+      g_snprintf(what, sizeof what, "back %s %s%s", tl_ct_method_name(methods[m]),
+                 tl_ct_back_name(backs[b]), backs[b] == chosen ? " *" : "");
+      if (sel.count != all.count)
+        g_snprintf(what + strlen(what), sizeof what - strlen(what), " (%u v)", sel.count);
+      print_row(what, &tb, (double)nvox * sel.count, sel.count);
+      double per_view = tb.wall / sel.count, fwd_per_view = tf.wall / views;
+      n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s %.2fx", tl_ct_back_name(backs[b]),
+                      per_view / fwd_per_view);
     }
-    g_snprintf(what, sizeof what, "back %s (gather adjoint)", tl_ct_method_name(methods[m]));
-    print_row(what, &tb, vv, views);
+    if (gpu && has_fa) {
+      /* the float-atomic scatter with the views fastest (TOMOLAB_CT_SCATTER_ORDER): whether
+       * atomic contention between neighbouring rays matters on this device */
+      g_setenv("TOMOLAB_CT_SCATTER_ORDER", "views", TRUE);
+      CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error) &&
+            tl_ct_projector_set_back(p, TL_CT_BACK_SCATTER, &error));
+      g_unsetenv("TOMOLAB_CT_SCATTER_ORDER");
+      Time tb = {0};
+      for (int r = 0; r < repeat; r++) {
+        double w0 = now(), c0 = cpu_now();
+        CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) &&
+              tl_stream_finish(s, &error));
+        keep_best(&tb, now() - w0, cpu_now() - c0);
+      }
+      g_snprintf(what, sizeof what, "back %s scatter views-fast", tl_ct_method_name(methods[m]));
+      print_row(what, &tb, vv, views);
+      n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " scatter-views-fast %.2fx",
+                      tb.wall / tf.wall);
+    }
   }
+  printf("(* = the back projection this device gets by default)\n");
+  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) printf("%s\n", ratios[m]);
   printf("device vs C voxel-driven back projection: max |difference| %.2e of max %.3g; "
          "device/C speed %.2fx (wall), %.2fx (core-seconds)\n\n", maxd, maxr,
          t_cpu.wall / t_dev.wall, t_cpu.cpu / t_dev.cpu);
   g_clear_pointer(&y, tl_array_free);
 
-  /* CGLS: seconds per iteration (one forward + one back projection + fused vector work) */
+  /* CGLS: seconds per iteration (one forward + one back projection + fused vector work), for
+   * each projector with each back projection asked for */
   {
     g_autoptr(TlCtGeometry) gc = tl_ct_geometry_subset(g, 0, N_VIEWS / cgls_views, cgls_views,
                                                        &error);
@@ -262,24 +328,37 @@ int main(int argc, char **argv) {
     CHECK(dc);
     g_autoptr(TlArray) yc = tl_ct_data_upload(ctx, dc, &error);
     CHECK(yc);
-    TlCtReconOptions ro;
-    tl_ct_recon_options_init(&ro);
-    ro.algo = TL_CT_CGLS;
-    ro.objective = TL_CT_OBJECTIVE_SUBITERATION;
-    double w0 = now();
-    g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, gc, &grid, yc, &ro, &error);
-    CHECK(r);
-    double setup = now() - w0;
-    Time t = {0};
-    for (int i = 0; i < MAX(repeat, 2); i++) {
-      double a = now(), c = cpu_now();
-      CHECK(tl_ct_recon_step(r, &error));
-      keep_best(&t, now() - a, cpu_now() - c);
+    for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+      guint done = 0; /* resolved back projections already timed, as bits */
+      for (char **b = cgls_backs; *b; b++) {
+        TlCtBack mode;
+        CHECK(tl_ct_back_from_name(*b, &mode, &error));
+        TlCtReconOptions ro;
+        tl_ct_recon_options_init(&ro);
+        ro.algo = TL_CT_CGLS;
+        ro.projector = methods[m];
+        ro.objective = TL_CT_OBJECTIVE_SUBITERATION;
+        double w0 = now();
+        g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, gc, &grid, yc, &ro, &error);
+        CHECK(r);
+        double setup = now() - w0;
+        TlCtProjector *p = tl_ct_recon_projector(r);
+        CHECK(tl_ct_projector_set_back(p, mode, &error));
+        if (done & (1u << tl_ct_projector_back_mode(p))) continue;
+        done |= 1u << tl_ct_projector_back_mode(p);
+        Time t = {0};
+        for (int i = 0; i < MAX(repeat, 2); i++) {
+          double a = now(), c = cpu_now();
+          CHECK(tl_ct_recon_step(r, &error));
+          keep_best(&t, now() - a, cpu_now() - c);
+        }
+        g_autofree char *table = tl_profile_format(tl_ct_recon_profile(r));
+        printf("CGLS (%s, back %s) on %d views: set-up %.2f s; best iteration %.3f s wall, "
+               "%.2f core-s; scaled to 496 views: %.2f s per iteration\n%s\n",
+               tl_ct_method_name(methods[m]), tl_ct_back_name(tl_ct_projector_back_mode(p)),
+               cgls_views, setup, t.wall, t.cpu, t.wall * N_VIEWS / cgls_views, table);
+      }
     }
-    g_autofree char *table = tl_profile_format(tl_ct_recon_profile(r));
-    printf("CGLS (Joseph) on %d views: set-up %.2f s; best iteration %.3f s wall, %.2f core-s; "
-           "scaled to 496 views: %.1f s per iteration\n%s\n", cgls_views, setup, t.wall, t.cpu,
-           t.wall * N_VIEWS / cgls_views, table);
   }
 
   if (!no_fdk) {

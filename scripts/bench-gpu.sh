@@ -312,7 +312,7 @@ ct_table() {
       what = $1; for (i = 2; i <= NF - 5; i++) what = what " " $i
       printf "| %s | %s | %s | %s |\n", what, $(NF - 4), $(NF - 2), $(NF - 1)
     }' "$1"
-  sed -n 's/^\(CGLS (Joseph) on .*per iteration\)$/\n- \1/p' "$1"
+  sed -n 's/^\([a-z]* *back \/ forward:.*\)$/- \1/p; s/^\(CGLS (.*) on .*per iteration\)$/- \1/p' "$1"
   sed -n 's/^\(FDK, 496 views.*dB\)$/- \1/p' "$1"
 }
 

@@ -1,5 +1,6 @@
-/* CT projectors on the device: adjointness of every matched forward/back pair (cone and
- * parallel beams, rays along every dominant axis, view subsets), Siddon's exact chords
+/* CT projectors on the device: adjointness of every matched forward/back pair, each back
+ * projection in its three forms (gather, scatter with float atomics, scatter with CAS), cone and
+ * parallel beams, rays along every dominant axis, view subsets; scatter against gather; Siddon's exact chords
  * through a uniform box and a voxelised ball, Joseph and ray casting on a uniform slab, and
  * the voxel-driven back projector against a plain C implementation of seed 003 eq. 1. */
 #include <math.h>
@@ -113,42 +114,128 @@ static double dotf(const float *a, const float *b, guint64 n) {
   return s;
 }
 
-static void check_adjoint(TlCtBeam beam, TlCtMethod method, const TlCtViews *sel) {
+/* The back projections a projector can run here: the scatter with float atomics only where the
+ * device has them (elsewhere TL_CT_BACK_SCATTER runs the CAS kernel, tested as SCATTER_CAS); the
+ * tiled scatter is Joseph's (the others run the plain scatter when asked for it). */
+static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
+                                 TL_CT_BACK_SCATTER_TILED};
+
+static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *grid,
+                                    TlCtMethod method, TlCtBack back) {
+  GError *error = NULL;
+  TlCtProjector *p = tl_ct_projector_new(ctx, g, grid, method, &error);
+  g_assert_no_error(error);
+  g_assert_true(tl_ct_projector_set_back(p, back, &error));
+  g_assert_no_error(error);
+  gboolean fa = tl_context_info(ctx)->float32_atomic_add;
+  TlCtBack want = back;
+  if (want == TL_CT_BACK_SCATTER_TILED && (method != TL_CT_JOSEPH || !fa)) want = TL_CT_BACK_SCATTER;
+  if (want == TL_CT_BACK_SCATTER && !fa) want = TL_CT_BACK_SCATTER_CAS;
+  g_assert_cmpint(tl_ct_projector_back_mode(p), ==, want);
+  return p;
+}
+
+/* A^T y by `back`, accumulated onto `start` when given (else overwritten). */
+static float *back_project(TlCtProjector *p, const TlCtViews *v, const float *y, guint64 npix,
+                           const float *start) {
+  GError *error = NULL;
+  guint64 nvox = tl_image_grid_n_voxels(tl_ct_projector_grid(p));
+  float *out = g_new(float, nvox);
+  g_autoptr(TlArray) dy = upload(y, npix), dx = upload(start, nvox);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  if (!start) { /* garbage that overwriting must clear */
+    for (guint64 i = 0; i < nvox; i++) out[i] = 1e3f;
+    g_assert_true(tl_array_upload(dx, out, &error));
+  }
+  g_assert_true(tl_ct_projector_back(p, s, v, dy, dx, start != NULL, &error));
+  g_assert_no_error(error);
+  finish(s);
+  g_assert_true(tl_array_download(dx, out, &error));
+  return out;
+}
+
+static void check_adjoint(TlCtBeam beam, TlCtMethod method, TlCtBack back,
+                          const TlCtViews *sel) {
   GError *error = NULL;
   g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
   TlImageGrid grid = test_grid();
-  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, method, &error);
-  g_assert_no_error(error);
+  g_autoptr(TlCtProjector) p = new_projector(g, &grid, method, back);
   TlCtViews v = sel ? *sel : tl_ct_views_all(g);
   guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
   g_autofree float *x = g_new(float, nvox), *y = g_new(float, npix);
-  g_autofree float *ax = g_new(float, npix), *aty = g_new(float, nvox);
+  g_autofree float *ax = g_new(float, npix);
   for (guint64 i = 0; i < nvox; i++) x[i] = rnd();
   for (guint64 i = 0; i < npix; i++) y[i] = rnd();
-  g_autoptr(TlArray) dx = upload(x, nvox), dy = upload(y, npix);
-  g_autoptr(TlArray) dax = upload(NULL, npix), daty = upload(NULL, nvox);
+  g_autoptr(TlArray) dx = upload(x, nvox), dax = upload(NULL, npix);
   g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
   g_assert_true(tl_ct_projector_forward(p, s, &v, dx, dax, FALSE, &error));
-  g_assert_true(tl_ct_projector_back(p, s, &v, dy, daty, FALSE, &error));
   g_assert_no_error(error);
   finish(s);
   g_assert_true(tl_array_download(dax, ax, &error));
-  g_assert_true(tl_array_download(daty, aty, &error));
+  g_autofree float *aty = back_project(p, &v, y, npix, NULL);
   double lhs = dotf(ax, y, npix), rhs = dotf(x, aty, nvox);
   double rel = fabs(lhs - rhs) / fabs(lhs);
-  g_test_message("%s %s views %u+%uk (%u): <Ax,y> = %.9g, <x,A^T y> = %.9g, relative %.2e",
-                 beam == TL_CT_CONE ? "cone" : "parallel", tl_ct_method_name(method), v.first,
-                 v.stride, v.count, lhs, rhs, rel);
+  g_test_message("%s %s %s views %u+%uk (%u): <Ax,y> = %.9g, <x,A^T y> = %.9g, relative %.2e",
+                 beam == TL_CT_CONE ? "cone" : "parallel", tl_ct_method_name(method),
+                 tl_ct_back_name(back), v.first, v.stride, v.count, lhs, rhs, rel);
   g_assert_cmpfloat(lhs, >, 0);
   g_assert_cmpfloat(rel, <=, 1e-5);
+
+  if (back == TL_CT_BACK_GATHER) return;
+  /* the same image as the gather's, voxel by voxel (relative to the largest), and accumulating
+   * adds onto what is there */
+  g_autoptr(TlCtProjector) pg = new_projector(g, &grid, method, TL_CT_BACK_GATHER);
+  g_autofree float *ref = back_project(pg, &v, y, npix, NULL);
+  g_autofree float *acc = back_project(p, &v, y, npix, x);
+  double maxd = 0, maxr = 0, maxa = 0;
+  for (guint64 i = 0; i < nvox; i++) {
+    maxd = MAX(maxd, fabs((double)aty[i] - ref[i]));
+    maxa = MAX(maxa, fabs((double)acc[i] - x[i] - ref[i]));
+    maxr = MAX(maxr, fabs((double)ref[i]));
+  }
+  g_test_message("  scatter vs gather: max |difference| %.2e of max %.4g; accumulated %.2e",
+                 maxd, maxr, maxa);
+  g_assert_cmpfloat(maxr, >, 0);
+  g_assert_cmpfloat(maxd, <=, 1e-5 * maxr);
+  g_assert_cmpfloat(maxa, <=, 1e-5 * maxr + 1e-6);
 }
 
 static void test_adjoint(gconstpointer data) {
   TlCtMethod m = GPOINTER_TO_INT(data);
   TlCtViews sub = {.first = 1, .stride = 3, .count = 3};
-  check_adjoint(TL_CT_CONE, m, NULL);
-  check_adjoint(TL_CT_PARALLEL, m, NULL);
-  check_adjoint(TL_CT_CONE, m, &sub);
+  for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
+    check_adjoint(TL_CT_CONE, m, backs[b], NULL);
+    check_adjoint(TL_CT_PARALLEL, m, backs[b], NULL);
+    check_adjoint(TL_CT_CONE, m, backs[b], &sub);
+  }
+}
+
+/* TOMOLAB_CT_BACK picks the automatic mode; a bad value is refused, naming it. */
+static void test_back_env(void) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_CONE, 36, 28);
+  TlImageGrid grid = test_grid();
+  g_setenv("TOMOLAB_CT_BACK", "gather", TRUE);
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_JOSEPH, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(tl_ct_projector_back_mode(p), ==, TL_CT_BACK_GATHER);
+  g_setenv("TOMOLAB_CT_BACK", "scatter-cas", TRUE);
+  g_assert_true(tl_ct_projector_set_back(p, TL_CT_BACK_AUTO, &error));
+  g_assert_cmpint(tl_ct_projector_back_mode(p), ==, TL_CT_BACK_SCATTER_CAS);
+  g_setenv("TOMOLAB_CT_BACK", "atomic", TRUE);
+  g_assert_null(tl_ct_projector_new(ctx, g, &grid, TL_CT_SIDDON, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "TOMOLAB_CT_BACK"));
+  g_assert_nonnull(strstr(error->message, "'atomic'"));
+  g_clear_error(&error);
+  g_unsetenv("TOMOLAB_CT_BACK");
+  TlCtBack b;
+  g_assert_false(tl_ct_back_from_name("both", &b, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  g_assert_false(tl_ct_projector_set_back(p, (TlCtBack)9, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
 }
 
 /* Siddon of a uniform image = the exact chord through the object, for every pixel's ray. */
@@ -384,6 +471,7 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/ct/projector/adjoint/siddon", GINT_TO_POINTER(TL_CT_SIDDON), test_adjoint);
   g_test_add_data_func("/ct/projector/adjoint/raycast", GINT_TO_POINTER(TL_CT_RAYCAST),
                        test_adjoint);
+  g_test_add_func("/ct/projector/back-env", test_back_env);
   g_test_add_func("/ct/projector/siddon/box-chords", test_siddon_chords);
   g_test_add_func("/ct/projector/siddon/ball-chords", test_siddon_ball);
   g_test_add_func("/ct/projector/uniform-slab", test_uniform_slab);

@@ -1,11 +1,13 @@
-/* CT projectors: the per-view table, argument checks and the dispatches of
- * shaders/ct/ct_forward.comp, ct_back.comp and ct_bp_voxel.comp. */
+/* CT projectors: the per-view table, argument checks, the choice of back projection and the
+ * dispatches of shaders/ct/ct_forward.comp, ct_back.comp (gather), ct_back_scatter.comp and
+ * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp. */
 #include "tl-ct-projector.h"
 #include <math.h>
 #include <string.h>
 
 #define TL_CT_VIEW_FLOATS 32
 #define TL_CT_BP_BLOCK 4 /* CT_BP_BLOCK of ct_bp_voxel.comp = CT_BACK_BLOCK of ct_back.comp */
+#define TL_CT_TILE 16    /* CT_TILE of ct_back_tiled.comp */
 
 /* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 96 bytes). */
 typedef struct {
@@ -31,11 +33,32 @@ struct _TlCtProjector {
   float step;
   TlArray *views;          /* the per-view table */
   TlPipeline *forward;     /* NULL for voxel */
-  TlPipeline *back;
+  TlPipeline *back;        /* the gather (voxel: its only back projector); built on first use */
+  TlPipeline *scatter;     /* the scatter in use (float atomics or CAS); built on first use */
+  TlCtBack back_mode;      /* resolved: GATHER, SCATTER or SCATTER_CAS */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
-  char *label_forward, *label_back;
+  char *label_forward, *label_back; /* one back label for every form: profiles compare them */
 };
+
+static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
+                                                "scatter-tiled"};
+
+const char *tl_ct_back_name(TlCtBack b) {
+  return (guint)b < G_N_ELEMENTS(tl_ct_back_names) ? tl_ct_back_names[b] : "?";
+}
+
+gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error) {
+  for (guint i = 0; i < G_N_ELEMENTS(tl_ct_back_names); i++)
+    if (g_strcmp0(name, tl_ct_back_names[i]) == 0) {
+      *out = (TlCtBack)i;
+      return TRUE;
+    }
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "unknown CT back projection '%s' (known: auto, gather, scatter, scatter-cas, "
+              "scatter-tiled)", name);
+  return FALSE;
+}
 
 static const char *const tl_ct_method_names[] = {"joseph", "siddon", "raycast", "voxel"};
 
@@ -132,14 +155,16 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
 
   guint32 spec = method;
   const guint *d = grid->dims;
+  p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
+  p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
     p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
     if (!p->back) return NULL;
     p->back_cost = 4 * TL_CT_BP_BLOCK;
+    p->back_mode = TL_CT_BACK_GATHER;
   } else {
     p->forward = tl_pipeline_new_builtin(ctx, "ct_forward", sizeof(CtPush), &spec, 1, error);
-    p->back = tl_pipeline_new_builtin(ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
-    if (!p->forward || !p->back) return NULL;
+    if (!p->forward) return NULL;
     /* rough voxel reads per ray, and per voxel-view (pixels in the footprint x ~8) */
     double diag = sqrt((double)d[0] * d[0] + (double)d[1] * d[1] + (double)d[2] * d[2]);
     double fw = method == TL_CT_JOSEPH ? 4.0 * MAX(d[0], MAX(d[1], d[2]))
@@ -149,9 +174,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
     p->forward_cost = (guint32)CLAMP(fw, 1.0, 1e6);
     p->back_cost = (guint32)CLAMP(8.0 * TL_CT_BP_BLOCK * footprint_pixels(geometry, grid, lo, hi),
                                   1.0, 1e6);
+    if (!tl_ct_projector_set_back(p, TL_CT_BACK_AUTO, error)) return NULL;
   }
-  p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
-  p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   return g_steal_pointer(&p);
 }
 
@@ -159,12 +183,79 @@ void tl_ct_projector_free(TlCtProjector *p) {
   if (!p) return;
   tl_pipeline_free(p->forward);
   tl_pipeline_free(p->back);
+  tl_pipeline_free(p->scatter);
   tl_array_free(p->views);
   tl_ct_geometry_free(p->geom);
   g_free(p->label_forward);
   g_free(p->label_back);
   g_free(p);
 }
+
+/* AUTO without $TOMOLAB_CT_BACK: the scatter on every kind of device. It walks each ray once
+ * as the forward does, one atomic add where the forward has one load, while the gather visits
+ * every detector pixel of each voxel's footprint. Measured (bench/README.md "bench/ct"): on
+ * lavapipe the scatter costs 1.4-1.55x its forward projection, the gather 4.4-7.6x and the CAS
+ * scatter 2.8-3.2x (so CPU devices keep the scatter too); on an H100 the gathers cost 35-400x
+ * the forward. A device without float atomics gets the CAS kernel (set_back below). */
+static TlCtBack auto_back(const TlContext *ctx) {
+  (void)ctx; /* one answer for every device type so far */
+  return TL_CT_BACK_SCATTER;
+}
+
+gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error) {
+  if ((guint)mode >= G_N_ELEMENTS(tl_ct_back_names)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown CT back projection %d", mode);
+    return FALSE;
+  }
+  if (p->method == TL_CT_VOXEL) return TRUE; /* FDK's back projector has one form */
+  if (mode == TL_CT_BACK_AUTO) {
+    const char *env = g_getenv("TOMOLAB_CT_BACK");
+    if (env && *env) {
+      GError *e = NULL;
+      if (!tl_ct_back_from_name(env, &mode, &e)) {
+        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "TOMOLAB_CT_BACK: %s", e->message);
+        g_error_free(e);
+        return FALSE;
+      }
+    }
+    if (mode == TL_CT_BACK_AUTO) mode = auto_back(p->ctx);
+  }
+  const TlDeviceInfo *info = tl_context_info(p->ctx);
+  gboolean has_fa = info->float32_atomic_add;
+  /* the tiled kernel: Joseph, float atomics and a workgroup of CT_TILE^2 = 256 */
+  if (mode == TL_CT_BACK_SCATTER_TILED &&
+      (p->method != TL_CT_JOSEPH || !has_fa || info->max_compute_work_group_invocations < 256 ||
+       info->max_compute_work_group_size[0] < 256))
+    mode = TL_CT_BACK_SCATTER;
+  if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
+  guint32 spec = p->method;
+  if (mode == TL_CT_BACK_GATHER) {
+    if (!p->back) {
+      p->back = tl_pipeline_new_builtin(p->ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
+      if (!p->back) return FALSE;
+    }
+  } else if (mode != p->back_mode || !p->scatter) {
+    /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
+     * puts views fastest, for measuring atomic contention on GPUs */
+    guint32 spec2[2] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0};
+    TlPipeline *pl =
+        mode == TL_CT_BACK_SCATTER_TILED
+            ? tl_pipeline_new_builtin_local(p->ctx, "ct_back_tiled", TL_CT_TILE * TL_CT_TILE,
+                                            sizeof(CtPush), NULL, 0, error)
+            : tl_pipeline_new_builtin(
+                  p->ctx, mode == TL_CT_BACK_SCATTER ? "ct_back_scatter" : "ct_back_scatter_cas",
+                  sizeof(CtPush), spec2, 2, error);
+    if (!pl) return FALSE;
+    tl_pipeline_free(p->scatter);
+    p->scatter = pl;
+    /* a ray's walk, with an atomic add per voxel where the forward loads: the forward's cost */
+    tl_pipeline_set_item_cost(p->scatter, p->forward_cost);
+  }
+  p->back_mode = mode;
+  return TRUE;
+}
+
+TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p) { return p->back_mode; }
 
 TlContext *tl_ct_projector_context(const TlCtProjector *p) { return p->ctx; }
 const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p) { return p->geom; }
@@ -259,6 +350,16 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
                               GError **error) {
   if (!check_call(p, views, image, proj, error)) return FALSE;
   CtPush push;
+  if (p->back_mode != TL_CT_BACK_GATHER) {
+    /* ray-driven: one item per pixel, each adding into the image */
+    if (!accumulate && !tl_stream_zero(s, image, error)) return FALSE;
+    fill_push(p, views, image, proj, TRUE, &push);
+    guint64 items = tl_ct_views_n_pixels(p->geom, views);
+    if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
+      items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
+              ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
+    return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
+  }
   fill_push(p, views, image, proj, accumulate, &push);
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));

@@ -7,10 +7,14 @@
  *   voxel    voxel-driven back projection with bilinear detector
  *            interpolation and 1/w^2 weights (seed 003 eq. 1, Alg. 1)   back only (FDK's)
  *
- * Forward projection is ray-driven: one work item per detector pixel. Every back projector
- * is a gather (one work item per voxel, looping over the views): no atomics. The back
- * projectors of joseph, siddon and raycast are the exact adjoints of their forwards (the
- * same weights a_jn, rebuilt per voxel from the same rays; tests/test-ct-projector.c).
+ * Forward projection is ray-driven: one work item per detector pixel. The back projectors of
+ * joseph, siddon and raycast are the exact adjoints of their forwards, in two forms
+ * (TlCtBack): a SCATTER, ray-driven like the forward (the same walk, each ray's value added
+ * into the voxels it touches with atomics), and a GATHER (one work item per voxel, looping
+ * over the views, the same weights a_jn rebuilt per voxel from the same rays: no atomics, but
+ * every pixel of each voxel's footprint is visited; 5-8x the forward on lavapipe, 35-400x on
+ * an H100, bench/README.md). Both are adjoint to 1e-5 (tests/test-ct-projector.c). voxel's
+ * back projection is a gather.
  *
  * Projection data are float arrays of views x rows (det_v) x columns (det_u), column fastest.
  * A call works on a selection of views (TlCtViews: first + k * stride, k < count) and its
@@ -34,7 +38,25 @@ typedef struct {
   guint first, stride, count;
 } TlCtViews;
 
+/* How the back projection of joseph, siddon and raycast runs. */
+typedef enum {
+  TL_CT_BACK_AUTO,        /* $TOMOLAB_CT_BACK (a name below) if set, else by
+                           * device type: the one measured fastest (tl-ct-projector.c) */
+  TL_CT_BACK_GATHER,      /* voxel-driven gather of the exact weights (no atomics) */
+  TL_CT_BACK_SCATTER,     /* ray-driven scatter: float atomic add where the device has
+                           * shaderBufferFloat32AtomicAdd, else the compare-and-swap kernel */
+  TL_CT_BACK_SCATTER_CAS, /* the scatter built without the float-atomic capability (what devices
+                           * lacking it run; selectable to test or time it anywhere) */
+  TL_CT_BACK_SCATTER_TILED, /* joseph: the scatter by 16 x 16-pixel tiles, each plane's adds summed
+                           * in shared memory first (fewer global atomics, for GPUs); other
+                           * projectors, or no float atomics: as SCATTER */
+} TlCtBack;
+
 typedef struct _TlCtProjector TlCtProjector;
+
+/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled"; GError names the known ones. */
+const char *tl_ct_back_name(TlCtBack b);
+gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
 
 const char *tl_ct_method_name(TlCtMethod m);
 /* "joseph", "siddon", "raycast", "voxel"; GError names the known ones. */
@@ -52,6 +74,13 @@ TlContext *tl_ct_projector_context(const TlCtProjector *p);
 const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p);
 const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p);
 TlCtMethod tl_ct_projector_method(const TlCtProjector *p);
+/* Chooses the back projection (built now; AUTO resolves as above). Fails for an unknown mode,
+ * or for an unreadable $TOMOLAB_CT_BACK (AUTO), naming it. voxel: always its gather. */
+gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error);
+/* The back projection in use, resolved: GATHER, SCATTER, SCATTER_CAS or SCATTER_TILED (SCATTER
+ * on a device without float atomics reads SCATTER_CAS; SCATTER_TILED where it does not apply
+ * reads what ran instead). */
+TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
 void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
 float tl_ct_projector_step(const TlCtProjector *p);

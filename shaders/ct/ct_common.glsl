@@ -10,8 +10,8 @@
 //           D = normalise(Qd (u, v, 1)) (cone: Qd = M^-1; parallel: every ray's direction)
 //   wref    cone: the source is at t = -wref |Qd (u, v, 1)| (depth of the plane); rays start
 //           there. Parallel: 0 (rays are whole lines).
-// The forward projector (ray-driven) and the gather back projectors compute exactly the same
-// ray for a pixel with ct_ray().
+// The forward projector (ray-driven), the scatter back projector (ray-driven) and the gather
+// back projectors compute exactly the same ray for a pixel with ct_ray().
 //
 // Voxel units: voxel (i, j, k) is the unit cube [i, i+1) x [j, j+1) x [k, k+1); a world point
 // X maps to (X - corner) / voxel, corner = outer corner of voxel 0 (pc.corner). t stays in mm.
@@ -89,4 +89,23 @@ vec2 ct_project(CtView w, vec3 x, out float depth) {
 
 uint ct_voxel_index(ivec3 v, uvec3 dims) {
   return uint(v.x) + dims.x * (uint(v.y) + dims.y * uint(v.z));
+}
+
+// img[i] += v from many invocations at once (the scatter back projector, ct_back_scatter.glsl).
+// A kernel that enabled GL_EXT_shader_atomic_float defines CT_FLOAT_ATOMIC and adds with a
+// float atomic; every other build has the compare-and-swap loop on the bits, which needs only
+// the 32-bit integer atomics every Vulkan device has (the forward and gather kernels compile
+// it too, but never call it).
+void ct_scatter(TlFloats img, uint i, float v) {
+#ifdef CT_FLOAT_ATOMIC
+  atomicAdd(img.v[i], v);
+#else
+  TlUints bits = TlUints(img);
+  uint seen = bits.v[i];
+  for (;;) {
+    uint old = seen;
+    seen = atomicCompSwap(bits.v[i], old, floatBitsToUint(uintBitsToFloat(old) + v));
+    if (seen == old) break;
+  }
+#endif
 }

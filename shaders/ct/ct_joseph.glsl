@@ -4,8 +4,8 @@
 // bilinearly from the four nearest voxel centres (zero outside), and each sample is weighted
 // by the ray length between two planes, 1 / |d_m| mm. So a_jn = bilinear weight x 1 / |d_m|.
 //
-// ct_joseph_setup() decides the planes of a ray; forward and the gather back projector both
-// call it and compute the in-plane position with the same expressions, so the weights are
+// ct_joseph_setup() decides the planes of a ray; forward, the scatter and the gather back
+// projectors call it and compute the in-plane position with the same expressions, so the weights are
 // identical and the pair is an exact adjoint.
 
 struct CtJoseph {
@@ -44,12 +44,16 @@ void ct_joseph_plane(CtRay r, CtJoseph j, int k, out ivec2 f, out vec2 e) {
   e = p - fl;
 }
 
-float ct_joseph_forward(CtRay r, TlFloats img, uvec3 dims) {
+// The walk of one ray, shared by both directions so their weights are the same expressions:
+// back = false returns sum_n a_jn img[n] (forward); back = true adds a_jn y into img[n] for
+// every voxel n the ray touches (the scatter adjoint) and returns 0. Callers pass back as a
+// constant, so each kernel keeps only its own branch.
+float ct_joseph_walk(CtRay r, TlFloats img, uvec3 dims, bool back, float y) {
   CtJoseph j;
   if (!ct_joseph_setup(r, dims, j)) return 0.0;
   ivec3 n = ivec3(dims);
   uvec3 stride = uvec3(1u, dims.x, dims.x * dims.y);
-  float acc = 0.0;
+  float acc = 0.0, yw = y * j.wl;
   for (int k = j.klo; k <= j.khi; k++) {
     ivec2 f;
     vec2 e;
@@ -59,11 +63,20 @@ float ct_joseph_forward(CtRay r, TlFloats img, uvec3 dims) {
       ivec2 q = f + ivec2(c & 1, c >> 1);
       if (q.x < 0 || q.x >= n[j.u] || q.y < 0 || q.y >= n[j.v]) continue;
       float wc = ((c & 1) != 0 ? e.x : 1.0 - e.x) * ((c >> 1) != 0 ? e.y : 1.0 - e.y);
-      s += wc * img.v[uint(k) * stride[j.m] + uint(q.x) * stride[j.u] + uint(q.y) * stride[j.v]];
+      uint idx = uint(k) * stride[j.m] + uint(q.x) * stride[j.u] + uint(q.y) * stride[j.v];
+      if (back) {
+        if (wc != 0.0) ct_scatter(img, idx, wc * yw);
+      } else {
+        s += wc * img.v[idx];
+      }
     }
     acc += s;
   }
   return acc * j.wl;
+}
+
+float ct_joseph_forward(CtRay r, TlFloats img, uvec3 dims) {
+  return ct_joseph_walk(r, img, dims, false, 0.0);
 }
 
 // The gather side needs no clipping: a plane whose in-plane position lies within one voxel

@@ -3,7 +3,8 @@
 // by trilinear interpolation f^ with zero outside, and the line integral is alpha * sum_k
 // f^(sp_k). So a_jn = alpha * sum_k (trilinear weight of voxel n at sample k).
 //
-// Samples sit on a grid fixed by the ray alone (multiples of alpha from A), so the gather back
+// The scatter back projector walks the same samples as the forward. Samples sit on a grid fixed
+// by the ray alone (multiples of alpha from A), so the gather back
 // projector finds the very samples the forward projector took near voxel n, and computes
 // their weights with the same expressions: an exact adjoint.
 
@@ -29,11 +30,13 @@ void ct_raycast_sample(CtRay r, float alpha, int k, out ivec3 f, out vec3 e) {
   e = c - fl;
 }
 
-float ct_raycast_forward(CtRay r, TlFloats img, uvec3 dims, float alpha) {
+// The walk of one ray. back = false: returns sum_n a_jn img[n] (forward); back = true: adds
+// a_jn y into img[n] at every sample's eight neighbours (the scatter adjoint), returns 0.
+float ct_raycast_walk(CtRay r, TlFloats img, uvec3 dims, float alpha, bool back, float y) {
   int k0, k1;
   if (!ct_raycast_range(r, dims, alpha, k0, k1)) return 0.0;
   ivec3 n = ivec3(dims);
-  float acc = 0.0;
+  float acc = 0.0, ya = y * alpha;
   for (int k = k0; k <= k1; k++) {
     ivec3 f;
     vec3 e;
@@ -42,10 +45,19 @@ float ct_raycast_forward(CtRay r, TlFloats img, uvec3 dims, float alpha) {
       ivec3 o = ivec3(c & 1, (c >> 1) & 1, c >> 2);
       ivec3 q = f + o;
       if (any(lessThan(q, ivec3(0))) || any(greaterThanEqual(q, n))) continue;
-      acc += ct_tri_weight(e, o) * img.v[ct_voxel_index(q, dims)];
+      float wt = ct_tri_weight(e, o);
+      if (back) {
+        if (wt != 0.0) ct_scatter(img, ct_voxel_index(q, dims), wt * ya);
+      } else {
+        acc += wt * img.v[ct_voxel_index(q, dims)];
+      }
     }
   }
   return acc * alpha;
+}
+
+float ct_raycast_forward(CtRay r, TlFloats img, uvec3 dims, float alpha) {
+  return ct_raycast_walk(r, img, dims, alpha, false, 0.0);
 }
 
 float ct_raycast_weight(CtRay r, ivec3 n, uvec3 dims, float alpha) {

@@ -1,11 +1,14 @@
 // Siddon's projector (seed 001 ch. 3, [Sid85]): a_jn = length in mm of ray j inside voxel n,
 // exactly. Forward walks the ray voxel by voxel (the incremental form of Siddon's merged
-// plane crossings: the nearest next x/y/z plane ends each segment); the gather back
+// plane crossings: the nearest next x/y/z plane ends each segment), and so does the scatter
+// back projector with the same segments; the gather back
 // projector intersects the ray with one voxel's box. Both compute every plane crossing as
 // (plane - a) / d from the same ray, so their weights agree to rounding and the pair is an
 // exact adjoint. Voxels are half-open boxes, as in ct_clip().
 
-float ct_siddon_forward(CtRay r, TlFloats img, uvec3 dims) {
+// The walk of one ray. back = false: returns sum_n a_jn img[n] (forward); back = true: adds
+// a_jn y into img[n] for every voxel n the ray crosses (the scatter adjoint), returns 0.
+float ct_siddon_walk(CtRay r, TlFloats img, uvec3 dims, bool back, float y) {
   ivec3 n = ivec3(dims);
   float t0 = r.t0, t1 = r.t1;
   for (int k = 0; k < 3; k++)
@@ -34,7 +37,11 @@ float ct_siddon_forward(CtRay r, TlFloats img, uvec3 dims) {
   // one segment per crossed plane; the guard only bounds rounding surprises
   for (int guard = n.x + n.y + n.z + 3; t < t1 && guard > 0; guard--) {
     float te = max(t, min(min(tn.x, tn.y), min(tn.z, t1)));
-    acc += (te - t) * img.v[ct_voxel_index(v, dims)];
+    if (back) {
+      if (te > t) ct_scatter(img, ct_voxel_index(v, dims), (te - t) * y);
+    } else {
+      acc += (te - t) * img.v[ct_voxel_index(v, dims)];
+    }
     t = te;
     bool out_of_image = false;
     // Every axis whose crossing is here or (by 1 ulp of rounding) behind: see pet_siddon.glsl.
@@ -48,6 +55,10 @@ float ct_siddon_forward(CtRay r, TlFloats img, uvec3 dims) {
     if (out_of_image) break;
   }
   return acc;
+}
+
+float ct_siddon_forward(CtRay r, TlFloats img, uvec3 dims) {
+  return ct_siddon_walk(r, img, dims, false, 0.0);
 }
 
 // Length of the ray inside voxel n (its box [n, n + 1) in voxel units).
