@@ -12,6 +12,7 @@
  * one through the crystal centres of ring 0 (a polygon's flats are not modelled by STIR's
  * cylindrical geometry); the binning itself is exact. */
 #pragma once
+#include "tl-api.h"
 #include "tl-sinogram.h"
 #include "tl-norm.h"
 #include "tl-sss.h"
@@ -20,21 +21,21 @@ G_BEGIN_DECLS
 
 /* Geometry for `scanner` (ring layouts with an even number of crystals per ring), segments for
  * ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
-TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
+TL_API TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
 /* The bin holding crystal pair (a, b), either order, for a sinogram of span 1 without view
  * mashing; FALSE when no bin holds it (same crystal, ring difference outside the segments, a
  * tangential position outside the sinogram). */
-gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
+TL_API gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
 /* Every event counted in its bin (TOF bins summed); *outside (optional) counts events with no
  * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
-gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
+TL_API gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
                                 GError **error);
 /* The expected counts of one sinogram plane (segment `seg`, axial position `ax`):
  * out[view * n_tangential + t] = sum over the bin's detectable crystal pairs of (D A x)_pair
  * with the binned operator of `scanner` (the sinogram's own; `projector` as in
  * tl-pet-operator.h, D = exp(-A mu) when `mu` is non-NULL), x = `image`. Bins without a
  * detectable pair get 0. Non-TOF: TOF bins summed, as the histogram does. */
-gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+TL_API gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
                                     const TlScanner *scanner, const TlImage *image,
                                     const char *projector, const TlImage *mu, float *out,
                                     GError **error);
@@ -56,11 +57,11 @@ typedef struct {
  * scatter (each may be NULL) get the bin's r_ab and n_ab S_ab alone. GError as
  * tl_sinogram_expected_plane, and for a normalisation, randoms or scatter estimate of another
  * scanner (naming both). */
-gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+TL_API gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
                                  const TlScanner *scanner, const TlImage *image,
                                  const TlSinogramModel *model, float *expected, float *randoms,
                                  float *scatter, GError **error);
 /* Segment index of ring difference rd (STIR's order), or -1. */
-gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
+TL_API gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
 
 G_END_DECLS
