@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The table of file formats (image/tl-format.h), and opening any file by its content.
  * A new format is one file in its module + one line in tl-formats.c's table. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The one registry front ends list from (CLI, window, Python, tests): operator classes,
  * algorithms and priors, each with a name and a one-line summary. A new operator, algorithm
  * or prior is one file + one line in its table: operators in compute/tl-registry.c (they live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TL_API marks what libtomolab-compute exports: every function and variable declared in an
  * installed header carries it (scripts/tl-api-mark.py --check keeps it so). The library is
  * compiled with -fvisibility=hidden and linked with compute/tl-compute.map, so anything

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlArray: a device buffer of n elements of elem_size bytes, addressed in kernels
  * through its buffer device address (so an array may exceed maxStorageBufferRange;
  * see docs/large-arrays.md). Transfers go through a host-visible staging buffer in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlContext: one Vulkan instance + the chosen physical device, its compute queue,
  * the persistent pipeline cache and the recorded features/limits.
  *

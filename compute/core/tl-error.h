@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Error domain shared by every fallible call of the compute library. */
 #pragma once
 #include "tl-api.h"

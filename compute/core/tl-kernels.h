@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Built-in kernels as text, and run-time replacements of them (the workbench's kernel editor,
  * `tomolab-cli recon --kernel NAME=FILE.comp`; seed 001's kernels made at run time).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlPipeline: a compute pipeline from SPIR-V. No descriptor sets: kernels reach
  * arrays through buffer device addresses passed in push constants.
  * Specialization constant id 0 is the workgroup size (local_size_x_id = 0);

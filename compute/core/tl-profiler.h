@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProfile: GPU time per dispatch label, from timestamp queries written around
  * each labelled dispatch. Entries keep the order in which labels first appeared. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlStream: records dispatches into command buffers and submits them to the
  * compute queue. A global compute->compute barrier precedes every dispatch, so
  * recorded work runs in order. Recorded work is flushed into a new submission

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Centre of rotation of a parallel-beam scan whose geometry does not know it (Data Exchange
  * and TIFF projections store none): where the rotation axis projects on the detector, as a
  * column index (pixel centres at integers). docs/ct.md "Centre of rotation".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtData: a CT scan in memory and on disk (".tlct", docs/formats.md "CT"): the geometry,
  * the projections (float32, views x rows x columns, column fastest) and what they hold.
  *

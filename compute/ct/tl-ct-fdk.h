@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FDK (Feldkamp, Davis & Kress 1984; seed 003 ref. 6) for the circular cone beam, and
  * filtered back projection for the parallel beam, on the device:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projection formats other than .tlct (docs/formats.md "CT projections"): the Data
  * Exchange HDF5 layout of synchrotron tomography (tl-format-dxchange.c, through libhdf5),
  * and the parallel-beam geometry such files imply. */

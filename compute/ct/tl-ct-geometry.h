@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtGeometry: a CT acquisition as one 3x4 projection matrix per view (the general form
  * of RabbitCT, elsa and RTK; seed 003 eq. 1), plus the detector size in pixels.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The CT system matrix as a TlOperator (class "ct", recon/tl-operator.h), so the algorithms
  * of the reconstruction core run on CT data unchanged.
  *

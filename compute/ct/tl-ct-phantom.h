@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT phantoms: sums of uniform ellipsoids in normalised coordinates: the grid's centre is 0
  * and half its larger transaxial (x, y) extent is 1, on all three axes, so the phantom fills
  * a cubic grid and a one-slice grid holds its central slice. Presets:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtProjector: the CT system matrix A of one geometry and one volume grid, on the device
  * (seed 001 eq. 2.4-2.5: y = A x forward, x = A^T y back). Methods:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtRecon: iterative CT reconstruction on the device: the CT problem (the operator of
  * tl-ct-operator.h over the views, the projections regrouped by subset) run by the one
  * reconstruction core (recon/tl-solver.h), so every algorithm of the registry applies

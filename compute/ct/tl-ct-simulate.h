@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT acquisition simulation: line integrals of an object (an attenuation image through a
  * projector on the device, or an ellipsoid phantom exactly), then optionally
  *   transmission noise, Beer-Lambert (seed 001 eq. 2.1): I = Poisson(I0 exp(-p)),

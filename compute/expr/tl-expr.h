@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Array expressions: element-wise arithmetic on device float arrays, evaluated in
  * ONE fused dispatch per expression with no temporaries, and reductions fused with
  * an element-wise expression (l2norm(a*x + y) in one pass).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Runtime GLSL -> SPIR-V through glslang's C API (Vulkan 1.2 / SPIR-V 1.5). */
 #pragma once
 #include "tl-api.h"

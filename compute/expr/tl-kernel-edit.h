@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Compiling an edited built-in kernel at run time (glslang's C API) and installing it in a
  * context (core/tl-kernels.h): the workbench's kernel editor and `recon --kernel`. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DICOM through DCMTK (Debian's libdcmtk-dev), behind a small C interface: the C++ stays in
  * tl-dicom.cpp. One image slice of a file: its size, spacing, position, orientation and the
  * stored values rescaled to the modality's units (RescaleSlope x stored + RescaleIntercept:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Small file helpers shared by the PET data formats (docs/formats.md): atomic binary
  * writes (temp file in the same folder + rename; temp files that killed processes left in
  * that folder are removed at the next save there) and "key = value" text lines whose

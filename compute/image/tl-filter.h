@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlFilter: image filters on device volumes, post-reconstruction or between iterations
  * (seed 000 sec. 2.3, "Filtering techniques"):
  *   "... we consider two simple filtering techniques, which can be applied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlFormatClass: one file format Tomolab reads and/or writes. A format is one file in the module
  * whose data it holds (images in image/, list mode and sinograms in pet/, projections in ct/)
  * plus one line in compute/tl-formats.c, the table `tomolab-cli info FILE`, `convert`, `recon`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlImageGrid + TlImage: a 3-D float volume on a regular grid, x fastest.
  * origin_mm is the centre of voxel (0,0,0) in scanner coordinates (mm), axes aligned. */
 #pragma once

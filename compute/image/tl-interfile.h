@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Interfile "key := value" header syntax shared by the Interfile image reader
  * (tl-format-interfile-image.c) and STIR's projection data (pet/tl-format-stir-sino.c).
  *

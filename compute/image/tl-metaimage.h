@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MetaImage (ITK's .mhd + data file, or one .mha file; docs/formats.md "MetaImage"). */
 #pragma once
 #include "tl-api.h"

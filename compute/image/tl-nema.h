@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NEMA NU 2 image-quality analysis of the NEMA IEC body phantom (image/tl-phantom.h,
  * "nema"): contrast recovery per hot sphere, background variability and the lung insert's
  * residual, from circular ROIs (image/tl-roi.h) on a reconstruction of the phantom.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Phantoms: lists of simple shapes, each with an activity concentration and an attenuation
  * coefficient (mm^-1, 511 keV), rasterised onto any TlImageGrid with sub-voxel
  * supersampling. Shapes are painted in order: a later shape replaces what it covers (by

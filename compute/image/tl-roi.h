@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Regions of interest on an image: spheres and circles (one voxel thick, in the plane
  * normal to an axis), and the statistics of the voxels inside (mean, standard deviation,
  * count). A voxel belongs to a ROI when its centre does: no partial-voxel weights, so a

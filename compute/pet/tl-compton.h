@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Compton scattering of annihilation photons: the simulator's physics, reusable by a scatter
  * estimate. Energies in keV, cross-sections per electron in cm^2.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR PET data (`.cdh` header + `.cdf` binary events, list mode and histogram, with the
  * optional attenuation, scatter, random, normalisation and TOF fields) and CASToR scanner
  * look-up tables (`.hscan` + `.lut`): read and written, so a Tomolab simulation can be handed to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Siemens Biograph mMR list mode (PETLINK 32-bit words, `.l` + its Interfile-style header):
  * prompts and delayeds decoded to crystal pairs of the mMR crystal table, time tags counted
  * and used to select time frames. Layout and geometry in docs/formats.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List-mode PET data: 12-byte events (crystal pair + TOF bin); positions come from the
  * scanner's crystal table. File format in docs/formats.md (text header + binary events). */
 #pragma once

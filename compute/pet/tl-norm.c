@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The component-based normalisation (tl-norm.h): the model, its device tables, the `.tln`
  * file and the estimate from a scan of a known source. */
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlNorm: the normalisation, per-LOR efficiency factors n_ab of the model
  *
  *   ybar_ab = n_ab a_ab (A x)_ab + r_ab      (a_ab attenuation, r_ab the additive term),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* An edited projector kernel installed with a check (core/tl-kernels.h): before a replaced
  * pet_forward / pet_back is used by a run, the pair is measured on random LORs, so the kernel
  * editor shows at once whether A and A^T still agree and how far A moved from the kernel used

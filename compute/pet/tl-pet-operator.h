@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PET system matrices as TlOperator classes (recon/tl-operator.h): "pet-listmode" (one
  * datum per recorded event, count 1) and "pet-binned" (one datum per stored crystal-pair bin,
  * its count). Both model

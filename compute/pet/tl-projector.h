@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProjector: the PET system matrix A on the device, a_jn = contribution of voxel n to line
  * of response (LOR) j in mm (intersection length for Siddon, interpolation weight x step for
  * Joseph). Every reconstruction algorithm reaches projections through this interface only:

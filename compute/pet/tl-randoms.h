@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Randoms from delayed coincidences, variance-reduced through fan sums.
  *
  * The delayed window records accidental coincidences only, at the rate the prompt window

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRecon: PET reconstruction on the device: the PET problem (the list-mode or binned
  * operator of tl-pet-operator.h, with its sensitivity images, attenuation factors and TOF) run
  * by the one reconstruction core (recon/tl-solver.h) with any emission algorithm of the

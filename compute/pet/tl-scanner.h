@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlScanner: a PET scanner as a crystal table (centre + inward normal per crystal),
  * uploaded once to the device. Ring scanners (regular-polygon rings) and the planar
  * dual-head scanner of seed 004 share the representation: every crystal has a `group`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The sensitivity image s_n = sum over every detectable crystal pair j of a_jn: the S_n of
  * seed 000 eq. 3-4, the "Denom" seed 002 precomputes, sum_{i in S_k} H_ij of seed 004 eq. 4.
  * The device iterates the pairs itself (tl_projector_sensitivity); the image is cached in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Monte-Carlo PET simulator (CPU, threaded): annihilations sampled from an activity image,
  * back-to-back photons in isotropic directions, detection on the scanner's crystals,
  * survival exp(-integral of mu) along the line (seed 000 eq. 6), TOF from a Gaussian

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List mode histogrammed into sinograms (tl-sinogram.h): the window's data view, `convert` of
  * list mode to STIR projection data, and any comparison of measured and expected counts per bin.
  *

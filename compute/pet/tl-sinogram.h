@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSinogram: PET projection data binned as STIR stores it (docs/formats.md "STIR projection
  * data"): segments (ranges of ring differences), each with its axial positions; views (angles
  * over [0, pi)); tangential positions, for a cylindrical scanner of n_rings rings of

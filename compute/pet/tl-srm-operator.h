@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Class "pet-srm": binned dual-head data with the precomputed, symmetry-stored system
  * response matrix (tl-srm.h) as the TlOperator (recon/tl-operator.h), so binned OSEM and
  * MLEM run on it like on "pet-binned".

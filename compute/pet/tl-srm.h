@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSrm: a precomputed system response matrix (SRM) of the dual-head scanner (seed 004,
  * Chou et al. 2012), stored once per symmetry class.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scatter estimation by single scatter simulation (SSS; Watson, Newport & Casey 1996; Watson
  * 2000, IEEE TNS 47(4) 1587, eq. 1-3) on a downsampled mu-map and activity image, TOF-SSS
  * (Watson 2007, IEEE TNS 54(5) 1679), tail fitting, and the estimate saved to / loaded from a

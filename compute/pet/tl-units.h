@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Images in real units: Bq/mL from a reconstruction, the acquisition's duration, a calibration
  * factor and the isotope's decay (issue 13 item 6).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* An explicit sparse matrix as a TlOperator (class "csr", tl-operator.h): any m x n system
  * matrix given entry by entry, n = the grid's voxel count (x, then y, then z fastest to
  * slowest, as TlImage stores voxels). For small problems, tests of the algorithms against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlOperator: a linear map A from an image grid to a data vector, cut into subsets, the only
  * thing reconstruction algorithms see of a scanner (PETSc's MatShell: mult / multTranspose
  * callbacks plus a context pointer; elsa's LinearOperator, seed 001 ch. 3).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlPrior: a penalty R(x) on the image, for penalised (MAP) reconstruction
  *
  *   maximise  Phi(x) = L(x) - beta R(x)     (L the Poisson log-likelihood)

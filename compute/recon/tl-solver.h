@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSolver: one reconstruction run = a problem (operator + data) + an algorithm from the
  * registry + options, with the step / callback / cancel contract every front end uses
  * (elsa's Problem / Solver split, seed 001 ch. 3; PETSc's KSP over a MatShell).
