@@ -14,7 +14,8 @@
             does not link (the library hides it);
   symbols   `nm -D --defined-only` on the installed library: tl_* only (TOOLCHAIN_EXTRA
             names what else a toolchain may add: nothing with GNU ld 2.40), and exactly the
-            TL_API declarations of the installed headers (scripts/tl-api-mark.py parses them);
+            function and extern declarations of the installed headers, marked or not
+            (scripts/tl-api-mark.py parses them);
             a self-check runs the same comparison with planted faults and a wrong prefix and
             fails unless each is reported.
 Usage: check-install.py files|consumer|symbols BUILD_DIR SOURCE_DIR CC [EXTRA_CFLAG...]"""
@@ -203,9 +204,9 @@ def symbol_faults(exported, declared, prefix='tl_'):
             faults.append('exported but not %s*: %s' % (prefix, name))
     for name in sorted(set(exported) - set(declared)):
         if name.startswith(prefix):
-            faults.append('exported but not TL_API in an installed header: ' + name)
+            faults.append('exported but not declared in an installed header: ' + name)
     for name in sorted(set(declared) - set(exported)):
-        faults.append('TL_API in an installed header but not exported: ' + name)
+        faults.append('declared in an installed header but not exported: ' + name)
     return faults
 
 
@@ -222,8 +223,8 @@ def check_symbols(build_dir, source_dir, destdir):
     for r, _, names in os.walk(root):
         for n in names:
             with open(os.path.join(r, n)) as f:
-                declared |= {d[1] for d in mark.declarations(f.read()) if d[2]}
-    print('# %s: %d symbols exported, %d TL_API declarations installed'
+                declared |= {d[1] for d in mark.declarations(f.read())}
+    print('# %s: %d symbols exported, %d declarations installed'
           % (os.path.basename(lib), len(exported), len(declared)))
     faults = symbol_faults(exported, declared)
     for fault in faults[:40]:
