@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors on the device: adjointness of every matched forward/back pair (cone and
  * parallel beams, rays along every dominant axis, view subsets), Siddon's exact chords
  * through a uniform box and a voxelised ball, Joseph and ray casting on a uniform slab, and

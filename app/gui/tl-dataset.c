@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Simulation and loading for the window (no GTK here: this runs on worker threads). */
 #include <string.h>
 #include "tl-dataset.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDataset: what the window reconstructs or shows: list-mode data with its image grid
  * (and the true activity when simulated), or an image on its own. Built on worker
  * threads (tl_dataset_simulate, tl_dataset_load); the window swaps it in only once it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors: the per-view table, argument checks and the dispatches of
  * shaders/ct/ct_forward.comp, ct_back.comp and ct_bp_voxel.comp. */
 #include "tl-ct-projector.h"
