@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs bench/pet and bench/ct of two builds (e.g. before and after a change) alternately in one
 # run, so both see the same machine and load: OLD NEW OLD NEW. Prints each run's key lines.
 #   bench/compare-builds.sh OLD_BUILD_DIR NEW_BUILD_DIR [rounds]

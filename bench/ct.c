@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/ct: the CT-cone reference case (../shared/reference-cases.md; seeds 001 and 003),
  * CPU size: circular cone beam, 496 views over 360 deg, flat detector 624 x 480, source-
  * isocentre 750 mm, source-detector 1200 mm, 256^3 voxels covering the field of view,

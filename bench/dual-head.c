@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/dual-head: seed 004's case at a reduced size. A micro Derenzo phantom (rods 2.4 ...
  * 0.75 mm, axis across the gap) between two planar heads 60 mm apart, scanned with a
  * Monte-Carlo written here that models the crystals the way the system response matrix does

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/io: read and convert throughput of list-mode files, one row per list-mode format of the
  * table (compute/tl-formats.h) that can write (so the bench can make its file), against a plain
  * fread of the same file's bytes in the same run (the ceiling any reader meets on this disk and

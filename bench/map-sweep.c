@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/map-sweep: penalised reconstruction of a simulated NEMA IEC body scan on the DMI
  * scanner for a sweep of prior strengths beta: the background coefficient of variation (noise)
  * and the contrast recovery of the 37 mm and 17 mm hot spheres (resolution) per beta, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/memory-paths: which memory path lets lavapipe stream `y = a*x + y` (float32)?
  *
  * One standalone run measures, on the same arrays and sizes (2^24 and 2^26 elements):

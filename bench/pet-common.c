@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* See pet-common.h. */
 #include "pet-common.h"
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Helpers shared by the PET benchmarks (bench/pet, bench/pet-extensions): clocks, best-of
  * bookkeeping, the NEMA IEC body simulation of the PET-DMI reference case, and one timed
  * projector operation on the device. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet-corrections (PET module, issue 13): on the PET-DMI case (the NEMA IEC body on the
  * DMI, 215 x 215 x 71 voxels of 2.78 mm), the seconds of one single scatter simulation
  * (tl_sss_estimate: legs, pairs; non-TOF and, with --tof, TOF), of its tail fit over every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* See pet-cpu.h. The loops mirror the GLSL line by line so the comparison is like for like. */
 #include "pet-cpu.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PET projectors of shaders/pet/pet_siddon.glsl and pet_joseph.glsl in plain C + OpenMP, the
  * CPU baseline bench/pet measures the device against: same algorithms, same float
  * arithmetic, events in parallel; back projection into per-thread images that are summed at

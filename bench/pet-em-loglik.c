@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The cost of the log-likelihood in the fused EM pass (tl-pet-operator.h em with partials):
  * one list-mode EM pass on random events of the small-animal scanner, timed without the sum,
  * with it (PET_LOGLIK, same pass), and as the EM pass followed by the separate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet-extensions: seed 000's algorithmic extensions on the device.
  *
  *   bench/pet-extensions [--events 1e6] [--repeat 3] [--projector joseph] [--subsets 4]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet-mlem-scaling: the PET-MLEM-scaling reference case (../shared/reference-cases.md;
  * seed 000 Table 2): end-to-end seconds of 20 iterations of baseline list-mode MLEM on images
  * of 32^3, 128^3 (and, on a GPU, 512^3) voxels spanning the same field of view, three line

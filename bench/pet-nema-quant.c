@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet-nema-quant (PET module, issue 13): the NEMA IEC body phantom on the DMI simulated
  * with every physics effect of the simulator (attenuation, Compton scatter in the energy
  * window, crystal efficiencies, randoms from singles with delayeds), reconstructed with every

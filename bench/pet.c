@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet: the PET-DMI reference case (non-TOF, ../shared/reference-cases.md): events per
  * second of forward projection, back projection and one fused list-mode sub-iteration (EM
  * kernel + update expression) on the Vulkan device, against the same projectors in plain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/sensitivity: the DMI scanner's sensitivity image (every crystal pair), its time and
  * its accuracy (bench/README.md, section "bench/sensitivity").
  *

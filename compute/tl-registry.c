@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The registry front ends list from: one line per operator class here; algorithms and priors
  * one line each in compute/recon/tl-recon-registry.c. */
 #include "tl-registry.h"

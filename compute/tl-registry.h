@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The one registry front ends list from (CLI, window, Python, tests): operator classes,
  * algorithms and priors, each with a name and a one-line summary. A new operator, algorithm
  * or prior is one file + one line in its table: operators in compute/tl-registry.c (they live
  * in pet/, ct/ and recon/), algorithms and priors in compute/recon/tl-recon-registry.c. */
 #pragma once
+#include "tl-api.h"
 #include "recon/tl-operator.h"
 #include "recon/tl-solver.h"
 #include "recon/tl-prior.h"
@@ -10,15 +12,15 @@
 G_BEGIN_DECLS
 
 /* NULL-terminated. */
-const TlOperatorClass *const *tl_registry_operators(void);
-const TlAlgorithmClass *const *tl_registry_algorithms(void);
-const TlPriorClass *const *tl_registry_priors(void);
+TL_API const TlOperatorClass *const *tl_registry_operators(void);
+TL_API const TlAlgorithmClass *const *tl_registry_algorithms(void);
+TL_API const TlPriorClass *const *tl_registry_priors(void);
 
-const TlAlgorithmClass *tl_registry_algorithm(const char *name, GError **error);
-const TlPriorClass *tl_registry_prior(const char *name, GError **error);
+TL_API const TlAlgorithmClass *tl_registry_algorithm(const char *name, GError **error);
+TL_API const TlPriorClass *tl_registry_prior(const char *name, GError **error);
 
-const char *tl_algorithm_name(const TlAlgorithmClass *klass);
-const char *tl_algorithm_summary(const TlAlgorithmClass *klass);
-guint tl_algorithm_flags(const TlAlgorithmClass *klass); /* TlAlgorithmFlags */
+TL_API const char *tl_algorithm_name(const TlAlgorithmClass *klass);
+TL_API const char *tl_algorithm_summary(const TlAlgorithmClass *klass);
+TL_API guint tl_algorithm_flags(const TlAlgorithmClass *klass); /* TlAlgorithmFlags */
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Umbrella header of the tomolab-compute library (no GTK). */
 #pragma once
 #include "tl-error.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Prints (as JSON) the local variant of the Flathub manifest that scripts/flatpak-local.sh
 builds. The only differences, all needed because Flathub is out of reach here:
   - runtime, runtime-version and sdk: the Debian 12 runtime the script makes;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Tomolab on a Vulkan GPU (issue 17, item 3): builds a release tree, shows the device Tomolab
 # picks, runs the non-GUI test suites, runs bench/pet (PET-DMI GPU case, non-TOF and TOF),
 # bench/ops (array 256^3, 512^3, 1024^3 with the device's copy bandwidth), bench/ct (CT-cone GPU

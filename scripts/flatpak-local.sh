@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds the Flathub manifest flatpak/org.tomolab.Tomolab.yml on a machine that cannot reach
 # Flathub, installs the app for a private flatpak user and checks it inside the sandbox:
 #   1. `tomolab-cli info` sees a Vulkan device;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds the libFuzzer harnesses of tests/fuzz (clang-14, ASan + UBSan, -Dfuzz=true) in
 # build-fuzz, makes seed corpora with tomolab-cli, and runs every harness:
 #

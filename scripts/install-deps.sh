@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs, with apt-get, only the Debian 12 packages Tomolab needs that are missing.
 set -euo pipefail
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs what is missing, builds, and runs the main job on the built-in demo:
 #   - with a display: the workbench (`tomolab --demo`: NEMA phantom simulated on the DMI
 #     scanner, OSEM running live in the window);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs what is missing, builds, and runs the whole test suite twice: a normal build,
 # then an ASan/UBSan build. Vulkan validation is on in every test; no Vulkan device is a failure.
 # Then builds the Flatpak and checks it in its sandbox.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes tl-shader-sources.h: the GLSL text of every kernel and include under shaders/, by
 path relative to shaders/ ("pet/pet_joseph.glsl"), so the library can show a built-in kernel's
 source and compile an edited one at run time (compute/core/tl-kernels.h).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """TAP test of flatpak/org.tomolab.Tomolab.yml and of its local variant
 (flatpak/local-manifest.py):
   1. the Flathub manifest validates against flatpak/manifest.schema.json;

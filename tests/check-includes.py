@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The module graph of compute/ and shaders/ is one-way (docs/architecture.md):
 
     core <- expr, image <- recon <- pet, ct        (pet and ct never include each other)

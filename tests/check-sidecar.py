@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Provenance sidecars of tomolab-cli recon / ct-recon (docs/formats.md), TAP output.
 
   check-sidecar.py TOMOLAB-CLI SCHEMA.json

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C references for the CT tests (see ct-ref.h). */
 #include "ct-ref.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C references for the CT tests, written from the papers' equations, in double,
  * sharing no code with the kernels (only the geometry's matrices as input). */
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Independent check of the DICOM series Tomolab writes (test-format-dicom): pydicom reads the
 files and they are compared with the known image, recomputed here from its definition (the
 same formula and grid as known_image() in test-format-dicom.c, not read from any file).

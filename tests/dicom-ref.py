@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Independent reference for test-format-dicom: pydicom (Debian's python3-pydicom) reads its
 own CT_small.dcm and writes what it finds, and writes the DICOM files the test feeds to
 Tomolab's reader (a shuffled 3-slice series and hostile variants).

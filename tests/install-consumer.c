@@ -1,14 +1,26 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A third-party program: built by tests/check-install.py against the installed library with
- * only `pkg-config --cflags --libs tomolab-compute`, it forward-projects a uniform 8x8x1 mm
- * slab (1 mm voxels) in one parallel-beam view. Every central ray crosses 8 voxels of 1, so
- * it must read 8. */
+ * only `pkg-config --cflags --libs tomolab-compute` (a copy outside the source tree), it
+ * finds MLEM in the registry by name (and fails to find a made-up one), then forward-projects
+ * a uniform 8x8x1 mm slab (1 mm voxels) in one parallel-beam view. Every central ray crosses
+ * 8 voxels of 1, so it must read 8. It uses only what TL_API exports: a hidden function would
+ * not link. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "tomolab-compute.h"
+#include "tl-registry.h"
 #include "ct/tl-ct-projector.h"
 
 int main(void) {
   GError *error = NULL;
+  const TlAlgorithmClass *mlem = tl_registry_algorithm("mlem", &error);
+  if (!mlem || strcmp(tl_algorithm_name(mlem), "mlem") != 0) goto fail;
+  if (tl_registry_algorithm("no-such-algorithm", &error) || !error) {
+    fprintf(stderr, "install-consumer: a made-up algorithm was found\n");
+    return 1;
+  }
+  g_clear_error(&error);
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) goto fail;
   TlCtOrbit orbit;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "pet-fixture.h"
 #include <math.h>
 #include "image/tl-phantom.h"

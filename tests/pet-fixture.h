@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Small PET geometries built by hand for the projector and reconstruction tests. */
 #pragma once
 #include "tl-test-common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reference projectors (see pet-ref.h). Slow and simple on purpose. */
 #include "pet-ref.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C reference projectors for the PET tests, written independently of the GLSL: double
  * precision, Siddon in its original merged-crossings form (every plane crossing collected and
  * sorted, each segment's voxel from its midpoint), Joseph as a loop over every plane of the

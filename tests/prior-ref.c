@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reference priors (prior-ref.h). */
 #include "prior-ref.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C references of the priors of compute/recon/tl-prior.h, in double, written from the
  * formulas there and sharing no code with shaders/recon/prior.comp: the pair priors as a loop
  * over unordered neighbour pairs (each pair once, its potential and both partial derivatives),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C double-precision references of the reconstruction algorithms: the formulas of
  * recon-ref.h, written out loop by loop on the dense matrix. */
 #include "recon-ref.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Plain C references for the reconstruction core's algorithms (compute/recon/), in double,
  * on a dense matrix, sharing no code with the device. The device algorithms implement
  * exactly these formulas; tests compare their images after a few iterations.

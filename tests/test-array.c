@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Upload/download round trips, ranges, and kernels on arrays beyond maxStorageBufferRange. */
 #include "tl-test-common.h"
 #include <string.h>

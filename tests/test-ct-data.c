@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT scans: the .tlct file round trip and its errors, and the simulator (exact phantom
  * projections, Beer-Lambert Poisson noise and the log transform, emission noise, seeds). */
 #include <math.h>

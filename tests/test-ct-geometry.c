@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT geometry (no device): generated matrices reproduce the generator's sources and detector
  * pixels, the derived rays and scales, the text file round trip, bad geometry -> GError, and
  * the phantoms' analytic line integrals. */

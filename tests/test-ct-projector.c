@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors on the device: adjointness of every matched forward/back pair, each back
  * projection in its three forms (gather, scatter with float atomics, scatter with CAS), cone and
  * parallel beams, rays along every dominant axis, view subsets; scatter against gather; Siddon's exact chords

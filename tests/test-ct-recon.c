@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT reconstruction on the device: FDK of a noise-free 64^3 Shepp-Logan from 180 views against
  * a plain C reference FDK, CGLS's monotone residual, SIRT and (OS-)SART converging towards the
  * phantom, MLEM's likelihood, cancel semantics and bad options. Projections are the phantom's

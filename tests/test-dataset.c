@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The dataset layer (compute/dataset/tl-dataset.c) on the real files of ../shared/data (meson
  * runs this test in the source root): each opens with its kind and defaults, checked against
  * values found independently (the mMR's published 263 x 263 x 130 grid of half its crystal

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Device choice: ranking, TOMOLAB_DEVICE by index and by name, clear errors, pipeline cache. */
 #include "tl-test-common.h"
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Expression parser, GLSL generator and runtime glslang: everything of the expr
  * module that needs no Vulkan device. */
 #include "tl-expr-ast.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Array expressions on the device: every operator and every reduction against plain
  * C loops written here (independent of the parser), the pipeline cache, errors,
  * streams and threads.

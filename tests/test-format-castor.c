@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR data and scanners: files the test writes byte by byte from CASToR's published layout
  * (iDataFilePET event order, iScannerPET LUT) read to the values written and written back to
  * the same bytes; a Tomolab simulation handed to CASToR and read back is the same events;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DICOM reading (image/tl-dicom.h, tl-format-dicom.c) against pydicom: tests/dicom-ref.py,
  * run with Debian's /usr/bin/python3, reads pydicom's own CT_small.dcm (a real GE CT slice)
  * and writes the values it finds, a shuffled series and hostile files; this test reads the

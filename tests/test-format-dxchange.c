@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Data Exchange HDF5 projections (ct/tl-format-dxchange.c) and the centre-of-rotation
  * search (ct/tl-ct-centre.c). The small files are written here with libhdf5 from the
  * published layout (De Carlo et al. 2014: /exchange/data, data_white, data_dark, theta),

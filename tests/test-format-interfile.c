@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Interfile images: STIR's own image (../shared/data/stir-image) read with its grid and values
  * (the values against an fread of the .v written here, not the reader); headers and data the
  * test writes from the Interfile 3.3 / STIR layout in every number format and byte order; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MetaImage: .mha / .mhd files the test writes from ITK's MetaIO layout (every element type,
  * both byte orders, HeaderSize, zlib-compressed data compressed here with zlib), read with the
  * expected grid and values; the writer's files read back bit for bit and its .raw read with

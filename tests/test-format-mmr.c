@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Siemens mMR list mode: words the test composes from the published PETLINK 32-bit layout
  * decode to the crystal pairs the layout gives; the real acquisition of ../shared/data/mmr
  * has every word accounted for; hostile headers and files are refused with file, key, value. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* STIR projection data: sinograms of a known image written by this test from STIR's published
  * layout (Interfile keys of its example headers; ProjDataInfoCylindricalNoArcCorr's documented
  * detector mapping: detector angles LOR angle + bin angle and LOR angle + pi - bin angle,

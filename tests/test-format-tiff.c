@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TIFF stacks of projections (ct/tl-format-tiff-stack.c): the TIFFs are written here with
  * libtiff (the library, not Tomolab's reader) and the .tlgeom sidecar as text from
  * docs/formats.md; values, normalisation and geometry against values computed here. */

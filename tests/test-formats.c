@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The format table (compute/tl-formats.h): detection by content (not by the name), the
  * writer chosen by extension, errors naming the file, and `tomolab-cli info` / `convert` on
  * files this test writes from the published layouts (a NIfTI-1 header byte by byte, the .tlm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Hostile input: files this test writes itself (truncated, huge counts, NaN, wrong magic,
  * random bytes, directories, missing files), fed to the CLI verbs as subprocesses and to the
  * readers directly. Every outcome is exit code 1 or 2 with one line on stderr naming the file,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* image/tl-isolate: a parser in a child process. The child's answer comes back intact (a
  * large one too: the parent reads while the child writes), its GError comes back with its code
  * and message, and a child that dies, exits or answers too much gives a GError naming what

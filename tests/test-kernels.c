@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Built-in kernels as text and replaced at run time (core/tl-kernels.h, expr/tl-kernel-edit.h):
  * the expanded source of the Joseph forward projection compiles back to the same projection;
  * the same text with its projection scaled by 2 doubles the next forward projection exactly and

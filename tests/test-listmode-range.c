@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ranged list-mode reading (tl_listmode_count_events, tl_listmode_load_range), the way each MPI
  * rank reads its share of the events (docs/scale.md). The files are written here from the
  * published layout (docs/formats.md: text header, then 12-byte little-endian events), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* PET attenuation correction (seed 000 sec. 2.3, eq. 6-7): the projector with per-LOR
  * attenuation factors is still adjoint and scales each LOR by its factor; the attenuated
  * sensitivity image and its cache key; a water cylinder simulated with attenuation reconstructs cupped without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PET extensions together in TlRecon: every combination of time of flight, attenuation
  * correction and a filter between iterations, for Siddon and Joseph (and the tube of response
  * once), runs an OSEM sub-iteration on a tiny simulated acquisition without a validation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The CPU plane path of Joseph's EM sub-iteration (compute/pet/tl-projector-planes.c): its
  * correction image c_n = sum_j a_jn m_j / (A x)_j against a double-precision C reference
  * (pet-ref.c) and against the fused kernel, over several chunks of LORs of every direction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Filters on device volumes (compute/image/tl-filter.h) against plain C references written
  * here, independent of the GLSL: the median exactly (it returns one of its inputs), the
  * Gaussian as a direct 3-D convolution in double within 1e-6 relative; replicate edges

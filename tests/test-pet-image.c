@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Image grids, NIfTI-1 (checked against nifticlib's own matrices) and the raw fallback. */
 #include "tl-test-common.h"
 #include "image/tl-image.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pet/tl-norm: the component-based normalisation n_ab = eps_a eps_b g_ax(ring_a, ring_b)
  * g_tr(d_ab, u_ab), against references written here.
  *

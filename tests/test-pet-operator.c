@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PET operators (pet/tl-pet-operator.h) as TlOperator: for list mode and bins, Siddon,
  * Joseph and TOR, with and without attenuation D, with and without TOF (list mode), subset by
  * subset on views of whole data vectors: the regrouping of the records, D = exp(-A mu) and the

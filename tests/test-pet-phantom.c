@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Phantoms: analytic volumes, rod counts, thin sources, validation. */
 #include "tl-test-common.h"
 #include "image/tl-phantom.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* PET projectors on the device: adjointness, analytic and numerical line integrals, agreement
  * with the C reference in pet-ref.c, atomic vs compare-and-swap scatter, the fused EM step,
  * the log-likelihood sum, the sensitivity image's pair iteration, and bad input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Quantitation with every correction (issue 13, "Done when"): a 20 cm water cylinder simulated
  * with every physics effect of the simulator -- attenuation, Compton scatter kept by the energy
  * window, crystal efficiencies, randoms from the singles with their delayeds -- and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pet/tl-randoms: randoms from delayeds by fan sums, against simulation truth written here.
  *
  * Each crystal i of a small ring scanner gets a singles factor q_i (spread +-50 %); every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List-mode and binned MLEM/OSEM on three simulated line sources in a small ring scanner: where the
  * maxima land, non-negativity, monotone log-likelihood, OSEM vs MLEM convergence, binned vs
  * list mode, the sensitivity cache, cancellation and bad input. */

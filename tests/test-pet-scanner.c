@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scanner presets against the reference numbers, the pair rule, the text description. */
 #include "tl-test-common.h"
 #include "pet/scanner/tl-scanner.h"

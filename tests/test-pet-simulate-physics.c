@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The simulator's physics (issue 13 item 1) against independent references: the Klein-Nishina
  * sampler against the analytic distribution (and wrong samplers failing the same check), the
  * Compton energy, the energy window's acceptance against the Gaussian CDF, the interaction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Monte-Carlo simulator and list-mode files: determinism, attenuation against the analytic
  * mean, the TOF convention, file validation, histogram, device upload. */
 #include "pet-fixture.h"

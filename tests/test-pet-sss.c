@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pet/tl-sss: single scatter simulation, its interpolation, the tail fit, the file, and the
  * scatter term in the reconstruction.
  *

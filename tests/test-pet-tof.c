@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Time of flight in the PET projectors (tl-projector.h, TlTof) and in TlRecon: adjointness
  * with random TOF bins, agreement with the C reference of pet-ref.c (its own erf-based
  * h_b(x)), the bins of one LOR adding up to the non-TOF weights, TOF OSEM beating non-TOF

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tube-of-response projector ("tor", shaders/pet/pet_tor.glsl): adjointness, agreement with
  * the closed-form C reference of pet-ref.c (with and without TOF), width 0 = Joseph, the
  * distance to Joseph shrinking with the width, a uniform image projecting as with Joseph (each

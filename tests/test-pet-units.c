@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Images in Bq/mL (pet/tl-units.h): the decay correction against a numerical integral of the
  * decay law, isotope names, the checks, the unit kept by NIfTI, and simulations that come back
  * in their own units: the calibration factor found on one simulated phantom of known

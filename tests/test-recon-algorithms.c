@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Every algorithm of the reconstruction core (tl-solver.h) on the CSR operator with a small
  * explicit matrix, against the double-precision references of tests/recon-ref.c: the device
  * image after 5 iterations (5 S sub-iterations) must match within 1e-5 relative (max abs

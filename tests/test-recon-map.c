@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Penalised (MAP) reconstruction on simulated list-mode data in a small ring scanner:
  * - BSREM raises the penalised log-likelihood Phi = L - beta R at every iteration (each
  *   prior), Phi computed exactly from a projection of all data after each iteration;

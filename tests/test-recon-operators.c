@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlOperator classes "ct" and "csr" on the device: adjointness <D A x, w> = <x, A^T D w> per
  * subset (every matched CT projector, unequal interleaved subsets, with and without D), the
  * CT data order against a host permutation, CSR forward / adjoint / sensitivity against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Priors (compute/recon/tl-prior.h) on the device against the plain C references of
  * prior-ref.c, on an anisotropic grid (9 x 7 x 5, voxels 1 x 1.5 x 2 mm): value within 1e-5
  * relative and gradient within 1e-5 of its largest entry; each gradient against central finite

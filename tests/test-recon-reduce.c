@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The reconstruction core's reducer (TlSolverReducer, docs/scale.md) without MPI:
  *   two-participants  two threads, each with its own device context, its half of the events
  *                     (whole blocks of S) and its share of the sensitivity chunks, summing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The references of recon-ref.c against properties that define them, so a device algorithm
  * compared with them is compared with the right thing: hand-computed first steps, MLEM's
  * monotone likelihood, CGLS reaching the least-squares solution in n steps, SIRT converging on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Every algorithm x operator pair the registry offers (compute/tl-registry.h), on a tiny
  * instance of each operator class, against the double-precision references of recon-ref.c on
  * that operator's explicit matrix: the matrix is read off the device operator column by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ROI statistics and the NEMA NU 2 analysis, against plain C references written here from
  * the definitions (every voxel visited, no bounding boxes), the phantom's own truth (CR = 1,
  * N = 0, lung residual 0) and an image whose spheres are made half as hot (CR = 0.5). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRunSpec (compute/run/): the text form written and read back, refusals naming line, key and
  * value, the combination checks, the conversions to the PET and CT options, and the provenance
  * sidecar (JSON escaping, SHA-256 of the inputs, its run part read back). No device needed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List mode into sinograms (pet/tl-sinogram-hist.h): the bin of every crystal pair inverts the
  * STIR mapping that tl_sinogram_to_bins applies (each bin's pair found back in a bin holding that
  * pair), every pair of two detector indices within the ring difference has its own bin, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The dual-head system response matrix stored by symmetry (pet/tl-srm.h) and its operator
  * (pet/tl-srm-operator.h):
  *  - every element of the full matrix, built here pair by pair and voxel by voxel from the

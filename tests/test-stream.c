@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Dispatch: 1-D beyond 65535 workgroups, splitting into submissions, cancellation,
  * and the profiler's per-label timings. */
 #include "tl-test-common.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Shared by the tests: a context that must exist (no device is a failure, never a skip)
  * and a teardown that fails on any validation message. */
 #pragma once

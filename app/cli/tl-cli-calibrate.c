@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli calibrate: the calibration factor F of pet/tl-units.h from a reconstruction of a
  * known, uniform concentration (a phantom scan, or a simulation of one), measured as the mean
  * over a sphere inside it. `recon --calibration F` then writes images in Bq/mL. */

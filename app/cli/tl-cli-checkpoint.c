@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reconstruction checkpoints (tl-cli-dist.h): a text header, then the image as little-endian
  * float32 voxels (x fastest):
  *

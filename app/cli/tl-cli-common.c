@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Option parsing and Ctrl-C handling shared by the verbs. */
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"

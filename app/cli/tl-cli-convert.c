@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli convert IN OUT: any file a format reads into any format that writes the same kind
  * of data (compute/tl-formats.h); the input's format is detected by content, the output's by
  * its extension or --format. */

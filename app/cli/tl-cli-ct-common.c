@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Helpers shared by the CT verbs. */
 #include "tl-cli-ct-common.h"
 #include <math.h>

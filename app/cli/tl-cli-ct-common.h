@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Helpers shared by the CT verbs (ct-simulate, ct-recon). */
 #pragma once
 #include "tl-cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli ct-recon: FDK, SIRT, (OS-)SART, CGLS or MLEM of a CT scan (any CT format of the
  * format table: .tlct, Data Exchange HDF5...) into an image. */
 #include "tl-cli-ct-common.h"

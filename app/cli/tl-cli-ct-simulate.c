@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli ct-simulate: a CT scan of a phantom into a .tlct file (docs/formats.md "CT"). */
 #include "tl-cli-ct-common.h"
 #include "ct/tl-ct-simulate.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli recon over several processes (docs/scale.md) and its checkpoints.
  *
  * tl-cli-mpi.c (built with -Dmpi, Open MPI) or tl-cli-mpi-none.c (without) implement the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli info: devices, the chosen one, features and limits; with files, what each holds
  * (format detected by content, compute/dataset/tl-formats.h) and, with --defaults, the
  * dataset's defaults every door uses (compute/dataset/tl-dataset.h). */

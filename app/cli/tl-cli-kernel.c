@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli kernel: the built-in kernels, their GLSL, and a compile check of an edited one
  * (core/tl-kernels.h, expr/tl-kernel-edit.h); `recon --kernel NAME=FILE` uses it in a run. */
 #include "tl-cli.h"

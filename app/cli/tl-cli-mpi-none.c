@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tl-cli-dist.h without MPI (-Dmpi=disabled, or no Open MPI found): always one process. */
 #include "tl-cli-dist.h"
 

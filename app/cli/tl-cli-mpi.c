@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tl-cli-dist.h with Open MPI (-Dmpi=auto|enabled). Only this file includes mpi.h: the
  * library sums the shares through TlSolverReducer (recon/tl-solver.h) and never sees MPI.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli norm-estimate: the component-based normalisation (pet/tl-norm.h) from a list-mode
  * scan of a uniform cylinder of known size and place, into a .tln file. */
 #include "tl-cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Help texts and `info` listings made from the one registry (compute/tl-registry.h), so the
  * CLI never keeps its own list of algorithms, priors or operators. */
 #include "tl-cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* recon / ct-recon options into a TlRunSpec (tl-cli-run.h). */
 #include "tl-cli-run.h"
 #include "image/tl-file.h"

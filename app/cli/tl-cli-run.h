@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* recon and ct-recon build their run as a TlRunSpec (compute/run/): `--run FILE` gives the
  * starting values, every other option sets one key over them (in the order given), the input
  * on the command line sets `data`; `--save-run FILE` writes the run that results. */

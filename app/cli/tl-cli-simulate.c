@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli simulate: a phantom on a scanner, Monte Carlo, into a list-mode file. */
 #define _POSIX_C_SOURCE 200809L /* isatty, fileno */
 #include "tl-cli.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli verbs: each takes argc/argv after the verb name and returns an exit status. */
 #pragma once
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli: the headless front end of the compute core. */
 #include "tl-cli.h"
 #include <locale.h>

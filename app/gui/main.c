@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab: the GTK 4 workbench. */
 #include "tl-application.h"
 

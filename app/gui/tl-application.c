@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlApplication: options, app actions and the --screenshot run. */
 #include "tl-application.h"
 #include <math.h>

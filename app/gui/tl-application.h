@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlApplication: the `tomolab` GTK application (org.tomolab.Tomolab).
  * Owns the command-line options and the app-wide actions (about, quit). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Background work at a lower CPU priority. On a machine with few cores a software
  * Vulkan driver (lavapipe) and the simulator keep every core busy; the main thread must
  * still get one in time for each frame. Threads inherit the nice value of the thread

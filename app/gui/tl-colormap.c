@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tables built once from a few control points by linear interpolation (viridis from 9
  * samples of matplotlib's table: close enough for display). */
 #include "tl-colormap.h"

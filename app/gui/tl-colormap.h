@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Colour maps for the slice views: 256-entry lookup tables of premultiplied pixels in
  * cairo's ARGB32 layout (which is also the GdkMemoryTexture format used). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Snapshots and the comparison of two. The difference volume is computed once when the pair
  * is set (a subtraction per voxel: milliseconds for the largest grids); slices are cut
  * from the host copies on the main thread, one plane at a time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Run snapshots and their side-by-side comparison.
  *
  * TlSnapshot: a finished or paused run kept by name: a host copy of its image, a line

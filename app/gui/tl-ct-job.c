@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlJob over TlCtRecon (SIRT, OS-SART, CGLS, MLEM) and FDK as a job of one step. As for
  * PET, TlCtRecon's profile accumulates since the start and each step reports the
  * difference, so the overlay shows the cost of the last sub-iteration. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The data view window (tl-data-view.h). */
 #include "tl-data-view.h"
 #include <math.h>

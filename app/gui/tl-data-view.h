@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDataView: the data beside the image (issue "see the data"). PET list mode histogrammed into
  * a sinogram (pet/tl-sinogram-hist.h: span 1, a segment per ring difference), one plane at a
  * time (ring difference, axial position): the measured counts, the counts the run's current

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Simulation and loading for the window (no GTK here: this runs on worker threads). Files
  * are opened by the library's dataset layer (compute/dataset/): detection, kind and defaults
  * are the CLI's and Python's. */

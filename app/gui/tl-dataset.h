@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDocument: what the window reconstructs or shows: the library's TlDataset
  * (compute/dataset/tl-dataset.h: the file's detection, kind and defaults, shared with the CLI
  * and Python) plus what only the window keeps (a simulation's truth and mu-map, its name, what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDevicePanel: structure in ui/tl-device-panel.ui, one value row per entry of kRows. */
 #include "tl-device-panel.h"
 

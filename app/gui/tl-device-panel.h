@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDevicePanel: the chosen Vulkan device, its features and limits, and every device
  * found, as read from TlDeviceInfo. Pure view: it never touches Vulkan itself. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlJob: one reconstruction as the window's worker sees it. The runner only calls
  * these hooks (always on its worker thread), so a CT solver plugs in by providing
  * another vtable; nothing in the window knows about TlRecon. */

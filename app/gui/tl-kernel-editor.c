@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The kernel editor window (tl-kernel-editor.h). */
 #include "tl-kernel-editor.h"
 #include <gtksourceview/gtksource.h>

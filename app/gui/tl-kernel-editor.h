@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlKernelEditor: a GLSL editor (GtkSourceView 5: highlighting, line numbers) on any built-in
  * kernel (core/tl-kernels.h) or a kernel file, compiled with glslang on a worker thread.
  * Compile errors are marked on their lines and listed; the run keeps its last good kernel. A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlJob over TlRecon. TlRecon's profile accumulates since the start; the window wants
  * the cost of the last sub-iteration, so each step reports the difference. A filter "after
  * reconstruction" filters a copy of each new image (the run may end after any step), so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Drawn with cairo so the same code paints the widget and the exported PNG. */
 #include <math.h>
 #include "tl-plot.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlPlot: a small line plot of named series sharing an x axis. Each series is scaled to
  * its own y range (log-likelihood and RMSE differ by orders of magnitude); the legend
  * gives each range. Exports as CSV (one column per series) and PNG. */

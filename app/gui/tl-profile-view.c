@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Layout in ui/tl-profile-view.ui; the bar and the history strip are drawing areas. */
 #include <math.h>
 #include "tl-profile-view.h"

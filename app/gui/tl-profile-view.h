@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProfileView: the profiling strip under the slice views: one line (GPU ms and events/s of
  * the last sub-iteration, the device) and, expanded, per-kernel GPU time of the last sub-iteration as
  * a stacked bar and a table (label, calls, ms, share), events/s, the device, and a strip

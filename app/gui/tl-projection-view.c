@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #include <math.h>
 #include <string.h>
 #include "tl-projection-view.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProjectionView: one projection (detector image) of a CT dataset, drawn by a
  * TlSliceView in detector mode (colour map, window/level, zoom), with a view-index slider;
  * the wheel over the image moves through the views. The projections are the dataset's,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The worker loop: wait for a request, do one sub-iteration at a time, read back the
  * displayed slices, post a frame. The lock guards the request fields only; the job is
  * touched by the worker alone. */

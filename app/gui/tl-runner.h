@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRunner: the worker thread that owns a TlJob. The main thread only sends requests
  * (run, pause, step, stop, which slices are shown); the worker answers with frames
  * (statistics + the displayed slices, read back from the device) delivered on the main

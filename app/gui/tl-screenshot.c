@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Draws the widget through its paintable into a render node and has the window's own
  * GskRenderer turn that into a texture: what is saved is what the screen shows. */
 #include "tl-screenshot.h"

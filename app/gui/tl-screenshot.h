@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Renders a realized widget (usually a whole window), or an off-screen drawing, into a PNG
  * file. */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Layout in ui/tl-side-panel.ui. The PET extensions (TOF, attenuation, filter, the tube
  * of response) are list-mode PET options: their group is insensitive for CT data and
  * images, and each row only applies (is sensitive or shown) when its choice can be used. */

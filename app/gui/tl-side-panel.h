@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSidePanel: the dataset shown, the algorithm parameters and the display settings.
  * Emits "changed" with the detail "algorithm", "iterations" or "display". */
 #pragma once

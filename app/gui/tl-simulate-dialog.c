@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Layout in ui/tl-simulate-dialog.ui; the choices come from the PET core's preset lists. */
 #include "tl-simulate-dialog.h"
 #include "image/tl-phantom.h"

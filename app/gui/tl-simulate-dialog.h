@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSimulateDialog: a modality switch, then for PET phantom, scanner preset, events, seed,
  * grid coarsening, attenuation and TOF (scanners with TOF bins only), for CT phantom, beam, volume, views, detector, incident photons and seed;
  * "Simulate" activates win.simulate on the window it belongs to with an a{sv} of those

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Drawing: the slice becomes a premultiplied ARGB texture at voxel resolution whenever
  * data, levels or colours change. It is scaled to the screen with nearest-neighbour
  * filtering so zoomed voxels stay crisp: gtk_snapshot_append_scaled_texture on GTK >= 4.10,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSliceView: one 2-D view of the volume (axial, coronal, sagittal or MIP) with a
  * crosshair, colour map, window/level, zoom and pan, and a colour bar.
  * Mouse: click sets the crosshair; wheel moves the slice; Ctrl+wheel zooms about the

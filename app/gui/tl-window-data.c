@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's data view (tl-data-view.h): win.show-data opens it; it follows the window's
  * dataset and recomputes its expected plane after every sub-iteration while shown. */
 #include "tl-data-view.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's files: open (dialog, drag and drop, recent files), save the image as NIfTI,
  * export the views (PNG, written after the next paint) and the plots, choose a mu-map for
  * attenuation correction, a normalisation (also dropped on the window), a randoms or a scatter

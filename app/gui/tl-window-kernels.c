@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's kernel editor (tl-kernel-editor.h): win.edit-kernel opens it on a built-in kernel
  * ("" = the forward projection of the dataset's modality); what it installs into is the
  * window's device and current run, asked for at each Apply. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's measuring and comparing (issue 16 items 2, 3): ROIs and their statistics after
  * every sub-iteration, the NEMA NU 2 analysis of a NEMA phantom with its contrast-recovery
  * vs noise curve (a series per run), CSV export, snapshots of runs and their comparison.

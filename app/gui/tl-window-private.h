@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's state, shared by tl-window.c (device, runs, frames) and tl-window-files.c
  * (dialogs, open/save/export, recent files, drag and drop). */
 #pragma once

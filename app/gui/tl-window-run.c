@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's runs: one TlRunner per run on the current dataset, frames from it shown in
  * the views, the overlay, the plots and the status line; the actions' sensitivity. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow: opens the TlContext on a GTask worker (vkCreateInstance and the validation
  * layer take a second or more) so the main thread only ever draws; simulations run on
  * GTask workers and reconstructions on the TlRunner's thread.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow: the main window. It opens a Vulkan device on a worker thread, then hosts the
  * workbench: a dataset (simulated or opened on a worker), a TlRunner reconstructing it on
  * another, the slice views, the profiling overlay and the plots. Everything it does is a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Writes a man page (troff, man macros) from a built program's --help texts, so the pages
 never drift from the options. For tomolab-cli, every verb listed under "Verbs:" gets its own
 section from `tomolab-cli VERB --help`.

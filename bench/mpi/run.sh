@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # bench/mpi: list-mode TOF OSEM with attenuation, 1 rank against 2 ranks, one lavapipe thread
 # per rank (LP_NUM_THREADS=1), measured in one run (see bench/README.md, section bench/mpi).
 #

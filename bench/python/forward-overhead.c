@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/python/forward-overhead: the C side of the Python per-call overhead benchmark
  * (bench/python/forward_overhead.py runs both in one run). One call is exactly what the
  * binding's A.forward(x) does for a numpy x: upload x, the operator's forward over its subsets,

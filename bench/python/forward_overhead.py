@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """bench/python: the per-call overhead of the Python binding's A.forward(x) (numpy in, numpy
 out) against the same call from C (forward-overhead.c: upload, forward, finish, download), in
 one run, on a small case and on the PET-DMI CPU case (reference-cases.md: DMI scanner,

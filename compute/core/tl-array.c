@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlArray: device buffers reached by buffer device address; staged transfers. */
 #include "tl-array.h"
 #include "tl-stream.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlContext: instance, device choice, logical device, queue and pipeline cache. */
 #define _GNU_SOURCE /* dl_iterate_phdr (sanitizer builds) */
 #include "tl-context.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlContext: one Vulkan instance + the chosen physical device, its compute queue,
  * the persistent pipeline cache and the recorded features/limits.
  *
@@ -6,6 +7,7 @@
  * TOMOLAB_VALIDATE=1 enables VK_LAYER_KHRONOS_validation with a debug messenger:
  * every warning/error message is logged with g_warning() (fatal in tests) and counted. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include <stdint.h>
 #include <vulkan/vulkan.h>
@@ -53,50 +55,50 @@ typedef struct {
 } TlDeviceInfo;
 
 /* Lists every physical device (usable or not) without creating a logical device. */
-GArray *tl_enumerate_devices(GError **error); /* element type TlDeviceInfo */
+TL_API GArray *tl_enumerate_devices(GError **error); /* element type TlDeviceInfo */
 
 /* Rank used by the default choice: higher is preferred. */
-int tl_device_type_rank(VkPhysicalDeviceType type);
-const char *tl_device_type_name(VkPhysicalDeviceType type);
+TL_API int tl_device_type_rank(VkPhysicalDeviceType type);
+TL_API const char *tl_device_type_name(VkPhysicalDeviceType type);
 
 /* Creates a context on the device named by `selector` (index or name substring;
  * NULL = $TOMOLAB_DEVICE, else the best ranked). */
-TlContext *tl_context_new(const char *selector, GError **error);
-void tl_context_free(TlContext *ctx);
+TL_API TlContext *tl_context_new(const char *selector, GError **error);
+TL_API void tl_context_free(TlContext *ctx);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlContext, tl_context_free)
 
-const TlDeviceInfo *tl_context_info(const TlContext *ctx);
-gboolean tl_context_validation_enabled(const TlContext *ctx);
+TL_API const TlDeviceInfo *tl_context_info(const TlContext *ctx);
+TL_API gboolean tl_context_validation_enabled(const TlContext *ctx);
 /* Validation-layer warnings/errors seen so far (tests assert this is 0). */
-guint tl_context_validation_messages(const TlContext *ctx);
+TL_API guint tl_context_validation_messages(const TlContext *ctx);
 
 /* Default workgroup size for 1-D kernels on this device. */
-guint32 tl_context_default_local_size(const TlContext *ctx);
+TL_API guint32 tl_context_default_local_size(const TlContext *ctx);
 
 /* Writes the pipeline cache to $XDG_CACHE_HOME/tomolab now (also done by free). */
-gboolean tl_context_save_pipeline_cache(TlContext *ctx, GError **error);
-const char *tl_context_pipeline_cache_path(const TlContext *ctx);
+TL_API gboolean tl_context_save_pipeline_cache(TlContext *ctx, GError **error);
+TL_API const char *tl_context_pipeline_cache_path(const TlContext *ctx);
 
 /* Raw handles for the other compute modules. */
-VkDevice tl_context_device(const TlContext *ctx);
-VkPhysicalDevice tl_context_physical_device(const TlContext *ctx);
-VkQueue tl_context_queue(const TlContext *ctx);
-guint32 tl_context_queue_family(const TlContext *ctx);
-VkPipelineCache tl_context_pipeline_cache(const TlContext *ctx);
+TL_API VkDevice tl_context_device(const TlContext *ctx);
+TL_API VkPhysicalDevice tl_context_physical_device(const TlContext *ctx);
+TL_API VkQueue tl_context_queue(const TlContext *ctx);
+TL_API guint32 tl_context_queue_family(const TlContext *ctx);
+TL_API VkPipelineCache tl_context_pipeline_cache(const TlContext *ctx);
 /* Serialises queue submissions from several threads. */
-void tl_context_lock_queue(TlContext *ctx);
-void tl_context_unlock_queue(TlContext *ctx);
+TL_API void tl_context_lock_queue(TlContext *ctx);
+TL_API void tl_context_unlock_queue(TlContext *ctx);
 
 /* Index of a memory type allowed by type_bits with all `required` flags, preferring
  * one that also has `preferred`; -1 if none. */
-int tl_context_memory_type(const TlContext *ctx, guint32 type_bits, VkMemoryPropertyFlags required,
+TL_API int tl_context_memory_type(const TlContext *ctx, guint32 type_bits, VkMemoryPropertyFlags required,
                            VkMemoryPropertyFlags preferred);
 
 /* Sets *error from a failed VkResult; returns FALSE so callers can `return tl_vk_fail(...)`. */
-gboolean tl_vk_fail(GError **error, VkResult r, const char *what);
+TL_API gboolean tl_vk_fail(GError **error, VkResult r, const char *what);
 
 /* Per-context storage for other modules (e.g. the expression cache), freed with the context. */
-gpointer tl_context_get_data(TlContext *ctx, const char *key);
-void tl_context_set_data(TlContext *ctx, const char *key, gpointer data, GDestroyNotify destroy);
+TL_API gpointer tl_context_get_data(TlContext *ctx, const char *key);
+TL_API void tl_context_set_data(TlContext *ctx, const char *key, gpointer data, GDestroyNotify destroy);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reading a physical device's features and limits into TlDeviceInfo, and ranking. */
 #include "tl-device-info.h"
 #include <string.h>

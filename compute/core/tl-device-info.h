@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Internal: filling TlDeviceInfo from a VkPhysicalDevice. */
 #pragma once
 #include "tl-context.h"

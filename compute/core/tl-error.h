@@ -1,11 +1,13 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Error domain shared by every fallible call of the compute library. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 
 G_BEGIN_DECLS
 
 #define TL_ERROR (tl_error_quark())
-GQuark tl_error_quark(void);
+TL_API GQuark tl_error_quark(void);
 
 typedef enum {
   TL_ERROR_NO_DEVICE,      /* no usable Vulkan device (or the requested one is absent) */
@@ -20,6 +22,6 @@ typedef enum {
 } TlError;
 
 /* Human-readable name of a VkResult (takes int to keep vulkan.h out of this header). */
-const char *tl_vk_result_name(int vk_result);
+TL_API const char *tl_vk_result_name(int vk_result);
 
 G_END_DECLS

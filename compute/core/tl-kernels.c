@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Built-in kernel sources and run-time replacements (tl-kernels.h). */
 #include "tl-kernels.h"
 #include "tl-pipeline.h"

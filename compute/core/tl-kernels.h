@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Built-in kernels as text, and run-time replacements of them (the workbench's kernel editor,
  * `tomolab-cli recon --kernel NAME=FILE.comp`; seed 001's kernels made at run time).
  *
@@ -13,34 +14,35 @@
  * dispatch, so a replacement takes effect at the next sub-iteration. Compiling GLSL is expr/'s
  * job (tl_kernel_compile in expr/tl-kernel-edit.h). */
 #pragma once
+#include "tl-api.h"
 #include "tl-context.h"
 
 G_BEGIN_DECLS
 
 /* Names of the built-in kernels (NULL-terminated): "pet_forward", "prior", ... */
-const char *const *tl_kernels_names(void);
+TL_API const char *const *tl_kernels_names(void);
 /* The module folder of a built-in kernel ("pet"), NULL if unknown. */
-const char *tl_kernels_module(const char *name);
+TL_API const char *tl_kernels_module(const char *name);
 /* The embedded text of a file under shaders/ ("pet/pet_joseph.glsl"), NULL if unknown. */
-const char *tl_kernels_file(const char *path);
+TL_API const char *tl_kernels_file(const char *path);
 /* A built-in kernel's self-contained source (g_free); GError for an unknown name. */
-char *tl_kernels_source(const char *name, GError **error);
+TL_API char *tl_kernels_source(const char *name, GError **error);
 /* Replaces the #include lines of `text` by the embedded files (resolved in `module`'s folder,
  * then core/), each once; GError names an include that is not embedded. */
-char *tl_kernels_expand(const char *text, const char *module, GError **error);
+TL_API char *tl_kernels_expand(const char *text, const char *module, GError **error);
 
 /* Replacement SPIR-V for a built-in kernel (copied); GError for an unknown name or words that
  * are not SPIR-V. */
-gboolean tl_kernels_replace(TlContext *ctx, const char *name, const guint32 *spirv,
+TL_API gboolean tl_kernels_replace(TlContext *ctx, const char *name, const guint32 *spirv,
                             gsize size_bytes, GError **error);
 /* Back to the built-in (no-op if not replaced). */
-void tl_kernels_revert(TlContext *ctx, const char *name);
-gboolean tl_kernels_replaced(TlContext *ctx, const char *name);
+TL_API void tl_kernels_revert(TlContext *ctx, const char *name);
+TL_API gboolean tl_kernels_replaced(TlContext *ctx, const char *name);
 /* Bumped by every replace / revert: pipelines built at an older generation are stale. */
-guint tl_kernels_generation(TlContext *ctx);
+TL_API guint tl_kernels_generation(TlContext *ctx);
 /* The SPIR-V a pipeline named `name` is made from now (replacement or built-in) and its
  * profiler label; NULL for an unknown name. The words stay valid while the context lives. */
-const guint32 *tl_kernels_spirv(TlContext *ctx, const char *name, gsize *size_bytes,
+TL_API const guint32 *tl_kernels_spirv(TlContext *ctx, const char *name, gsize *size_bytes,
                                 const char **label);
 
 G_END_DECLS

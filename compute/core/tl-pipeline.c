@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlPipeline: compute pipelines from SPIR-V with push constants only. */
 #include "tl-pipeline.h"
 #include "tl-shader-table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProfile: per-label GPU time, in first-seen order. */
 #include "tl-profiler.h"
 #include <string.h>

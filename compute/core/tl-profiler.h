@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProfile: GPU time per dispatch label, from timestamp queries written around
  * each labelled dispatch. Entries keep the order in which labels first appeared. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -13,21 +15,21 @@ typedef struct {
 
 typedef struct _TlProfile TlProfile;
 
-TlProfile *tl_profile_new(void);
-void tl_profile_free(TlProfile *p);
+TL_API TlProfile *tl_profile_new(void);
+TL_API void tl_profile_free(TlProfile *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProfile, tl_profile_free)
 
-void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms);
-void tl_profile_merge(TlProfile *into, const TlProfile *from);
-void tl_profile_clear(TlProfile *p);
+TL_API void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms);
+TL_API void tl_profile_merge(TlProfile *into, const TlProfile *from);
+TL_API void tl_profile_clear(TlProfile *p);
 /* What `now` gained since the snapshot `before` (labels with new calls only); caller frees.
  * A running total per step: keep a snapshot, take the difference after each step. */
-TlProfile *tl_profile_new_since(const TlProfile *now, const TlProfile *before);
-guint tl_profile_n_entries(const TlProfile *p);
-const TlProfileEntry *tl_profile_entry(const TlProfile *p, guint i);
-const TlProfileEntry *tl_profile_lookup(const TlProfile *p, const char *label);
-double tl_profile_total_ms(const TlProfile *p);
+TL_API TlProfile *tl_profile_new_since(const TlProfile *now, const TlProfile *before);
+TL_API guint tl_profile_n_entries(const TlProfile *p);
+TL_API const TlProfileEntry *tl_profile_entry(const TlProfile *p, guint i);
+TL_API const TlProfileEntry *tl_profile_lookup(const TlProfile *p, const char *label);
+TL_API double tl_profile_total_ms(const TlProfile *p);
 /* Table "label calls ms share" for CLI --profile; caller frees. */
-char *tl_profile_format(const TlProfile *p);
+TL_API char *tl_profile_format(const TlProfile *p);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlStream: recording, budgeted submission, cancellation and timestamp profiling. */
 #include "tl-stream.h"
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlStream: records dispatches into command buffers and submits them to the
  * compute queue. A global compute->compute barrier precedes every dispatch, so
  * recorded work runs in order. Recorded work is flushed into a new submission
@@ -13,6 +14,7 @@
  * chunks of at most TL_CHUNK_MAX items, each a 2-D grid of workgroups so no
  * dimension exceeds maxComputeWorkGroupCount, and rewrites base/count per chunk. */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "tl-array.h"
 #include "tl-pipeline.h"
@@ -30,44 +32,40 @@ typedef struct {
 
 #define TL_CHUNK_MAX (1u << 30)
 
-TlStream *tl_stream_new(TlContext *ctx, GError **error);
+TL_API TlStream *tl_stream_new(TlContext *ctx, GError **error);
 /* Waits for in-flight work, then frees. */
-void tl_stream_free(TlStream *s);
+TL_API void tl_stream_free(TlStream *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlStream, tl_stream_free)
 
-void tl_stream_set_cancellable(TlStream *s, GCancellable *cancellable);
+TL_API void tl_stream_set_cancellable(TlStream *s, GCancellable *cancellable);
 /* Timings of labelled dispatches are added here when their submission completes
  * (borrowed; NULL = don't time). */
-void tl_stream_set_profile(TlStream *s, TlProfile *profile);
+TL_API void tl_stream_set_profile(TlStream *s, TlProfile *profile);
 /* Cost units per submission; a dispatch costs work_items * item_cost.
  * Default 2^26, or $TOMOLAB_SUBMIT_BUDGET. */
-void tl_stream_set_submit_budget(TlStream *s, guint64 budget);
-guint64 tl_stream_submit_budget(const TlStream *s);
+TL_API void tl_stream_set_submit_budget(TlStream *s, guint64 budget);
+TL_API guint64 tl_stream_submit_budget(const TlStream *s);
 /* Submissions made so far (tests use it to see that long work was split). */
-guint tl_stream_n_submissions(const TlStream *s);
+TL_API guint tl_stream_n_submissions(const TlStream *s);
 
 /* One dispatch of gx*gy*gz workgroups. `push` is the whole push block
  * (tl_pipeline_push_size bytes). `label` NULL = not timed. `work_items` is the
  * cost estimate (in item_cost units of the pipeline). */
-gboolean tl_stream_dispatch(TlStream *s, TlPipeline *p, const char *label, guint32 gx, guint32 gy,
+TL_API gboolean tl_stream_dispatch(TlStream *s, TlPipeline *p, const char *label, guint32 gx, guint32 gy,
                             guint32 gz, const void *push, guint64 work_items, GError **error);
 /* Covers items [0, n): see header comment. `push` is modified (base/count). */
-gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, guint64 n, void *push,
+TL_API gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, guint64 n, void *push,
                                GError **error);
 /* Device-side copy and zero fill, ordered with the dispatches. */
-gboolean tl_stream_copy(TlStream *s, const TlArray *src, guint64 src_byte, TlArray *dst,
+TL_API gboolean tl_stream_copy(TlStream *s, const TlArray *src, guint64 src_byte, TlArray *dst,
                         guint64 dst_byte, guint64 bytes, GError **error);
-gboolean tl_stream_zero(TlStream *s, TlArray *a, GError **error);
+TL_API gboolean tl_stream_zero(TlStream *s, TlArray *a, GError **error);
 
 /* Submits what is recorded without waiting. */
-gboolean tl_stream_flush(TlStream *s, GError **error);
+TL_API gboolean tl_stream_flush(TlStream *s, GError **error);
 /* Submits and waits for everything; collects timings. FALSE + G_IO_ERROR_CANCELLED
  * when cancelled (all submitted work has finished by then). The stream can be reused. */
-gboolean tl_stream_finish(TlStream *s, GError **error);
-gboolean tl_stream_cancelled(const TlStream *s);
-
-/* Relative cost of one work item of this pipeline (default 1). */
-void tl_pipeline_set_item_cost(TlPipeline *p, guint32 cost);
-guint32 tl_pipeline_item_cost(const TlPipeline *p);
+TL_API gboolean tl_stream_finish(TlStream *s, GError **error);
+TL_API gboolean tl_stream_cancelled(const TlStream *s);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Centre-of-rotation search (tl-ct-centre.h): opposed-view registration, then the sharpness
  * of FBP slices over candidate centres. */
 #include "tl-ct-centre.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Centre of rotation of a parallel-beam scan whose geometry does not know it (Data Exchange
  * and TIFF projections store none): where the rotation axis projects on the detector, as a
  * column index (pixel centres at integers). docs/ct.md "Centre of rotation".
@@ -19,6 +20,7 @@
  * tooth of ../shared/data it peaks at the centre the opposed views and the negativity of the
  * slice also give; S = sum |grad f|^2 / sum f^2 did not: streak noise dominates it.) */
 #pragma once
+#include "tl-api.h"
 #include "tl-ct-data.h"
 #include "tl-context.h"
 
@@ -34,25 +36,25 @@ typedef struct {
 } TlCtCentre;
 
 /* S of an nx x ny slice (row-major, x fastest). */
-double tl_ct_slice_sharpness(const float *slice, guint nx, guint ny);
+TL_API double tl_ct_slice_sharpness(const float *slice, guint nx, guint ny);
 
 /* The column the world origin projects onto in view 0 (the current centre). */
-double tl_ct_geometry_axis_u(const TlCtGeometry *g);
+TL_API double tl_ct_geometry_axis_u(const TlCtGeometry *g);
 /* Moves the projection of the axis: every view's u -> u + delta_px (row 0 of each matrix
  * += delta_px x row 2), the detector offset of tl_ct_orbit's offset_u_mm / pixel. */
-gboolean tl_ct_geometry_shift_u(TlCtGeometry *g, double delta_px, GError **error);
+TL_API gboolean tl_ct_geometry_shift_u(TlCtGeometry *g, double delta_px, GError **error);
 
 /* The opposed-views guess from detector row `row`; FALSE + GError when no two views are
  * 180 +- 2 deg apart or the beam is not parallel. */
-gboolean tl_ct_centre_opposed(const TlCtData *d, guint row, double *centre, GError **error);
+TL_API gboolean tl_ct_centre_opposed(const TlCtData *d, guint row, double *centre, GError **error);
 
 /* FBP (ramp filter Ram-Lak) of detector row `row` with the axis at column `centre`: a slice
  * of det_u x det_u pixels of the detector's pixel size (g_free). Parallel beam about z only. */
-float *tl_ct_centre_slice(TlContext *ctx, const TlCtData *d, guint row, double centre,
+TL_API float *tl_ct_centre_slice(TlContext *ctx, const TlCtData *d, guint row, double centre,
                           GError **error);
 
 /* The search above on row `row`. */
-gboolean tl_ct_centre_search(TlContext *ctx, const TlCtData *d, guint row, TlCtCentre *out,
+TL_API gboolean tl_ct_centre_search(TlContext *ctx, const TlCtData *d, guint row, TlCtCentre *out,
                              GError **error);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The .tlct file: text header (with the geometry embedded) + float32 projections. */
 #include "tl-ct-data.h"
 #include "image/tl-file.h"

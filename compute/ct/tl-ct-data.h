@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtData: a CT scan in memory and on disk (".tlct", docs/formats.md "CT"): the geometry,
  * the projections (float32, views x rows x columns, column fastest) and what they hold.
  *
@@ -14,6 +15,7 @@
  *   <4 x views x det_v x det_u bytes>
  */
 #pragma once
+#include "tl-api.h"
 #include "image/tl-image.h"
 #include "tl-ct-geometry.h"
 
@@ -35,19 +37,19 @@ typedef struct {
 } TlCtData;
 
 /* Takes the geometry; projections zero-filled. */
-TlCtData *tl_ct_data_new(TlCtGeometry *geometry_owned);
-void tl_ct_data_free(TlCtData *d);
+TL_API TlCtData *tl_ct_data_new(TlCtGeometry *geometry_owned);
+TL_API void tl_ct_data_free(TlCtData *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtData, tl_ct_data_free)
-guint64 tl_ct_data_n_values(const TlCtData *d);
+TL_API guint64 tl_ct_data_n_values(const TlCtData *d);
 
 /* Load checks the header, the geometry and that the data section has exactly the size the
  * header implies and only finite values; errors name the file, the line and the value. */
-TlCtData *tl_ct_data_load(const char *path, GError **error);
-gboolean tl_ct_data_save(const TlCtData *d, const char *path, GError **error);
+TL_API TlCtData *tl_ct_data_load(const char *path, GError **error);
+TL_API gboolean tl_ct_data_save(const TlCtData *d, const char *path, GError **error);
 /* Whether the file starts like a CT data file (for verbs that accept several kinds). */
-gboolean tl_ct_data_sniff(const char *path);
+TL_API gboolean tl_ct_data_sniff(const char *path);
 
 /* Entry of the format table (compute/tl-formats.c). */
-extern const TlFormatClass tl_format_tlct;
+TL_API extern const TlFormatClass tl_format_tlct;
 
 G_END_DECLS

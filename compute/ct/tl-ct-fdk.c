@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FDK / FBP: pre-weighting, exact spatial ramp filtering and voxel-driven back projection,
  * batch by batch of views (see tl-ct-fdk.h for the formulas). */
 #include "tl-ct-fdk.h"

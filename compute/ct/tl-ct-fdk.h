@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* FDK (Feldkamp, Davis & Kress 1984; seed 003 ref. 6) for the circular cone beam, and
  * filtered back projection for the parallel beam, on the device:
  *
@@ -23,6 +24,7 @@
  * Views are processed in batches (weight, filter, accumulate the back projection), so the
  * scratch memory is two batches of projections, not two copies of the data. */
 #pragma once
+#include "tl-api.h"
 #include "tl-ct-projector.h"
 
 G_BEGIN_DECLS
@@ -33,26 +35,26 @@ typedef enum {
   TL_CT_FILTER_HANN,
 } TlCtFilter;
 
-const char *tl_ct_filter_name(TlCtFilter f);
+TL_API const char *tl_ct_filter_name(TlCtFilter f);
 /* "ram-lak", "shepp-logan", "hann" */
-gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError **error);
+TL_API gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError **error);
 /* g(l) for l = -(n-1) .. n-1 at index l + n - 1 (2n - 1 values, pixel spacing 1). */
-double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
+TL_API double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
 
 /* The FDK scale of each view: pi D_n f_u,n / N (cone), pi f_u,n / N (parallel). */
-double tl_ct_fdk_view_scale(const TlCtGeometry *g, guint view);
+TL_API double tl_ct_fdk_view_scale(const TlCtGeometry *g, guint view);
 
 typedef struct _TlCtFdk TlCtFdk;
 
 /* batch_views 0 = automatic (scratch <= 64 MiB). */
-TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+TL_API TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
                        TlCtFilter filter, guint batch_views, GError **error);
-void tl_ct_fdk_free(TlCtFdk *f);
+TL_API void tl_ct_fdk_free(TlCtFdk *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtFdk, tl_ct_fdk_free)
 
 /* image = FDK(proj); proj holds every view (line integrals). Records on s (labels "fdk
  * weight", "fdk filter", "ct back voxel"); the caller finishes the stream. */
-gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
+TL_API gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error);
 
 G_END_DECLS

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projection formats other than .tlct (docs/formats.md "CT projections"): the Data
  * Exchange HDF5 layout of synchrotron tomography (tl-format-dxchange.c, through libhdf5),
  * and the parallel-beam geometry such files imply. */
 #pragma once
+#include "tl-api.h"
 #include "tl-ct-data.h"
 
 G_BEGIN_DECLS
@@ -16,7 +18,7 @@ G_BEGIN_DECLS
 /* Parallel beam with one view per angle (radians) about z, detector columns along
  * e_u = (-sin t, cos t, 0), rows along z, pixels pixel_u x pixel_v mm, the rotation axis
  * projecting onto column centre_u (pixel index, may be fractional) and the middle row. */
-TlCtGeometry *tl_ct_geometry_new_parallel_angles(guint n_views, const double *theta_rad,
+TL_API TlCtGeometry *tl_ct_geometry_new_parallel_angles(guint n_views, const double *theta_rad,
                                                  guint det_u, guint det_v, double pixel_u_mm,
                                                  double pixel_v_mm, double centre_u,
                                                  GError **error);
@@ -26,9 +28,9 @@ TlCtGeometry *tl_ct_geometry_new_parallel_angles(guint n_views, const double *th
  * a parallel-beam geometry with 1 mm pixels (the layout stores no pixel size) and the
  * rotation axis on the middle column (nor a centre: see tl-ct-centre.h), and a suggested
  * grid of det_u x det_u x det_v voxels. The description says what was clamped. */
-TlCtData *tl_ct_dxchange_load(const char *path, GError **error);
+TL_API TlCtData *tl_ct_dxchange_load(const char *path, GError **error);
 
-extern const TlFormatClass tl_format_dxchange;
+TL_API extern const TlFormatClass tl_format_dxchange;
 
 
 
@@ -60,10 +62,10 @@ typedef struct {
 } TlTiffSidecar;
 
 /* Parses the sidecar text; errors name the source, the line, the key and the value. */
-gboolean tl_ct_tiff_sidecar_parse(const char *text, gsize len, const char *source,
+TL_API gboolean tl_ct_tiff_sidecar_parse(const char *text, gsize len, const char *source,
                                   TlTiffSidecar *out, GError **error);
-void tl_ct_tiff_sidecar_clear(TlTiffSidecar *s);
-TlCtData *tl_ct_tiff_stack_load(const char *path, GError **error);
+TL_API void tl_ct_tiff_sidecar_clear(TlTiffSidecar *s);
+TL_API TlCtData *tl_ct_tiff_stack_load(const char *path, GError **error);
 
-extern const TlFormatClass tl_format_tiff_stack;
+TL_API extern const TlFormatClass tl_format_tiff_stack;
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The CT geometry text file (docs/ct.md "Geometry file"):
  *
  *   tomolab-ct-geometry = 1

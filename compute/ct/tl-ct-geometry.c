@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT geometry: circular-orbit generators, validation and normalisation of per-view 3x4
  * projection matrices, and what the projectors derive from them. All in double. */
 #include "tl-ct-geometry.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtGeometry: a CT acquisition as one 3x4 projection matrix per view (the general form
  * of RabbitCT, elsa and RTK; seed 003 eq. 1), plus the detector size in pixels.
  *
@@ -15,6 +16,7 @@
  * Constructors and the loader call tl_ct_geometry_validate(): zero views, an empty
  * detector, a singular matrix, a non-finite entry or a mixed cone/parallel set -> GError. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 
@@ -58,37 +60,37 @@ typedef struct {
 } TlCtViewFrame;
 
 /* Defaults: cone, 360 deg, start 0. */
-void tl_ct_orbit_init_cone(TlCtOrbit *o, guint n_views, double sid_mm, double sdd_mm,
+TL_API void tl_ct_orbit_init_cone(TlCtOrbit *o, guint n_views, double sid_mm, double sdd_mm,
                            guint det_u, guint det_v, double pixel_u_mm, double pixel_v_mm);
 /* Parallel beam over 180 deg; det_v = 1 with pixel_v_mm = slice thickness is 2-D. */
-void tl_ct_orbit_init_parallel(TlCtOrbit *o, guint n_views, guint det_u, guint det_v,
+TL_API void tl_ct_orbit_init_parallel(TlCtOrbit *o, guint n_views, guint det_u, guint det_v,
                                double pixel_u_mm, double pixel_v_mm);
-gboolean tl_ct_orbit_validate(const TlCtOrbit *o, GError **error);
+TL_API gboolean tl_ct_orbit_validate(const TlCtOrbit *o, GError **error);
 /* World position of the centre of detector pixel (u, v) of a frame. */
-void tl_ct_orbit_frame(const TlCtOrbit *o, guint view, TlCtViewFrame *f);
-void tl_ct_orbit_pixel(const TlCtOrbit *o, const TlCtViewFrame *f, double u, double v,
+TL_API void tl_ct_orbit_frame(const TlCtOrbit *o, guint view, TlCtViewFrame *f);
+TL_API void tl_ct_orbit_pixel(const TlCtOrbit *o, const TlCtViewFrame *f, double u, double v,
                        double out[3]);
 
-TlCtGeometry *tl_ct_geometry_new_orbit(const TlCtOrbit *o, GError **error);
+TL_API TlCtGeometry *tl_ct_geometry_new_orbit(const TlCtOrbit *o, GError **error);
 /* From explicit matrices (12 per view, any scale; normalised here). */
-TlCtGeometry *tl_ct_geometry_new_matrices(TlCtBeam beam, guint n_views, guint det_u,
+TL_API TlCtGeometry *tl_ct_geometry_new_matrices(TlCtBeam beam, guint n_views, guint det_u,
                                           guint det_v, const double *matrices, GError **error);
-TlCtGeometry *tl_ct_geometry_copy(const TlCtGeometry *g);
-void tl_ct_geometry_free(TlCtGeometry *g);
+TL_API TlCtGeometry *tl_ct_geometry_copy(const TlCtGeometry *g);
+TL_API void tl_ct_geometry_free(TlCtGeometry *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtGeometry, tl_ct_geometry_free)
 
 /* Normalises the matrices in place and checks everything listed in the header comment. */
-gboolean tl_ct_geometry_validate(TlCtGeometry *g, GError **error);
+TL_API gboolean tl_ct_geometry_validate(TlCtGeometry *g, GError **error);
 /* A geometry with views first, first + stride, ... (count of them). */
-TlCtGeometry *tl_ct_geometry_subset(const TlCtGeometry *g, guint first, guint stride, guint count,
+TL_API TlCtGeometry *tl_ct_geometry_subset(const TlCtGeometry *g, guint first, guint stride, guint count,
                                     GError **error);
 
 /* Per-view quantities derived from the matrix. */
-const double *tl_ct_geometry_matrix(const TlCtGeometry *g, guint view);
+TL_API const double *tl_ct_geometry_matrix(const TlCtGeometry *g, guint view);
 /* Cone: the source (camera centre, P s = 0). Parallel: FALSE (at infinity). */
-gboolean tl_ct_geometry_source(const TlCtGeometry *g, guint view, double out[3]);
+TL_API gboolean tl_ct_geometry_source(const TlCtGeometry *g, guint view, double out[3]);
 /* Unit direction of the ray through pixel (u, v), from the source side to the detector. */
-void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, double origin[3],
+TL_API void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, double origin[3],
                         double dir[3]);
 /* The rays of a view as the kernels build them (shaders/ct/ct_common.glsl): pixel (u, v) ->
  * A + t D, A = Qa (u, v, 1), D = normalise(Qd (u, v, 1)), both affine in (u, v). A is
@@ -96,24 +98,24 @@ void tl_ct_geometry_ray(const TlCtGeometry *g, guint view, double u, double v, d
  * to the central ray; parallel: to D), so a kernel holds points near the volume in float
  * rather than the distant source. Cone: Qd = M^-1, the source is A - t_src D with
  * t_src = depth(ref) |Qd (u, v, 1)|, returned as *depth_ref; parallel: Qd = [0 0 D], 0. */
-void tl_ct_geometry_ray_basis(const TlCtGeometry *g, guint view, const double ref[3],
+TL_API void tl_ct_geometry_ray_basis(const TlCtGeometry *g, guint view, const double ref[3],
                               double Qa[9], double Qd[9], double *depth_ref);
 /* The ray of pixel (u, v) from a view's basis (ref = origin), as tl_ct_geometry_ray gives it:
  * for loops over many pixels of one view. */
-void tl_ct_ray_from_basis(TlCtBeam beam, const double Qa[9], const double Qd[9], double depth_ref,
+TL_API void tl_ct_ray_from_basis(TlCtBeam beam, const double Qa[9], const double Qd[9], double depth_ref,
                           double u, double v, double origin[3], double dir[3]);
 /* Projects X: returns w (cone: depth in mm; parallel: 1) and sets *u, *v. */
-double tl_ct_geometry_project(const TlCtGeometry *g, guint view, const double x[3], double *u,
+TL_API double tl_ct_geometry_project(const TlCtGeometry *g, guint view, const double x[3], double *u,
                               double *v);
 /* Focal length along u in pixels (cone: sdd / pixel_u; parallel: 1 / pixel_u) and the
  * depth of the world origin (cone: the source-isocentre distance; parallel: 1). */
-void tl_ct_geometry_scales(const TlCtGeometry *g, guint view, double *f_u, double *depth_origin);
+TL_API void tl_ct_geometry_scales(const TlCtGeometry *g, guint view, double *f_u, double *depth_origin);
 
 /* Text form (docs/ct.md "Geometry file"): a header of key = value lines and one line
  * "view K = p00 p01 ... p23" per view; numbers are written so they read back exactly. */
-char *tl_ct_geometry_to_text(const TlCtGeometry *g);
-TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GError **error);
-TlCtGeometry *tl_ct_geometry_load(const char *path, GError **error);
-gboolean tl_ct_geometry_save(const TlCtGeometry *g, const char *path, GError **error);
+TL_API char *tl_ct_geometry_to_text(const TlCtGeometry *g);
+TL_API TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GError **error);
+TL_API TlCtGeometry *tl_ct_geometry_load(const char *path, GError **error);
+TL_API gboolean tl_ct_geometry_save(const TlCtGeometry *g, const char *path, GError **error);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Class "ct": the matched CT projector pairs behind the TlOperator interface, with
  * interleaved view subsets (tl-ct-operator.h). D is applied by the operator base. */
 #include "tl-ct-operator.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The CT system matrix as a TlOperator (class "ct", recon/tl-operator.h), so the algorithms
  * of the reconstruction core run on CT data unchanged.
  *
@@ -11,29 +12,30 @@
  * tl_ct_projector_forward over tl_ct_views_all writes them and as CT data files hold them)
  * go to and from the data order with tl_ct_operator_gather / tl_ct_operator_scatter. */
 #pragma once
+#include "tl-api.h"
 #include "recon/tl-operator.h"
 #include "tl-ct-projector.h"
 
 G_BEGIN_DECLS
 
-extern const TlOperatorClass tl_ct_operator_class;
+TL_API extern const TlOperatorClass tl_ct_operator_class;
 
 /* method: joseph, siddon or raycast (voxel has no forward: GError). 1 <= subsets <= the
  * number of views. Fails as tl_ct_projector_new does (grid, cone volume behind a source). */
-TlOperator *tl_ct_operator_new(TlContext *ctx, const TlCtGeometry *geometry,
+TL_API TlOperator *tl_ct_operator_new(TlContext *ctx, const TlCtGeometry *geometry,
                                const TlImageGrid *grid, TlCtMethod method, guint subsets,
                                GError **error);
 /* The projector inside (owned by the operator); NULL when op is not a "ct" operator. */
-TlCtProjector *tl_ct_operator_projector(TlOperator *op);
+TL_API TlCtProjector *tl_ct_operator_projector(TlOperator *op);
 /* The views of subset s (first s, stride S). */
-TlCtViews tl_ct_operator_views(const TlOperator *op, guint subset);
+TL_API TlCtViews tl_ct_operator_views(const TlOperator *op, guint subset);
 
 /* data (tl_operator_n_data floats, data order) <- proj_view_major (every view, geometry
  * order). Device copies recorded on s, one per view. */
-gboolean tl_ct_operator_gather(TlOperator *op, TlStream *s, const TlArray *proj_view_major,
+TL_API gboolean tl_ct_operator_gather(TlOperator *op, TlStream *s, const TlArray *proj_view_major,
                                TlArray *data, GError **error);
 /* proj_view_major <- data: the inverse permutation of gather. */
-gboolean tl_ct_operator_scatter(TlOperator *op, TlStream *s, const TlArray *data,
+TL_API gboolean tl_ct_operator_scatter(TlOperator *op, TlStream *s, const TlArray *data,
                                 TlArray *proj_view_major, GError **error);
 
 G_END_DECLS

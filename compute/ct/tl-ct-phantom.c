@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ellipsoid phantoms: rasterisation and exact line integrals (for simulation without the
  * "inverse crime" of projecting with the reconstruction's own projector). */
 #include "tl-ct-phantom.h"

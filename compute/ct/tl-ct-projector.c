@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors: the per-view table, argument checks, the choice of back projection and the
  * dispatches of shaders/ct/ct_forward.comp, ct_back.comp (gather), ct_back_scatter.comp and
  * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp. */

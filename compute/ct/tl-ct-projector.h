@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtProjector: the CT system matrix A of one geometry and one volume grid, on the device
  * (seed 001 eq. 2.4-2.5: y = A x forward, x = A^T y back). Methods:
  *
@@ -21,6 +22,7 @@
  * projection array holds just those views, contiguous, in that order. Calls record work on a
  * TlStream and return before it runs; the arrays must outlive that work. */
 #pragma once
+#include "tl-api.h"
 #include "tl-stream.h"
 #include "image/tl-image.h"
 #include "tl-ct-geometry.h"
@@ -55,51 +57,51 @@ typedef enum {
 typedef struct _TlCtProjector TlCtProjector;
 
 /* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled"; GError names the known ones. */
-const char *tl_ct_back_name(TlCtBack b);
-gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
+TL_API const char *tl_ct_back_name(TlCtBack b);
+TL_API gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
 
-const char *tl_ct_method_name(TlCtMethod m);
+TL_API const char *tl_ct_method_name(TlCtMethod m);
 /* "joseph", "siddon", "raycast", "voxel"; GError names the known ones. */
-gboolean tl_ct_method_from_name(const char *name, TlCtMethod *out, GError **error);
+TL_API gboolean tl_ct_method_from_name(const char *name, TlCtMethod *out, GError **error);
 
 /* Fails for an invalid grid, or (cone beam) when the volume reaches behind a view's source
  * (every voxel must lie in front of every source, so all rays meet it for t > 0). The
  * geometry is copied. */
-TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
+TL_API TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error);
-void tl_ct_projector_free(TlCtProjector *p);
+TL_API void tl_ct_projector_free(TlCtProjector *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtProjector, tl_ct_projector_free)
 
-TlContext *tl_ct_projector_context(const TlCtProjector *p);
-const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p);
-const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p);
-TlCtMethod tl_ct_projector_method(const TlCtProjector *p);
+TL_API TlContext *tl_ct_projector_context(const TlCtProjector *p);
+TL_API const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p);
+TL_API const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p);
+TL_API TlCtMethod tl_ct_projector_method(const TlCtProjector *p);
 /* Chooses the back projection (built now; AUTO resolves as above). Fails for an unknown mode,
  * or for an unreadable $TOMOLAB_CT_BACK (AUTO), naming it. voxel: always its gather. */
-gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error);
+TL_API gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error);
 /* The back projection in use, resolved: GATHER, SCATTER, SCATTER_CAS or SCATTER_TILED (SCATTER
  * on a device without float atomics reads SCATTER_CAS; SCATTER_TILED where it does not apply
  * reads what ran instead). */
-TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
+TL_API TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
-void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
-float tl_ct_projector_step(const TlCtProjector *p);
+TL_API void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
+TL_API float tl_ct_projector_step(const TlCtProjector *p);
 /* The per-view table the kernels read (32 floats per view, shaders/ct/ct_common.glsl). */
-const TlArray *tl_ct_projector_views_table(const TlCtProjector *p);
+TL_API const TlArray *tl_ct_projector_views_table(const TlCtProjector *p);
 
 /* Every view of the geometry. */
-TlCtViews tl_ct_views_all(const TlCtGeometry *g);
+TL_API TlCtViews tl_ct_views_all(const TlCtGeometry *g);
 /* Views s, s + n, s + 2n ... (interleaved subset s of n). */
-TlCtViews tl_ct_views_subset(const TlCtGeometry *g, guint s, guint n);
+TL_API TlCtViews tl_ct_views_subset(const TlCtGeometry *g, guint s, guint n);
 /* Detector pixels of a selection (the length its projection array needs). */
-guint64 tl_ct_views_n_pixels(const TlCtGeometry *g, const TlCtViews *v);
+TL_API guint64 tl_ct_views_n_pixels(const TlCtGeometry *g, const TlCtViews *v);
 
 /* proj = A image (accumulate: proj += A image) over the selected views. voxel: error. */
-gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+TL_API gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews *views,
                                  const TlArray *image, TlArray *proj, gboolean accumulate,
                                  GError **error);
 /* image = A^T proj (accumulate: image += ...). voxel: image = sum_n p^_n(u, v) / w^2. */
-gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+TL_API gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *views,
                               const TlArray *proj, TlArray *image, gboolean accumulate,
                               GError **error);
 

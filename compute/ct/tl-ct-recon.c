@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtRecon: the CT problem (tl-ct-operator.h, projections regrouped by subset) handed to the
  * reconstruction core's solver; the algorithms' maths lives in compute/recon/tl-algo-*.c. */
 #include "tl-ct-recon.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtRecon: iterative CT reconstruction on the device: the CT problem (the operator of
  * tl-ct-operator.h over the views, the projections regrouped by subset) run by the one
  * reconstruction core (recon/tl-solver.h), so every algorithm of the registry applies
@@ -27,6 +28,7 @@
  * so it is computed as options.objective says (SIRT and MLEM with one subset reuse that
  * projection in their next step). */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "tl-ct-projector.h"
 #include "recon/tl-solver.h"
@@ -58,10 +60,10 @@ typedef struct {
 } TlCtReconOptions;
 
 /* SIRT, 1 subset, 10 iterations, Joseph, lambda 1, no clamp, objective per iteration. */
-void tl_ct_recon_options_init(TlCtReconOptions *o);
-const char *tl_ct_algo_name(TlCtAlgo a);
+TL_API void tl_ct_recon_options_init(TlCtReconOptions *o);
+TL_API const char *tl_ct_algo_name(TlCtAlgo a);
 /* "sirt", "sart", "os-sart" (= sart), "cgls", "mlem" */
-gboolean tl_ct_algo_from_name(const char *name, TlCtAlgo *out, GError **error);
+TL_API gboolean tl_ct_algo_from_name(const char *name, TlCtAlgo *out, GError **error);
 
 typedef struct {
   guint iteration;          /* 1-based iteration this sub-iteration belongs to */
@@ -81,38 +83,38 @@ typedef struct _TlCtRecon TlCtRecon;
 
 /* proj: every view of the geometry (line integrals; MLEM: counts), copied (regrouped by
  * subset) onto the device, so it may be freed after. */
-TlCtRecon *tl_ct_recon_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+TL_API TlCtRecon *tl_ct_recon_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
                            const TlArray *proj, const TlCtReconOptions *opt, GError **error);
-void tl_ct_recon_free(TlCtRecon *r);
+TL_API void tl_ct_recon_free(TlCtRecon *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtRecon, tl_ct_recon_free)
 
 /* Ground truth on the grid, for the RMSE in the progress reports. */
-gboolean tl_ct_recon_set_truth(TlCtRecon *r, const TlImage *truth, GError **error);
+TL_API gboolean tl_ct_recon_set_truth(TlCtRecon *r, const TlImage *truth, GError **error);
 /* Starting image (default 0; MLEM: 1). Resets the iteration counters. */
-gboolean tl_ct_recon_set_image(TlCtRecon *r, const TlImage *image, GError **error);
-void tl_ct_recon_set_callback(TlCtRecon *r, TlCtReconCallback cb, gpointer user_data);
+TL_API gboolean tl_ct_recon_set_image(TlCtRecon *r, const TlImage *image, GError **error);
+TL_API void tl_ct_recon_set_callback(TlCtRecon *r, TlCtReconCallback cb, gpointer user_data);
 /* Checked before each sub-iteration and between the stream's submissions. */
-void tl_ct_recon_set_cancellable(TlCtRecon *r, GCancellable *cancellable);
+TL_API void tl_ct_recon_set_cancellable(TlCtRecon *r, GCancellable *cancellable);
 /* Work per submission (tl_stream_set_submit_budget): smaller = finer cancel points. */
-void tl_ct_recon_set_submit_budget(TlCtRecon *r, guint64 budget);
+TL_API void tl_ct_recon_set_submit_budget(TlCtRecon *r, guint64 budget);
 
 /* One sub-iteration. FALSE + G_IO_ERROR_CANCELLED when cancelled: the image is then the one
  * the last complete sub-iteration made; reset the cancellable to go on (CGLS restarts its
  * directions from that image). */
-gboolean tl_ct_recon_step(TlCtRecon *r, GError **error);
+TL_API gboolean tl_ct_recon_step(TlCtRecon *r, GError **error);
 /* Sub-iterations until options.iterations full iterations are done. */
-gboolean tl_ct_recon_run(TlCtRecon *r, GError **error);
+TL_API gboolean tl_ct_recon_run(TlCtRecon *r, GError **error);
 /* The objective of the current image (a forward projection of all views; CGLS: free). */
-gboolean tl_ct_recon_objective(TlCtRecon *r, double *objective, GError **error);
+TL_API gboolean tl_ct_recon_objective(TlCtRecon *r, double *objective, GError **error);
 
-guint tl_ct_recon_sub_iterations(const TlCtRecon *r);
-const TlImageGrid *tl_ct_recon_grid(const TlCtRecon *r);
-const TlArray *tl_ct_recon_image_array(const TlCtRecon *r);
-TlImage *tl_ct_recon_image(TlCtRecon *r, GError **error);
-const TlProfile *tl_ct_recon_profile(const TlCtRecon *r);
-TlCtProjector *tl_ct_recon_projector(TlCtRecon *r);
-TlOperator *tl_ct_recon_operator(TlCtRecon *r);
-TlSolver *tl_ct_recon_solver(TlCtRecon *r);
-const TlCtReconOptions *tl_ct_recon_options(const TlCtRecon *r);
+TL_API guint tl_ct_recon_sub_iterations(const TlCtRecon *r);
+TL_API const TlImageGrid *tl_ct_recon_grid(const TlCtRecon *r);
+TL_API const TlArray *tl_ct_recon_image_array(const TlCtRecon *r);
+TL_API TlImage *tl_ct_recon_image(TlCtRecon *r, GError **error);
+TL_API const TlProfile *tl_ct_recon_profile(const TlCtRecon *r);
+TL_API TlCtProjector *tl_ct_recon_projector(TlCtRecon *r);
+TL_API TlOperator *tl_ct_recon_operator(TlCtRecon *r);
+TL_API TlSolver *tl_ct_recon_solver(TlCtRecon *r);
+TL_API const TlCtReconOptions *tl_ct_recon_options(const TlCtRecon *r);
 
 G_END_DECLS

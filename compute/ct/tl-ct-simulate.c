@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT simulation: projection on the device or exactly on the host, Poisson noise on the host
  * (seeded), the log transform as a fused expression on the device. */
 #include "tl-ct-simulate.h"

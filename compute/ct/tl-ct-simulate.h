@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT acquisition simulation: line integrals of an object (an attenuation image through a
  * projector on the device, or an ellipsoid phantom exactly), then optionally
  *   transmission noise, Beer-Lambert (seed 001 eq. 2.1): I = Poisson(I0 exp(-p)),
@@ -6,6 +7,7 @@
  *   emission noise: counts Poisson(s p) for MLEM, stored as counts / s.
  * Seeded (tl-rng.h, one stream per view): the same seed gives the same data. */
 #pragma once
+#include "tl-api.h"
 #include "tl-ct-data.h"
 #include "tl-ct-phantom.h"
 #include "tl-ct-projector.h"
@@ -20,19 +22,19 @@ typedef struct {
   guint64 seed;
 } TlCtSimOptions;
 
-void tl_ct_sim_options_init(TlCtSimOptions *o); /* joseph, noise-free, seed 1 */
+TL_API void tl_ct_sim_options_init(TlCtSimOptions *o); /* joseph, noise-free, seed 1 */
 
 /* Projects `image` (mm^-1) with the projector on the device (line integrals), then noise. */
-TlCtData *tl_ct_simulate_image(TlContext *ctx, const TlCtGeometry *geometry, const TlImage *image,
+TL_API TlCtData *tl_ct_simulate_image(TlContext *ctx, const TlCtGeometry *geometry, const TlImage *image,
                                const TlCtSimOptions *opt, GError **error);
 /* The phantom's exact line integrals on the host (values x scale), then noise. `grid`
  * places the phantom (tl-ct-phantom.h). */
-TlCtData *tl_ct_simulate_phantom(TlContext *ctx, const TlCtGeometry *geometry,
+TL_API TlCtData *tl_ct_simulate_phantom(TlContext *ctx, const TlCtGeometry *geometry,
                                  const TlCtPhantom *phantom, const TlImageGrid *grid,
                                  double scale, const TlCtSimOptions *opt, GError **error);
 
 /* The data as line integrals on the device: uploaded, and for values = counts turned into
  * -log(max(I, 1/2) / I0) by one fused expression. */
-TlArray *tl_ct_data_upload(TlContext *ctx, const TlCtData *d, GError **error);
+TL_API TlArray *tl_ct_data_upload(TlContext *ctx, const TlCtData *d, GError **error);
 
 G_END_DECLS

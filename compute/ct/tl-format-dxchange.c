@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Data Exchange HDF5 (De Carlo et al. 2014, J. Synchrotron Rad. 21: "Scientific data
  * exchange: a schema for HDF5-based storage of raw and analyzed data"), the layout of
  * synchrotron tomography (APS, tomopy, dxchange), read through libhdf5:

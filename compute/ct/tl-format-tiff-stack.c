@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TIFF stacks of projections (tl-ct-formats.h): a multi-page TIFF read through libtiff, one
  * page per view, and the small "<file>.tlgeom" sidecar that says what the pages hold and how
  * they were taken. Counts are normalised as Data Exchange's (tl-format-dxchange.c):

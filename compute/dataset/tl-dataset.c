@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDataset: a file opened through the format table, typed, with its defaults (tl-dataset.h). */
 #include "dataset/tl-dataset.h"
 #include "image/tl-file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlDataset: any file Tomolab reads, opened through the one format table (tl-formats.h) and
  * typed (an image, PET list mode, PET bins from a sinogram, CT projections), with what the data
  * allow and the defaults of a reconstruction computed once, here, for every door: the CLI, the
@@ -21,6 +22,7 @@
  * - Subsets for algorithms that use them: TL_DATASET_SUBSETS (PET; every door used 10), CT the
  *   same, at most one per view. */
 #pragma once
+#include "tl-api.h"
 #include "dataset/tl-formats.h"
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
@@ -77,44 +79,44 @@ typedef struct {
   TlCtCentre search;
 } TlDataset;
 
-const char *tl_dataset_kind_name(TlDatasetKind kind); /* "image", "PET list mode", ... */
+TL_API const char *tl_dataset_kind_name(TlDatasetKind kind); /* "image", "PET list mode", ... */
 
 /* Any file the format table reads as an image, PET list mode, a PET sinogram or CT
  * projections; other kinds (a scanner, a normalisation) are refused naming what the file
  * holds. The CT centre is not searched yet (tl_dataset_find_centre). */
-TlDataset *tl_dataset_open(const char *path, GError **error);
+TL_API TlDataset *tl_dataset_open(const char *path, GError **error);
 /* Takes data already loaded (owned; kind one of the four above), for data made in memory (a
  * simulation) or read by a share (MPI ranks): the same defaults. NULL + GError when `kind`
  * is none of the dataset's. */
-TlDataset *tl_dataset_new_take(TlDataKind kind, gpointer data, const char *path, GError **error);
-void tl_dataset_free(TlDataset *ds);
+TL_API TlDataset *tl_dataset_new_take(TlDataKind kind, gpointer data, const char *path, GError **error);
+TL_API void tl_dataset_free(TlDataset *ds);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlDataset, tl_dataset_free)
 
 /* The PET grid rule for a scanner (above), and the fine grid coarsened by any factor (the
  * window's simulations: the Simulate dialog's choice; 1 = the fine grid). */
 #define TL_DATASET_PET_COARSEN 2
-TlImageGrid tl_dataset_pet_grid(const TlScanner *scanner);
-TlImageGrid tl_dataset_grid_coarsened(const TlScanner *scanner, guint factor);
+TL_API TlImageGrid tl_dataset_pet_grid(const TlScanner *scanner);
+TL_API TlImageGrid tl_dataset_grid_coarsened(const TlScanner *scanner, guint factor);
 
 /* CT parallel beam from a format that stores no centre (Data Exchange, TIFF stacks): searches
  * the centre on the middle detector row once (later calls return at once) and moves the
  * geometry to it. TRUE without a search for data that need none (a .tlct's geometry is exact;
  * cone beam, PET, images). */
-gboolean tl_dataset_find_centre(TlDataset *ds, TlContext *ctx, GError **error);
+TL_API gboolean tl_dataset_find_centre(TlDataset *ds, TlContext *ctx, GError **error);
 /* The same search for any parallel-beam data (`ct-recon --centre auto`), once. */
-gboolean tl_dataset_search_centre(TlDataset *ds, TlContext *ctx, GError **error);
+TL_API gboolean tl_dataset_search_centre(TlDataset *ds, TlContext *ctx, GError **error);
 /* Recomputes the defaults after the caller changed the data (the CLI's --pixel-size and
  * --slices move the suggested grid); a centre found or set stays. */
-void tl_dataset_update_defaults(TlDataset *ds);
+TL_API void tl_dataset_update_defaults(TlDataset *ds);
 /* CT parallel beam: moves the geometry so the axis projects onto column `centre` (a user's
  * value: finite, within the detector's columns; the GError names the value and the range). */
-gboolean tl_dataset_set_centre(TlDataset *ds, double centre, GError **error);
+TL_API gboolean tl_dataset_set_centre(TlDataset *ds, double centre, GError **error);
 /* Whether find_centre has a search to do (a device is then needed). */
-gboolean tl_dataset_needs_centre(const TlDataset *ds);
+TL_API gboolean tl_dataset_needs_centre(const TlDataset *ds);
 
 /* Measurements per pass: events, bin counts, detector pixels of all views; 0 for an image. */
-double tl_dataset_measurements(const TlDataset *ds);
+TL_API double tl_dataset_measurements(const TlDataset *ds);
 /* "key: value" lines: kind, format, time frame, what it allows, the defaults. */
-void tl_dataset_describe(const TlDataset *ds, GString *out);
+TL_API void tl_dataset_describe(const TlDataset *ds, GString *out);
 
 G_END_DECLS

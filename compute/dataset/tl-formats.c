@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The format table: one line per format (each lives in the module of the data it holds), and
  * opening any file by its content (tl-formats.h). */
 #include "dataset/tl-formats.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Internal to the expression module: the syntax tree, the parser and the GLSL
  * generator. No Vulkan here, so tests/test-expr-parse.c runs without a device. */
 #pragma once

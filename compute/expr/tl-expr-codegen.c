@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GLSL generation: one compute kernel per expression.
  *
  * This is the string-generating route the thesis surveys (Petit 2020, sec. 5.3):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Expression parser: recursive descent over a small C-like grammar (see
  * docs/expressions.md), building the tree that the thesis builds at compile time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Expression evaluator: binds names, generates and caches one pipeline per distinct
  * kernel on each TlContext, and records exactly one dispatch per call.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Array expressions: element-wise arithmetic on device float arrays, evaluated in
  * ONE fused dispatch per expression with no temporaries, and reductions fused with
  * an element-wise expression (l2norm(a*x + y) in one pass).
@@ -25,6 +26,7 @@
  * Thread safety: calls on different streams may run concurrently on one context
  * (the cache is locked); a TlStream itself is not thread-safe. */
 #pragma once
+#include "tl-api.h"
 #include "tl-stream.h"
 
 G_BEGIN_DECLS
@@ -33,21 +35,21 @@ G_BEGIN_DECLS
  * must stay alive until the stream that used them has finished. */
 typedef struct _TlExprArgs TlExprArgs;
 
-TlExprArgs *tl_expr_args_new(void);
-void tl_expr_args_free(TlExprArgs *args);
+TL_API TlExprArgs *tl_expr_args_new(void);
+TL_API void tl_expr_args_free(TlExprArgs *args);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlExprArgs, tl_expr_args_free)
 
 /* (Re)binds `name` (an identifier: [A-Za-z_][A-Za-z0-9_]*). Rebinding replaces
  * the previous binding, whatever its kind. */
-void tl_expr_args_array(TlExprArgs *args, const char *name, TlArray *array);
-void tl_expr_args_scalar(TlExprArgs *args, const char *name, float value);
+TL_API void tl_expr_args_array(TlExprArgs *args, const char *name, TlArray *array);
+TL_API void tl_expr_args_scalar(TlExprArgs *args, const char *name, float value);
 /* Label for the profiler (TlStream's profile); NULL = the expression text. */
-void tl_expr_args_set_label(TlExprArgs *args, const char *label);
+TL_API void tl_expr_args_set_label(TlExprArgs *args, const char *label);
 
 /* "target = expression": records one dispatch on `stream`; with stream NULL an
  * internal stream is used and the call waits for the result. The target may
  * appear on the right-hand side (every element is read before it is written). */
-gboolean tl_expr_assign(TlContext *ctx, TlStream *stream, const char *expr, const TlExprArgs *args,
+TL_API gboolean tl_expr_assign(TlContext *ctx, TlStream *stream, const char *expr, const TlExprArgs *args,
                         GError **error);
 
 /* "sum(e)", "dot(e1, e2)", "l2norm(e)", "min(e)", "max(e)" where e, e1, e2 are
@@ -55,10 +57,10 @@ gboolean tl_expr_assign(TlContext *ctx, TlStream *stream, const char *expr, cons
  * the stream is finished (all work recorded on it runs) and the per-workgroup
  * partials are added on the host in double. Empty arrays give 0, +inf (min) or
  * -inf (max). */
-gboolean tl_expr_reduce(TlContext *ctx, TlStream *stream, const char *expr, const TlExprArgs *args,
+TL_API gboolean tl_expr_reduce(TlContext *ctx, TlStream *stream, const char *expr, const TlExprArgs *args,
                         double *out, GError **error);
 
 /* Pipelines compiled (glslang runs) and cache hits on this context so far. */
-void tl_expr_cache_stats(TlContext *ctx, guint *compiles, guint *hits);
+TL_API void tl_expr_cache_stats(TlContext *ctx, guint *compiles, guint *hits);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* glslang behind a small C function: the expression module's kernels exist only at
  * run time, so they cannot go through the build-time glslangValidator step. */
 #include "tl-glsl.h"

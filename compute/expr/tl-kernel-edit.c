@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Edited kernels compiled at run time (tl-kernel-edit.h). */
 #include "tl-kernel-edit.h"
 #include "tl-glsl.h"

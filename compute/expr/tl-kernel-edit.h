@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Compiling an edited built-in kernel at run time (glslang's C API) and installing it in a
  * context (core/tl-kernels.h): the workbench's kernel editor and `recon --kernel`. */
 #pragma once
+#include "tl-api.h"
 #include "tl-kernels.h"
 
 G_BEGIN_DECLS
@@ -19,14 +21,14 @@ typedef struct {
  * keeps the kernel it had. *diagnostics (optional, free with tl_kernel_diagnostics_free)
  * gets every message with its line. ctx NULL: compile only (a check). Thread-safe: the
  * window compiles on a worker. */
-gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
+TL_API gboolean tl_kernel_compile(TlContext *ctx, const char *name, const char *source,
                            GPtrArray **diagnostics, GError **error);
 /* The compile step alone: SPIR-V (g_free) for tl_kernels_replace, e.g. compiled on a worker and
  * installed by the run's own thread between two sub-iterations. */
-gboolean tl_kernel_compile_spirv(const char *name, const char *source, guint32 **spirv,
+TL_API gboolean tl_kernel_compile_spirv(const char *name, const char *source, guint32 **spirv,
                                  gsize *size_bytes, GPtrArray **diagnostics, GError **error);
 /* glslang's "ERROR: 0:LINE: text" / "WARNING: ..." lines as TlKernelDiagnostic (GPtrArray
  * that frees them). */
-GPtrArray *tl_kernel_parse_log(const char *log);
+TL_API GPtrArray *tl_kernel_parse_log(const char *log);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 // The C interface of tl-dicom.h over DCMTK (the only C++ of Tomolab): DcmFileFormat reads
 // the file, its codecs decompress, and the values are checked here before any use.
 #include <dcmtk/config/osconfig.h>

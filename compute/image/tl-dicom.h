@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DICOM through DCMTK (Debian's libdcmtk-dev), behind a small C interface: the C++ stays in
  * tl-dicom.cpp. One image slice of a file: its size, spacing, position, orientation and the
  * stored values rescaled to the modality's units (RescaleSlope x stored + RescaleIntercept:
@@ -6,6 +7,7 @@
  * with a GError naming the transfer syntax. Writing: one uncompressed 16-bit file per slice
  * (tl_dicom_save_series below). */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 
@@ -30,8 +32,8 @@ typedef struct {
 /* Reads one single-frame greyscale image; pixels too when `pixels`. Every count is checked
  * (rows, columns 1 .. TL_DICOM_MAX_DIM, bits, the pixel data length against them) and every
  * number (spacing > 0, finite slope != 0, intercept, position, orientation) before use. */
-gboolean tl_dicom_read(const char *path, gboolean pixels, TlDicomSlice *out, GError **error);
-void tl_dicom_slice_clear(TlDicomSlice *s);
+TL_API gboolean tl_dicom_read(const char *path, gboolean pixels, TlDicomSlice *out, GError **error);
+TL_API void tl_dicom_slice_clear(TlDicomSlice *s);
 
 /* Writing: which IOD (Information Object Definition) the slices claim. The caller says what
  * the values are; a TlImage carries no units, so the format table's plain "dicom" writes
@@ -65,10 +67,10 @@ typedef struct {
 } TlDicomWriteSlice;
 
 /* A new UID (DCMTK's dcmGenerateUniqueIdentifier under its own root). */
-void tl_dicom_new_uid(char out[65]);
+TL_API void tl_dicom_new_uid(char out[65]);
 /* Writes one slice to `path` (Part 10, explicit VR little endian). Not atomic by itself:
  * tl-format-dicom.c writes temp files and renames them. */
-gboolean tl_dicom_write_slice(const char *path, const char *shown_as, const TlDicomWriteSlice *s,
+TL_API gboolean tl_dicom_write_slice(const char *path, const char *shown_as, const TlDicomWriteSlice *s,
                               GError **error); /* shown_as: the name errors give (the final one) */
 
 /* Options of tl_dicom_save_series. */
@@ -86,19 +88,19 @@ typedef struct {
  *  - any other `path`: a folder (new, or empty) holding IM_0001.dcm ...
  * No existing file is replaced (a series may be the input); every file is written to a temp
  * name and renamed; on failure nothing written stays. Voxels must be finite, |v| <= 1e9. */
-gboolean tl_dicom_save_series(gconstpointer image, const char *path,
+TL_API gboolean tl_dicom_save_series(gconstpointer image, const char *path,
                               const TlDicomSaveOptions *opt, GError **error);
 
 /* The series of `path` as an image (tl-format-dicom.c: frames, ordering, LPS -> scanner
  * frame). The result is a TlImage (image/tl-image.h); gpointer keeps this header C++-clean. */
-gpointer tl_dicom_load_series(const char *path, GError **error);
+TL_API gpointer tl_dicom_load_series(const char *path, GError **error);
 
 /* Entry of the format table (compute/dataset/tl-formats.c). */
 #ifndef __cplusplus
 #include "tl-format.h"
-extern const TlFormatClass tl_format_dicom;     /* reads; writes Secondary Capture */
-extern const TlFormatClass tl_format_dicom_pet; /* writes PET Image (Units NONE) */
-extern const TlFormatClass tl_format_dicom_ct;  /* writes CT Image (values in HU) */
+TL_API extern const TlFormatClass tl_format_dicom;     /* reads; writes Secondary Capture */
+TL_API extern const TlFormatClass tl_format_dicom_pet; /* writes PET Image (Units NONE) */
+TL_API extern const TlFormatClass tl_format_dicom_ct;  /* writes CT Image (values in HU) */
 #endif
 
 G_END_DECLS

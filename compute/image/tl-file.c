@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Atomic writes and key = value parsing for the PET formats. */
 #define _POSIX_C_SOURCE 200809L /* kill */
 #include "tl-file.h"

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Small file helpers shared by the PET data formats (docs/formats.md): atomic binary
  * writes (temp file in the same folder + rename; temp files that killed processes left in
  * that folder are removed at the next save there) and "key = value" text lines whose
  * parse errors name the source, the line, the key, the value and what was expected. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include <stdio.h>
 #include "tl-error.h"
@@ -11,48 +13,48 @@ G_BEGIN_DECLS
 
 /* Opens a temp file next to `path`; tl_file_commit flushes, closes and renames it over
  * `path`; tl_file_abort closes and removes it. Both free *tmp. */
-FILE *tl_file_begin(const char *path, char **tmp, GError **error);
-gboolean tl_file_commit(FILE *f, char **tmp, const char *path, GError **error);
-void tl_file_abort(FILE *f, char **tmp);
+TL_API FILE *tl_file_begin(const char *path, char **tmp, GError **error);
+TL_API gboolean tl_file_commit(FILE *f, char **tmp, const char *path, GError **error);
+TL_API void tl_file_abort(FILE *f, char **tmp);
 /* Writes `text` to `path` atomically (temp file + rename). */
-gboolean tl_file_write_text(const char *path, const char *text, GError **error);
+TL_API gboolean tl_file_write_text(const char *path, const char *text, GError **error);
 /* A temp name next to `path` that keeps its extension (".nii.gz"...), for writers that
  * open files themselves. */
-char *tl_file_temp_name(const char *path, const char *ext);
+TL_API char *tl_file_temp_name(const char *path, const char *ext);
 
 /* Splits "key = value  # comment" in place. Returns FALSE for blank and comment lines;
  * sets *bad for a line with no '='. */
-gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad);
+TL_API gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad);
 
 /* Strict number parsers: the whole value must be consumed. */
-gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *value,
+TL_API gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *value,
                     guint64 max, guint64 *out, GError **error);
-gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char *value,
+TL_API gboolean tl_kv_doubles(const char *src, guint line, const char *key, const char *value,
                        guint n, double *out, GError **error);
-gboolean tl_kv_int(const char *src, guint line, const char *key, const char *value,
+TL_API gboolean tl_kv_int(const char *src, guint line, const char *key, const char *value,
                    gint64 *out, GError **error);
 
 /* A double as float, out-of-range values as +-infinity (a plain cast of them is undefined
  * behaviour): the validation that follows refuses the infinity with the value named. */
-float tl_float_from_double(double v);
+TL_API float tl_float_from_double(double v);
 
 /* `text` made fit for a one-line message: at most `max` bytes, invalid UTF-8 and control
  * characters shown as \xNN, so a binary file's bytes never reach a GError or a GTK label. */
-char *tl_text_quote(const char *text, gssize len, gsize max);
+TL_API char *tl_text_quote(const char *text, gssize len, gsize max);
 
 /* Refuses what is not a readable regular file before a reader opens it: "no such file" and
  * "is a directory" say so instead of a parser's confusing complaint. `what` names the
  * expected kind ("list-mode file"). */
-gboolean tl_file_check_input(const char *path, const char *what, GError **error);
+TL_API gboolean tl_file_check_input(const char *path, const char *what, GError **error);
 
 /* Refuses a text header holding bytes that are not UTF-8 text (NUL, control characters
  * other than tab and CR, invalid sequences), naming the source, line and byte, so no later
  * message quotes binary garbage. */
-gboolean tl_text_check(const char *src, const char *text, gsize len, guint first_line,
+TL_API gboolean tl_text_check(const char *src, const char *text, gsize len, guint first_line,
                        GError **error);
 
 /* Shortest decimal text that reads back to exactly the same double / float. */
-void tl_format_double(char buf[32], double v);
-void tl_format_float(char buf[32], float v);
+TL_API void tl_format_double(char buf[32], double v);
+TL_API void tl_format_float(char buf[32], float v);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Gaussian and median filters on device volumes (tl-filter.h). */
 #include "tl-kernels.h"
 #include "tl-filter.h"

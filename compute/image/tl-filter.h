@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlFilter: image filters on device volumes, post-reconstruction or between iterations
  * (seed 000 sec. 2.3, "Filtering techniques"):
  *   "... we consider two simple filtering techniques, which can be applied
@@ -16,6 +17,7 @@
  * image stays constant; the Gaussian therefore preserves the total only for activity more
  * than r voxels from every face. */
 #pragma once
+#include "tl-api.h"
 #include "tl-image.h"
 #include "tl-stream.h"
 
@@ -40,20 +42,20 @@ typedef struct {
 
 /* Parses the text form; "none" gives TL_FILTER_NONE. The GError names the text and what
  * was expected. */
-gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error);
+TL_API gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error);
 /* The text form back ("median3", "gauss:4"); free with g_free. */
-char *tl_filter_to_string(const TlFilter *f);
+TL_API char *tl_filter_to_string(const TlFilter *f);
 
 /* Half kernel of the Gaussian along an axis of voxel size voxel_mm: returns r and, when w is
  * not NULL, fills w[0..r] (w[|t|] is the weight of offset t; w[0] + 2 sum w[1..r] = 1). */
-guint tl_filter_gauss_radius(double fwhm_mm, double voxel_mm);
-guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w);
+TL_API guint tl_filter_gauss_radius(double fwhm_mm, double voxel_mm);
+TL_API guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w);
 
 /* Filters `image` (floats on `grid`, x fastest) in place. `scratch` holds at least as many
  * floats (NULL: allocated and freed here). Records labelled dispatches ("gauss x", "gauss y",
  * "gauss z", "median3", "median5") on `stream` (NULL: a private stream) and finishes it
  * before returning, so the temporaries can go. TL_FILTER_NONE does nothing. */
-gboolean tl_filter_apply(TlContext *ctx, TlStream *stream, const TlFilter *f,
+TL_API gboolean tl_filter_apply(TlContext *ctx, TlStream *stream, const TlFilter *f,
                          const TlImageGrid *grid, TlArray *image, TlArray *scratch,
                          GError **error);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DICOM image series as a TlImage and back, through tl-dicom.h (DCMTK). Opening one file of a
  * series opens the series: every file of its folder with the same SeriesInstanceUID (at most
  * TL_DICOM_MAX_FILES looked at), sorted along the slice normal; opening a folder opens the

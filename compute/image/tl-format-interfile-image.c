@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Interfile images as STIR writes them (.hv + .v, STIR's extended keys).
  *
  * Conventions (docs/formats.md "Interfile images"): matrix axis [1] is x (fastest), [2] y,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #define _POSIX_C_SOURCE 200809L /* fseeko */
 /* MetaImage reader and writer (tl-metaimage.h). The header is "Key = Value" lines ending with
  * ElementDataFile; keys are matched case-insensitively. Conventions: Offset (or Origin /

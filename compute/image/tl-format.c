@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Helpers every format's probe shares (tl-format.h). */
 #include "image/tl-format.h"
 #include "image/tl-file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlFormatClass: one file format Tomolab reads and/or writes. A format is one file in the module
  * whose data it holds (images in image/, list mode and sinograms in pet/, projections in ct/)
  * plus one line in compute/dataset/tl-formats.c, the table `tomolab-cli info FILE`, `convert`, `recon`,
@@ -6,6 +7,7 @@
  * Detection is by content first: every format's probe sees the first TL_FORMAT_HEAD_BYTES of
  * the file and its path and scores how sure it is; the extension alone only breaks ties. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 
@@ -22,7 +24,7 @@ typedef enum {
   TL_DATA_N_KINDS
 } TlDataKind;
 
-const char *tl_data_kind_name(TlDataKind kind); /* "image", "PET list mode", ... */
+TL_API const char *tl_data_kind_name(TlDataKind kind); /* "image", "PET list mode", ... */
 
 /* Probe scores: the format's magic / signature is there; a key or layout only this format uses;
  * only the extension matches. 0: not this format. */
@@ -56,20 +58,20 @@ struct _TlFormatClass {
  * detect: the best probe score, content first, the extension breaking ties; the GError names
  * the file and the list's readers. for_output: `name` non-NULL picks that format (it must
  * write `kind`), else the longest matching extension among the writers of `kind`. */
-const TlFormatClass *tl_format_detect_in(const TlFormatClass *const *list, const char *path,
+TL_API const TlFormatClass *tl_format_detect_in(const TlFormatClass *const *list, const char *path,
                                          GError **error);
-const TlFormatClass *tl_format_for_output_in(const TlFormatClass *const *list, const char *path,
+TL_API const TlFormatClass *tl_format_for_output_in(const TlFormatClass *const *list, const char *path,
                                              TlDataKind kind, const char *name, GError **error);
 /* "name (.ext ...), ..." of the list's formats that read (writers FALSE) or write `kind`
  * (TL_DATA_N_KINDS: any kind), for messages (g_free). */
-char *tl_format_list_names(const TlFormatClass *const *list, TlDataKind kind, gboolean writers);
+TL_API char *tl_format_list_names(const TlFormatClass *const *list, TlDataKind kind, gboolean writers);
 
 /* Whether the lower-cased path ends with one of the space-separated extensions. */
-gboolean tl_format_path_has_extension(const char *path, const char *extensions);
+TL_API gboolean tl_format_path_has_extension(const char *path, const char *extensions);
 /* Up to TL_FORMAT_HEAD_BYTES of the file (g_free); n set to the bytes read; a folder gives an
  * empty head (n = 0), for formats of folders. */
-guint8 *tl_format_read_head(const char *path, gsize *n, GError **error);
+TL_API guint8 *tl_format_read_head(const char *path, gsize *n, GError **error);
 /* The head holds `text` at its start (after optional blanks / a UTF-8 BOM), case-insensitive. */
-gboolean tl_format_head_starts_with(const guint8 *head, gsize n_head, const char *text);
+TL_API gboolean tl_format_head_starts_with(const guint8 *head, gsize n_head, const char *text);
 
 G_END_DECLS

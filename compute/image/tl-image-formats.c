@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The image formats: image/'s part of the format table (compute/dataset/tl-formats.c lists
  * these first) and the one image loader and writer every door uses, so an image that
  * `tomolab-cli info` recognises is an image that a mu-map, a truth or Python's load_image

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NIfTI-1 through nifticlib. Convention (docs/formats.md): scanner coordinates are the
  * NIfTI world coordinates (RAS-like, mm); voxel (i,j,k) has its centre at
  * origin + (i*vx, j*vy, k*vz). Both qform (identity rotation, qfac 1) and sform carry that

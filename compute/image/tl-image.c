@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #define _POSIX_C_SOURCE 200809L /* kill */
 /* TlImageGrid / TlImage basics and the raw float32 format (data file + ".txt" sidecar). */
 #include "tl-image.h"

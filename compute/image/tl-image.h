@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlImageGrid + TlImage: a 3-D float volume on a regular grid, x fastest.
  * origin_mm is the centre of voxel (0,0,0) in scanner coordinates (mm), axes aligned. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 #include "image/tl-format.h"
@@ -28,48 +30,48 @@ typedef struct {
 } TlImage;
 
 /* A grid of dims voxels of size voxel_mm centred on the scanner origin. */
-TlImageGrid tl_image_grid_centred(guint nx, guint ny, guint nz, float vx, float vy, float vz);
-guint64 tl_image_grid_n_voxels(const TlImageGrid *g);
-gboolean tl_image_grid_equal(const TlImageGrid *a, const TlImageGrid *b);
-char *tl_image_grid_key(const TlImageGrid *g);
+TL_API TlImageGrid tl_image_grid_centred(guint nx, guint ny, guint nz, float vx, float vy, float vz);
+TL_API guint64 tl_image_grid_n_voxels(const TlImageGrid *g);
+TL_API gboolean tl_image_grid_equal(const TlImageGrid *a, const TlImageGrid *b);
+TL_API char *tl_image_grid_key(const TlImageGrid *g);
 
 /* Dims >= 1, voxel sizes positive, everything finite, at most TL_IMAGE_MAX_VOXELS; the GError
  * names the field and the value found. Every fallible call taking a grid checks it. */
-gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
+TL_API gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
 /* Centre of voxel (i, j, k) in mm: origin + (i*vx, j*vy, k*vz). */
-void tl_image_grid_voxel_centre(const TlImageGrid *g, double i, double j, double k, double out[3]);
+TL_API void tl_image_grid_voxel_centre(const TlImageGrid *g, double i, double j, double k, double out[3]);
 
-TlImage *tl_image_new(const TlImageGrid *grid); /* zero-filled */
-TlImage *tl_image_copy(const TlImage *im); /* grid, voxels and unit */
+TL_API TlImage *tl_image_new(const TlImageGrid *grid); /* zero-filled */
+TL_API TlImage *tl_image_copy(const TlImage *im); /* grid, voxels and unit */
 /* Sets the unit (NULL or "" = arbitrary); FALSE, unit unchanged, for one of TL_IMAGE_UNIT_MAX
  * or more bytes or with a character outside printable ASCII (it goes into file headers). */
-gboolean tl_image_set_unit(TlImage *im, const char *unit);
+TL_API gboolean tl_image_set_unit(TlImage *im, const char *unit);
 /* The unit for people: im->unit, or "a.u." when none is set. */
-const char *tl_image_unit(const TlImage *im);
-void tl_image_free(TlImage *im);
+TL_API const char *tl_image_unit(const TlImage *im);
+TL_API void tl_image_free(TlImage *im);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlImage, tl_image_free)
 
 /* The one image loader: any image format of tl_image_formats() (NIfTI, raw, Interfile with
  * STIR's .hv, MetaImage .mha/.mhd, DICOM), detected by content like the format table does
  * (tl-image-formats.c). save picks the writer by the extension (.nii, .nii.gz, .raw, .hv,
  * .mha, .mhd, .dcm). Writes are atomic (temp file + rename). */
-TlImage *tl_image_load(const char *path, GError **error);
-gboolean tl_image_save(const TlImage *im, const char *path, GError **error);
+TL_API TlImage *tl_image_load(const char *path, GError **error);
+TL_API gboolean tl_image_save(const TlImage *im, const char *path, GError **error);
 /* The image formats, NULL-terminated: the image part of the format table. */
-const TlFormatClass *const *tl_image_formats(void);
+TL_API const TlFormatClass *const *tl_image_formats(void);
 
 /* Activity must be finite and >= 0: the GError names `what`, the voxel and its value. */
-gboolean tl_image_check_nonnegative(const TlImage *im, const char *what, GError **error);
-double tl_image_sum(const TlImage *im);
+TL_API gboolean tl_image_check_nonnegative(const TlImage *im, const char *what, GError **error);
+TL_API double tl_image_sum(const TlImage *im);
 
 /* NIfTI-1 and raw float32 (tl-image-nifti.c, tl-image.c), each format alone. */
-TlImage *tl_image_load_nifti(const char *path, GError **error);
-gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
-TlImage *tl_image_load_raw(const char *path, GError **error);
-gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
+TL_API TlImage *tl_image_load_nifti(const char *path, GError **error);
+TL_API gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
+TL_API TlImage *tl_image_load_raw(const char *path, GError **error);
+TL_API gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
 
 /* Entries of the format table (compute/dataset/tl-formats.c). */
-extern const TlFormatClass tl_format_nifti;
-extern const TlFormatClass tl_format_raw;
+TL_API extern const TlFormatClass tl_format_nifti;
+TL_API extern const TlFormatClass tl_format_raw;
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #define _POSIX_C_SOURCE 200809L /* fseeko */
 /* Interfile "key := value" headers (tl-interfile.h). Keys are normalised once at parse time
  * into a hash table of (value, line); every typed getter names source, line, key and value. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The Interfile "key := value" header syntax shared by the Interfile image reader
  * (tl-format-interfile-image.c) and STIR's projection data (pet/tl-format-stir-sino.c).
  *
@@ -8,6 +9,7 @@
  * keeps its last value (STIR's own headers repeat "imaging modality"). Values are trimmed;
  * "{a, b, c}" lists are read by tl_interfile_int_list. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 
@@ -19,32 +21,32 @@ G_BEGIN_DECLS
 typedef struct _TlInterfile TlInterfile;
 
 /* Parses header text (checked to be UTF-8 text first); `source` names it in messages. */
-TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source, GError **error);
+TL_API TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source, GError **error);
 /* Reads and parses the header file `path` (at most TL_INTERFILE_MAX_HEADER bytes). */
-TlInterfile *tl_interfile_load(const char *path, GError **error);
-void tl_interfile_free(TlInterfile *h);
+TL_API TlInterfile *tl_interfile_load(const char *path, GError **error);
+TL_API void tl_interfile_free(TlInterfile *h);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlInterfile, tl_interfile_free)
 
 /* The normalised form of a key (g_free). */
-char *tl_interfile_normalise_key(const char *key);
+TL_API char *tl_interfile_normalise_key(const char *key);
 /* The value of `key` (any spelling; normalised here), or NULL when absent. */
-const char *tl_interfile_get(const TlInterfile *h, const char *key);
+TL_API const char *tl_interfile_get(const TlInterfile *h, const char *key);
 /* Whether the header has a key starting with `prefix` (normalised). */
-gboolean tl_interfile_has_prefix(const TlInterfile *h, const char *prefix);
-const char *tl_interfile_source(const TlInterfile *h);
+TL_API gboolean tl_interfile_has_prefix(const TlInterfile *h, const char *prefix);
+TL_API const char *tl_interfile_source(const TlInterfile *h);
 
 /* Typed values. A missing key gives `def` when `required` is FALSE, else a GError naming the
  * source and the key; a bad value names the source, the line, the key, the value and what was
  * expected. Integers must be in [min, max]; doubles finite (and > 0 when `positive`). */
-gboolean tl_interfile_int(const TlInterfile *h, const char *key, gboolean required, gint64 def,
+TL_API gboolean tl_interfile_int(const TlInterfile *h, const char *key, gboolean required, gint64 def,
                           gint64 min, gint64 max, gint64 *out, GError **error);
-gboolean tl_interfile_double(const TlInterfile *h, const char *key, gboolean required,
+TL_API gboolean tl_interfile_double(const TlInterfile *h, const char *key, gboolean required,
                              double def, gboolean positive, double *out, GError **error);
 /* "{a, b, c}" (or one bare number) of at most max_n integers in [min, max]; *out g_free. */
-gboolean tl_interfile_int_list(const TlInterfile *h, const char *key, guint max_n, gint64 min,
+TL_API gboolean tl_interfile_int_list(const TlInterfile *h, const char *key, guint max_n, gint64 min,
                                gint64 max, gint64 **out, guint *n, GError **error);
 /* A GError naming the source, line, key and value with `expected`; returns FALSE. */
-gboolean tl_interfile_fail(const TlInterfile *h, const char *key, const char *expected,
+TL_API gboolean tl_interfile_fail(const TlInterfile *h, const char *key, const char *expected,
                            GError **error);
 
 /* The number formats Interfile data come in, converted to float by tl_interfile_read_data. */
@@ -64,14 +66,14 @@ typedef struct {
 
 /* "!number format", "!number of bytes per pixel" and "imagedata byte order" (default big
  * endian, as the Interfile 3.3 standard says); GError for anything else. */
-gboolean tl_interfile_sample_format(const TlInterfile *h, TlInterfileSample *fmt, GError **error);
+TL_API gboolean tl_interfile_sample_format(const TlInterfile *h, TlInterfileSample *fmt, GError **error);
 /* One raw sample at p as a double (no scale applied); MetaImage reuses it. */
-double tl_interfile_sample_value(const guint8 *p, const TlInterfileSample *fmt);
+TL_API double tl_interfile_sample_value(const guint8 *p, const TlInterfileSample *fmt);
 /* The data file named by "name of data file" (relative to the header's folder) with
  * "data offset in bytes[1]" (or "data starting block" * 2048): checks the file holds
  * offset + n * bytes before reading, converts to float (scale/offset applied) and refuses
  * non-finite values naming the sample. `header_path` names the header in messages. */
-float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
+TL_API float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
                               const TlInterfileSample *fmt, guint64 n, GError **error);
 
 G_END_DECLS
@@ -80,13 +82,13 @@ G_END_DECLS
 #include "image/tl-image.h"
 G_BEGIN_DECLS
 /* .hv header + data file; any number format above, converted to float32. */
-TlImage *tl_image_load_interfile(const char *path, GError **error);
+TL_API TlImage *tl_image_load_interfile(const char *path, GError **error);
 /* STIR-compatible .hv + .v (float32 little endian, data offset 0, first pixel offsets); the .v
  * is named after the header (X.hv -> X.v); both written atomically. */
-gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error);
+TL_API gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error);
 /* A lower-cased copy of the first n bytes without blanks, for content probes. */
-char *tl_interfile_squash(const guint8 *head, gsize n);
+TL_API char *tl_interfile_squash(const guint8 *head, gsize n);
 /* "holds", "grid" and "values" lines for `tomolab-cli info` (as the generic description). */
-void tl_image_describe(const TlImage *im, GString *out);
-extern const TlFormatClass tl_format_interfile;
+TL_API void tl_image_describe(const TlImage *im, GString *out);
+TL_API extern const TlFormatClass tl_format_interfile;
 G_END_DECLS

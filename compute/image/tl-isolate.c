@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A file parser in a forked child (see tl-isolate.h).
  *
  * Why fork without exec: the library is already linked, and the child needs no helper binary

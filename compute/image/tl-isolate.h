@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Running a third-party file parser in a child process.
  *
  * Some libraries Tomolab reads through are not safe on damaged files: libhdf5 1.10 (Debian 12)

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MetaImage (ITK's .mhd + data file, or one .mha file; docs/formats.md "MetaImage"). */
 #pragma once
+#include "tl-api.h"
 #include "image/tl-image.h"
 
 G_BEGIN_DECLS
@@ -10,11 +12,11 @@ G_BEGIN_DECLS
 /* 2-D and 3-D images of one channel, every MET_ element type up to 8 bytes, either byte order,
  * raw or zlib-compressed (CompressedData), LOCAL or in a named file; an identity
  * TransformMatrix (other orientations are refused naming the matrix). */
-TlImage *tl_image_load_metaimage(const char *path, GError **error);
+TL_API TlImage *tl_image_load_metaimage(const char *path, GError **error);
 /* .mha: one file (ElementDataFile = LOCAL); .mhd: header + X.raw. MET_FLOAT little endian,
  * uncompressed; atomic. */
-gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **error);
+TL_API gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **error);
 
-extern const TlFormatClass tl_format_metaimage;
+TL_API extern const TlFormatClass tl_format_metaimage;
 
 G_END_DECLS

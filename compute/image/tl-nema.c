@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NEMA NU 2 image quality on a reconstruction of the NEMA IEC body phantom (tl-nema.h).
  * The phantom's geometry comes from the phantom itself (tl_phantom_new_preset "nema"), so
  * the analysis follows any change there. */

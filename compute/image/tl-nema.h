@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* NEMA NU 2 image-quality analysis of the NEMA IEC body phantom (image/tl-phantom.h,
  * "nema"): contrast recovery per hot sphere, background variability and the lung insert's
  * residual, from circular ROIs (image/tl-roi.h) on a reconstruction of the phantom.
@@ -21,6 +22,7 @@
  *   even for the truth) is `full_diameter`.
  * - The lung residual uses the central slice only (NEMA: every slice). */
 #pragma once
+#include "tl-api.h"
 #include "tl-roi.h"
 
 G_BEGIN_DECLS
@@ -35,7 +37,7 @@ typedef struct {
   gboolean full_diameter;/* NEMA's full-diameter hot ROIs instead of the interior ones */
 } TlNemaOptions;
 
-void tl_nema_options_init(TlNemaOptions *o);
+TL_API void tl_nema_options_init(TlNemaOptions *o);
 
 /* The ROIs on one grid (computed once, reused every sub-iteration). */
 typedef struct {
@@ -60,13 +62,13 @@ typedef struct {
 } TlNemaResult;
 
 /* FALSE (GError) when the grid misses the spheres' plane or the phantom's options are bad. */
-gboolean tl_nema_layout_init(TlNemaLayout *l, const TlImageGrid *grid, const TlNemaOptions *opt,
+TL_API gboolean tl_nema_layout_init(TlNemaLayout *l, const TlImageGrid *grid, const TlNemaOptions *opt,
                              GError **error);
 /* `im` must be on the layout's grid. */
-void tl_nema_analyse(const TlNemaLayout *l, const TlImage *im, TlNemaResult *out);
+TL_API void tl_nema_analyse(const TlNemaLayout *l, const TlImage *im, TlNemaResult *out);
 /* CSV header and one row (no newline; the row allocated): per-sphere CR, N, then
  * lung residual. */
-const char *tl_nema_csv_header(void);
-char *tl_nema_csv_row(const TlNemaResult *r);
+TL_API const char *tl_nema_csv_header(void);
+TL_API char *tl_nema_csv_row(const TlNemaResult *r);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Phantom presets and their rasterisation with sub-voxel supersampling. */
 #include "tl-phantom.h"
 #include <math.h>

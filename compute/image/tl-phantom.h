@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Phantoms: lists of simple shapes, each with an activity concentration and an attenuation
  * coefficient (mm^-1, 511 keV), rasterised onto any TlImageGrid with sub-voxel
  * supersampling. Shapes are painted in order: a later shape replaces what it covers (by
  * the fraction of the voxel it covers). Thin sources (points, lines) add activity instead. */
 #pragma once
+#include "tl-api.h"
 #include "tl-image.h"
 
 G_BEGIN_DECLS
@@ -44,25 +46,25 @@ typedef struct {
   float length_mm;    /* cylinder and line length (0 = from the grid) */
 } TlPhantomOptions;
 
-void tl_phantom_options_init(TlPhantomOptions *o);
-TlPhantom *tl_phantom_new(const char *name);
-void tl_phantom_add(TlPhantom *ph, const TlShape *shape);
-void tl_phantom_free(TlPhantom *ph);
+TL_API void tl_phantom_options_init(TlPhantomOptions *o);
+TL_API TlPhantom *tl_phantom_new(const char *name);
+TL_API void tl_phantom_add(TlPhantom *ph, const TlShape *shape);
+TL_API void tl_phantom_free(TlPhantom *ph);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlPhantom, tl_phantom_free)
 
 /* "cylinder", "lines", "derenzo" (seed 004's micro rods), "derenzo-clinical", "nema",
  * "point". `grid` (may be NULL) sizes the cylinder and line sources when the options
  * leave them 0. */
-TlPhantom *tl_phantom_new_preset(const char *name, const TlPhantomOptions *opt,
+TL_API TlPhantom *tl_phantom_new_preset(const char *name, const TlPhantomOptions *opt,
                                  const TlImageGrid *grid, GError **error);
-const char *const *tl_phantom_preset_names(void); /* NULL-terminated */
+TL_API const char *const *tl_phantom_preset_names(void); /* NULL-terminated */
 
 /* Rasterises with supersample^3 points in each partly covered voxel (0 = 4). Either
  * output may be NULL. The activity is checked (finite, >= 0). */
-gboolean tl_phantom_rasterise(const TlPhantom *ph, const TlImageGrid *grid, guint supersample,
+TL_API gboolean tl_phantom_rasterise(const TlPhantom *ph, const TlImageGrid *grid, guint supersample,
                               TlImage **activity, TlImage **mu, GError **error);
 
 /* Whether point p (mm) lies inside the solid shape (thin shapes: never). */
-gboolean tl_shape_contains(const TlShape *s, const double p[3]);
+TL_API gboolean tl_shape_contains(const TlShape *s, const double p[3]);
 
 G_END_DECLS

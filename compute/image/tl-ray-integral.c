@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CPU line integral through a voxel image, exact intersection lengths. */
 #include "tl-ray-integral.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Seeded pseudo-random numbers for the simulator: xoshiro256** (Blackman & Vigna), one
  * independent stream per (seed, stream id) through splitmix64, so each block of work gets
  * the same numbers whichever thread runs it. */

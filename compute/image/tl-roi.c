@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* ROI statistics: two passes over the voxels of the ROI's bounding box (mean, then the
  * sum of squared deviations, which stays accurate where sum(x^2) - n mean^2 would cancel). */
 #include <math.h>

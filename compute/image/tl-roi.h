@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Regions of interest on an image: spheres and circles (one voxel thick, in the plane
  * normal to an axis), and the statistics of the voxels inside (mean, standard deviation,
  * count). A voxel belongs to a ROI when its centre does: no partial-voxel weights, so a
  * plain loop over the voxels gives the same numbers (tests/test-roi.c does exactly that). */
 #pragma once
+#include "tl-api.h"
 #include "tl-image.h"
 
 G_BEGIN_DECLS
@@ -27,11 +29,11 @@ typedef struct {
 } TlRoiStats;
 
 /* Whether the voxel (i, j, k) of `grid` is inside the ROI. */
-gboolean tl_roi_contains(const TlRoi *roi, const TlImageGrid *grid, guint i, guint j, guint k);
+TL_API gboolean tl_roi_contains(const TlRoi *roi, const TlImageGrid *grid, guint i, guint j, guint k);
 /* Statistics of the voxels inside (only the ROI's bounding box is visited). A ROI outside
  * the image gives n = 0. */
-void tl_roi_stats(const TlRoi *roi, const TlImage *im, TlRoiStats *out);
+TL_API void tl_roi_stats(const TlRoi *roi, const TlImage *im, TlRoiStats *out);
 /* A readable one-line description ("sphere (x, y, z) mm, r mm"). */
-char *tl_roi_describe(const TlRoi *roi);
+TL_API char *tl_roi_describe(const TlRoi *roi);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The normalisation estimate from a scan of a known source (tl-norm-estimate.h). */
 #include "tl-norm-estimate.h"
 #include "pet/correct/tl-norm-private.h"

@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The normalisation's components (tl-norm.h) estimated by maximum likelihood from a scan of a
  * known source, whose expected counts come from a projector: above pet/project. */
 #pragma once
+#include "tl-api.h"
 #include "pet/correct/tl-norm.h"
 
 G_BEGIN_DECLS
@@ -20,7 +22,7 @@ typedef struct {
   gpointer user_data;
 } TlNormEstimateOptions;
 
-void tl_norm_estimate_options_init(TlNormEstimateOptions *o);
+TL_API void tl_norm_estimate_options_init(TlNormEstimateOptions *o);
 
 typedef struct {
   guint rounds;            /* alternations done */
@@ -44,22 +46,22 @@ typedef struct {
  * the exact maximiser given the others, so the likelihood never decreases), then fixes the
  * degeneracies (header comment). counts and expected: tl_pair_count(n_crystals) floats indexed
  * by tl_pair_index (pairs the scanner does not accept are ignored). report may be NULL. */
-TlNorm *tl_norm_estimate(const TlScanner *scanner, const float *counts, const float *expected,
+TL_API TlNorm *tl_norm_estimate(const TlScanner *scanner, const float *counts, const float *expected,
                          const TlNormEstimateOptions *opt, TlNormReport *report,
                          GError **error);
 /* One paragraph for logs. */
-char *tl_norm_report_describe(const TlNormReport *r);
+TL_API char *tl_norm_report_describe(const TlNormReport *r);
 
 /* Counts per pair (tl_pair_count floats, tl_pair_index order) of `n` events; events outside
  * the acceptance are counted in *outside (may be NULL) and left out. GError for an id out of
  * range or more than TL_NORM_MAX_PAIRS pairs. */
-float *tl_norm_pair_counts(const TlScanner *scanner, const TlEvent *events, guint64 n,
+TL_API float *tl_norm_pair_counts(const TlScanner *scanner, const TlEvent *events, guint64 n,
                            guint64 *outside, GError **error);
 /* Expected counts per pair of `source` (activity per voxel) with Tomolab's projector
  * `projector` ("siddon", "joseph", "tor"): p_ab = exp(-(A mu)_ab) (A source)_ab over every
  * accepted pair on the device (mu may be NULL; on the source's grid), in tl_pair_index order
  * into out (tl_pair_count floats; pairs not accepted get 0). */
-gboolean tl_norm_expected(TlContext *ctx, const char *projector, const TlScanner *scanner,
+TL_API gboolean tl_norm_expected(TlContext *ctx, const char *projector, const TlScanner *scanner,
                           const TlImage *source, const TlImage *mu, float *out,
                           GError **error);
 

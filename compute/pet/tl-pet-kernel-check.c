@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Installing an edited projector kernel with its check (tl-pet-kernel-check.h). */
 #include "tl-pet-kernel-check.h"
 #include "tl-pet-operator.h"

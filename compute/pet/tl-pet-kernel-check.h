@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* An edited projector kernel installed with a check (core/tl-kernels.h): before a replaced
  * pet_forward / pet_back is used by a run, the pair is measured on random LORs, so the kernel
  * editor shows at once whether A and A^T still agree and how far A moved from the kernel used
  * before. Other kernels are installed the same way with the measures left at NAN. */
 #pragma once
+#include "tl-api.h"
 #include "tl-kernels.h"
 #include "pet/scanner/tl-scanner.h"
 
@@ -21,7 +23,7 @@ typedef struct {
  * pet_back and their variants, first measures the projector pair (`projector`: "siddon",
  * "joseph" or "tor") on n_lors random LORs of `scanner` through `grid` before and after.
  * On failure (a kernel that compiled but cannot run) the kernel in use before stays. */
-gboolean tl_pet_kernel_install_checked(TlContext *ctx, const char *name, const guint32 *spirv,
+TL_API gboolean tl_pet_kernel_install_checked(TlContext *ctx, const char *name, const guint32 *spirv,
                                        gsize size_bytes, const TlScanner *scanner,
                                        const TlImageGrid *grid, const char *projector,
                                        guint n_lors, TlPetKernelCheck *out, GError **error);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* PET list-mode and binned operators (see tl-pet-operator.h for the model and data order). */
 #include "tl-pet-operator.h"
 #include <math.h>

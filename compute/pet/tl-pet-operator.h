@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PET system matrices as TlOperator classes (recon/tl-operator.h): "pet-listmode" (one
  * datum per recorded event, count 1) and "pet-binned" (one datum per stored crystal-pair bin,
  * its count). Both model
@@ -25,6 +26,7 @@
  * later set or combined with tl_operator_set_diag are not known for unrecorded pairs and do
  * not enter. */
 #pragma once
+#include "tl-api.h"
 #include "recon/tl-operator.h"
 #include "pet/scanner/tl-listmode.h"
 #include "pet/project/tl-projector.h"
@@ -67,38 +69,38 @@ typedef struct {
 
 /* Siddon, default projector params, 1 subset, TL_SCATTER_AUTO, no TOF, no attenuation,
  * cache on. */
-void tl_pet_operator_options_init(TlPetOperatorOptions *o);
+TL_API void tl_pet_operator_options_init(TlPetOperatorOptions *o);
 
 /* The events are copied to the device (regrouped by subset); lm may be freed after. opt NULL:
  * the defaults. */
-TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
+TL_API TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
                                          const TlImageGrid *grid,
                                          const TlPetOperatorOptions *opt, GError **error);
 /* Counts per crystal pair (tl_listmode_histogram or read); bins with count 0 may be left out.
  * Every bin must be a detectable pair with a finite count >= 0, and the total > 0. */
-TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
+TL_API TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
                                        const TlBin *bins, guint64 n_bins,
                                        const TlImageGrid *grid,
                                        const TlPetOperatorOptions *opt, GError **error);
 
 /* Whether op is one of these classes (the accessors below take only those). */
-gboolean tl_is_pet_operator(const TlOperator *op);
-TlProjector *tl_pet_operator_projector(TlOperator *op);
-const TlScanner *tl_pet_operator_scanner(const TlOperator *op);
+TL_API gboolean tl_is_pet_operator(const TlOperator *op);
+TL_API TlProjector *tl_pet_operator_projector(TlOperator *op);
+TL_API const TlScanner *tl_pet_operator_scanner(const TlOperator *op);
 /* Sum of the measured counts (list mode: the number of events). */
-double tl_pet_operator_total_counts(const TlOperator *op);
+TL_API double tl_pet_operator_total_counts(const TlOperator *op);
 /* Whether every sensitivity image made so far came from the disk cache (FALSE before any). */
-gboolean tl_pet_operator_sensitivity_cached(const TlOperator *op);
+TL_API gboolean tl_pet_operator_sensitivity_cached(const TlOperator *op);
 /* The records of subset s as the projector takes them (with D as atten and the TOF kernel);
  * s = G_MAXUINT: every record. Valid while op lives and D is not replaced. */
-TlLors tl_pet_operator_lors(const TlOperator *op, guint subset);
+TL_API TlLors tl_pet_operator_lors(const TlOperator *op, guint subset);
 
 /* The randoms term of ybar = D A x + a for every record in data order (the solver's
  * TlProblem.additive): a_j = s_a s_b of the record's crystal pair (tl-randoms.h), divided by
  * the scanner's TOF bins when the operator uses TOF (randoms are spread uniformly in time;
  * the bins are taken to cover the coincidence window). Not attenuated, not normalised: D
  * multiplies A x only. */
-TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error);
+TL_API TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GError **error);
 
 /* The whole additive term a = randoms + scatter for every record in data order, on the host
  * (tl_operator_n_data floats, g_free): the randoms as tl_pet_operator_randoms, plus the scatter
@@ -108,15 +110,15 @@ TlArray *tl_pet_operator_randoms(TlOperator *op, const TlRandoms *randoms, GErro
  * have the scanner's TOF bins: a non-TOF estimate is a GError), without TOF its sum over
  * the bins. randoms and scatter may each be NULL. GError for an estimate of another scanner
  * (tl_scatter_estimate_check_scanner) or randoms of another crystal count. */
-float *tl_pet_operator_additive(TlOperator *op, const TlRandoms *randoms,
+TL_API float *tl_pet_operator_additive(TlOperator *op, const TlRandoms *randoms,
                                 const TlScatterEstimate *scatter, TlPairFactorFunc pair_factor,
                                 gpointer pair_factor_data, GError **error);
 
 /* The measured counts per crystal pair (list mode: events counted per pair; binned: the bins),
  * a < b, sorted by (a, b): the data of the tail fit (tl_scatter_tail_fit). */
-GArray *tl_pet_operator_pair_counts(TlOperator *op, GError **error);
+TL_API GArray *tl_pet_operator_pair_counts(TlOperator *op, GError **error);
 
-extern const TlOperatorClass tl_pet_listmode_operator_class;
-extern const TlOperatorClass tl_pet_binned_operator_class;
+TL_API extern const TlOperatorClass tl_pet_listmode_operator_class;
+TL_API extern const TlOperatorClass tl_pet_binned_operator_class;
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRecon: the PET problem (tl-pet-operator.h) handed to the reconstruction core's solver;
  * equations in tl-recon.h and in the algorithm files of compute/recon/. */
 #include "tl-recon.h"

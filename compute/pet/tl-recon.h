@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRecon: PET reconstruction on the device: the PET problem (the list-mode or binned
  * operator of tl-pet-operator.h, with its sensitivity images, attenuation factors and TOF) run
  * by the one reconstruction core (recon/tl-solver.h) with any emission algorithm of the
@@ -42,6 +43,7 @@
  * (TlReconOptions.norm, tl-norm.h) enters the same way: D_j = n_j a_j per record and
  *   s''_n = sum over every detectable pair p of n_p a_p a_pn. */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "pet/scanner/tl-listmode.h"
 #include "pet/project/tl-projector.h"
@@ -127,11 +129,11 @@ typedef struct {
 
 /* The checks of TlReconOptions.attenuation: mu on `grid`, every voxel finite and in
  * [0, TL_RECON_MU_MAX]. The GError names both grids, or the voxel and its value. */
-gboolean tl_recon_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
+TL_API gboolean tl_recon_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
 
 /* MLEM, 1 subset, 10 iterations, Siddon, log-likelihood after each iteration, cache on, no
  * TOF, no filter, tor_fwhm_mm = TL_TOR_FWHM_DEFAULT. */
-void tl_recon_options_init(TlReconOptions *o);
+TL_API void tl_recon_options_init(TlReconOptions *o);
 
 typedef struct {
   guint iteration;       /* 1-based iteration this sub-iteration belongs to */
@@ -151,58 +153,58 @@ typedef void (*TlReconCallback)(const TlReconProgress *progress, gpointer user_d
 typedef struct _TlRecon TlRecon;
 
 /* The data are copied to the device (events regrouped by subset); lm may be freed after. */
-TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
+TL_API TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
                                const TlReconOptions *opt, GError **error);
 /* Counts per crystal pair (tl_listmode_histogram or read); bins with count 0 may be left out. */
-TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlBin *bins,
+TL_API TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlBin *bins,
                              guint64 n_bins, const TlImageGrid *grid, const TlReconOptions *opt,
                              GError **error);
-void tl_recon_free(TlRecon *r);
+TL_API void tl_recon_free(TlRecon *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRecon, tl_recon_free)
 
 /* Ground truth on the recon grid, for the RMSE in the progress reports. */
-gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error);
-void tl_recon_set_callback(TlRecon *r, TlReconCallback cb, gpointer user_data);
+TL_API gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error);
+TL_API void tl_recon_set_callback(TlRecon *r, TlReconCallback cb, gpointer user_data);
 /* Checked before each sub-iteration and between the stream's submissions. */
-void tl_recon_set_cancellable(TlRecon *r, GCancellable *cancellable);
+TL_API void tl_recon_set_cancellable(TlRecon *r, GCancellable *cancellable);
 
 /* Work per queue submission (tl_stream_set_submit_budget): smaller = cancels sooner. */
-void tl_recon_set_submit_budget(TlRecon *r, guint64 budget);
+TL_API void tl_recon_set_submit_budget(TlRecon *r, guint64 budget);
 
 /* One sub-iteration (the next subset). FALSE + G_IO_ERROR_CANCELLED when cancelled: the
  * image is then the one the last complete sub-iteration made. */
-gboolean tl_recon_step(TlRecon *r, GError **error);
+TL_API gboolean tl_recon_step(TlRecon *r, GError **error);
 /* Sub-iterations until options.iterations full iterations are done. */
-gboolean tl_recon_run(TlRecon *r, GError **error);
+TL_API gboolean tl_recon_run(TlRecon *r, GError **error);
 /* The Poisson log-likelihood of the current image (a forward projection of all data). */
-gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error);
+TL_API gboolean tl_recon_loglik(TlRecon *r, double *loglik, GError **error);
 
-guint tl_recon_sub_iterations(const TlRecon *r);
-const TlImageGrid *tl_recon_grid(const TlRecon *r);
-const TlArray *tl_recon_image_array(const TlRecon *r);
+TL_API guint tl_recon_sub_iterations(const TlRecon *r);
+TL_API const TlImageGrid *tl_recon_grid(const TlRecon *r);
+TL_API const TlArray *tl_recon_image_array(const TlRecon *r);
 /* The sensitivity image of all pairs (the "Denom"). */
-const TlArray *tl_recon_sensitivity(const TlRecon *r);
+TL_API const TlArray *tl_recon_sensitivity(const TlRecon *r);
 /* Whether every sensitivity image came from the disk cache. */
-gboolean tl_recon_sensitivity_cached(const TlRecon *r);
+TL_API gboolean tl_recon_sensitivity_cached(const TlRecon *r);
 /* The current image, downloaded. */
-TlImage *tl_recon_image(TlRecon *r, GError **error);
-const TlProfile *tl_recon_profile(const TlRecon *r);
-TlProjector *tl_recon_projector(TlRecon *r);
+TL_API TlImage *tl_recon_image(TlRecon *r, GError **error);
+TL_API const TlProfile *tl_recon_profile(const TlRecon *r);
+TL_API TlProjector *tl_recon_projector(TlRecon *r);
 /* The operator and the solver underneath (the window changes the prior between steps). */
-TlOperator *tl_recon_operator(TlRecon *r);
-TlSolver *tl_recon_solver(TlRecon *r);
+TL_API TlOperator *tl_recon_operator(TlRecon *r);
+TL_API TlSolver *tl_recon_solver(TlRecon *r);
 
 /* The randoms the reconstruction uses (its copy of TlReconOptions.randoms), or NULL. */
-const TlRandoms *tl_recon_randoms(const TlRecon *r);
+TL_API const TlRandoms *tl_recon_randoms(const TlRecon *r);
 /* The additive term on the device (randoms + scatter per record, in the operator's data
  * order), or NULL when there is none. */
-const TlArray *tl_recon_additive(const TlRecon *r);
+TL_API const TlArray *tl_recon_additive(const TlRecon *r);
 /* Replaces the scatter part of the additive term in place (NULL: no scatter), keeping the
  * randoms: a = randoms + n_ab scatter per record (tl_pet_operator_additive), uploaded into the
  * reconstruction's own term, which the solver keeps using (tl_solver_set_additive): the events
  * are not uploaded again and the sensitivity is not recomputed; the image stays. Takes effect
  * from the next step. GError as tl_pet_operator_additive. */
-gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error);
+TL_API gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error);
 
 /* Scatter estimation iterated with the reconstruction: each round takes the current image as
  * the activity, runs SSS on it with the mu-map (tl_sss_estimate), scales the estimate to the
@@ -230,7 +232,7 @@ typedef struct {
 } TlScatterRounds;
 
 /* 2 rounds of 1 iteration, tl_sss_params_init, tl_tail_params_init. */
-void tl_scatter_rounds_init(TlScatterRounds *o);
+TL_API void tl_scatter_rounds_init(TlScatterRounds *o);
 /* One estimate of tl_recon_scatter_rounds without the iterations after it: SSS of the current
  * image with o->sss (TOF: the reconstruction's), the tail fit (o->tail, the pair factor: the
  * reconstruction's) against the reconstruction's own counts and randoms, the term replaced in
@@ -238,12 +240,12 @@ void tl_scatter_rounds_init(TlScatterRounds *o);
  * NULL) gets the fit, SSS's statistics and the seconds (round and rounds: 0; o->rounds,
  * o->iterations and o->callback are not used). Returns the scaled estimate, or NULL + GError
  * (G_IO_ERROR_CANCELLED with o->cancel: the term is then unchanged). */
-TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
+TL_API TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
                                              const TlScatterRounds *o, TlScatterRoundInfo *info,
                                              GError **error);
 /* The last estimate (scaled), or NULL + GError (G_IO_ERROR_CANCELLED when cancelled: the image
  * is then the last complete sub-iteration's). mu: the mu-map on the reconstruction's grid. */
-TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
+TL_API TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
                                            const TlScatterRounds *o, GError **error);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Sinograms through the PET operator (tl-sinogram-model.h). */
 #include "tl-sinogram-model.h"
 #include "tl-pet-operator.h"

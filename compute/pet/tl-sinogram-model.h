@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Sinograms of an image through the PET operator (tl-pet-operator.h): forward projections and
  * the expected counts of a reconstruction's model per sinogram plane, for the window's data
  * view and `convert`. The sinogram itself is data/tl-sinogram.h, the histogram
  * data/tl-sinogram-hist.h. */
 #pragma once
+#include "tl-api.h"
 #include "pet/data/tl-sinogram-hist.h"
 #include "pet/correct/tl-norm.h"
 #include "pet/correct/tl-sss.h"
@@ -11,7 +13,7 @@ G_BEGIN_DECLS
 
 /* The forward projection of `x` (on `grid`) by the binned operator of this geometry (Siddon,
  * one subset) summed per bin into a copy of s. */
-TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlImage *x,
+TL_API TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlImage *x,
                                 GError **error);
 
 /* The expected counts of one sinogram plane (segment `seg`, axial position `ax`):
@@ -19,7 +21,7 @@ TlSinogram *tl_sinogram_forward(TlContext *ctx, const TlSinogram *s, const TlIma
  * with the binned operator of `scanner` (the sinogram's own; `projector` as in
  * tl-pet-operator.h, D = exp(-A mu) when `mu` is non-NULL), x = `image`. Bins without a
  * detectable pair get 0. Non-TOF: TOF bins summed, as the histogram does. */
-gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+TL_API gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
                                     const TlScanner *scanner, const TlImage *image,
                                     const char *projector, const TlImage *mu, float *out,
                                     GError **error);
@@ -41,7 +43,7 @@ typedef struct {
  * scatter (each may be NULL) get the bin's r_ab and n_ab S_ab alone. GError as
  * tl_sinogram_expected_plane, and for a normalisation, randoms or scatter estimate of another
  * scanner (naming both). */
-gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
+TL_API gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,
                                  const TlScanner *scanner, const TlImage *image,
                                  const TlSinogramModel *model, float *expected, float *randoms,
                                  float *scatter, GError **error);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Block sequential regularised EM (De Pierro & Yamagishi 2001, IEEE TMI 20(4); the relaxed
  * form of Ahn & Fessler 2003), convergent for the penalised log-likelihood
  * Phi(x) = L(x) - beta R(x) with relaxation alpha_n -> 0:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MLEM and OSEM for the Poisson model ybar = D A x + a (seed 000 eq. 4-5; Shepp & Vardi 1982,
  * Hudson & Larkin 1994 for ordered subsets), and the EM back projection the penalised EM
  * algorithms (osl, bsrem) share:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MAP one-step-late EM (Green 1990, "Bayesian reconstructions from emission tomography data
  * using a modified EM algorithm", IEEE TMI 9(1) eq. 5): the EM update with the prior's
  * gradient at the current image added to the sensitivity,

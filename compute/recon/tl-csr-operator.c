@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Class "csr": an explicit sparse matrix (tl-csr-operator.h). Forward and adjoint are the
  * same kernel (shaders/recon/csr_spmv.comp) on the CSR rows and on the per-subset CSC. */
 #include "tl-csr-operator.h"

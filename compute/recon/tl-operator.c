@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The common part of every TlOperator: subset ranges, the diagonal D around classes that do
  * not apply it themselves, and the default sensitivity A_s^T D_s 1. */
 #include "tl-operator.h"

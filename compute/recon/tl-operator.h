@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlOperator: a linear map A from an image grid to a data vector, cut into subsets, the only
  * thing reconstruction algorithms see of a scanner (PETSc's MatShell: mult / multTranspose
  * callbacks plus a context pointer; elsa's LinearOperator, seed 001 ch. 3).
@@ -22,6 +23,7 @@
  * An operator is used by one thread at a time. A new operator is one file implementing
  * TlOperatorClass (+ one line in compute/tl-registry.c so front ends list it). */
 #pragma once
+#include "tl-api.h"
 #include "tl-stream.h"
 #include "image/tl-image.h"
 
@@ -84,46 +86,46 @@ struct _TlOperator {
 };
 
 /* For implementations: fills the common part; `lengths` are the n_subsets data lengths. */
-void tl_operator_init(TlOperator *op, const TlOperatorClass *klass, TlContext *ctx,
+TL_API void tl_operator_init(TlOperator *op, const TlOperatorClass *klass, TlContext *ctx,
                       const TlImageGrid *grid, guint n_subsets, const guint64 *lengths);
-void tl_operator_free(TlOperator *op);
+TL_API void tl_operator_free(TlOperator *op);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlOperator, tl_operator_free)
 
-const char *tl_operator_name(const TlOperator *op);   /* the class name */
-const char *tl_operator_label(const TlOperator *op);  /* class + settings, for titles */
-void tl_operator_set_label(TlOperator *op, const char *label);
-const TlImageGrid *tl_operator_grid(const TlOperator *op);
-guint64 tl_operator_n_voxels(const TlOperator *op);
-guint tl_operator_n_subsets(const TlOperator *op);
-guint64 tl_operator_n_data(const TlOperator *op);     /* whole data vector */
-guint64 tl_operator_subset_first(const TlOperator *op, guint subset);
-guint64 tl_operator_subset_length(const TlOperator *op, guint subset);
-guint64 tl_operator_max_subset_length(const TlOperator *op);
-gboolean tl_operator_is_listmode(const TlOperator *op);
-TlContext *tl_operator_context(const TlOperator *op);
+TL_API const char *tl_operator_name(const TlOperator *op);   /* the class name */
+TL_API const char *tl_operator_label(const TlOperator *op);  /* class + settings, for titles */
+TL_API void tl_operator_set_label(TlOperator *op, const char *label);
+TL_API const TlImageGrid *tl_operator_grid(const TlOperator *op);
+TL_API guint64 tl_operator_n_voxels(const TlOperator *op);
+TL_API guint tl_operator_n_subsets(const TlOperator *op);
+TL_API guint64 tl_operator_n_data(const TlOperator *op);     /* whole data vector */
+TL_API guint64 tl_operator_subset_first(const TlOperator *op, guint subset);
+TL_API guint64 tl_operator_subset_length(const TlOperator *op, guint subset);
+TL_API guint64 tl_operator_max_subset_length(const TlOperator *op);
+TL_API gboolean tl_operator_is_listmode(const TlOperator *op);
+TL_API TlContext *tl_operator_context(const TlOperator *op);
 
 /* D: a float array of tl_operator_n_data() factors (finite, >= 0), copied; NULL removes it.
  * Multiplies into any D already set when `combine` (attenuation x normalisation). */
-gboolean tl_operator_set_diag(TlOperator *op, const TlArray *d, gboolean combine,
+TL_API gboolean tl_operator_set_diag(TlOperator *op, const TlArray *d, gboolean combine,
                               GError **error);
-const TlArray *tl_operator_diag(const TlOperator *op);
+TL_API const TlArray *tl_operator_diag(const TlOperator *op);
 
 /* y = D_s A_s x. */
-gboolean tl_operator_forward(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
+TL_API gboolean tl_operator_forward(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                              TlArray *y, GError **error);
 /* x += A_s^T D_s w. */
-gboolean tl_operator_adjoint(TlOperator *op, TlStream *s, guint subset, const TlArray *w,
+TL_API gboolean tl_operator_adjoint(TlOperator *op, TlStream *s, guint subset, const TlArray *w,
                              TlArray *x, GError **error);
 /* out = column sums of D_s A_s over every measurable datum of subset s (see the class). */
-gboolean tl_operator_sensitivity(TlOperator *op, TlStream *s, guint subset, TlArray *out,
+TL_API gboolean tl_operator_sensitivity(TlOperator *op, TlStream *s, guint subset, TlArray *out,
                                  GError **error);
 /* The operator's own measured counts (FALSE + TL_ERROR_UNSUPPORTED without). */
-gboolean tl_operator_counts(TlOperator *op, TlStream *s, TlArray *m, GError **error);
-gboolean tl_operator_has_counts(const TlOperator *op);
+TL_API gboolean tl_operator_counts(TlOperator *op, TlStream *s, TlArray *m, GError **error);
+TL_API gboolean tl_operator_has_counts(const TlOperator *op);
 /* The fused EM pass (FALSE + TL_ERROR_UNSUPPORTED when the class has none). */
-gboolean tl_operator_has_em(const TlOperator *op);
-gboolean tl_operator_em(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
+TL_API gboolean tl_operator_has_em(const TlOperator *op);
+TL_API gboolean tl_operator_em(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                         TlArray *corr, TlArray *partials, GError **error);
-guint64 tl_operator_em_partials(TlOperator *op, guint subset);
+TL_API guint64 tl_operator_em_partials(TlOperator *op, guint subset);
 
 G_END_DECLS

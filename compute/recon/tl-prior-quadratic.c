@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The quadratic prior (tl-prior.h):
  *
  *   R = 1/4 sum_j sum_{k in N_j} w_jk (x_j - x_k)^2,   dR/dx_j = sum_{k in N_j} w_jk (x_j - x_k)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The relative difference prior (Nuyts, Beque, Dupont & Mortelmans 2002, IEEE TNS 49(1)),
  * with the eps of tl-prior.h that keeps it finite where x_j = x_k = 0:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Smoothed total variation (tl-prior.h):
  *
  *   R = sum_j (S_j - eps),  S_j = sqrt(|g_j|^2 + eps^2),

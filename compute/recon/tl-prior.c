@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The common part of every TlPrior (tl-prior.h): lookup by name, parameter checks, and the
  * two dispatches of shaders/recon/prior.comp. The classes (one file each) only name their
  * kind; the formulas live in the kernel, documented again in each class's file. */

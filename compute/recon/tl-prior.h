@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlPrior: a penalty R(x) on the image, for penalised (MAP) reconstruction
  *
  *   maximise  Phi(x) = L(x) - beta R(x)     (L the Poisson log-likelihood)
@@ -24,6 +25,7 @@
  * algorithm's. A new prior is one file with a TlPriorClass and one line in
  * compute/recon/tl-recon-registry.c. */
 #pragma once
+#include "tl-api.h"
 #include "tl-stream.h"
 #include "image/tl-image.h"
 
@@ -51,27 +53,27 @@ struct _TlPrior {
   gpointer priv;  /* pipelines, partial-sum buffer */
 };
 
-void tl_prior_params_init(TlPriorParams *p); /* gamma 2, epsilon 1e-3 */
+TL_API void tl_prior_params_init(TlPriorParams *p); /* gamma 2, epsilon 1e-3 */
 
 /* By name from compute/recon/tl-recon-registry.c's list; GError names the known ones. NULL
  * params: defaults. Checks the parameters (finite, gamma >= 0, epsilon > 0). */
-TlPrior *tl_prior_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
+TL_API TlPrior *tl_prior_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                       const TlPriorParams *params, GError **error);
-TlPrior *tl_prior_new_class(TlContext *ctx, const TlPriorClass *klass, const TlImageGrid *grid,
+TL_API TlPrior *tl_prior_new_class(TlContext *ctx, const TlPriorClass *klass, const TlImageGrid *grid,
                             const TlPriorParams *params, GError **error);
-void tl_prior_free(TlPrior *p);
+TL_API void tl_prior_free(TlPrior *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlPrior, tl_prior_free)
 
-const char *tl_prior_name(const TlPrior *p);
+TL_API const char *tl_prior_name(const TlPrior *p);
 /* New gamma / epsilon between iterations (the window changes them while paused). */
-gboolean tl_prior_set_params(TlPrior *p, const TlPriorParams *params, GError **error);
+TL_API gboolean tl_prior_set_params(TlPrior *p, const TlPriorParams *params, GError **error);
 
 /* grad = dR/dx (overwritten; a separate array from x), recorded on s. */
-gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlArray *grad,
+TL_API gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlArray *grad,
                            GError **error);
 /* *value = R(x): one dispatch of partial sums, then the stream is finished and the partials
  * added in double on the host. */
-gboolean tl_prior_value(TlPrior *p, TlStream *s, const TlArray *x, double *value,
+TL_API gboolean tl_prior_value(TlPrior *p, TlStream *s, const TlArray *x, double *value,
                         GError **error);
 
 G_END_DECLS

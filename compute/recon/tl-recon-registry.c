@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* One line per algorithm and per prior: front ends list exactly these. */
 #include "tl-recon-registry.h"
 #include "tl-solver-private.h"

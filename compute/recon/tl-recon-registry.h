@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The recon module's half of the registry (compute/tl-registry.h is what front ends use):
  * every algorithm and prior class, one line each in tl-recon-registry.c. */
 #pragma once

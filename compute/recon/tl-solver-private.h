@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Internal to recon/: the solver state every algorithm file sees, and TlAlgorithmClass. An
  * algorithm is one file defining a TlAlgorithmClass (+ one line in tl-recon-registry.c); its
  * step writes the new image into sv->next (never sv->x), so a cancel keeps the last image. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The solver: common set-up (data views, sensitivity images, start image, prior, filter), the
  * step / callback / cancel contract, objective and RMSE. The algorithms' own maths lives in
  * one file each (tl-algo-*.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSolver: one reconstruction run = a problem (operator + data) + an algorithm from the
  * registry + options, with the step / callback / cancel contract every front end uses
  * (elsa's Problem / Solver split, seed 001 ch. 3; PETSc's KSP over a MatShell).
@@ -19,6 +20,7 @@
  *   sum_j (m_j log ybar_j - ybar_j) - beta R(x)   (up to the constant -sum log m_j!)
  * for emission algorithms, else 1/2 |A x - y|^2. */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "tl-operator.h"
 #include "tl-prior.h"
@@ -92,7 +94,7 @@ typedef struct {
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,
  * epsilon 1e-3), no filter, rmse_scaled TRUE. */
-void tl_solver_options_init(TlSolverOptions *o);
+TL_API void tl_solver_options_init(TlSolverOptions *o);
 
 typedef struct {
   guint iteration;          /* 1-based iteration this sub-iteration belongs to */
@@ -117,25 +119,25 @@ typedef void (*TlSolverCallback)(const TlSolverProgress *progress, gpointer user
  * squares, several subsets for an algorithm without TL_ALGO_SUBSETS, a prior it cannot take),
  * naming both. The problem's arrays are borrowed; the operator too (it must outlive the
  * solver). Set-up work (sensitivity images, row sums) runs here. */
-TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
+TL_API TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
                         const TlSolverOptions *opt, GError **error);
-void tl_solver_free(TlSolver *sv);
+TL_API void tl_solver_free(TlSolver *sv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlSolver, tl_solver_free)
 
 /* Whether `klass` can run on `op` (and why not). */
-gboolean tl_algorithm_applies(const TlAlgorithmClass *klass, const TlOperator *op,
+TL_API gboolean tl_algorithm_applies(const TlAlgorithmClass *klass, const TlOperator *op,
                               GError **error);
 
-gboolean tl_solver_set_truth(TlSolver *sv, const TlImage *truth, GError **error);
+TL_API gboolean tl_solver_set_truth(TlSolver *sv, const TlImage *truth, GError **error);
 /* Starting image (default: emission 1 scaled so the expected total matches the data, else 0).
  * Resets the counters. */
-gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error);
-void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data);
-void tl_solver_set_cancellable(TlSolver *sv, GCancellable *cancellable);
-void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget);
+TL_API gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error);
+TL_API void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data);
+TL_API void tl_solver_set_cancellable(TlSolver *sv, GCancellable *cancellable);
+TL_API void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget);
 /* New prior / strength, used from the next step on (the window changes them while paused).
  * name NULL = none. */
-gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
+TL_API gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
                              const TlPriorParams *params, GError **error);
 
 /* Replaces the problem's additive term a (borrowed, as in TlProblem; NULL = none) from the next
@@ -144,29 +146,29 @@ gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
  * algorithms only; the length must be the operator's data length. The objective's per-subset
  * estimates start afresh. Going from no term to one allocates the data vector and the scratch
  * that the fused EM pass did without. */
-gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error);
+TL_API gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error);
 /* The additive term in use (NULL = none). */
-const TlArray *tl_solver_additive(const TlSolver *sv);
+TL_API const TlArray *tl_solver_additive(const TlSolver *sv);
 
-gboolean tl_solver_step(TlSolver *sv, GError **error);
-gboolean tl_solver_run(TlSolver *sv, GError **error);
+TL_API gboolean tl_solver_step(TlSolver *sv, GError **error);
+TL_API gboolean tl_solver_run(TlSolver *sv, GError **error);
 /* The objective of the current image (may cost a projection of all data). */
-gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **error);
+TL_API gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **error);
 
 /* Resume (a checkpoint): the image and the sub-iterations already done; the next step runs
  * subset sub_iterations mod S. The objective's per-subset estimates start afresh. */
-gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iterations,
+TL_API gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iterations,
                           GError **error);
 
-guint tl_solver_sub_iterations(const TlSolver *sv);
-const TlImageGrid *tl_solver_grid(const TlSolver *sv);
-const TlArray *tl_solver_image_array(const TlSolver *sv);
-TlImage *tl_solver_image(TlSolver *sv, GError **error);
-const TlProfile *tl_solver_profile(const TlSolver *sv);
-TlOperator *tl_solver_operator(TlSolver *sv);
-const TlSolverOptions *tl_solver_options(const TlSolver *sv);
-const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
+TL_API guint tl_solver_sub_iterations(const TlSolver *sv);
+TL_API const TlImageGrid *tl_solver_grid(const TlSolver *sv);
+TL_API const TlArray *tl_solver_image_array(const TlSolver *sv);
+TL_API TlImage *tl_solver_image(TlSolver *sv, GError **error);
+TL_API const TlProfile *tl_solver_profile(const TlSolver *sv);
+TL_API TlOperator *tl_solver_operator(TlSolver *sv);
+TL_API const TlSolverOptions *tl_solver_options(const TlSolver *sv);
+TL_API const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
 /* Emission algorithms: the sensitivity image of subset s (or of all subsets, s = G_MAXUINT). */
-const TlArray *tl_solver_sensitivity(const TlSolver *sv, guint subset);
+TL_API const TlArray *tl_solver_sensitivity(const TlSolver *sv, guint subset);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The provenance sidecar (tl-run-sidecar.h): written by hand with JSON string escaping (json-glib
  * is no dependency), and read back only for its run part. */
 #include "tl-run-sidecar.h"

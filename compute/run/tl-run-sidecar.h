@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Provenance of a reconstructed image: a JSON sidecar beside it (same name, .json) holding the
  * run description (TlRunSpec, every key as a string under "TomolabRun"), each input file's
  * SHA-256, Tomolab's version, the device, and the BIDS-PET keys where BIDS has one
@@ -6,29 +7,30 @@
  * Units). Schema: docs/schema/tomolab-recon-sidecar.schema.json; format: docs/formats.md.
  * `tomolab-cli recon --run IMAGE.json` reads the run part back (tl_run_spec_load). */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-run-spec.h"
 
 G_BEGIN_DECLS
 
 /* "img.nii.gz" -> "img.json", "out/img.nii" -> "out/img.json", "img" -> "img.json". */
-char *tl_run_sidecar_path(const char *image_path);
+TL_API char *tl_run_sidecar_path(const char *image_path);
 
 /* The sidecar's text. device: the device's name; units: the image's unit ("" or NULL:
  * arbitrary). Reads every input file named by the run (data, attenuation, norm, randoms-file,
  * scatter-file, truth, start, resume, kernels) for its SHA-256. */
-char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *units,
+TL_API char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *units,
                           GError **error);
 /* Writes tl_run_sidecar_path(image_path) atomically. */
-gboolean tl_run_sidecar_write(const char *image_path, const TlRunSpec *s, const char *device,
+TL_API gboolean tl_run_sidecar_write(const char *image_path, const TlRunSpec *s, const char *device,
                               const char *units, GError **error);
 
 /* The run part ("TomolabRun") of a sidecar's text into s; a JSON syntax error or a bad key
  * names the source and the byte offset or key. */
-gboolean tl_run_sidecar_read_run(TlRunSpec *s, const char *json, const char *source,
+TL_API gboolean tl_run_sidecar_read_run(TlRunSpec *s, const char *json, const char *source,
                                  GError **error);
 
 /* SHA-256 of a file's bytes, hex (g_free). */
-char *tl_run_file_sha256(const char *path, GError **error);
+TL_API char *tl_run_file_sha256(const char *path, GError **error);
 
 G_END_DECLS

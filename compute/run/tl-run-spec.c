@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRunSpec: the run description, its key table, text form and checks (tl-run-spec.h). */
 #include "tl-run-spec.h"
 #include "tl-run-sidecar.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlRunSpec: one reconstruction run described once, for every front end (issue 32): the data,
  * the algorithm and its parameters, the projector, the prior, every correction, the filters,
  * the grid, the start image, the device and the outputs, for PET and CT runs. The CLI's recon
@@ -13,6 +14,7 @@
  * NULL for paths and names; the keys' table (tl_run_keys) gives each key's type, default, unit
  * and meaning, and is what docs/formats.md lists. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "image/tl-filter.h"
 #include "pet/tl-recon.h"
@@ -82,13 +84,13 @@ typedef struct {
 } TlRunSpec;
 
 /* Every key with its defaults (all "auto"; cache on). */
-void tl_run_spec_init(TlRunSpec *s);
-void tl_run_spec_clear(TlRunSpec *s);
-TlRunSpec *tl_run_spec_new(void);
-void tl_run_spec_free(TlRunSpec *s);
+TL_API void tl_run_spec_init(TlRunSpec *s);
+TL_API void tl_run_spec_clear(TlRunSpec *s);
+TL_API TlRunSpec *tl_run_spec_new(void);
+TL_API void tl_run_spec_free(TlRunSpec *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRunSpec, tl_run_spec_free)
-TlRunSpec *tl_run_spec_copy(const TlRunSpec *s);
-gboolean tl_run_spec_equal(const TlRunSpec *a, const TlRunSpec *b);
+TL_API TlRunSpec *tl_run_spec_copy(const TlRunSpec *s);
+TL_API gboolean tl_run_spec_equal(const TlRunSpec *a, const TlRunSpec *b);
 
 /* The keys' table, for documentation and front ends. */
 typedef enum { TL_RUN_KEY_TEXT, TL_RUN_KEY_PATH, TL_RUN_KEY_COUNT, TL_RUN_KEY_NUMBER,
@@ -102,47 +104,47 @@ typedef struct {
   const char *doc;
 } TlRunKeyInfo;
 /* NULL-key-terminated. */
-const TlRunKeyInfo *tl_run_keys(void);
+TL_API const TlRunKeyInfo *tl_run_keys(void);
 
 /* One key from its text value: type, range and names checked (GError naming key and value
  * and what was expected). "" or "auto" (or "none" where documented) = the default. */
-gboolean tl_run_spec_set(TlRunSpec *s, const char *key, const char *value, GError **error);
+TL_API gboolean tl_run_spec_set(TlRunSpec *s, const char *key, const char *value, GError **error);
 /* The text of one key's value (g_free); NULL for an unknown key. */
-char *tl_run_spec_get(const TlRunSpec *s, const char *key);
+TL_API char *tl_run_spec_get(const TlRunSpec *s, const char *key);
 
 /* `key = value` lines into s (keys not named keep their value); `source` names the text in
  * messages ("run.txt"), which name its line. Refuses a key given twice and unknown keys. */
-gboolean tl_run_spec_parse(TlRunSpec *s, const char *text, const char *source, GError **error);
+TL_API gboolean tl_run_spec_parse(TlRunSpec *s, const char *text, const char *source, GError **error);
 /* A run file: the text form, or a provenance sidecar (JSON, tl-run-sidecar.h) whose run part
  * is read. */
-TlRunSpec *tl_run_spec_load(const char *path, GError **error);
+TL_API TlRunSpec *tl_run_spec_load(const char *path, GError **error);
 /* Every key, one per line, with a heading comment. */
-char *tl_run_spec_to_text(const TlRunSpec *s);
+TL_API char *tl_run_spec_to_text(const TlRunSpec *s);
 /* Written atomically. */
-gboolean tl_run_spec_save(const TlRunSpec *s, const char *path, GError **error);
+TL_API gboolean tl_run_spec_save(const TlRunSpec *s, const char *path, GError **error);
 
 /* The combination checks: a key that needs another ("tof-nsigma needs tof = true"), PET keys in
  * a CT run and the reverse, names against the registries for the modality. */
-gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error);
+TL_API gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error);
 
 /* Defaults resolved. */
-const char *tl_run_spec_algorithm(const TlRunSpec *s);
-const char *tl_run_spec_projector(const TlRunSpec *s);
-guint tl_run_spec_iterations(const TlRunSpec *s);
-guint tl_run_spec_subsets(const TlRunSpec *s);
+TL_API const char *tl_run_spec_algorithm(const TlRunSpec *s);
+TL_API const char *tl_run_spec_projector(const TlRunSpec *s);
+TL_API guint tl_run_spec_iterations(const TlRunSpec *s);
+TL_API guint tl_run_spec_subsets(const TlRunSpec *s);
 
 /* The PET options of the run (validated first): everything but the inputs read from files
  * (attenuation, norm, randoms, scatter estimate), which the caller loads and sets. Strings in
  * `o` point into s. The post filter (the filter when filter_every is 0) goes to *post. */
-gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlFilter *post,
+TL_API gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlFilter *post,
                                       GError **error);
 /* The CT options of an iterative run (validated first; GError for fdk: no TlCtReconOptions). */
-gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GError **error);
+TL_API gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GError **error);
 
 /* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the origin; sizes 1..65535, voxels
  * 1e-6..1e6 mm. */
-gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error);
+TL_API gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error);
 /* Tomolab's version ("0.1.0"). */
-const char *tl_run_version(void);
+TL_API const char *tl_run_version(void);
 
 G_END_DECLS

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """CGLS for cone-beam CT written in numpy on Tomolab's CT operator, against Tomolab's cgls and
 FDK. CGLS (Hestenes & Stiefel 1952) minimises |A x - y|^2:
 

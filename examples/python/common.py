@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Shared set-up of the examples: a small ring scanner and a cylinder phantom with hot and cold
 spheres-worth of contrast, small enough that each example runs in seconds on lavapipe."""
 import tomolab as tl

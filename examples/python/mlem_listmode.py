@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """List-mode MLEM written in numpy on Tomolab's projector, checked against Tomolab's own MLEM.
 
     x <- x / s * A^T (1 / (A x))        (Shepp & Vardi 1982; one datum per event, count 1)

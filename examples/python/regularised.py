@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """A regularised (MAP) reconstruction: BSREM with the relative difference prior for a few
 strengths beta, against OSEM, on simulated NEMA-like data: the prior lowers the background
 noise (coefficient of variation in a disc of the phantom's background). Every algorithm and prior comes from the

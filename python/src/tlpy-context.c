@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Context (one Vulkan device), Array (a float array on the device, so an algorithm loop can
  * stay there) and the array expressions of compute/expr/tl-expr.h. */
 #include "tlpy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT: tomolab.CtGeometry (circular cone / parallel orbits, explicit matrices, geometry files),
  * tomolab.CtData (.tlct scans, simulation from an image or a phantom preset), ct_operator()
  * (the "ct" operator, with gather / scatter between geometry order and data order) and fdk(). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab.open (through _open): any file the CLI reads, opened by the library's dataset layer
  * (compute/dataset/tl-dataset.h) with its kind and defaults, the CT centre searched as the
  * CLI's --centre auto does; and __version__, the meson project version. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Grids and images: a TlImageGrid is a tomolab.Grid (dims, voxel_mm, origin_mm, x first), a
  * TlImage a tomolab.Image (a float32 numpy array of shape (nz, ny, nx), i.e. x fastest as the
  * library stores it, and its grid). Both classes are plain Python (tomolab/__init__.py) and

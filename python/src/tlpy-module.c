@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* _tomolab: the module object, the GError -> exception mapping, the blocking-work runner
  * (GIL released, Ctrl-C cancels between submissions), devices and the registry lists. */
 #define TLPY_MODULE_C

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab.Operator: a TlOperator (recon/tl-operator.h) as a linear map between numpy arrays
  *
  *   A.forward(x) = D A x          (x: n_voxels values, any shape; result: n_data values)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* PET: tomolab.Scanner (presets and scanner files), tomolab.Listmode (list-mode files, the
  * Monte-Carlo simulator, events and bins as numpy) and pet_operator() (the "pet-listmode" and
  * "pet-binned" operators of pet/tl-pet-operator.h with subsets, TOF and attenuation). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab.Run's C half: the run description of compute/run/tl-run-spec.h, the same key table,
  * parser and checks as tomolab-cli recon --run (no Python-side copy of the rules). A run
  * crosses the boundary as a dict of key -> value text; tomolab/__init__.py gives it typed

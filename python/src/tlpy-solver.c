@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab.Solver: one reconstruction (recon/tl-solver.h) of any registered algorithm on any
  * Operator, with step(), run(callback=...), the current image as numpy, the objective, the
  * RMSE against a truth and the per-kernel GPU profile. Ctrl-C during step/run cancels between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The _tomolab extension module's shared declarations. The module is a thin layer over the
  * tomolab-compute C library: each Python call converts its arguments, runs one library call
  * (or a short fixed sequence of them) with the GIL released, and converts the result. No

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Shared fixtures of the Python tests (run by `meson test`, Vulkan validation on).
 
 Every test runs on the default context, made once; after each test the validation layer's

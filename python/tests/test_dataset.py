@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """tomolab.open / load_image / __version__ on the real files of ../shared/data (next to the
 source root), through the library's dataset layer: the same kinds and defaults as the CLI."""
 import os

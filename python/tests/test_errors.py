@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every error path raises a Python exception carrying the library's message (a GError
 becomes tomolab.Error or the subclass of its code, which is also the matching built-in:
 InvalidArgument is a ValueError, FileError an OSError ...); argument mistakes caught in the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Every script of examples/python runs and passes its own check (each exits non-zero when the
 figure it prints disagrees with what it claims, e.g. a numpy MLEM against Tomolab's own).
 

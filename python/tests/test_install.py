@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """The installed package: `meson install --destdir` of the build, then a fresh interpreter
 imports tomolab from the installed dist-packages folder only (not the build tree) against the
 installed libtomolab-compute, and runs a forward projection."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Round trips through the library's readers and writers: images in every format
 tl_image_load/tl_image_save know (by file name), scanners, list mode and CT scans."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Operators through Python: adjointness <A x, y> = <x, A^T y> (in double, from float32
 results) for every PET and CT configuration, the device-array path against the numpy path,
 subsets against the whole vector, and the CT gather/scatter permutation."""

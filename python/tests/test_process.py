@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Process-level properties: reference counts do not leak (10^4 calls keep the resident set
 flat) and Ctrl-C (SIGINT) interrupts a long reconstruction promptly, between submissions, with
 KeyboardInterrupt, leaving the last complete image and a process that exits cleanly."""

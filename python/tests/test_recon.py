@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Reconstructions: MLEM written in numpy on Tomolab's operator against `tomolab-cli recon
 --algo mlem` on the same file (1e-5 relative), the Solver's step/run/callback/profile/objective
 over every registered algorithm that applies, and the GIL released while the device works."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """tomolab.Run: the run description of compute/run/ from Python: typed attributes, the text
 form written and read back, refusals naming the key and value, files shared with
 `tomolab-cli recon --run / --save-run` (and an image's sidecar), and the Solver a run makes

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Tomolab for Python: the compute library's devices, images, PET and CT operators and
 reconstructions on numpy arrays (docs/python.md).
 

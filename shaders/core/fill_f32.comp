@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // a[i] = value for i in [0, n): the simplest 1-D kernel, used by the core tests.
 #include "tl_common.glsl"
 

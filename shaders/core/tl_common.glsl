@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by every Tomolab kernel.
 // Arrays are reached through buffer device addresses (GL_EXT_buffer_reference) held in
 // push constants, so a single array may exceed maxStorageBufferRange.

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CT back projection, the exact adjoint of ct_forward (x = A^T y, seed 001 eq. 2.5), as a
 // gather: one invocation per voxel, no atomics. For each view the voxel's support box is
 // projected onto the detector; every pixel inside that footprint has its ray rebuilt exactly

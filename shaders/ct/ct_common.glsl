@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the CT kernels: the per-view table, the push block and the rays.
 //
 // Each view is 32 floats (scalar layout), written by tl-ct-projector.c from the normalised

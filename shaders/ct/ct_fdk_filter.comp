@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Ramp filtering along detector rows as an exact linear convolution in the spatial domain:
 //   out[r, i] = sum_{j < nu} g[i - j] in[r, j]
 // g (the band-limited ramp kernel with its window, computed on the host in double,

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FDK pre-weighting: out = in * cos(angle between the pixel's ray and the principal ray)
 // * scale[view]. Cone beam: the ray direction is Qd (u, v, 1) = M^-1 (u, v, 1), whose
 // component along the unit principal axis (third row of M) is 1, so the cosine is

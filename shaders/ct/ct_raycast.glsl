@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Ray casting with trilinear samples (seed 003 sec. 2.3, Algorithm 2 and eq. 3): the image is
 // sampled at equidistant points A + t_k D, t_k = k * alpha (k integer, alpha = pc.step mm),
 // by trilinear interpolation f^ with zero outside, and the line integral is alpha * sum_k

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One pass of the separable Gaussian (compute/pet/tl-filter.c): dst = src convolved along
 // one axis with the symmetric kernel w[0..radius] (w[|t|] is the tap at offset t), edges
 // replicated by clamping the index. The axis is a push constant so the three passes share

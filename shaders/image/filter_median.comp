@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exact median over a (2R+1)^3 neighbourhood (R = specialization constant 1: 1 -> 3^3,
 // 2 -> 5^3), edges replicated by clamping the index (compute/pet/tl-filter.c).
 // Forgetful selection: with N = 2m+1 values, a buffer of B = m+2 and u values not yet

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Back projection, one invocation per LOR: x_n += sum_j a_jn w_j, the exact adjoint of
 // pet_forward (same tracer loop). w_j = aux[j] when flags bit 0 is set, else 1. With
 // PET_LORS = all pairs this is the sensitivity image, s_n = sum over detectable pairs of a_jn

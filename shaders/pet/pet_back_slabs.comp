@@ -1,6 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_ballot : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stage 2 of the CPU plane path of Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c): the back projection c_n += a_jn w_j of the chunk's records
 // (pet_em_rec.comp) without atomics. Workgroup g owns PET_SLAB_PLANES consecutive planes

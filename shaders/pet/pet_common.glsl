@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by the PET ray kernels (pet_forward, pet_back, pet_em): the push block, where a
 // line of response (LOR) comes from, and the scatter-add into an image.
 //

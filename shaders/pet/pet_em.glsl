@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fused EM kernel (seed 000 Listing 1), one invocation per LOR j: forward project the
 // current image f, form the ratio and back project it into the correction image c,
 //   c_n += a_jn m_j / sum_n' a_jn' f_n'

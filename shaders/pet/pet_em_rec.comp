@@ -1,6 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Stage 1 of the CPU plane path of Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c; stage 2 is pet_back_slabs.comp). One invocation per event of a
 // chunk: the forward projection (pet_joseph.glsl, the image in pc.image), the ratio

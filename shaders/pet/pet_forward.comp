@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Forward projection, one invocation per LOR: y_j = sum_n a_jn x_n (seed 002 eq. 1); with
 // PET_ATTEN = 1 y_j = a_j sum_n a_jn x_n (a_j = exp(-integral of mu), seed 000 eq. 6).
 // PET_LOGLIK = 1 keeps no per-LOR value (list mode holds no more than its 12-byte events on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Poisson log-likelihood data term sum_j m_j log ybar_j (over ybar_j > 0) as float
 // partial sums, one per workgroup, written to pc.aux. Shared by pet_forward (a projection
 // that keeps only this sum) and pet_em (the same sum from the EM pass's own forward values,

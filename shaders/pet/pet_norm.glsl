@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The normalisation n_ab of a crystal pair (compute/pet/tl-norm.h) from the compact tables of
 // tl_norm_upload in pc.norm, for the sensitivity image (seed 000 eq. 7 with n_j a_j:
 // s_n = sum over the pairs j of n_j a_j a_jn). The component model

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The last step of the CPU plane path (pet_pairs.glsl), one invocation per voxel n:
 // pc.dst[n] += the halves of n in the pair buffers B (pc.image), along x, then along y.
 #define PET_NO_FLOAT_ATOMIC

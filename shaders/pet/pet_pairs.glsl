@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pair buffers of the CPU plane path for Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c): on a CPU device every buffer access is a loop over the SIMD lanes,
 // so the back projection moves Joseph's two taps along the transverse axis u as one 64-bit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The plane walk shared by Joseph's projector and the tube of response: the ray is cut by the
 // planes through the voxel centres perpendicular to its dominant axis m (the axis along which
 // it crosses the most voxels, so it moves at most one voxel sideways per plane), and each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The sensitivity image s_n = sum over the detectable crystal pairs j of a_jn (seed 000
 // eq. 7 with attenuation: s'_n = sum_j a_j a_jn), accumulated exactly in 64-bit fixed point
 // (pet_common.glsl PET_FIXED_SCATTER; pet_sens_finish.comp turns it into floats). Only 32-bit

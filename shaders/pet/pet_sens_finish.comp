@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The end of the sensitivity image (pet_sens.comp): image_n += 2^-k sum_{g in G} acc_{g(n)}, the
 // 64-bit fixed-point partial sum acc (pairs of uints lo, hi) read at the G voxels the scanner's
 // symmetries map n to (G = identity only: acc_n). The sum is exact (integer, carries kept);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Time of flight along a LOR (seed 000 sec. 2.3: d_j = c dt_j / 2, eq. 8, "the probabilities
 // p(A_j|r_n) in Equation (4) must be re-weighted according to the Gaussian distribution that
 // gives a higher weight to voxels that lie closer to the estimated point of annihilation").

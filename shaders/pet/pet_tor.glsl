@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Tube of response (seed 002 sec. 2.2 item 3: "We use a Tube Of Response (TOR or projection
 // tube) for every event to model the positron range effect. The event's contribution to the
 // voxels in the TOR is weighted with a Gaussian function"), walked plane by plane across the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One LOR through the image with the projector chosen by PET_TRACER (compute/pet/tl-siddon.c,
 // tl-joseph.c name the values). A new ray projector adds its include and one case here.
 #include "pet_common.glsl"

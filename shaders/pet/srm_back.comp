@@ -1,4 +1,5 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 #define SRM_FLOAT_ATOMIC
 #include "srm_back.glsl"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // x_v += sum_i h(i; v) w_i for the LORs of a group (srm_common.glsl), scattered with float
 // atomics (or a compare-and-swap loop without SRM_FLOAT_ATOMIC).
 #ifdef SRM_FLOAT_ATOMIC

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // y_i = sum_v h(i; v) x_v for the LORs of a group (srm_common.glsl): every invocation puts
 // its partial sums in shared memory at once, then invocation j adds up LOR j's row (two
 // barriers in all: on lavapipe each barrier switches every invocation of the workgroup, so a

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // out[r] (+)= sum_{k in [ptr[r], ptr[r+1])} val[k] * in[idx[k]]: a compressed-row sparse
 // matrix times a vector, one invocation per output row (a gather: no atomics, each output
 // summed in entry order, so results are deterministic). The CSR operator's forward runs it

@@ -1,5 +1,6 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Penalties R(x) of compute/recon/tl-prior.h on the 3 x 3 x 3 neighbourhood, one invocation per
 // voxel. KIND (specialization constant 1) picks the prior, VALUE (constant 2) what is written:
 //   VALUE = 0  out[j] = dR/dx_j

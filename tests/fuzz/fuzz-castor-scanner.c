@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR scanner LUTs: the input is a .hscan header, a NUL, then the .lut bytes. What loads is
  * a valid scanner that saves and loads back with the same crystal count and rings. */
 #include "tl-fuzz.h"

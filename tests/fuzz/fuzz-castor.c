@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR datafiles: the input is a .cdh header, a NUL, then the .cdf bytes (the seeds' headers
  * name "in.cdf"). What loads saves and loads back to the same values and the same data bytes. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reconstruction checkpoints (app/cli/tl-cli-checkpoint.c, docs/scale.md): what loads, saves
  * and loads back with the same progress, hash, grid and voxels; what does not load gives one
  * line of UTF-8. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Command-line numbers and --grid: strict parsing; a parsed grid printed with the shortest
  * exact numbers parses back to the same grid. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT geometry text: whatever loads saves and loads back identically (the normalised
  * matrices, bit for bit, and the printed text). */
 #include "tl-fuzz.h"

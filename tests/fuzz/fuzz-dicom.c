@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* DICOM (image/tl-dicom.h through DCMTK, image/tl-format-dicom.c): what loads has a grid with
  * positive sizes and finite values; what fails says why. The input is the only file of its
  * folder, so the series is that file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Data Exchange HDF5 (ct/tl-format-dxchange.c, through libhdf5 in a reader process, see
  * image/tl-isolate.h): what loads has the layout's sizes, a parallel-beam geometry and finite
  * line integrals; what fails says why. libhdf5 1.10 crashes on some damaged files: that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Array expressions: what parses prints to text that parses back and prints the same. */
 #include "tl-fuzz.h"
 #include "tl-expr-ast.h"

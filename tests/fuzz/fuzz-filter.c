@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Filter specs (gauss:FWHM, median3, median5, none): what parses prints back to the same
  * filter; Gaussian weights are finite and sum to 1. */
 #include "tl-fuzz.h"

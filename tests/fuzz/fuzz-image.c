@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Images: NIfTI-1 (plain and gzip) and raw float32 + sidecar. The first byte picks the
  * reader; for raw, the input is "sidecar text \0 data". What loads saves (as .nii and .raw)
  * and loads back with the same grid and bits. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Interfile: images (.hv) and STIR projection data (.hs). The input is "header \0 data": the
  * header names "in.v" / "in.s" as its data file (any other name is rewritten to it). The first
  * byte picks the reader (0 image, 1 projection data). What loads saves and loads back with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* key = value lines and the number parsers every text format shares: parsed numbers print
  * (tl_format_double/float) to text that parses back to the same bits. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List-mode files: what loads, saves and loads back with the same events, delayeds, tags,
  * singles and scanner; a ranged read of what loads gives the same events and tags. */
 #include "tl-fuzz.h"

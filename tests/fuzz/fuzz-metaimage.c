@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* MetaImage: the input is one .mha file (header + LOCAL data, compressed or not); a header
  * naming another file reads "in.raw" (the bytes after the first NUL when the first byte is odd).
  * What loads saves as .mha and .mhd and loads back with the same grid and bits. */

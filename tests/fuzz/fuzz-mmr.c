@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* mMR list mode: the input is a header, a NUL, then the words (the seeds' headers name
  * "in.l"). Whatever loads accounts for every word and decodes to pairs the scanner allows. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Normalisation files (.tln, pet/tl-norm.h): the input is the file. What loads saves and loads
  * back to the same factors, classes, scanner and hash, and evaluates n_ab the same. */
 #include "tl-fuzz.h"

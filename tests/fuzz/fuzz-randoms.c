@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Randoms files (pet/tl-randoms-file.c) of one small fixed scanner: what loads saves and loads
  * back to the same factors. The token @HASH@ in the input becomes that scanner's key hash, so
  * inputs get past the scanner check and reach the factor list. */

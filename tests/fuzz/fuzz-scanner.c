@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scanner descriptions: what loads, prints and loads back to the same table. */
 #include "tl-fuzz.h"
 #include "pet/scanner/tl-scanner.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* System response matrix cache files (pet/tl-srm.h) for a fixed tiny dual-head scanner and
  * grid: what loads saves and loads back with the same elements. The first input of a run
  * (an empty one) writes a valid file as a seed to the corpus folder given by $SRM_SEED. */

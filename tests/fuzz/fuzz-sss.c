@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scatter estimate files (pet/tl-sss.h): what loads, saves and loads back with the same
  * sampling, scale, values and scanner, and interpolates to the same pair values. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The .tlgeom sidecar of TIFF projection stacks (ct/tl-format-tiff-stack.c): what parses
  * has the values its checks promise; what fails says why. */
 #include "tl-fuzz.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TIFF projection stacks (ct/tl-format-tiff-stack.c): the input is the TIFF file, read by
  * libtiff and Tomolab's page reader, beside a fixed valid sidecar; what loads has the pages'
  * sizes and finite line integrals, what fails says why in one line. (The sidecar's own parser

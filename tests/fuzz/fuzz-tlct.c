@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* .tlct CT scans: what loads saves and loads back with the same header, geometry and data. */
 #include "tl-fuzz.h"
 #include "ct/tl-ct-data.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Shared by the libFuzzer harnesses: a per-process scratch file for readers that take a path,
  * and a round-trip assertion that aborts (libFuzzer reports it as a crash with the input). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The window's corrections (issue 13 item 7): the side panel's Corrections group and the data
  * view's estimate-vs-data profiles, driven as a person or a script (--set) would. Each case is
  * its own process (meson tests corrections-rows, -model, -units, -profiles: `-p PATH`), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The workbench on CT data, driven through the window's actions: a tiny Shepp-Logan scan
  * (16^3 voxels, 24 views of 24 x 24 pixels) keeps each sub-iteration to milliseconds on
  * lavapipe. */

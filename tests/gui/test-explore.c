@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Exploring: the kernel editor and the data view, driven as a person would.
  *
  * Kernel editor ("edit kernels live"): open the Joseph

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The exploring workbench's measuring, comparing and steering (issue 16 items 2, 3, 6), driven
  * through the window's actions: ROI statistics against a plain C computation on the saved
  * image, the NEMA analysis of the phantom's own truth opened as an image (CR = 1 for every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Opening files from outside the window: `tomolab FILE` (G_APPLICATION_HANDLES_OPEN, also a
  * file manager's "Open with") and tl_window_open_file before the device is ready. A corrupt
  * file shows a readable error and the previous dataset stays. The tomolab binary's path is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* GUI smoke test: the window opens a device on its worker thread and shows what
  * tl_context_info() says; a missing device ends on the error page, not in a crash. */
 #include "tl-gui-test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Workbench tests: the window driven through its GActions, as a person would with the
  * buttons. A tiny ring scanner (12 x 4 crystals x 8 rings) and a cylinder phantom keep
  * each reconstruction to a fraction of a second on lavapipe. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "tl-gui-test.h"
 #include "tl-test-common.h"
 #include <adwaita.h>

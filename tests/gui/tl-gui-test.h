@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Start of every in-process GUI test. */
 #pragma once
 #include <glib.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Compares NIfTI-1 float32 images voxel by voxel, read from the published layout
 (NIfTI-1 header: dim at byte 40, datatype at 70, vox_offset at 108), not by Tomolab's reader.
 

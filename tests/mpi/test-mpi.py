@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """tomolab-cli recon under mpirun (docs/scale.md), TAP output.
 
   test-mpi.py TOMOLAB-CLI MPIRUN

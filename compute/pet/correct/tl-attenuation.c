@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The mu-map check (tl-attenuation.h). */
 #include "tl-attenuation.h"
 #include <math.h>

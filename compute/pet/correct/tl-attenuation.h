@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The attenuation map (mu-map, mm^-1) a PET correction or operator takes: its grid and its
  * values checked once, for every user (the operators, SSS, the normalisation estimate). */
 #pragma once
+#include "tl-api.h"
 #include "image/tl-image.h"
 
 G_BEGIN_DECLS
@@ -11,6 +13,6 @@ G_BEGIN_DECLS
 
 /* mu on `grid`, every voxel finite and in [0, TL_PET_MU_MAX]; the GError names both grids,
  * or the voxel and its value. */
-gboolean tl_pet_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
+TL_API gboolean tl_pet_check_attenuation(const TlImage *mu, const TlImageGrid *grid, GError **error);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The damped fan-sum fixed point (tl-fansum.h). */
 #include "tl-fansum.h"
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Maximum-likelihood crystal factors from fan sums, shared by the randoms estimate from
  * delayeds (tl-randoms.h) and the crystal efficiencies of the normalisation (tl-norm.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* What tl-norm.c shares with the estimate (tl-norm-estimate.c) and nobody else. */
 #pragma once
 #include "tl-norm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The component-based normalisation (tl-norm.h): the model, its device tables, the `.tln`
  * file (the estimate from a scan is tl-norm-estimate.c, above the projectors). */
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlNorm: the normalisation, per-LOR efficiency factors n_ab of the model
  *
  *   ybar_ab = n_ab a_ab (A x)_ab + r_ab      (a_ab attenuation, r_ab the additive term),
@@ -32,6 +33,7 @@
  * n_ab from the same numbers: host (tl_norm_pair), device (shaders/pet/pet_norm.glsl, from the
  * compact tables of tl_norm_upload) and file (docs/formats.md, `.tln`). */
 #pragma once
+#include "tl-api.h"
 #include "pet/scanner/tl-listmode.h"
 #include "image/tl-format.h"
 
@@ -61,19 +63,19 @@ typedef struct {
 } TlNorm;
 
 /* The classes `scanner` supports (see above); axial / transaxial FALSE turn them off. */
-void tl_norm_layout(const TlScanner *scanner, gboolean axial, gboolean transaxial, guint *rings,
+TL_API void tl_norm_layout(const TlScanner *scanner, gboolean axial, gboolean transaxial, guint *rings,
                     guint *crystals_per_ring, guint *block, guint *radial);
 /* Every factor 1, on `scanner` (copied). */
-TlNorm *tl_norm_new(const TlScanner *scanner, gboolean axial, gboolean transaxial,
+TL_API TlNorm *tl_norm_new(const TlScanner *scanner, gboolean axial, gboolean transaxial,
                     GError **error);
-TlNorm *tl_norm_copy(const TlNorm *n);
-void tl_norm_free(TlNorm *n);
+TL_API TlNorm *tl_norm_copy(const TlNorm *n);
+TL_API void tl_norm_free(TlNorm *n);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlNorm, tl_norm_free)
 
 /* After changing factors by hand: checks them (finite, in [0, TL_NORM_MAX_FACTOR], g_ax
  * symmetric, some eps > 0), names the table, index and value in the GError (`source`, may be
  * NULL, prefixes it), and recomputes sha256. */
-gboolean tl_norm_update(TlNorm *n, const char *source, GError **error);
+TL_API gboolean tl_norm_update(TlNorm *n, const char *source, GError **error);
 
 /* Indices of pair (a, b)'s factors in n->axial and n->transaxial (a != b, ids < n_crystals). */
 static inline guint tl_norm_axial_index(const TlNorm *n, guint a, guint b) {
@@ -100,34 +102,34 @@ static inline float tl_norm_pair(const TlNorm *n, guint a, guint b) {
 }
 /* out[j] = n of record j's pair (records of 3 words: crystal a, crystal b, ...: TlEvent,
  * TlBin); ids must be < n_crystals (checked by the list-mode and binned validators). */
-void tl_norm_records(const TlNorm *n, const guint32 *records, guint64 count, float *out);
+TL_API void tl_norm_records(const TlNorm *n, const guint32 *records, guint64 count, float *out);
 
 /* SHA-256 (hex) of what n_ab depends on in a scanner: the crystal table (centres, normals,
  * groups, rings), the crystal count, crystals per ring and the acceptance (not the name, the
  * crystal size or TOF). A normalisation is for the scanner whose key it holds. */
-char *tl_norm_scanner_key(const TlScanner *scanner);
+TL_API char *tl_norm_scanner_key(const TlScanner *scanner);
 /* GError (naming `source`, both scanners and their crystal counts) unless n was made for
  * `scanner`. */
-gboolean tl_norm_check_scanner(const TlNorm *n, const TlScanner *scanner, const char *source,
+TL_API gboolean tl_norm_check_scanner(const TlNorm *n, const TlScanner *scanner, const char *source,
                                GError **error);
 /* Whether n(perm[a], perm[b]) = n(a, b) exactly for every pair the scanner accepts (perm: a
  * crystal permutation, e.g. a symmetry of the sensitivity image, tl-sensitivity.h). */
-gboolean tl_norm_invariant(const TlNorm *n, const guint32 *perm);
+TL_API gboolean tl_norm_invariant(const TlNorm *n, const guint32 *perm);
 
 /* The device tables pet_norm.glsl reads (uint words, then floats): [0] n_crystals, [1] R,
  * [2] C, [3] B, [4] D, [5] offset of eps, [6] of g_ax (R x R), [7] of g_tr (D x B). */
-TlArray *tl_norm_upload(const TlNorm *n, TlContext *ctx, GError **error);
+TL_API TlArray *tl_norm_upload(const TlNorm *n, TlContext *ctx, GError **error);
 
 /* The file (docs/formats.md, `.tln`): text header with the scanner block, float32 tables.
  * load: every count checked against the embedded scanner's classes before allocating, every
  * factor finite and in range, the byte count exact; `expected` (may be NULL) is the scanner
  * the caller's data come from: a file for another scanner is a GError naming both. */
-gboolean tl_norm_save(const TlNorm *n, const char *path, GError **error);
-TlNorm *tl_norm_load(const char *path, const TlScanner *expected, GError **error);
+TL_API gboolean tl_norm_save(const TlNorm *n, const char *path, GError **error);
+TL_API TlNorm *tl_norm_load(const char *path, const TlScanner *expected, GError **error);
 /* "key: value" lines for `tomolab-cli info`: scanner, classes, factor ranges. */
-void tl_norm_describe(const TlNorm *n, GString *out);
+TL_API void tl_norm_describe(const TlNorm *n, GString *out);
 
 /* Entry of the format table (compute/tl-formats.c): TL_DATA_PET_NORM. */
-extern const TlFormatClass tl_format_norm;
+TL_API extern const TlFormatClass tl_format_norm;
 
 G_END_DECLS

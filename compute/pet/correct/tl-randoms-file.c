@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The randoms file (docs/formats.md "Randoms estimate"): a randoms estimate in the product
  * form r_ij = s_i s_j of tl-randoms.h, one factor per crystal, as text:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Randoms from delayeds by fan sums (see tl-randoms.h). */
 #include "tl-randoms.h"
 #include "tl-fansum.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Randoms from delayed coincidences, variance-reduced through fan sums.
  *
  * The delayed window records accidental coincidences only, at the rate the prompt window
@@ -17,6 +18,7 @@
  * fan(i) follows tl_scanner_pair_allowed (another group, ring difference within the
  * acceptance), so each fan sum costs O(1) through per-ring and per-(group, ring) prefix sums. */
 #pragma once
+#include "tl-api.h"
 #include "pet/scanner/tl-listmode.h"
 
 G_BEGIN_DECLS
@@ -35,11 +37,11 @@ typedef struct {
 /* The fit from `n` delayed events (crystal pairs; TOF bins ignored) of `scanner`. GError for
  * an id out of range (naming the event and the id) or a scanner whose groups x rings table
  * would exceed 2^26 entries. Zero delayed events give factors 0 (no randoms). */
-TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *delayed, guint64 n,
+TL_API TlRandoms *tl_randoms_from_delayeds(const TlScanner *scanner, const TlEvent *delayed, guint64 n,
                                     GError **error);
-void tl_randoms_free(TlRandoms *r);
+TL_API void tl_randoms_free(TlRandoms *r);
 /* A deep copy (factors and source). */
-TlRandoms *tl_randoms_copy(const TlRandoms *r);
+TL_API TlRandoms *tl_randoms_copy(const TlRandoms *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRandoms, tl_randoms_free)
 
 /* Expected randoms of pair (a, b) over the acquisition: s_a s_b (the caller checks that the
@@ -53,24 +55,24 @@ static inline double tl_randoms_pair(const TlRandoms *r, guint a, guint b) {
  * product form with s_i = S_i sqrt(2 tau T). singles: n_crystals rates (TlListmode.singles);
  * GError (naming the value) for a rate that is NaN or negative, a window outside (0, 1000] ns
  * or a duration that is not > 0. source names the data in describe's line. */
-TlRandoms *tl_randoms_from_singles(const TlScanner *scanner, const double *singles,
+TL_API TlRandoms *tl_randoms_from_singles(const TlScanner *scanner, const double *singles,
                                    double window_ns, double duration_s, const char *source,
                                    GError **error);
 
 /* sum of s_i s_j over the pairs the scanner accepts (fan sums: O(crystals)); NAN for an
  * estimate of another crystal count. */
-double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner);
+TL_API double tl_randoms_expected_total(const TlRandoms *r, const TlScanner *scanner);
 
 /* The randoms file (tl-randoms-file.c, docs/formats.md): the factors s_i as text, with the
  * scanner's name and the SHA-256 of its key. load refuses (GError naming the file, the line
  * and the value) a file for another scanner, a count beyond TL_SCANNER_MAX_CRYSTALS or not the
  * scanner's, a factor that is NaN, infinite, negative or above 1e150, a truncated or
  * over-long list; source = path, total computed. save writes atomically. */
-TlRandoms *tl_randoms_load(const char *path, const TlScanner *scanner, GError **error);
-gboolean tl_randoms_save(const TlRandoms *r, const TlScanner *scanner, const char *path,
+TL_API TlRandoms *tl_randoms_load(const char *path, const TlScanner *scanner, GError **error);
+TL_API gboolean tl_randoms_save(const TlRandoms *r, const TlScanner *scanner, const char *path,
                          GError **error);
 
 /* One line for logs: "randoms from 12345 delayeds: expected 12001.3 in allowed pairs, ...". */
-char *tl_randoms_describe(const TlRandoms *r);
+TL_API char *tl_randoms_describe(const TlRandoms *r);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scatter estimate files (docs/formats.md, "Scatter estimates"): a text header with the
  * detector sampling, the scale and the scanner description, then the float32 values. */
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */

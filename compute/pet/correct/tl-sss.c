@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Single scatter simulation (Watson 2000; TOF: Watson 2007), the estimate's interpolation to
  * every crystal pair and the tail fit; the formulas are in tl-sss.h. The file format is in
  * tl-sss-file.c. CPU, on a GThreadPool: per chunk of scatter points, first every leg (scatter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Scatter estimation by single scatter simulation (SSS; Watson, Newport & Casey 1996; Watson
  * 2000, IEEE TNS 47(4) 1587, eq. 1-3) on a downsampled mu-map and activity image, TOF-SSS
  * (Watson 2007, IEEE TNS 54(5) 1679), tail fitting, and the estimate saved to / loaded from a
@@ -48,6 +49,7 @@
  * tail fit scales them to counts. Ring scanners only (crystal id = ring * crystals_per_ring + i).
  */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "pet/scanner/tl-listmode.h"
 #include "tl-randoms.h"
@@ -68,12 +70,12 @@ typedef struct {
 } TlEnergyWindow;
 
 /* 425-650 keV, 12 % FWHM at 511 keV (a LSO/LYSO clinical scanner). */
-void tl_energy_window_init(TlEnergyWindow *w);
+TL_API void tl_energy_window_init(TlEnergyWindow *w);
 /* The scanner's window and resolution (tl_scanner_energy: its fields, else the defaults the
  * simulator uses), the model of the simulator's energy measurement (tl-compton.h). */
-void tl_energy_window_from_scanner(TlEnergyWindow *w, const TlScanner *scanner);
+TL_API void tl_energy_window_from_scanner(TlEnergyWindow *w, const TlScanner *scanner);
 /* eps(E) of the window (E in keV). */
-double tl_energy_window_efficiency(const TlEnergyWindow *w, double e_kev);
+TL_API double tl_energy_window_efficiency(const TlEnergyWindow *w, double e_kev);
 
 /* Model switches, for comparisons only (tests: an estimate that leaves a term out must fail
  * the truth): no attenuation of either leg; an isotropic angular distribution instead of
@@ -97,7 +99,7 @@ typedef struct {
 
 /* The scanner's energy window, voxel 10 mm, scatter points every 20 mm, mu >= 0.001 mm^-1
  * (a tenth of water), detectors every 40 mm, no TOF. */
-void tl_sss_params_init(TlSssParams *p);
+TL_API void tl_sss_params_init(TlSssParams *p);
 
 /* The most values (sampled pairs x TOF bins) an estimate may hold, made or read: 2^28 (1 GiB
  * of float32). */
@@ -139,40 +141,40 @@ typedef struct {
  * voxel (naming it), a mu above TL_PET_MU_MAX (0.05 mm^-1), bad parameters, TOF without TOF
  * bins, an estimate above TL_SCATTER_MAX_VALUES; G_IO_ERROR_CANCELLED when cancelled. No scatter
  * point (mu = 0 everywhere) gives an estimate of zeros. stats may be NULL. */
-TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *activity,
+TL_API TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *activity,
                                    const TlImage *mu, const TlSssParams *params,
                                    GCancellable *cancel, TlSssStats *stats, GError **error);
 
-void tl_scatter_estimate_free(TlScatterEstimate *e);
+TL_API void tl_scatter_estimate_free(TlScatterEstimate *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlScatterEstimate, tl_scatter_estimate_free)
-TlScatterEstimate *tl_scatter_estimate_copy(const TlScatterEstimate *e);
+TL_API TlScatterEstimate *tl_scatter_estimate_copy(const TlScatterEstimate *e);
 
 /* Checks the sampling and values (as the loader does; `source` names them in messages) and makes
  * the interpolation tables; for estimates built by hand. */
-gboolean tl_scatter_estimate_prepare(TlScatterEstimate *e, const char *source, GError **error);
+TL_API gboolean tl_scatter_estimate_prepare(TlScatterEstimate *e, const char *source, GError **error);
 
 static inline guint64 tl_scatter_tri(guint da, guint db) {
   return (guint64)db * (db + 1) / 2 + da;
 }
 /* Sampled pairs (D (D + 1) / 2, D = n_t n_r). */
-guint64 tl_scatter_estimate_n_pairs(const TlScatterEstimate *e);
+TL_API guint64 tl_scatter_estimate_n_pairs(const TlScatterEstimate *e);
 
 /* Expected scatter counts of crystal pair (a, b) (scale x the interpolated value): summed over
  * the TOF bins; and in TOF bin `bin` (positive towards b; |bin| <= half, else 0; a non-TOF
  * estimate: GError-free 0 from _tof, use the first). Ids must be < n_crystals. */
-double tl_scatter_estimate_pair(const TlScatterEstimate *e, guint a, guint b);
-double tl_scatter_estimate_pair_tof(const TlScatterEstimate *e, guint a, guint b, gint bin);
+TL_API double tl_scatter_estimate_pair(const TlScatterEstimate *e, guint a, guint b);
+TL_API double tl_scatter_estimate_pair_tof(const TlScatterEstimate *e, guint a, guint b, gint bin);
 
 /* Whether the estimate is for `scanner` (the same tl_scanner_key); the GError names both. */
-gboolean tl_scatter_estimate_check_scanner(const TlScatterEstimate *e, const TlScanner *scanner,
+TL_API gboolean tl_scatter_estimate_check_scanner(const TlScatterEstimate *e, const TlScanner *scanner,
                                            const char *source, GError **error);
 
 /* The file (docs/formats.md): a text header with the sampling, the scale and the scanner, then
  * the float32 values; written atomically. Loading bounds every count before allocating, checks
  * the file size, the sampling (indices increasing, in range) and every value (finite, >= 0),
  * naming the file, the field or value, what was found and what was expected. */
-gboolean tl_scatter_estimate_save(const TlScatterEstimate *e, const char *path, GError **error);
-TlScatterEstimate *tl_scatter_estimate_load(const char *path, GError **error);
+TL_API gboolean tl_scatter_estimate_save(const TlScatterEstimate *e, const char *path, GError **error);
+TL_API TlScatterEstimate *tl_scatter_estimate_load(const char *path, GError **error);
 
 /* Per-pair efficiency factor n_ab (normalisation) that multiplies the scatter term of a pair
  * (scattered photons are detected by the same crystals as trues); NULL = 1. */
@@ -191,7 +193,7 @@ typedef struct {
   gpointer pair_factor_data;
 } TlTailParams;
 
-void tl_tail_params_init(TlTailParams *p);
+TL_API void tl_tail_params_init(TlTailParams *p);
 
 /* k by weighted least squares with the Poisson weights 1 / (n S) of scatter counts: minimising
  * sum_tail (y - r - k n S)^2 / (n S) gives k = sum_tail (y - r) / sum_tail n S (the ratio of the
@@ -209,20 +211,20 @@ typedef struct {
  * TlBin, any order, pairs must be allowed; duplicates add) and `randoms` (NULL = none). GError
  * naming the counts when the tail holds fewer than min_counts prompts, or no estimate (an
  * object filling the field of view), and for a mu-map that is not finite. */
-gboolean tl_scatter_tail_fit(const TlScatterEstimate *e, const TlImage *mu, const TlBin *counts,
+TL_API gboolean tl_scatter_tail_fit(const TlScatterEstimate *e, const TlImage *mu, const TlBin *counts,
                              guint64 n_counts, const TlRandoms *randoms, const TlTailParams *p,
                              TlTailFit *fit, GError **error);
 /* The tail test of tl_scatter_tail_fit on its own (tests, views): made once per scanner and
  * mu-map (the scanner must outlive it), then asked per pair. GError for bad parameters or a
  * mu-map that is not finite. */
 typedef struct _TlScatterTail TlScatterTail;
-TlScatterTail *tl_scatter_tail_new(const TlScanner *scanner, const TlImage *mu,
+TL_API TlScatterTail *tl_scatter_tail_new(const TlScanner *scanner, const TlImage *mu,
                                    const TlTailParams *p, GError **error);
-gboolean tl_scatter_tail_has(const TlScatterTail *t, guint a, guint b);
-void tl_scatter_tail_free(TlScatterTail *t);
+TL_API gboolean tl_scatter_tail_has(const TlScatterTail *t, guint a, guint b);
+TL_API void tl_scatter_tail_free(TlScatterTail *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlScatterTail, tl_scatter_tail_free)
 
 /* One line: "SSS: 412 scatter points, 24 x 3 detectors, ..." */
-char *tl_scatter_estimate_describe(const TlScatterEstimate *e);
+TL_API char *tl_scatter_estimate_describe(const TlScatterEstimate *e);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Bq/mL: isotopes, decay correction and the calibration factor (equations in tl-units.h). */
 #include "tl-units.h"
 #include "tl-error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Images in real units: Bq/mL from a reconstruction, the acquisition's duration, a calibration
  * factor and the isotope's decay (issue 13 item 6).
  *
@@ -17,6 +18,7 @@
  * A simulation has no decay (isotope "none": lambda = 0, beta = 1) and a known activity
  * image, so F found on one simulation brings another one back in its truth's units. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "image/tl-image.h"
 
@@ -29,13 +31,13 @@ typedef struct {
 } TlIsotope;
 
 /* The table (positron emitters of PET; "none" first: no decay, beta = 1); n_isotopes set. */
-const TlIsotope *tl_isotopes(guint *n_isotopes);
+TL_API const TlIsotope *tl_isotopes(guint *n_isotopes);
 /* By name, case-insensitive, with or without '-', element first or mass first ("F18",
  * "f-18", "18F"); GError naming the name and listing the known ones. */
-const TlIsotope *tl_isotope_find(const char *name, GError **error);
+TL_API const TlIsotope *tl_isotope_find(const char *name, GError **error);
 
 /* DC above for a frame [start_s, start_s + duration_s] (iso NULL or "none": 1). */
-double tl_decay_correction(const TlIsotope *iso, double start_s, double duration_s);
+TL_API double tl_decay_correction(const TlIsotope *iso, double start_s, double duration_s);
 
 typedef struct {
   double calibration;       /* F > 0: image value per second per Bq/mL of positron emitters */
@@ -46,17 +48,17 @@ typedef struct {
 
 /* Finite, F > 0, T > 0, t_s >= 0 and t_s below 1000 half-lives (exp(lambda t_s) stays
  * finite); the GError names the field and the value. */
-gboolean tl_quant_validate(const TlQuant *q, GError **error);
+TL_API gboolean tl_quant_validate(const TlQuant *q, GError **error);
 /* The factor DC / (T F beta) that takes an image to Bq/mL. */
-double tl_quant_scale(const TlQuant *q);
+TL_API double tl_quant_scale(const TlQuant *q);
 /* Every voxel times tl_quant_scale, unit "Bq/mL". GError (image unchanged) for an invalid q
  * or an image already in a unit. */
-gboolean tl_quant_apply(const TlQuant *q, TlImage *image, GError **error);
+TL_API gboolean tl_quant_apply(const TlQuant *q, TlImage *image, GError **error);
 /* The calibration factor from a scan of a known concentration: the mean image value m over a
  * region of uniform activity known_bqml (Bq/mL at the reference time), with q's duration,
  * frame start and isotope (q->calibration ignored): F = m DC / (T beta known). GError for
  * m <= 0, known <= 0 or anything non-finite. */
-gboolean tl_quant_calibrate(const TlQuant *q, double mean_value, double known_bqml,
+TL_API gboolean tl_quant_calibrate(const TlQuant *q, double mean_value, double known_bqml,
                             double *calibration, GError **error);
 
 G_END_DECLS

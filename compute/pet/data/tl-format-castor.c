@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR datafiles and scanner LUTs (tl-format-castor.h, docs/formats.md).
  *
  * Event layout (CASToR 3.1 iDataFilePET::GetEventSpecific; FLTNBDATA = float32, all

@@ -1,8 +1,10 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CASToR PET data (`.cdh` header + `.cdf` binary events, list mode and histogram, with the
  * optional attenuation, scatter, random, normalisation and TOF fields) and CASToR scanner
  * look-up tables (`.hscan` + `.lut`): read and written, so a Tomolab simulation can be handed to
  * CASToR and a CASToR dataset reconstructed here. Layouts in docs/formats.md. */
 #pragma once
+#include "tl-api.h"
 #include "pet/scanner/tl-listmode.h"
 #include "pet/correct/tl-norm.h"
 #include "image/tl-format.h"
@@ -31,40 +33,40 @@ typedef struct {
   float *tof_ps;              /* list mode: TOF measurement (ps), positive towards id2 */
 } TlCastorData;
 
-void tl_castor_free(TlCastorData *d);
+TL_API void tl_castor_free(TlCastorData *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCastorData, tl_castor_free)
 
 /* Bytes per event of the header's layout. */
-guint tl_castor_event_bytes(const TlCastorData *d);
-TlCastorData *tl_castor_load(const char *cdh, GError **error);
+TL_API guint tl_castor_event_bytes(const TlCastorData *d);
+TL_API TlCastorData *tl_castor_load(const char *cdh, GError **error);
 /* Writes `cdh` and `<cdh without .cdh>.cdf` next to it (both atomically). */
-gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error);
+TL_API gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error);
 
 /* List-mode data as Tomolab events on `scanner` (ids checked against it). TOF: the CASToR
  * measurement dt (ps) is s = c dt / 2 along id1 -> id2, binned to the scanner's TOF bins. */
-TlListmode *tl_castor_to_listmode(const TlCastorData *d, const TlScanner *scanner,
+TL_API TlListmode *tl_castor_to_listmode(const TlCastorData *d, const TlScanner *scanner,
                                   const char *source, GError **error);
 /* The events of `lm` as list-mode CASToR data (time 0, TOF bin k -> 2 k w / c ps). */
-TlCastorData *tl_castor_from_listmode(const TlListmode *lm, const char *scanner_name);
+TL_API TlCastorData *tl_castor_from_listmode(const TlListmode *lm, const char *scanner_name);
 /* What the castor format's save writes for list mode (`path` ends in .cdh; the scanner goes
  * next to it as <stem>-scanner.hscan + .lut), with a normalisation (NULL = none, made for
  * lm's scanner) as each event's "normalization correction factor" field: 1 / n_ab, since
  * CASToR divides the forward projection by its multiplicative corrections
  * (oProjectionLine::ForwardProject, value /= m_multiplicativeCorrection); n = 0 gives 0, an
  * event CASToR skips. */
-gboolean tl_castor_save_listmode(const TlListmode *lm, const TlNorm *norm, const char *path,
+TL_API gboolean tl_castor_save_listmode(const TlListmode *lm, const TlNorm *norm, const char *path,
                                  GError **error);
 
 /* Scanners: `.hscan` (text) + `.lut` next to it (6 float32 per crystal: centre x y z, outward
  * orientation x y z). */
-TlScanner *tl_castor_scanner_load(const char *hscan, GError **error);
-gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **error);
+TL_API TlScanner *tl_castor_scanner_load(const char *hscan, GError **error);
+TL_API gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **error);
 /* A generic `.geom` description (one layer; rsectors, modules, submodules, crystals, gaps,
  * first angle, angular span, rotation direction; no z-shifts), read only. Groups: rsectors. */
-TlScanner *tl_castor_geom_load(const char *geom, GError **error);
+TL_API TlScanner *tl_castor_geom_load(const char *geom, GError **error);
 
 /* Entries of the format table (compute/tl-formats.c). */
-extern const TlFormatClass tl_format_castor;
-extern const TlFormatClass tl_format_castor_scanner;
+TL_API extern const TlFormatClass tl_format_castor;
+TL_API extern const TlFormatClass tl_format_castor_scanner;
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Siemens Biograph mMR list mode (tl-format-mmr.h, docs/formats.md).
  *
  * Words: 32-bit little-endian (PETLINK 32-bit, as STIR's CListRecordECAT8_32bit reads it).

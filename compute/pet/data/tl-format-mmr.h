@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Siemens Biograph mMR list mode (PETLINK 32-bit words, `.l` + its Interfile-style header):
  * prompts and delayeds decoded to crystal pairs of the mMR crystal table, time tags counted
  * and used to select time frames. Layout and geometry in docs/formats.md. */
 #pragma once
+#include "tl-api.h"
 #include "pet/scanner/tl-listmode.h"
 #include "image/tl-format.h"
 
@@ -21,7 +23,7 @@ G_BEGIN_DECLS
 
 /* Crystal id of ring r, position d (0..503): r * 448 + (d / 9) * 8 + d % 9 - 1; G_MAXUINT32
  * for a gap position (d % 9 == 0) or out of range. */
-guint32 tl_mmr_crystal_id(guint ring, guint position);
+TL_API guint32 tl_mmr_crystal_id(guint ring, guint position);
 
 typedef enum {
   TL_MMR_DECODED,
@@ -29,10 +31,10 @@ typedef enum {
   TL_MMR_OUT_OF_RANGE /* bin address >= 344 * 252 * 4084 */
 } TlMmrDecode;
 /* The 30-bit bin address of an event word to its crystal pair (docs/formats.md). */
-TlMmrDecode tl_mmr_decode_bin(guint32 bin_address, guint32 *a, guint32 *b);
+TL_API TlMmrDecode tl_mmr_decode_bin(guint32 bin_address, guint32 *a, guint32 *b);
 
 /* The mMR as a Tomolab scanner: an explicit crystal table of 64 x 448 crystals. */
-TlScanner *tl_mmr_scanner_new(void);
+TL_API TlScanner *tl_mmr_scanner_new(void);
 
 /* A time frame [start_s, end_s) by the time tags (ms since the start of the acquisition);
  * end_s <= 0: to the end of the file. */
@@ -55,12 +57,12 @@ typedef struct {
 /* `path`: the header (any name; "name of data file" finds the words) or the `.l` file (its
  * header is found next to it: `<path>.hdr`, else any `*.hdr*` naming it). The GError names
  * the file, the key and the value for a bad header. opt NULL: the whole file. */
-TlListmode *tl_mmr_load(const char *path, const TlMmrOptions *opt, TlMmrStats *stats,
+TL_API TlListmode *tl_mmr_load(const char *path, const TlMmrOptions *opt, TlMmrStats *stats,
                         GError **error);
 /* Counts without keeping events (for `info`). */
-gboolean tl_mmr_scan(const char *path, TlMmrStats *stats, GError **error);
+TL_API gboolean tl_mmr_scan(const char *path, TlMmrStats *stats, GError **error);
 
 /* Entry of the format table (compute/tl-formats.c). */
-extern const TlFormatClass tl_format_mmr;
+TL_API extern const TlFormatClass tl_format_mmr;
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* STIR Interfile projection data (.hs + .s) into TlSinogram (tl-sinogram.h). Keys as STIR's
  * InterfilePDFSHeader reads them (learned from its documentation and example headers):
  * "matrix axis label [k]" names the axes ([4] segment, [1] tangential coordinate, [2]/[3] view

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List mode into sinograms (tl-sinogram-hist.h). The bin of a pair inverts tl-sinogram.c's
  * mapping (STIR's ProjDataInfoCylindricalNoArcCorr):
  *   d1 = (v + floor(t / 2)) mod N,  d2 = (v - floor((t + 1) / 2) + N / 2) mod N

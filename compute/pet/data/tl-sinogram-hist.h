@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List mode histogrammed into sinograms (tl-sinogram.h): the window's data view, `convert` of
  * list mode to STIR projection data, and any comparison of measured and expected counts per bin.
  *
@@ -12,22 +13,23 @@
  * one through the crystal centres of ring 0 (a polygon's flats are not modelled by STIR's
  * cylindrical geometry); the binning itself is exact. */
 #pragma once
+#include "tl-api.h"
 #include "tl-sinogram.h"
 
 G_BEGIN_DECLS
 
 /* Geometry for `scanner` (ring layouts with an even number of crystals per ring), segments for
  * ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
-TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
+TL_API TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
 /* The bin holding crystal pair (a, b), either order, for a sinogram of span 1 without view
  * mashing; FALSE when no bin holds it (same crystal, ring difference outside the segments, a
  * tangential position outside the sinogram). */
-gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
+TL_API gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
 /* Every event counted in its bin (TOF bins summed); *outside (optional) counts events with no
  * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
-gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
+TL_API gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,
                                 GError **error);
 /* Segment index of ring difference rd (STIR's order), or -1. */
-gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
+TL_API gint tl_sinogram_segment_of(const TlSinogram *s, gint rd);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSinogram geometry, its crystal pairs and forward projections (tl-sinogram.h). */
 #include "tl-sinogram.h"
 #include <math.h>

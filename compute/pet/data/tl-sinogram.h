@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSinogram: PET projection data binned as STIR stores it (docs/formats.md "STIR projection
  * data"): segments (ranges of ring differences), each with its axial positions; views (angles
  * over [0, pi)); tangential positions, for a cylindrical scanner of n_rings rings of
@@ -20,6 +21,7 @@
  * A bin of span > 1 or view mashing covers several crystal pairs: tl_sinogram_to_bins splits its
  * value evenly among them (an approximation: the pairs' own sensitivities are not known). */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-error.h"
 #include "image/tl-format.h"
@@ -51,40 +53,40 @@ typedef struct {
   float *data;                   /* n_bins, layout above */
 } TlSinogram;
 
-void tl_sinogram_free(TlSinogram *s);
+TL_API void tl_sinogram_free(TlSinogram *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlSinogram, tl_sinogram_free)
 /* The same geometry, data zero (values copied when copy_data). */
-TlSinogram *tl_sinogram_copy(const TlSinogram *s, gboolean copy_data);
+TL_API TlSinogram *tl_sinogram_copy(const TlSinogram *s, gboolean copy_data);
 
 /* Geometry checks (counts bounded, ring differences inside the scanner, axial positions per
  * segment equal to what the ring pairs give, tangential positions within the detectors);
  * the GError names `source`, the field and the value. Every loader calls it. */
-gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **error);
+TL_API gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **error);
 /* First bin of segment `seg` in data. */
-guint64 tl_sinogram_segment_offset(const TlSinogram *s, guint seg);
+TL_API guint64 tl_sinogram_segment_offset(const TlSinogram *s, guint seg);
 
 /* The cylindrical scanner as an explicit crystal table: crystal r * n_detectors + d, group d
  * (every detector of a ring its own group), max ring difference from the segments. */
-TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error);
+TL_API TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error);
 /* Crystal pairs (a < b) with their counts (a bin's value split evenly over its pairs), for
  * tl_pet_operator_new_binned with tl_sinogram_scanner; pairs with value 0 kept when
  * keep_zero. Arc-corrected data are refused (their bins are not crystal pairs). */
-GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **error);
+TL_API GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **error);
 /* data[bin] = sum over the bin's pairs of value(pair), with `pairs` from tl_sinogram_to_bins
  * (keep_zero) and `values` one per pair in the same order: a forward projection written back. */
-gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const float *values,
+TL_API gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const float *values,
                                     GError **error);
 
 /* STIR Interfile projection data (.hs + .s): float32 (or any Interfile number format) read;
  * float32 little endian written with STIR's keys, SegmentViewAxialTangPos order. */
-TlSinogram *tl_sinogram_load(const char *path, GError **error);
-gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error);
+TL_API TlSinogram *tl_sinogram_load(const char *path, GError **error);
+TL_API gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error);
 
-extern const TlFormatClass tl_format_stir_sino;
+TL_API extern const TlFormatClass tl_format_stir_sino;
 
 G_END_DECLS
 
 G_BEGIN_DECLS
 /* "key: value" lines for `tomolab-cli info` (tl_data_describe). */
-void tl_sinogram_describe(const TlSinogram *s, GString *out);
+TL_API void tl_sinogram_describe(const TlSinogram *s, GString *out);
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Joseph's projector: bilinear interpolation on the planes through the voxel centres across the
  * ray's dominant axis (shaders/pet/pet_joseph.glsl). */
 #include "tl-projector-ray.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The CPU plane path of Joseph's list-mode EM sub-iteration (issue 17).
  *
  * On a CPU Vulkan device (lavapipe) every buffer access compiles to a loop over the SIMD lanes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ray-tracing projectors on the device: pipelines per variant (created on first use) and the
  * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
 #include "tl-kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Internal: the projector operations shared by the ray-tracing projectors (Siddon, Joseph).
  * They run the kernels shaders/pet/pet_{forward,back,em}.comp; a class picks its tracer with the
  * PET_TRACER specialization constant and says how many voxels one ray may touch (the cost

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The projector registry and the checks every implementation relies on. */
 #include "tl-projector.h"
 #include "tl-sensitivity.h"

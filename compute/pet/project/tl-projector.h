@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlProjector: the PET system matrix A on the device, a_jn = contribution of voxel n to line
  * of response (LOR) j in mm (intersection length for Siddon, interpolation weight x step for
  * Joseph). Every reconstruction algorithm reaches projections through this interface only:
@@ -15,6 +16,7 @@
  * Back projection accumulates with float atomic add where the device has it, else with a
  * compare-and-swap loop (TlScatter). A TlProjector is used by one thread at a time. */
 #pragma once
+#include "tl-api.h"
 #include "tl-stream.h"
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
@@ -50,7 +52,7 @@ typedef struct {
 #define TL_TOF_N_SIGMA 3.0
 /* The scanner's TOF kernel; n_sigma <= 0 means TL_TOF_N_SIGMA. GError when the scanner has
  * no TOF bins or n_sigma is above 10. */
-gboolean tl_tof_init(TlTof *tof, const TlScanner *scanner, double n_sigma, GError **error);
+TL_API gboolean tl_tof_init(TlTof *tof, const TlScanner *scanner, double n_sigma, GError **error);
 
 typedef struct {
   TlLorKind kind;
@@ -172,55 +174,55 @@ struct _TlProjector {
 };
 
 /* Names known to tl_projector_new, NULL-terminated. */
-const char *const *tl_projector_names(void);
-TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
+TL_API const char *const *tl_projector_names(void);
+TL_API TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                               GError **error);
 /* The same with settings (NULL = defaults: tor_fwhm_mm = TL_TOR_FWHM_DEFAULT). */
-TlProjector *tl_projector_new_with(TlContext *ctx, const char *name, const TlImageGrid *grid,
+TL_API TlProjector *tl_projector_new_with(TlContext *ctx, const char *name, const TlImageGrid *grid,
                                    const TlProjectorParams *params, GError **error);
-void tl_projector_free(TlProjector *p);
+TL_API void tl_projector_free(TlProjector *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProjector, tl_projector_free)
 
-const char *tl_projector_name(const TlProjector *p);
+TL_API const char *tl_projector_name(const TlProjector *p);
 /* Name + settings that change the weights, e.g. "tor fwhm 2 mm" (g_free). */
-char *tl_projector_key(const TlProjector *p);
-const TlImageGrid *tl_projector_grid(const TlProjector *p);
-void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
-void tl_projector_set_em_method(TlProjector *p, TlEmMethod method);
+TL_API char *tl_projector_key(const TlProjector *p);
+TL_API const TlImageGrid *tl_projector_grid(const TlProjector *p);
+TL_API void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
+TL_API void tl_projector_set_em_method(TlProjector *p, TlEmMethod method);
 
 /* out[i] = (A image)_{first + i} for i < lors->count (out: floats, >= count elements). */
-gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
+TL_API gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
                               const TlArray *image, TlArray *out, GError **error);
 /* image += A^T w over the LORs; weights[i] belongs to record first + i (NULL = all 1),
  * like out[i] of forward. */
-gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
+TL_API gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                            const TlArray *weights, TlArray *image, GError **error);
 /* The fused EM step: corr_n += sum_j a_jn m_j / (A image)_j over LORs with (A image)_j > 0
  * (m_j: 1 per event, the count of a bin). */
-gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+TL_API gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                          TlArray *corr, GError **error);
 /* tl_projector_em that, in the same pass (no second projection), also writes the Poisson
  * log-likelihood data term sum_j m_j log (A image)_j over LORs with (A image)_j > 0 as float
  * partial sums: partials[g] for g < tl_projector_loglik_partials(p, lors) (one per workgroup;
  * partials may be longer, the rest is untouched). Sum them in double on the host: that is
  * tl_projector_loglik at `image`, the image before any update from `corr`. */
-gboolean tl_projector_em_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+TL_API gboolean tl_projector_em_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
                                 const TlArray *image, TlArray *corr, TlArray *partials,
                                 GError **error);
 /* Number of partial sums tl_projector_em_loglik writes for `lors` (0 for no LORs). */
-guint64 tl_projector_loglik_partials(const TlProjector *p, const TlLors *lors);
+TL_API guint64 tl_projector_loglik_partials(const TlProjector *p, const TlLors *lors);
 /* *sum = sum_j m_j log (A image)_j over LORs with (A image)_j > 0. Finishes the stream. */
-gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
+TL_API gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, double *sum, GError **error);
 /* image += back projection of every allowed crystal pair p (tl_scanner_pair_allowed) with
  * p % stride == offset in the pair order of tl_pair_index(); stride 1, offset 0 = all. */
-gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
+TL_API gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   TlArray *image, GError **error);
 /* The same with attenuation (seed 000 eq. 7): image += sum over those pairs p of
  * a_p (back projection of p), a_p = exp(-integral along p of mu) with this projector's
  * weights; mu (mm^-1) on the projector's grid, NULL = tl_projector_sensitivity. */
-gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
+TL_API gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                         const TlArray *crystals, guint stride, guint offset,
                                         const TlArray *mu, TlArray *image, GError **error);
 
@@ -228,26 +230,26 @@ gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlSca
  * pairs of n_p a_p (back projection of p). norm NULL = tl_projector_sensitivity_atten; its
  * model must be for `scanner` (tl_norm_check_scanner). Grids above 2^31 voxels (the float
  * path) refuse a normalisation. */
-gboolean tl_projector_sensitivity_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
+TL_API gboolean tl_projector_sensitivity_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                        const TlArray *crystals, guint stride, guint offset,
                                        const TlArray *mu, const TlSensNorm *norm,
                                        TlArray *image, GError **error);
 
 /* TL_SENS_PRECISION_DOUBLE where it cannot run makes the sensitivity calls fail. */
-void tl_projector_set_sensitivity_precision(TlProjector *p, TlSensPrecision precision);
+TL_API void tl_projector_set_sensitivity_precision(TlProjector *p, TlSensPrecision precision);
 /* Whether the sensitivity calls walk the rays in double (TlSensPrecision): part of the
  * sensitivity cache's key, since the images differ by the float walk's rounding. */
-gboolean tl_projector_sensitivity_in_double(const TlProjector *p);
+TL_API gboolean tl_projector_sensitivity_in_double(const TlProjector *p);
 
 /* TL_SENS_SYMMETRIC where it cannot apply makes the sensitivity calls fail (tests force it). */
-void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);
+TL_API void tl_projector_set_sensitivity_method(TlProjector *p, TlSensMethod method);
 /* The method the sensitivity calls use for these arguments (TL_SENS_FULL or
  * TL_SENS_SYMMETRIC, never AUTO) and, in *order (may be NULL), the number of symmetries
  * used (1 for FULL). */
-TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
+TL_API TlSensMethod tl_projector_sensitivity_plan(const TlProjector *p, const TlScanner *scanner,
                                            guint stride, gboolean attenuation, guint *order);
 /* The same with a normalisation (NULL = none): the symmetries n is invariant under only. */
-TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlScanner *scanner,
+TL_API TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlScanner *scanner,
                                                 guint stride, gboolean attenuation,
                                                 const TlNorm *norm, guint *order);
 
@@ -255,13 +257,13 @@ TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, const TlSc
  * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations
  * then walk rays of one kind and length range (seed 002 groups events by dominant direction),
  * while the order within a group (random in time) keeps concurrent scatters apart. */
-void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
+TL_API void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
 /* The same groups, each ordered by line: by transaxial direction, then offset from the axis,
  * then axial position, so neighbouring invocations walk nearly the same voxels (seed 002
  * groups by direction too). For CPU devices, where no two lanes' atomics contend and the
  * cache decides: 20 % off the EM sub-iteration on lavapipe for Siddon and Joseph alike
  * (bench/README.md). GPUs keep the grouping alone, whose random order keeps a warp's atomics
  * apart. Deterministic (ties keep their order). */
-void tl_events_order_by_line(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
+TL_API void tl_events_order_by_line(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The symmetries a sensitivity image may use (tl-sensitivity.h TlSensSymmetry): the elements
  * of the 16 quarter turns and mirror planes through the axes (the square's 8 transaxially,
  * times the axial mirror z -> -z) that map the crystal table onto itself and the image grid

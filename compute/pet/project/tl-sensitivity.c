@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Sensitivity images: computed on the device, cached on disk (see tl-sensitivity.h).
  * Cache file: the key text, a NUL byte, then the float32 voxels (x fastest). A file whose key
  * or size differs is ignored and rewritten. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Siddon's projector: exact intersection lengths (shaders/pet/pet_siddon.glsl). */
 #include "tl-projector-ray.h"
 

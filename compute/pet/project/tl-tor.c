@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tube of response (seed 002): Joseph's plane walk with the bilinear hat convolved with a
  * Gaussian across the tube (shaders/pet/pet_tor.glsl); TlProjectorParams.tor_fwhm_mm sets it. */
 #include "tl-projector-ray.h"

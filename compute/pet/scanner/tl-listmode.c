@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List-mode files (docs/formats.md): a text header that embeds the scanner description,
  * then n_events little-endian TlEvent records of 12 bytes. */
 #define _POSIX_C_SOURCE 200809L /* getline, ftello */

@@ -1,6 +1,8 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* List-mode PET data: 12-byte events (crystal pair + TOF bin); positions come from the
  * scanner's crystal table. File format in docs/formats.md (text header + binary events). */
 #pragma once
+#include "tl-api.h"
 #include "tl-scanner.h"
 
 G_BEGIN_DECLS
@@ -43,33 +45,33 @@ typedef struct {
   double coincidence_window_ns;
 } TlListmode;
 
-TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);
-void tl_listmode_free(TlListmode *lm);
+TL_API TlListmode *tl_listmode_new(TlScanner *scanner_owned, guint64 n_events);
+TL_API void tl_listmode_free(TlListmode *lm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlListmode, tl_listmode_free)
 
 /* Reading validates the header, sizes, counts and crystal-id ranges; the GError names
  * the file, the field, the value found and what was expected. */
-TlListmode *tl_listmode_load(const char *path, GError **error);
-gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error);
+TL_API TlListmode *tl_listmode_load(const char *path, GError **error);
+TL_API gboolean tl_listmode_save(const TlListmode *lm, const char *path, GError **error);
 /* A share of the events without reading the others (distributed reconstruction: each
  * process reads its own range by file offset). count_events reads the header only and checks
  * the file size against it; load_range reads events [first, first + count) (first + count <=
  * the file's events, else a GError naming both) into a TlListmode of `count` events, checked
  * as load checks them. */
-gboolean tl_listmode_count_events(const char *path, guint64 *n_events, GError **error);
-TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 count,
+TL_API gboolean tl_listmode_count_events(const char *path, guint64 *n_events, GError **error);
+TL_API TlListmode *tl_listmode_load_range(const char *path, guint64 first, guint64 count,
                                    GError **error);
 /* What load checks, for data from elsewhere: ids < n_crystals, allowed pairs, TOF bins in
  * [-(tof_bins-1)/2, (tof_bins-1)/2] with TOF (has_tof needs scanner->tof_bins > 0), 0 without;
  * tags (when present) below TL_TAG_N; singles (when present) finite, in [0, 1e12] per second,
  * with a coincidence window in (0, 1000] ns. */
-gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);
+TL_API gboolean tl_listmode_validate(const TlListmode *lm, const char *source, GError **error);
 
 /* Counts of the prompts by tag (all 0 without tags); returns FALSE when there are none. */
-gboolean tl_listmode_tag_counts(const TlListmode *lm, guint64 counts[TL_TAG_N]);
+TL_API gboolean tl_listmode_tag_counts(const TlListmode *lm, guint64 counts[TL_TAG_N]);
 
 /* Events [first, first + count) as a device array of 12-byte elements (TlEvent). */
-TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first, guint64 count,
+TL_API TlArray *tl_listmode_upload(const TlListmode *lm, TlContext *ctx, guint64 first, guint64 count,
                             GError **error);
 
 /* Binned data: counts per crystal pair (a < b), histogrammed from list mode. */
@@ -78,9 +80,9 @@ typedef struct {
   float count;
 } TlBin;
 
-GArray *tl_listmode_histogram(const TlListmode *lm); /* of TlBin, sorted by (a, b) */
+TL_API GArray *tl_listmode_histogram(const TlListmode *lm); /* of TlBin, sorted by (a, b) */
 
 /* Entry of the format table (compute/tl-formats.c). */
-extern const TlFormatClass tl_format_tlm;
+TL_API extern const TlFormatClass tl_format_tlm;
 
 G_END_DECLS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The scanner text description (docs/formats.md): "key = value" lines that either start
  * from a preset and override some of its keys, or give a regular ring / dual-head layout,
  * or list an explicit crystal table after "crystals = N". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlScanner: presets, crystal tables built from a regular layout, the pair rule, cache keys.
  * The text description (load/save) is in tl-scanner-text.c. */
 #include "tl-scanner.h"

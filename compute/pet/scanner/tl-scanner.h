@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlScanner: a PET scanner as a crystal table (centre + inward normal per crystal),
  * uploaded once to the device. Ring scanners (regular-polygon rings) and the planar
  * dual-head scanner of seed 004 share the representation: every crystal has a `group`
@@ -5,6 +6,7 @@
  * group(a) != group(b) and |ring(a) - ring(b)| <= max_ring_difference. The same rule
  * runs on the device when the sensitivity image iterates all pairs. */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "tl-array.h"
 #include "tl-error.h"
@@ -76,50 +78,50 @@ typedef struct {
 /* Bounds validate holds them to: 0 <= low < high <= this, resolution in [0, 1]. */
 #define TL_SCANNER_MAX_ENERGY_KEV 10000.0
 
-TlScanner *tl_scanner_new_preset(const char *preset, GError **error); /* "dmi", "small-animal", "dual-head" */
-TlScanner *tl_scanner_load(const char *path, GError **error);          /* docs/formats.md */
-gboolean tl_scanner_save(const TlScanner *s, const char *path, GError **error);
-TlScanner *tl_scanner_copy(const TlScanner *s);
-void tl_scanner_free(TlScanner *s);
+TL_API TlScanner *tl_scanner_new_preset(const char *preset, GError **error); /* "dmi", "small-animal", "dual-head" */
+TL_API TlScanner *tl_scanner_load(const char *path, GError **error);          /* docs/formats.md */
+TL_API gboolean tl_scanner_save(const TlScanner *s, const char *path, GError **error);
+TL_API TlScanner *tl_scanner_copy(const TlScanner *s);
+TL_API void tl_scanner_free(TlScanner *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlScanner, tl_scanner_free)
 
-gboolean tl_scanner_pair_allowed(const TlScanner *s, guint a, guint b);
+TL_API gboolean tl_scanner_pair_allowed(const TlScanner *s, guint a, guint b);
 /* A stable text key of everything that changes projections (for caches). */
-char *tl_scanner_key(const TlScanner *s);
+TL_API char *tl_scanner_key(const TlScanner *s);
 
 /* Builds the crystal table of a layout (kind, rings, sides...); the other fields (crystal
  * size, acceptance, TOF) come from `base` when given, else from defaults. */
-TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *layout,
+TL_API TlScanner *tl_scanner_new_from_layout(const char *name, const TlScannerLayout *layout,
                                       const TlScanner *base, GError **error);
 /* Checks counts, ids, acceptance and TOF fields; every constructor and loader calls it. */
-gboolean tl_scanner_validate(const TlScanner *s, GError **error);
+TL_API gboolean tl_scanner_validate(const TlScanner *s, GError **error);
 /* The text description (docs/formats.md); `source` names the text in error messages
  * and `first_line` numbers its first line (for descriptions embedded in other files). */
-char *tl_scanner_to_text(const TlScanner *s);
-TlScanner *tl_scanner_from_text(const char *text, const char *source, guint first_line,
+TL_API char *tl_scanner_to_text(const TlScanner *s);
+TL_API TlScanner *tl_scanner_from_text(const char *text, const char *source, guint first_line,
                                 GError **error);
-const char *const *tl_scanner_preset_names(void); /* NULL-terminated */
+TL_API const char *const *tl_scanner_preset_names(void); /* NULL-terminated */
 /* TOF kernel width along the LOR: sigma = (c/2) * FWHM / (2 sqrt(2 ln 2)), in mm. */
-float tl_scanner_tof_sigma_mm(const TlScanner *s);
+TL_API float tl_scanner_tof_sigma_mm(const TlScanner *s);
 /* The energy window (keV) and resolution (FWHM fraction at 511 keV) in effect: the scanner's,
  * or the defaults above when it gives none (all three fields 0). */
-void tl_scanner_energy(const TlScanner *s, double window_kev[2], double *resolution);
+TL_API void tl_scanner_energy(const TlScanner *s, double window_kev[2], double *resolution);
 /* Sets the defaults on a scanner that gives no energy fields (all three 0); else no change. */
-void tl_scanner_energy_fill(TlScanner *s);
+TL_API void tl_scanner_energy_fill(TlScanner *s);
 /* The crystal table on the device: n_crystals elements of 32 bytes (TlCrystal). */
-TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
+TL_API TlArray *tl_scanner_upload(const TlScanner *s, TlContext *ctx, GError **error);
 
 /* A grid suited to a scanner: the reference grids for the presets (DMI: 215 x 215 x 71
  * of 2.78 mm), else one covering the field of view with voxels of half a crystal. */
-TlImageGrid tl_scanner_default_grid(const TlScanner *s);
+TL_API TlImageGrid tl_scanner_default_grid(const TlScanner *s);
 
 /* Pair numbering shared with the kernels: a = p mod n, b = (a + p / n + 1) mod n, for
  * p < n (n - 1) / 2 (shaders/pet/pet_common.glsl). */
-guint64 tl_pair_count(guint n_crystals);
-guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
-void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);
+TL_API guint64 tl_pair_count(guint n_crystals);
+TL_API guint64 tl_pair_index(guint n_crystals, guint a, guint b); /* a != b, either order */
+TL_API void tl_pair_decode(guint n_crystals, guint64 p, guint *a, guint *b);
 
 /* Entry of the format table (compute/tl-formats.c). */
-extern const TlFormatClass tl_format_scanner;
+TL_API extern const TlFormatClass tl_format_scanner;
 
 G_END_DECLS

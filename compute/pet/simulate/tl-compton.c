@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Compton scattering: Klein-Nishina cross-sections and Kahn's sampler (see tl-compton.h). */
 #include "tl-compton.h"
 #include <math.h>

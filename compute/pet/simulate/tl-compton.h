@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Compton scattering of annihilation photons: the simulator's physics, reusable by a scatter
  * estimate. Energies in keV, cross-sections per electron in cm^2.
  *
@@ -17,6 +18,7 @@
  *
  * (e.g. Evans, The Atomic Nucleus, 1955, ch. 23.) */
 #pragma once
+#include "tl-api.h"
 #include <glib.h>
 #include "image/tl-rng.h"
 
@@ -26,19 +28,19 @@ G_BEGIN_DECLS
 #define TL_ELECTRON_RADIUS_CM 2.8179403262e-13
 
 /* The energy after scattering by theta: E / (1 + (E / m_e c^2) (1 - cos theta)). */
-double tl_compton_energy(double e_kev, double cos_theta);
+TL_API double tl_compton_energy(double e_kev, double cos_theta);
 /* Klein-Nishina d sigma / d Omega (cm^2 per steradian per electron) at energy E and angle theta. */
-double tl_klein_nishina_diff(double e_kev, double cos_theta);
+TL_API double tl_klein_nishina_diff(double e_kev, double cos_theta);
 /* Klein-Nishina total cross-section per electron (cm^2); 2.866e-25 at 511 keV. */
-double tl_klein_nishina_total(double e_kev);
+TL_API double tl_klein_nishina_total(double e_kev);
 /* cos theta drawn from the Klein-Nishina distribution at energy E by Kahn's rejection method
  * (Kahn 1954, RAND AECU-3259; as in the MCNP manual): x = E / E' in [1, 1 + 2 alpha] from
  * one of two branches with probabilities (1 + 2 alpha) : 8, accepted with 4 (1/x - 1/x^2)
  * or (cos^2 theta + 1/x) / 2. Mean 2.6 draws per call at 511 keV. */
-double tl_klein_nishina_sample(TlRng *rng, double e_kev);
+TL_API double tl_klein_nishina_sample(TlRng *rng, double e_kev);
 /* Standard deviation (keV) of the measured energy of a photon of energy E for a resolution
  * r (FWHM / E at 511 keV): the FWHM scales with sqrt(E) (photon statistics of the
  * scintillation light), FWHM(E) = r sqrt(511 keV E), sigma = FWHM / (2 sqrt(2 ln 2)). */
-double tl_energy_sigma_kev(double resolution, double e_kev);
+TL_API double tl_energy_sigma_kev(double resolution, double e_kev);
 
 G_END_DECLS

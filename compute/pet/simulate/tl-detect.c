@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ray -> crystal lookup over planar crystal groups. */
 #include "tl-detect.h"
 #include <math.h>

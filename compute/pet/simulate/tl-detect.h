@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Where a photon leaving point p along direction d hits the crystals (the simulator's
  * detection). Every crystal group (polygon side, head) must be a planar module: crystals
  * sharing one inward normal, centres on one plane, forming a grid in it. The photon

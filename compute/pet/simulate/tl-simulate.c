@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Monte-Carlo simulator: fixed blocks of work on a GThreadPool, one random stream per block. */
 #include "tl-simulate.h"
 #include "tl-compton.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Monte-Carlo PET simulator (CPU, threaded): annihilations sampled from an activity image,
  * back-to-back photons in isotropic directions, detection on the scanner's crystals,
  * survival exp(-integral of mu) along the line (seed 000 eq. 6), TOF from a Gaussian
@@ -10,6 +11,7 @@
  * fixed blocks, each with its own random stream. No positron range, non-collinearity, dead
  * time, or scatter in the crystals. */
 #pragma once
+#include "tl-api.h"
 #include <gio/gio.h>
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
@@ -85,18 +87,18 @@ typedef struct {
 /* fraction in [0, 1], called on the calling thread. */
 typedef void (*TlSimulateProgress)(double fraction, guint64 events, gpointer user_data);
 
-void tl_simulate_params_init(TlSimulateParams *p);
+TL_API void tl_simulate_params_init(TlSimulateParams *p);
 
 /* activity: >= 0 and finite; mu (mm^-1, may be NULL = no attenuation) on any grid, inside
  * the scanner. */
-TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const TlImage *mu,
+TL_API TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const TlImage *mu,
                         const TlSimulateParams *params, TlSimulateProgress progress,
                         gpointer user_data, GCancellable *cancel, TlSimulateStats *stats,
                         GError **error);
 
 /* The crystal efficiency file (docs/formats.md): '#' header lines (scanner, crystal count,
  * spread, seed), then one value per crystal id, one per line; written atomically. */
-gboolean tl_simulate_save_efficiencies(const TlScanner *scanner, const float *eff,
+TL_API gboolean tl_simulate_save_efficiencies(const TlScanner *scanner, const float *eff,
                                        const TlSimulateParams *params, const char *path,
                                        GError **error);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Class "pet-srm" (tl-srm-operator.h): the symmetric system response matrix on the device
  * and the grouped LOR tables of each subset. */
 #include "tl-srm-operator.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The dual-head system response matrix stored by symmetry class (tl-srm.h): the detector
  * response integral, the class build, the index arithmetic and the cache file. */
 #include "tl-srm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSrm: a precomputed system response matrix (SRM) of the dual-head scanner (seed 004,
  * Chou et al. 2012), stored once per symmetry class.
  *
@@ -33,6 +34,7 @@
  *
  * Cache files: tl_srm_save / tl_srm_load (docs/srm.md), keyed by scanner and grid. */
 #pragma once
+#include "tl-api.h"
 #include "pet/scanner/tl-scanner.h"
 
 G_BEGIN_DECLS
@@ -49,24 +51,24 @@ typedef struct {
                         0 keeps every nonzero) */
 } TlSrmParams;
 
-void tl_srm_params_init(TlSrmParams *p);
+TL_API void tl_srm_params_init(TlSrmParams *p);
 
 /* The response h of the crystal pair (a on head 0, b on head 1: crystal ids of `s`) for a
  * point at `p` (mm): the model above, in absolute coordinates (no symmetry used). */
-double tl_srm_point_response(const TlScanner *s, const TlSrmParams *prm, guint a, guint b,
+TL_API double tl_srm_point_response(const TlScanner *s, const TlSrmParams *prm, guint a, guint b,
                              const double p[3]);
 
 typedef struct _TlSrm TlSrm;
 
 /* Builds the stored classes (threaded over classes). Needs a dual-head scanner and a grid
  * as described above; the GError says which condition fails. */
-TlSrm *tl_srm_new(const TlScanner *s, const TlImageGrid *grid, const TlSrmParams *prm,
+TL_API TlSrm *tl_srm_new(const TlScanner *s, const TlImageGrid *grid, const TlSrmParams *prm,
                   GError **error);
-void tl_srm_free(TlSrm *m);
+TL_API void tl_srm_free(TlSrm *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlSrm, tl_srm_free)
 
 /* h for the pair (a, b) (either order) and voxel index (x fastest), via the symmetries. */
-float tl_srm_element(const TlSrm *m, guint a, guint b, guint64 voxel);
+TL_API float tl_srm_element(const TlSrm *m, guint a, guint b, guint64 voxel);
 
 /* Sizes: stored classes and elements, bytes of the stored form (key + value per element and
  * the class offsets), and the full matrix: LORs x voxels and its nonzeros (counted by
@@ -78,7 +80,7 @@ typedef struct {
   guint64 n_lors, n_voxels;
   guint64 full_nnz;
 } TlSrmSizes;
-void tl_srm_sizes(const TlSrm *m, gboolean count_full_nnz, TlSrmSizes *out);
+TL_API void tl_srm_sizes(const TlSrm *m, gboolean count_full_nnz, TlSrmSizes *out);
 
 /* Device form, used by the "pet-srm" operator (tl-srm-operator.h). */
 typedef struct {
@@ -91,23 +93,23 @@ typedef struct {
   const float *val;
   guint nu, nv;
 } TlSrmTables;
-void tl_srm_tables(const TlSrm *m, TlSrmTables *t);
-const TlImageGrid *tl_srm_grid(const TlSrm *m);
+TL_API void tl_srm_tables(const TlSrm *m, TlSrmTables *t);
+TL_API const TlImageGrid *tl_srm_grid(const TlSrm *m);
 /* Class of direction (du, dv) = (u_b - u_a, v_b - v_a) and the transform flags:
  * bit 0 swap y/z, bit 1 negate y, bit 2 negate z. */
-guint tl_srm_class(const TlSrm *m, int du, int dv, guint *flags);
+TL_API guint tl_srm_class(const TlSrm *m, int du, int dv, guint *flags);
 /* Head coordinates of a crystal id: head (0/1), u (along y), v (along z). */
-void tl_srm_crystal(const TlSrm *m, guint id, guint *head, guint *u, guint *v);
+TL_API void tl_srm_crystal(const TlSrm *m, guint id, guint *head, guint *u, guint *v);
 
 /* Cache file: a binary file (header with scanner key, grid key, params; then the classes),
  * written atomically; load bounds every count by the file size and TL_SRM_MAX_ELEMENTS
  * before allocating and checks the keys against the scanner and grid given. */
-gboolean tl_srm_save(const TlSrm *m, const char *path, GError **error);
-TlSrm *tl_srm_load(const char *path, const TlScanner *s, const TlImageGrid *grid,
+TL_API gboolean tl_srm_save(const TlSrm *m, const char *path, GError **error);
+TL_API TlSrm *tl_srm_load(const char *path, const TlScanner *s, const TlImageGrid *grid,
                    const TlSrmParams *prm, GError **error);
 /* $XDG_CACHE_HOME/tomolab/srm-<hash>.bin: loaded when present and matching, else built and
  * saved. *from_cache (may be NULL) says which. */
-TlSrm *tl_srm_cached(const TlScanner *s, const TlImageGrid *grid, const TlSrmParams *prm,
+TL_API TlSrm *tl_srm_cached(const TlScanner *s, const TlImageGrid *grid, const TlSrmParams *prm,
                      gboolean *from_cache, GError **error);
 
 G_END_DECLS
