@@ -69,6 +69,7 @@
 # 1 when a step failed, 2 on bad arguments, 3 when the device is a CPU (without --quick or
 # --allow-cpu).
 set -euo pipefail
+self=$(realpath "$0")
 cd "$(dirname "$0")/.."
 
 quick=0 gpu_quick=0 build=1 tests=1 allow_cpu=0 link_shared=0 budget="" jobs="" out="" shared=""
@@ -131,7 +132,7 @@ if [ -n "$from_pack" ]; then
   pack_lib=$(realpath "$dir")/lib
   export LD_LIBRARY_PATH="$pack_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "unpacked $from_pack into $dir: $(head -n 1 "$dir/PACK-INFO" 2>/dev/null)"
-  # -march=native: every instruction-set extension of the packing CPU must be here too
+  # every instruction-set extension the benches were built for (PACK-INFO) must be here too
   here=$(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2)
   missing=""
   # shellcheck disable=SC2013 # words on purpose
@@ -267,6 +268,12 @@ pack_out() {
   local rc=$?
   if [ -n "$out" ]; then
     mkdir -p "$out"
+    # stopped before step 5: the tables of what ran, as --report makes them
+    if [ ! -f "$logs/summary.md" ] && [ -f "$logs/device.txt" ]; then
+      local again=(--report "$logs")
+      if [ "$quick" = 1 ]; then again+=(--quick); elif [ "$gpu_quick" = 1 ]; then again+=(--gpu-quick); fi
+      "$self" "${again[@]}" >/dev/null 2>&1 || true
+    fi
     [ -f "$logs/summary.md" ] && cp "$logs/summary.md" "$out/"
     tar -czf "$out/bench-gpu-logs.tar.gz" -C "$(dirname "$logs")" "$(basename "$logs")" &&
       echo "bench-gpu: logs in $out/bench-gpu-logs.tar.gz$([ -f "$out/summary.md" ] && echo ", summary in $out/summary.md")"

@@ -19,7 +19,8 @@ STAGE_DIR mirrors BUILD_DIR (the programs bench-gpu.sh packs are there already).
 - the Vulkan validation layer (every test turns it on): its library and its manifest with a
   relative library_path, in vulkan/explicit_layer.d (the runner sets VK_LAYER_PATH);
 - run-tests.py, the runner (scripts/gpu-test-runner.py).
-Standard library only.
+Then checks that every packed program and library finds what it loads in the pack (or among
+the system libraries the GPU machine has). Standard library only.
 """
 import argparse
 import glob
@@ -84,6 +85,29 @@ def libraries(exes, stage):
         dst = os.path.join(stage, "lib", m.group(1))
         if not os.path.exists(dst):
             copy(os.path.realpath(m.group(2)), dst, strip=True)
+
+
+def check_closure(stage):
+    """Every library any packed ELF file loads resolves inside the pack, or is one the GPU
+    machine has (SYSTEM_LIBS): this machine has them all installed, so a missing one would
+    only show there."""
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(stage, "lib") + ":" +
+               os.path.join(stage, "compute"))
+    outside = set()
+    for root, _, files in os.walk(stage):
+        for name in files:
+            path = os.path.join(root, name)
+            if not is_elf(path):
+                continue
+            out = subprocess.run(["ldd", path], capture_output=True, text=True, env=env).stdout
+            for line in out.splitlines():
+                m = re.match(r"\s*(\S+) => (\S+)", line)
+                if m and not SYSTEM_LIBS.match(m.group(1)) and \
+                        not os.path.realpath(m.group(2)).startswith(stage + "/"):
+                    outside.add(f"{os.path.relpath(path, stage)} needs {m.group(1)} "
+                                f"({m.group(2)})")
+    if outside:
+        die("libraries left outside the pack: " + "; ".join(sorted(outside)))
 
 
 def layer_manifest():
@@ -154,7 +178,9 @@ def main():
     def note(value):
         if os.path.isabs(value):
             value = os.path.normpath(value)
-        for m in re.finditer(re.escape(source) + r"(/[^\s:=,;'\"]*)?", value):
+        # the build directory need not be inside the source tree
+        roots = "|".join(re.escape(r) for r in (build, source))
+        for m in re.finditer("(?:" + roots + r")(/[^\s:=,;'\"]*)?", value):
             p = os.path.realpath(m.group(0))
             if p.startswith(build + "/") or p == build:
                 build_files.add(p)
@@ -241,6 +267,7 @@ def main():
         json.dump(manifest, f, indent=1)
 
     copy(os.path.join(source, "scripts", "gpu-test-runner.py"), os.path.join(stage, "run-tests.py"))
+    check_closure(stage)
     with open(os.path.join(stage, "tests.json"), "w", encoding="utf-8") as f:
         json.dump({"format": 1, "tests": packed, "excluded": left_out}, f, indent=1)
     print(f"packed {len(packed)} tests ({len(left_out)} left out: "
