@@ -18,7 +18,8 @@
 #                  all 496 views and the projectors / CGLS on 4 views (scaled to 496), bench/ops
 #                  256^3 and 512^3, bench/pet-mlem-scaling as in the full run. Estimate on an
 #                  H100 (from the 2026-11-25 run's figures, bench/README.md "GPU figures"):
-#                    tests ~150 s (stopped at their share of the budget), pet ~55 s,
+#                    tests ~150 s (31 of the 52 took 206 core-s on lavapipe here, its device
+#                    work included; stopped at their share of the budget), pet ~55 s,
 #                    pet --tof ~80 s, ct ~60 s, ops ~15 s, mlem ~25 s: ~385 s (6.4 min)
 #                  The full sizes' estimate: pet 70 + 100 s, ct (31 views, best of 3: the
 #                  gather adjoints and CGLS, 428 s per 496-view iteration there) ~400 s, ops

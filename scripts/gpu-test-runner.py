@@ -13,6 +13,7 @@ fails; every subtest skipped is a skip). Standard library only.
 
   run-tests.py [--pack DIR] [--list] [--tests NAMES] [--jobs N] [--logs DIR]
                [--timeout-multiplier X] [--deadline S]
+  run-tests.py --self-test     (the runner on a fake pack; tests/meson.build runs it)
 
 Prints one TAP line per test as it ends, the tests not run and why, the slowest, and a final
 line "N passed, N failed". Writes DIR/<test>.log for each failing test (command, environment,
@@ -232,7 +233,80 @@ class Run:
             f.write("\n---- stderr ----\n" + self.stderr)
 
 
+SELF_TESTS = [  # name, shell command, protocol, timeout, expected result in results.tsv
+    ("good", "echo 1..2; echo ok 1 /a; echo ok 2 /b", "tap", 30, "ok"),
+    ("paths", 'echo 1..3; [ "$FOO" = @PACK@/z ] && echo ok 1 || echo not ok 1 env; '
+     '[ "$(pwd -P)" = @PACK@/src ] && echo ok 2 || echo not ok 2 workdir; '
+     'case $LD_LIBRARY_PATH in @PACK@/compute:@PACK@/lib*) echo ok 3;; *) echo not ok 3 ld;; esac',
+     "tap", 30, "ok"),
+    ("not-ok", "echo 1..2; echo ok 1 /a; echo not ok 2 /b", "tap", 30, "fail"),
+    ("todo", "echo 1..1; echo 'not ok 1 /a # TODO later'", "tap", 30, "ok"),
+    ("short-plan", "echo 1..3; echo ok 1 /a", "tap", 30, "fail"),
+    ("no-plan", "echo ok 1 /a", "tap", 30, "fail"),
+    ("bail", "echo 1..2; echo 'Bail out! no device'", "tap", 30, "fail"),
+    ("exit-1", "echo 1..1; echo ok 1 /a; exit 1", "tap", 30, "fail"),
+    ("abort", "echo 1..1; kill -ABRT $$", "tap", 30, "fail"),
+    ("timeout", "echo 1..1; sleep 60 & sleep 60", "tap", 1, "fail"),
+    ("skip-all", "echo 1..1; echo 'ok 1 /a # SKIP no device'", "tap", 30, "skip"),
+    ("exit-77", "exit 77", "exitcode", 30, "skip"),
+    ("exit-0", "true", "exitcode", 30, "ok"),
+]
+
+
+def self_test():
+    """The runner on a fake pack: every verdict, @PACK@ in command, environment and working
+    directory, LD_LIBRARY_PATH merged, the timeout (its child too), a probe, the logs and the
+    final line. TAP out, for meson."""
+    tmp = os.path.realpath(tempfile.mkdtemp(prefix="tl-runner-selftest-"))
+    try:
+        os.makedirs(os.path.join(tmp, "src"))
+        tests = [{"name": n, "suite": ["self"], "cmd": ["sh", "-c", c],
+                  "env": {"FOO": "@PACK@/z", "LD_LIBRARY_PATH": "@PACK@/compute"},
+                  "workdir": "@PACK@/src", "timeout": t, "protocol": p, "is_parallel": False}
+                 for n, c, p, t, _ in SELF_TESTS]
+        tests.append({"name": "probed", "suite": ["self"], "cmd": ["true"], "env": {},
+                      "workdir": None, "timeout": 30, "protocol": "exitcode",
+                      "is_parallel": False, "probe": {"cmd": ["false"], "reason": "absent"}})
+        with open(os.path.join(tmp, "tests.json"), "w", encoding="utf-8") as f:
+            json.dump({"format": 1, "tests": tests, "excluded": []}, f)
+        logs = os.path.join(tmp, "logs")
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, os.path.abspath(__file__), "--pack", tmp, "--logs",
+                            logs, "--jobs", "4"], capture_output=True, text=True,
+                           env=dict(os.environ, LD_LIBRARY_PATH=""))
+        seconds = time.monotonic() - t0
+        with open(os.path.join(logs, "results.tsv"), encoding="utf-8") as f:
+            rows = {line.split("\t")[0]: line.split("\t") for line in f.read().splitlines()[1:]}
+        checks = []
+        for name, _, _, _, want in SELF_TESTS:
+            got = rows.get(name, [name, "", "missing"])[2]
+            checks.append((f"{name}: {want}", got == want, f"got {got}: {rows.get(name)}"))
+            has_log = os.path.exists(os.path.join(logs, name + ".log"))
+            checks.append((f"{name}: a log only when it fails", has_log == (want == "fail"),
+                           f"log {'present' if has_log else 'absent'}"))
+        checks.append(("probed: not run", rows.get("probed", ["", "", ""])[2] == "not run",
+                       str(rows.get("probed"))))
+        n_fail = sum(1 for *_, w in SELF_TESTS if w == "fail")
+        last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+        checks.append(("final line", last == f"{len(SELF_TESTS) - n_fail} passed, {n_fail} failed",
+                       repr(last)))
+        checks.append(("exit status 1", r.returncode == 1, f"exit {r.returncode}"))
+        # the timeout's 60 s sleeps were stopped with their process group
+        checks.append(("timeout stops the test's children", seconds < 30, f"{seconds:.1f} s"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"1..{len(checks)}")
+    for i, (what, good, detail) in enumerate(checks, 1):
+        print(f"{'ok' if good else 'not ok'} {i} - {what}" + ("" if good else f" # {detail}"))
+    if not all(good for _, good, _ in checks):
+        print(r.stdout + r.stderr, file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     a = parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     pack = a.pack or (here if os.path.exists(os.path.join(here, "tests.json")) else None)
