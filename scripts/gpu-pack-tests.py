@@ -226,6 +226,12 @@ def main():
             if is_elf(p) and os.access(p, os.X_OK):
                 exes.append(p)
     libraries(exes, stage)
+    # a path compiled into a test would point at this machine's tree, not at the pack
+    for p in exes:
+        with open(p, "rb") as f:
+            if source.encode() in f.read():
+                print(f"gpu-pack-tests: warning: {os.path.relpath(p, build)} holds the path "
+                      f"{source}: what it reads there is not in the pack", file=sys.stderr)
     # source files named in arguments and environment, and the tests' own data
     for p in sorted(src_files):
         copy(p, os.path.join(stage, "src", os.path.relpath(p, source)))
