@@ -11,7 +11,9 @@ STAGE_DIR mirrors BUILD_DIR (the programs bench-gpu.sh packs are there already).
   protocol from `meson introspect --tests`, the build directory written as @PACK@ and the
   source root as @PACK@/src (so a test whose workdir is the source root finds ../shared/data
   at @PACK@/shared/data); the tests left out, with the reason;
-- the source files the tests name (arguments, environment) and tests/data;
+- the source files the tests name (arguments, environment, string literals of their C sources
+  such as "docs/formats.md" or g_build_filename(root, "docs", "formats.md", NULL)) and
+  tests/data;
 - the folders of ../shared/data (or --shared) that the test sources name (a copy for the GPU
   machine; never committed: the pack is a build output);
 - the libraries the tests load that the pack lacks (not glibc's, libstdc++, libgcc_s or the
@@ -240,13 +242,27 @@ def main():
 
     # ../shared/data: the folders the test sources name (a file: its folder, which also holds
     # the data files its header names; the bare folder: all of it)
+    # and the source files they name relative to the source root (their workdir, or
+    # TL_TEST_SOURCE_ROOT): a literal "docs/formats.md", or g_build_filename(root, "docs",
+    # "formats.md", NULL)'s literals joined
     wanted = set()
     for path in glob.glob(os.path.join(source, "tests", "**", "*"), recursive=True):
         if "/gui/" in path or not path.endswith((".c", ".h", ".py")):
             continue
         with open(path, encoding="utf-8", errors="replace") as f:
-            for m in re.finditer(r"shared/data((?:/[\w.+-]+)*)", f.read()):
-                wanted.add(m.group(1).strip("/"))
+            text = f.read()
+        for m in re.finditer(r"shared/data((?:/[\w.+-]+)*)", text):
+            wanted.add(m.group(1).strip("/"))
+        if path.endswith(".py"):
+            continue  # the packed tests are C; a script's literals name its own tree's files
+        names = set(re.findall(r'"([\w.+-]+(?:/[\w.+-]+)*)"', text))
+        for call in re.finditer(r"g_build_filename\(([^;]*?)\)\s*;", text):
+            names.add("/".join(re.findall(r'"([^"\\]+)"', call.group(1))))
+        for n in names:
+            p = os.path.realpath(os.path.join(source, n))
+            if n and "/" in n and os.path.isfile(p) and p.startswith(source + "/") and \
+                    not p.startswith(build + "/"):
+                copy(p, os.path.join(stage, "src", os.path.relpath(p, source)))
     copied = []
     for w in sorted(wanted):
         p = os.path.join(shared, w)
