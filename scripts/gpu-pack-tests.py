@@ -197,8 +197,8 @@ def main():
         exe = os.path.realpath(t["cmd"][0])
         if not why and not (exe.startswith(build + "/") and is_elf(exe)):
             script = os.path.basename(t["cmd"][1]) if len(t["cmd"]) > 1 else exe
-            why = (f"runs {script}, not an executable of the build: a check of the source or "
-                   "build tree that uses no device (meson test runs it on the build machine)")
+            why = (f"runs the script {script}, not an executable of the build: it needs this "
+                   "machine's python3 and modules or the source tree (meson test runs it here)")
         if why:
             left_out.append({"name": name, "suite": suites, "reason": why})
             continue
