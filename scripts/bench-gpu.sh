@@ -14,16 +14,20 @@
 #                  (lavapipe included); its figures are not the GPU case and decide nothing
 #   --gpu-quick    the GPU case trimmed to one 10-minute command of a lent GPU machine, with
 #                  --budget 420 unless given: the tests (8 at once), bench/pet non-TOF and TOF
-#                  at 4e7 events (best of 2, C reference on 1e6), bench/ct --gpu with FDK on
-#                  all 496 views and the projectors / CGLS on 4 views (scaled to 496), bench/ops
-#                  256^3 and 512^3, bench/pet-mlem-scaling as in the full run. Estimate on an
+#                  at 4e7 events (best of 2, C reference on 1e6), bench/ops 256^3 and 512^3,
+#                  bench/pet-mlem-scaling as in the full run, then bench/ct --gpu with FDK on
+#                  all 496 views, the projectors on 8 views and CGLS on 31 (scaled to 496);
+#                  with a budget each bench is stopped where it would pass it. Estimate on an
 #                  H100 (from the 2026-11-25 run's figures, bench/README.md "GPU figures"):
 #                    tests ~150 s (31 of the 52 took 206 core-s on lavapipe here, its device
 #                    work included; stopped at their share of the budget), pet ~55 s,
-#                    pet --tof ~80 s, ct ~60 s, ops ~15 s, mlem ~25 s: ~385 s (6.4 min)
-#                  The full sizes' estimate: pet 70 + 100 s, ct (31 views, best of 3: the
-#                  gather adjoints and CGLS, 428 s per 496-view iteration there) ~400 s, ops
-#                  ~40 s, mlem 25 s: two commands after the tests.
+#                    pet --tof ~80 s, ops ~15 s, mlem ~25 s, ct ~60 s (with scatter
+#                    adjoints ~1.5x the forward projection; with the gathers of that run,
+#                    428 s per 496-view CGLS iteration, it would be stopped at the budget):
+#                    ~385 s (6.4 min)
+#                  The full sizes' estimate: pet 70 + 100 s, ct (31 views, best of 3) ~100 s
+#                  with scatter adjoints (~400 s with the 2026-11-25 gathers), ops ~40 s,
+#                  mlem 25 s: one or two commands after the tests.
 #   --build-dir    build directory (default build-gpu): meson setup -Dbuildtype=release, tests
 #                  and benchmarks on, MPI and Python off (fewer dependencies; MESON_OPTS adds)
 #   --no-build     use DIR as it is (built elsewhere, or already built)
@@ -38,8 +42,9 @@
 #   --out DIR      on exit (also after a failure or SIGTERM) put DIR/summary.md and
 #                  DIR/bench-gpu-logs.tar.gz (every log) there: e.g. a device tool's $OUT
 #   --budget S     seconds for the whole run: a bench whose estimate (above) would end past
-#                  it is skipped and said so; the tests get what the benches leave (at least
-#                  60 s: the runner's --deadline). 0 = none (default, but --gpu-quick)
+#                  it is skipped, one running past it stopped (timeout), each said so; the
+#                  tests get what the benches' estimates leave (at least 60 s: the runner's
+#                  --deadline). 0 = none (default, but --gpu-quick)
 #   --jobs N       tests at once when run from a pack (default min(8, cores))
 #   --report DIR   only print the tables again from the logs of an earlier run in DIR (e.g.
 #                  logs brought back from a GPU machine); add --quick if that run was one
@@ -177,7 +182,7 @@ elif [ $gpu_quick = 1 ]; then
   # the GPU cases within one 10-minute command: see --help for the estimate
   pet_args=(--events 4e7 --repeat 2 --cpu-events 1e6)
   ops_args=(--sizes 256,512 --reps 10 --copy)
-  ct_args=(--gpu --views 4 --cgls-views 4 --repeat 1)
+  ct_args=(--gpu --views 8 --cgls-views 31 --repeat 1)
   mlem_args=(--sizes 32,128,512 --events 1e6 --iterations 20 --repeat 3)
   default_tests=""
   est=([tests]=150 [pet]=55 [pet-tof]=80 [ct]=60 [ops]=15 [mlem]=25)
@@ -187,7 +192,7 @@ else
   ct_args=(--gpu --views 31 --cgls-views 31 --repeat 3)
   mlem_args=(--sizes 32,128,512 --events 1e6 --iterations 20 --repeat 3)
   default_tests=""
-  est=([tests]=150 [pet]=70 [pet-tof]=100 [ct]=400 [ops]=40 [mlem]=25)
+  est=([tests]=150 [pet]=70 [pet-tof]=100 [ct]=100 [ops]=40 [mlem]=25)
 fi
 
 if [ -n "$report" ]; then
@@ -375,7 +380,18 @@ bench() { # name, log, args...
   fi
   echo "+ $dir/bench/$name $*"
   t0=$SECONDS
-  if ! "$dir/bench/$name" "$@" 2>&1 | tee "$logs/$log.txt"; then
+  # with a budget, a bench running past it is stopped (its log keeps what it printed) so that
+  # the rest of the run and the summary still fit
+  local limit=() rc
+  [ "$budget" -gt 0 ] && limit=(timeout -k 5 $((budget - SECONDS)))
+  set +e
+  "${limit[@]}" "$dir/bench/$name" "$@" 2>&1 | tee "$logs/$log.txt"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" = 124 ] && [ "$budget" -gt 0 ]; then
+    fail "bench/$name $* stopped at the --budget of $budget s (log: $logs/$log.txt)"
+    echo "stopped: bench/$name $* ran past the --budget of $budget s" >>"$logs/skipped.txt"
+  elif [ "$rc" != 0 ]; then
     fail "bench/$name $* failed (log: $logs/$log.txt)"
   fi
   echo "$log $((SECONDS - t0)) s (estimate ${est[$key]} s)" >>"$logs/timings.txt"
@@ -386,8 +402,9 @@ if want pet; then
   bench pet pet-tof "${pet_args[@]}" --tof
 fi
 if want ops; then bench ops ops "${ops_args[@]}"; fi
-if want ct; then bench ct ct "${ct_args[@]}"; fi
+# CT last: its time on a GPU is the least known (--budget stops it, not the others)
 if want mlem; then bench pet-mlem-scaling pet-mlem-scaling "${mlem_args[@]}"; fi
+if want ct; then bench ct ct "${ct_args[@]}"; fi
 echo "the whole run $SECONDS s$([ "$budget" -gt 0 ] && echo " (--budget $budget s)")" >>"$logs/timings.txt"
 fi # steps 1 to 4
 
