@@ -215,6 +215,10 @@ static int recon_main(int argc, char **argv) {
   /* Bq/mL (pet/tl-units.h): strict numbers (no nan), NULL / NAN = not given */
   g_autofree char *calibration_text = NULL, *duration_text = NULL, *frame_start_text = NULL;
   double calibration = NAN, duration = NAN, frame_start = NAN;
+  /* the projectors from the registry (compute/tl-registry.h) */
+  g_autofree char *projector_list = tl_registry_projector_help(0);
+  g_autofree char *projector_help =
+      g_strdup_printf("%s (`tomolab-cli info` says what each does)", projector_list);
   g_autofree char *tor_help = g_strdup_printf(
       "With --projector tor: FWHM across the tube in mm (default %g; 0 = Joseph)",
       TL_TOR_FWHM_DEFAULT);
@@ -238,9 +242,7 @@ static int recon_main(int argc, char **argv) {
       {"relaxation", 0, 0, G_OPTION_ARG_DOUBLE, &relaxation,
        "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 3)", "N"},
-      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
-       "siddon (default), joseph or tor (tube of response); with --binned on a dual-head "
-       "scanner also srm (precomputed system response matrix with crystal penetration)", "NAME"},
+      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector, projector_help, "NAME"},
       {"tor-fwhm", 0, 0, G_OPTION_ARG_DOUBLE, &tor_fwhm,
        tor_help, "MM"},
       {"tof", 0, 0, G_OPTION_ARG_NONE, &tof,
