@@ -3,6 +3,7 @@
  * scan of a uniform cylinder of known size and place, into a .tln file. */
 #include "tl-cli.h"
 #include "dataset/tl-formats.h"
+#include "tl-registry.h"
 #include "image/tl-phantom.h"
 #include "pet/tl-norm-estimate.h"
 #include "pet/project/tl-projector.h"
@@ -46,6 +47,10 @@ int tl_cli_norm_estimate(int argc, char **argv) {
   g_autofree char *centre_text = NULL, *mu_text = NULL, *projector = NULL, *device = NULL;
   gboolean no_axial = FALSE, no_transaxial = FALSE, quiet = FALSE;
   int rounds = 0;
+  /* the projectors from the registry that project list-mode pairs (not the dual-head matrix) */
+  g_autofree char *projector_list = tl_registry_projector_help(TL_PROJECTOR_LISTMODE);
+  g_autofree char *projector_help = g_strdup_printf("%s: the expected counts' projector",
+                                                    projector_list);
   GOptionEntry entries[] = {
       {"radius", 'r', 0, G_OPTION_ARG_STRING, &radius_text,
        "The cylinder's radius in mm (required)", "MM"},
@@ -57,8 +62,7 @@ int tl_cli_norm_estimate(int argc, char **argv) {
        "The cylinder's attenuation coefficient in mm^-1 (water 0.0096; default 0: none)", "MU"},
       {"grid", 'g', 0, G_OPTION_ARG_FILENAME, &grid_text,
        "Grid the cylinder is projected from (default: the scanner's)", "NXxNYxNZ@MM"},
-      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector,
-       "siddon (default), joseph or tor: the expected counts' projector", "NAME"},
+      {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector, projector_help, "NAME"},
       {"no-axial", 0, 0, G_OPTION_ARG_NONE, &no_axial, "No axial (ring pair) factors", NULL},
       {"no-transaxial", 0, 0, G_OPTION_ARG_NONE, &no_transaxial,
        "No transaxial (radial x block position) factors", NULL},

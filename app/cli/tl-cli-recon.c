@@ -194,10 +194,10 @@ static int recon_main(int argc, char **argv) {
       "With --tof: truncate the TOF kernel at this many sigmas (default %g)", TL_TOF_N_SIGMA);
   g_autofree char *algo_help = tl_cli_registry_help("algorithm", TRUE);
   g_autofree char *prior_help = tl_cli_registry_help("prior", TRUE);
-  g_autofree char *proj_names = g_strjoinv(", ", (char **)tl_projector_names());
-  g_autofree char *proj_help = g_strdup_printf(
-      "%s (default siddon; tor: tube of response); with --binned on a dual-head scanner also "
-      "srm (precomputed system response matrix with crystal penetration)", proj_names);
+  /* the projectors from the registry (compute/tl-registry.h) */
+  g_autofree char *proj_names = tl_registry_projector_help(0);
+  g_autofree char *proj_help =
+      g_strdup_printf("%s (`tomolab-cli info` says what each does)", proj_names);
   GOptionEntry entries[] = {
       RUN_OPT("run", 0, "Read the run from FILE: key = value lines (docs/formats.md, \"Run "
               "files\") or an image's .json sidecar; the options given here override its values",

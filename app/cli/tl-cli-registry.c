@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Help texts and `info` listings made from the one registry (compute/tl-registry.h), so the
- * CLI never keeps its own list of algorithms, priors or operators. */
+ * CLI never keeps its own list of algorithms, priors, operators or projectors. */
 #include "tl-cli.h"
 #include "tl-registry.h"
 #include "dataset/tl-formats.h"
@@ -40,6 +40,14 @@ void tl_cli_print_registry(FILE *f) {
   fprintf(f, "operators:\n");
   for (guint i = 0; o[i]; i++)
     fprintf(f, "  %-13s %-4s %s\n", o[i]->name, o[i]->modality, o[i]->summary);
+  const TlProjectorInfo *const *pr = tl_registry_projectors();
+  fprintf(f, "PET projectors:\n");
+  for (guint i = 0; pr[i]; i++) {
+    guint fl = pr[i]->flags;
+    fprintf(f, "  %-10s %s%s%s%s%s\n", pr[i]->name, pr[i]->summary,
+            fl & TL_PROJECTOR_LISTMODE ? " [list mode]" : "", fl & TL_PROJECTOR_BINNED ? " [binned]" : "",
+            fl & TL_PROJECTOR_TOF ? " [TOF]" : "", fl & TL_PROJECTOR_DUAL_HEAD ? " [dual-head only]" : "");
+  }
 }
 
 void tl_cli_print_formats(FILE *f) {

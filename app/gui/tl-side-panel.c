@@ -91,7 +91,23 @@ const char *tl_side_panel_get_dataset_format(TlSidePanel *self) {
   return adw_action_row_get_subtitle(self->format_row);
 }
 
-static const char *const kPetProjectors[] = {"siddon", "joseph", "tor", NULL};
+/* The PET projectors the window offers, in the registry's order (compute/tl-registry.h):
+ * those that run on list mode, the window's PET data. */
+static const TlProjectorInfo *pet_projector(guint i) {
+  const TlProjectorInfo *last = NULL;
+  for (const TlProjectorInfo *const *p = tl_registry_projectors(); *p; p++)
+    if ((*p)->flags & TL_PROJECTOR_LISTMODE) {
+      last = *p;
+      if (i-- == 0) break;
+    }
+  return last; /* past the end (no selection): the last, as the list's clamp did */
+}
+static GListModel *pet_projector_labels(void) {
+  GtkStringList *l = gtk_string_list_new(NULL);
+  for (const TlProjectorInfo *const *p = tl_registry_projectors(); *p; p++)
+    if ((*p)->flags & TL_PROJECTOR_LISTMODE) gtk_string_list_append(l, (*p)->label);
+  return G_LIST_MODEL(l);
+}
 static const TlFilterKind kFilters[] = {TL_FILTER_NONE, TL_FILTER_MEDIAN3, TL_FILTER_MEDIAN5, TL_FILTER_GAUSS};
 
 static TlPetMu selected_mu(TlSidePanel *self) {
@@ -137,8 +153,8 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   opt->osem = has_subsets(self);
   opt->subsets = opt->osem ? (guint)gtk_spin_button_get_value_as_int(self->subsets_spin) : 1;
   get_prior(self, opt->prior, sizeof opt->prior, &opt->beta, &opt->gamma);
-  guint p = MIN(adw_combo_row_get_selected(self->projector_row), G_N_ELEMENTS(kPetProjectors) - 2);
-  g_strlcpy(opt->projector, self->ct ? "siddon" : kPetProjectors[p], sizeof opt->projector);
+  const TlProjectorInfo *proj = pet_projector(adw_combo_row_get_selected(self->projector_row));
+  g_strlcpy(opt->projector, self->ct ? "siddon" : proj->name, sizeof opt->projector);
   opt->tor_fwhm_mm = gtk_spin_button_get_value(self->tor_spin);
   opt->tof = self->has_tof && gtk_switch_get_active(self->tof_switch);
   opt->randoms = selected_randoms(self);
@@ -215,7 +231,8 @@ static void update_pet_rows(TlSidePanel *self) {
   /* CT data: the CT rows (the centre), not the PET corrections */
   gtk_widget_set_visible(GTK_WIDGET(self->pet_group), !self->ct);
   gtk_widget_set_visible(GTK_WIDGET(self->centre_row), self->ct && self->has_centre);
-  gtk_widget_set_visible(GTK_WIDGET(self->tor_row), !self->ct && adw_combo_row_get_selected(self->projector_row) == 2);
+  gtk_widget_set_visible(GTK_WIDGET(self->tor_row), !self->ct &&
+                         g_str_equal(pet_projector(adw_combo_row_get_selected(self->projector_row))->name, "tor"));
   gtk_widget_set_sensitive(GTK_WIDGET(self->pet_group), self->list_mode);
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->pet_group), self->list_mode ? NULL : "List-mode PET data only");
   gtk_widget_set_sensitive(GTK_WIDGET(self->tof_row), self->has_tof);
@@ -317,7 +334,6 @@ void tl_side_panel_set_attenuation_file(TlSidePanel *self, const char *path) {
 
 static const char *const kCtProjectors[] = {"joseph", "siddon", "raycast", NULL};
 static const char *const kCtProjectorLabels[] = {"Joseph", "Siddon", "Raycast", NULL};
-static const char *const kPetProjectorLabels[] = {"Siddon", "Joseph", "Tube of response", NULL};
 
 /* The algorithms a modality offers, in the registry's order: list-mode PET those that run on
  * events (no explicit data vector); CT every one, and FDK. */
@@ -403,8 +419,9 @@ void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct) {
   self->quiet = TRUE;
   self->ct = ct;
   fill_algorithms(self);
-  g_autoptr(GtkStringList) projs = gtk_string_list_new(ct ? kCtProjectorLabels : kPetProjectorLabels);
-  adw_combo_row_set_model(self->projector_row, G_LIST_MODEL(projs));
+  g_autoptr(GListModel) projs = ct ? G_LIST_MODEL(gtk_string_list_new(kCtProjectorLabels))
+                                   : pet_projector_labels();
+  adw_combo_row_set_model(self->projector_row, projs);
   select_algorithm(self, ct ? "sirt" : "osem");
   adw_combo_row_set_selected(self->projector_row, 0);
   gtk_widget_set_sensitive(GTK_WIDGET(self->subsets_row), has_subsets(self));
@@ -624,6 +641,10 @@ static void tl_side_panel_init(TlSidePanel *self) {
     adw_combo_row_set_model(self->prior_row, G_LIST_MODEL(priors));
   }
   {
+    g_autoptr(GListModel) projs = pet_projector_labels();
+    adw_combo_row_set_model(self->projector_row, projs);
+  }
+  {
     g_autoptr(GtkStringList) isotopes = gtk_string_list_new(NULL);
     guint n = 0;
     const TlIsotope *all = tl_isotopes(&n);
@@ -771,12 +792,24 @@ void tl_side_panel_set_delayed(TlSidePanel *self, gboolean delayed, gboolean sin
 }
 
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {
-  /* the list of the modality shown: CT data take CT projectors */
-  const char *const *names = self->ct ? kCtProjectors : kPetProjectors;
-  for (guint i = 0; names[i]; i++)
-    if (g_str_equal(names[i], name)) {
-      adw_combo_row_set_selected(self->projector_row, i);
-      return TRUE;
+  /* the list of the modality shown: CT data take CT projectors, PET the registry's list-mode
+   * ones (pet_projector) */
+  if (self->ct) {
+    for (guint i = 0; kCtProjectors[i]; i++)
+      if (g_str_equal(kCtProjectors[i], name)) {
+        adw_combo_row_set_selected(self->projector_row, i);
+        return TRUE;
+      }
+    return FALSE;
+  }
+  guint i = 0;
+  for (const TlProjectorInfo *const *p = tl_registry_projectors(); *p; p++)
+    if ((*p)->flags & TL_PROJECTOR_LISTMODE) {
+      if (g_str_equal((*p)->name, name)) {
+        adw_combo_row_set_selected(self->projector_row, i);
+        return TRUE;
+      }
+      i++;
     }
   return FALSE;
 }

@@ -245,6 +245,27 @@ static PyObject *py_operators(PyObject *self, PyObject *unused) {
   return list;
 }
 
+static PyObject *py_projectors(PyObject *self, PyObject *unused) {
+  static const struct { guint bit; const char *name; } names[] = {
+      {TL_PROJECTOR_LISTMODE, "listmode"}, {TL_PROJECTOR_BINNED, "binned"},
+      {TL_PROJECTOR_TOF, "tof"},           {TL_PROJECTOR_DUAL_HEAD, "dual-head"}};
+  PyObject *list = PyList_New(0);
+  for (const TlProjectorInfo *const *p = tl_registry_projectors(); *p; p++) {
+    PyObject *flags = PyList_New(0);
+    for (gsize i = 0; i < G_N_ELEMENTS(names); i++)
+      if ((*p)->flags & names[i].bit) {
+        PyObject *s = PyUnicode_FromString(names[i].name);
+        PyList_Append(flags, s);
+        Py_DECREF(s);
+      }
+    PyObject *d = Py_BuildValue("{s:s,s:s,s:s,s:N}", "name", (*p)->name, "label", (*p)->label,
+                                "summary", (*p)->summary, "flags", flags);
+    PyList_Append(list, d);
+    Py_DECREF(d);
+  }
+  return list;
+}
+
 static PyMethodDef module_functions[] = {
     {"set_interruptible", py_set_interruptible, METH_O,
      "set_interruptible(flag) -> previous: True (default) runs device work on a worker thread so "
@@ -252,6 +273,9 @@ static PyMethodDef module_functions[] = {
      "saves the thread hand-off, ~0.1 ms a call; Ctrl-C then waits for the call to end)"},
     {"devices", py_devices, METH_NOARGS,
      "devices() -> list of dict: every Vulkan physical device (usable or not)"},
+    {"projectors", py_projectors, METH_NOARGS,
+     "projectors() -> list of dict (name, label, summary, flags: listmode, binned, tof, "
+     "dual-head) of the PET projectors, from the registry (the first is the default)"},
     {"algorithms", py_algorithms, METH_NOARGS,
      "algorithms() -> list of dict (name, summary, flags) from the registry"},
     {"priors", py_priors, METH_NOARGS, "priors() -> list of dict (name, summary)"},

@@ -113,3 +113,20 @@ def test_gil_released(ctx, listmode, grid):
     assert len(during) >= (t1 - t0) / 0.02, (len(during), t1 - t0)
     # one operator, one call at a time: a second call while busy is refused, not raced
     assert A.forward(np.ones(grid.shape, np.float32)).shape == (A.shape[0],)
+
+
+def test_projectors_from_registry(ctx, listmode, grid):
+    """tomolab.projectors() is the registry (compute/tl-registry.h): the default first, names
+    unique, and its flags honoured: every list-mode projector builds a list-mode operator,
+    every other name is refused by it."""
+    ps = tl.projectors()
+    assert ps[0]['name'] == 'siddon'
+    assert len({p['name'] for p in ps}) == len(ps) >= 4
+    for p in ps:
+        assert p['label'] and p['summary'] and p['flags']
+        if 'listmode' in p['flags']:
+            A = tl.pet_operator(listmode, grid, projector=p['name'], use_cache=False, ctx=ctx)
+            assert A.forward(np.ones(grid.shape, np.float32)).sum() > 0
+        else:
+            with pytest.raises(tl.InvalidArgument):
+                tl.pet_operator(listmode, grid, projector=p['name'], use_cache=False, ctx=ctx)

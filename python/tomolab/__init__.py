@@ -21,6 +21,7 @@ from ._tomolab import (  # noqa: F401
     algorithms, ct_operator, default_context, devices, expr, fdk, kernel_names, kernel_source,
     load_image, operators,
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
+from ._tomolab import projectors  # noqa: F401  (the PET projectors, from the registry)
 
 __all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image', 'Dataset',
                                                                   'open']

@@ -18,6 +18,8 @@ static gboolean joseph_init(TlProjector *p, GError **error) {
 const TlProjectorClass tl_joseph_class = {
     .name = "joseph",
     .summary = "Joseph: bilinear interpolation on planes across the dominant axis",
+    .label = "Joseph",
+    .flags = TL_PROJECTOR_LISTMODE | TL_PROJECTOR_BINNED | TL_PROJECTOR_TOF,
     .init = joseph_init,
     TL_RAY_PROJECTOR_OPS,
 };

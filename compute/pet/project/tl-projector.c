@@ -13,6 +13,12 @@ extern const TlProjectorClass tl_tor_class;
 static const TlProjectorClass *const classes[] = {&tl_siddon_class, &tl_joseph_class,
                                                   &tl_tor_class};
 
+const TlProjectorClass *const *tl_projector_classes(void) {
+  static const TlProjectorClass *list[G_N_ELEMENTS(classes) + 1];
+  for (gsize i = 0; i < G_N_ELEMENTS(classes); i++) list[i] = classes[i];
+  return list;
+}
+
 const char *const *tl_projector_names(void) {
   static const char *names[G_N_ELEMENTS(classes) + 1];
   for (gsize i = 0; i < G_N_ELEMENTS(classes); i++) names[i] = classes[i]->name;

@@ -8,7 +8,8 @@
  * A projector is created by name ("siddon", "joseph", "tor"). Each name is a TlProjectorClass in its
  * own file (tl-siddon.c, tl-joseph.c); the ray-tracing classes share the kernels of
  * tl-projector-ray.c and differ in one specialization constant, so a new projector is a new
- * file (+ a GLSL include for a ray tracer) and one line in tl-projector.c's table.
+ * file (+ a GLSL include for a ray tracer) and one line in tl-projector.c's table; the
+ * registry (compute/tl-registry.h) lists it for the front ends from its name, label and flags.
  *
  * LORs come from list-mode events or bins (crystal pairs resolved through the scanner's crystal
  * table on the device) or from explicit end points. Calls record work on a TlStream and return
@@ -86,10 +87,21 @@ typedef struct {
   const TlArray *table;
 } TlSensNorm;
 
+/* What a projector can do: TlProjectorClass.flags and the registry's TlProjectorInfo
+ * (compute/tl-registry.h), which the CLI's help, the window's list and Python read. */
+typedef enum {
+  TL_PROJECTOR_LISTMODE = 1 << 0,  /* list-mode events */
+  TL_PROJECTOR_BINNED = 1 << 1,    /* binned data (crystal-pair histograms, sinograms) */
+  TL_PROJECTOR_TOF = 1 << 2,       /* time of flight (list mode) */
+  TL_PROJECTOR_DUAL_HEAD = 1 << 3, /* dual-head scanners only */
+} TlProjectorFlags;
+
 /* One projector implementation. The projector's own state lives behind `priv`. */
 typedef struct {
   const char *name;
   const char *summary;
+  const char *label; /* the window's list ("Siddon") */
+  guint flags;       /* TlProjectorFlags */
   gboolean (*init)(TlProjector *p, GError **error);
   /* The name with the settings that change a_jn (caches key on it); NULL: the name. */
   char *(*key)(const TlProjector *p);
@@ -175,6 +187,8 @@ struct _TlProjector {
 
 /* Names known to tl_projector_new, NULL-terminated. */
 TL_API const char *const *tl_projector_names(void);
+/* The classes tl_projector_new knows, NULL-terminated (one line each in tl-projector.c). */
+TL_API const TlProjectorClass *const *tl_projector_classes(void);
 TL_API TlProjector *tl_projector_new(TlContext *ctx, const char *name, const TlImageGrid *grid,
                               GError **error);
 /* The same with settings (NULL = defaults: tor_fwhm_mm = TL_TOR_FWHM_DEFAULT). */

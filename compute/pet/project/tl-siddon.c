@@ -18,6 +18,8 @@ static gboolean siddon_init(TlProjector *p, GError **error) {
 const TlProjectorClass tl_siddon_class = {
     .name = "siddon",
     .summary = "Siddon: exact intersection length of the line with each voxel",
+    .label = "Siddon",
+    .flags = TL_PROJECTOR_LISTMODE | TL_PROJECTOR_BINNED | TL_PROJECTOR_TOF,
     .init = siddon_init,
     TL_RAY_PROJECTOR_OPS,
 };

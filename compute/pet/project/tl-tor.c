@@ -47,6 +47,8 @@ static char *tor_key(const TlProjector *p) {
 const TlProjectorClass tl_tor_class = {
     .name = "tor",
     .summary = "tube of response: Joseph's planes with a Gaussian across the tube (seed 002)",
+    .label = "Tube of response",
+    .flags = TL_PROJECTOR_LISTMODE | TL_PROJECTOR_BINNED | TL_PROJECTOR_TOF,
     .init = tor_init,
     .key = tor_key,
     TL_RAY_PROJECTOR_OPS,
