@@ -1,4 +1,4 @@
-/* tomolab-cli ct-recon: FDK, SIRT, (OS-)SART, CGLS or MLEM of a CT scan (any CT format of the
+/* tomolab-cli ct-recon: FDK, FBP, SIRT, (OS-)SART, CGLS or MLEM of a CT scan (any CT format of the
  * format table: .tlct, Data Exchange HDF5...) into an image. */
 #include "tl-cli-ct-common.h"
 #include "ct/tl-ct-centre.h"
@@ -101,7 +101,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
   double pixel_size = 0;
   gboolean profile = FALSE, nonneg = FALSE, quiet = FALSE;
   g_autofree char *algo_reg = tl_cli_registry_help("algorithm", FALSE);
-  g_autofree char *algo_help = g_strdup_printf("fdk (default, direct), or an iterative %s",
+  g_autofree char *algo_help = g_strdup_printf("fdk (default, direct; cone or parallel beam), fbp "
+                                               "(direct, parallel beam), or an iterative %s",
                                                algo_reg);
   g_autofree char *prior_help = tl_cli_registry_help("prior", FALSE);
   GOptionEntry entries[] = {
@@ -112,7 +113,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
       {"epsilon", 0, 0, G_OPTION_ARG_DOUBLE, &epsilon, "rdp / tv: epsilon > 0 (default 1e-3)",
        "E"},
       {"filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
-       "FDK ramp filter window: ram-lak (default), shepp-logan, hann", "NAME"},
+       "FDK/FBP ramp filter window: ram-lak (default), shepp-logan, hann, cosine", "NAME"},
       {"iterations", 'n', 0, G_OPTION_ARG_INT, &iterations, "Full iterations (default 10)", "N"},
       {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets,
        "Ordered subsets for sart/mlem (default: sart 10, mlem 1)", "S"},
@@ -150,8 +151,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
       "Example: tomolab-cli ct-recon scan.tlct --algo cgls --iterations 20 -t truth.nii \\\n"
       "           -o img.nii --profile\n"
       "         tomolab-cli ct-recon tooth.h5 --centre auto -o tooth.nii\n"
-      "FDK/FBP (exact spatial ramp filter, voxel-driven back projection) or an iterative solver\n"
-      "on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
+      "FDK/FBP (ramp filter by FFT where built with VkFFT, voxel-driven back projection) or an\n"
+      "iterative solver on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
       "writes the last complete image. Formulas: docs/ct.md.");
   GError *error = NULL;
   if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) return tl_cli_usage_error(VERB, error);
@@ -170,7 +171,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", argv[1]}, {"--truth", truth_path}}, 2,
                             (const TlCliFile[]){{"-o", output}}, 1, &error))
     return tl_cli_usage_error(VERB, error);
-  gboolean fdk = !algo || strcmp(algo, "fdk") == 0 || strcmp(algo, "fbp") == 0;
+  gboolean fbp = algo && strcmp(algo, "fbp") == 0;
+  gboolean fdk = !algo || strcmp(algo, "fdk") == 0 || fbp;
   TlCtReconOptions o;
   tl_ct_recon_options_init(&o);
   TlCtFilter window = TL_CT_FILTER_RAM_LAK;
@@ -280,7 +282,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
             "%s on %s\n", g->beam == TL_CT_CONE ? "cone beam" : "parallel beam", g->n_views,
             g->det_u, g->det_v, grid.dims[0], grid.dims[1], grid.dims[2], grid.voxel_mm[0],
             grid.voxel_mm[1], grid.voxel_mm[2],
-            fdk ? "FDK" : o.algorithm, tl_context_info(ctx)->name);
+            fbp ? "FBP" : fdk ? "FDK" : o.algorithm, tl_context_info(ctx)->name);
   g_autoptr(TlArray) proj = tl_ct_data_upload(ctx, d, &error);
   if (!proj) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) img = NULL;
@@ -289,7 +291,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
   gboolean cancelled = FALSE;
 
   if (fdk) {
-    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, window, (guint)batch, &error);
+    g_autoptr(TlCtFdk) f = fbp ? tl_ct_fbp_new(ctx, g, &grid, window, (guint)batch, &error)
+                               : tl_ct_fdk_new(ctx, g, &grid, window, (guint)batch, &error);
     g_autoptr(TlArray) x = f ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&grid), &error) : NULL;
     g_autoptr(TlStream) s = x ? tl_stream_new(ctx, &error) : NULL;
     if (!s) return tl_cli_ct_fail(VERB, error);
@@ -299,7 +302,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
         !tl_array_download(x, img->data, &error))
       return tl_cli_ct_fail(VERB, error);
     if (!quiet && truth && tl_image_grid_equal(&truth->grid, &grid))
-      fprintf(stderr, "ct-recon: FDK RMSE %.6g\n", rmse(img, truth));
+      fprintf(stderr, "ct-recon: %s RMSE %.6g\n", fbp ? "FBP" : "FDK", rmse(img, truth));
   } else {
     g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, g, &grid, proj, &o, &error);
     if (!r) return tl_cli_ct_fail(VERB, error);

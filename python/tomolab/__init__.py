@@ -17,7 +17,7 @@ from ._tomolab import (  # noqa: F401
     Array, Context, CtData, CtGeometry, Error, FileError, FormatError, InvalidArgument,
     Listmode, NoDeviceError, Operator, ParseError, Scanner, Solver, UnsupportedError,
     algorithms, ct_operator, default_context, devices, expr, fdk, kernel_names, kernel_source,
-    load_image, operators,
+    fbp, load_image, operators,
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
 
 __all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image']
