@@ -101,6 +101,44 @@ static void test_fft_size(void) {
   g_assert_cmpuint(tl_ct_ramp_fft_size(1), ==, 2);
 }
 
+/* VkFFT's compiled kernels are cached beside the pipeline cache (tl-ct-vkfft.cpp): a cache file
+ * damaged in its payload or cut short is ignored and rewritten, and the filter stays right. */
+static void test_fft_cache(void) {
+  if (!tl_ct_ramp_have_fft()) {
+    g_test_skip("built without VkFFT (-Dvkfft): the FFT path does not exist");
+    return;
+  }
+  guint nu = 97, rows = 3;
+  float x[3 * 97];
+  for (guint i = 0; i < rows * nu; i++) x[i] = (float)(1.0 + 0.01 * i + (i % 7 == 0));
+  g_autofree float *ref = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_SPATIAL, x);
+  g_autofree float *a = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_FFT, x);
+  g_autofree char *dir = g_path_get_dirname(tl_context_pipeline_cache_path(ctx));
+  for (int damage = 0; damage < 2; damage++) {
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    guint n_files = 0;
+    for (const char *name; (name = g_dir_read_name(d));) {
+      if (!g_str_has_prefix(name, "vkfft-")) continue;
+      g_autofree char *path = g_build_filename(dir, name, NULL);
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      g_assert_true(g_file_get_contents(path, &data, &len, NULL));
+      g_assert_cmpuint(len, >, 200);
+      if (damage == 0) data[len - 5] ^= 0x5a; /* payload no longer matches its SHA-256 */
+      g_assert_true(g_file_set_contents(path, data, damage == 0 ? (gssize)len : 100, NULL));
+      n_files++;
+    }
+    g_assert_cmpuint(n_files, >, 0);
+    g_autofree float *b = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_FFT, x);
+    double m = max_abs(ref, rows * nu);
+    for (guint i = 0; i < rows * nu; i++) {
+      g_assert_cmpfloat(fabs(b[i] - a[i]), <=, 1e-7 * m);
+      g_assert_cmpfloat(fabs(b[i] - ref[i]), <=, 1e-5 * m);
+    }
+  }
+}
+
 static void test_bad(void) {
   GError *error = NULL;
   g_assert_null(tl_ct_ramp_new(ctx, TL_CT_FILTER_N, 8, 1, TL_CT_RAMP_AUTO, &error));
@@ -300,6 +338,7 @@ int main(int argc, char **argv) {
   ctx = tl_test_context();
   g_test_add_func("/ct/fft/sizes", test_fft_size);
   g_test_add_func("/ct/fft/vs-spatial", test_fft_vs_spatial);
+  g_test_add_func("/ct/fft/cache", test_fft_cache);
   g_test_add_func("/ct/fft/bad", test_bad);
   g_test_add_func("/ct/fbp/shepp-logan-parallel", test_fbp_shepp_logan);
   g_test_add_func("/ct/fbp/cone-refused", test_fbp_cone_refused);

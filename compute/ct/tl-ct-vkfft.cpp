@@ -56,6 +56,57 @@ void tl_ct_vkfft_free(TlCtVkfft *p) {
   g_free(p);
 }
 
+// VkFFT's kernels, compiled by glslang, cost 0.15-0.5 s per plan on lavapipe; loaded back from
+// VkFFT's own binary (saveApplicationToString) they cost 0.04 s. The binary lives beside the
+// pipeline cache (tl-context.c), one file per plan, named by a hash of everything the
+// generated code depends on: VkFFT's version, the sizes, the device and driver (VkFFT reads the
+// device's limits). File: magic, SHA-256 of the payload (hex), payload; a file that fails the
+// check is ignored (it is only a speed-up), as is a cache that cannot be written.
+#define TL_VKFFT_MAGIC "TLVKFFT1"
+
+static char *cache_file(TlContext *ctx, guint n, guint rows) {
+  const char *pc = tl_context_pipeline_cache_path(ctx);
+  if (!pc) return NULL;
+  VkPhysicalDeviceProperties pr;
+  vkGetPhysicalDeviceProperties(tl_context_physical_device(ctx), &pr);
+  g_autoptr(GString) key = g_string_new(NULL);
+  g_string_printf(key, "vkfft %d r2c lut n %u rows %u device %04x:%04x driver %08x %s uuid ",
+                  VkFFTGetVersion(), n, rows, pr.vendorID, pr.deviceID, pr.driverVersion,
+                  pr.deviceName);
+  for (guint i = 0; i < VK_UUID_SIZE; i++)
+    g_string_append_printf(key, "%02x", pr.pipelineCacheUUID[i]);
+  g_autofree char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key->str, -1);
+  g_autofree char *dir = g_path_get_dirname(pc);
+  g_autofree char *name = g_strdup_printf("vkfft-%.32s.bin", sum);
+  return g_build_filename(dir, name, NULL);
+}
+
+// The payload of a valid cache file (g_free), else NULL.
+static guint32 *cache_load(const char *path, gsize *len) {
+  g_autofree char *data = NULL;
+  gsize n = 0, head = strlen(TL_VKFFT_MAGIC) + 64;
+  if (!path || !g_file_get_contents(path, &data, &n, NULL) || n <= head ||
+      memcmp(data, TL_VKFFT_MAGIC, strlen(TL_VKFFT_MAGIC)) != 0 || (n - head) % 4 != 0)
+    return NULL;
+  g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)data + head,
+                                                     n - head);
+  if (memcmp(sum, data + strlen(TL_VKFFT_MAGIC), 64) != 0) return NULL;
+  *len = n - head;
+  return (guint32 *)g_memdup2(data + head, n - head);
+}
+
+static void cache_save(const char *path, const void *payload, gsize len) {
+  if (!path || !payload || !len) return;
+  g_autofree char *dir = g_path_get_dirname(path);
+  if (g_mkdir_with_parents(dir, 0700) != 0) return;
+  g_autofree char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)payload, len);
+  g_autoptr(GString) file = g_string_new(TL_VKFFT_MAGIC);
+  g_string_append(file, sum);
+  g_string_append_len(file, (const char *)payload, (gssize)len);
+  // written to a temporary file and renamed: a crash never leaves half a file
+  g_file_set_contents(path, file->str, (gssize)file->len, NULL);
+}
+
 // The LUT of twiddles (computed in double on the host) rather than sin/cos in float on the
 // device keeps the transform's error near float rounding on every driver.
 TlCtVkfft *tl_ct_vkfft_new(TlContext *ctx, TlArray *buffer, guint n, guint rows, GError **error) {
@@ -110,9 +161,26 @@ TlCtVkfft *tl_ct_vkfft_new(TlContext *ctx, TlArray *buffer, guint n, guint rows,
   c.buffer = &p->buf;
   c.bufferSize = &p->size;
   c.bufferOffset = tl_array_buffer_offset(buffer);
+  g_autofree char *path = cache_file(ctx, n, rows);
+  gsize len = 0;
+  g_autofree guint32 *binary = cache_load(path, &len);
+  VkFFTResult res = VKFFT_ERROR_PLAN_NOT_INITIALIZED;
   // the LUT upload submits on the shared queue
   tl_context_lock_queue(ctx);
-  VkFFTResult res = initializeVkFFT(&p->app, c);
+  if (binary) {
+    c.loadApplicationFromString = 1;
+    c.loadApplicationString = binary;
+    res = initializeVkFFT(&p->app, c);
+    if (res != VKFFT_SUCCESS) p->app = VkFFTApplication{}; // VkFFT cleaned up; compile instead
+  }
+  if (res != VKFFT_SUCCESS) {
+    c.loadApplicationFromString = 0;
+    c.loadApplicationString = NULL;
+    c.saveApplicationToString = path != NULL;
+    res = initializeVkFFT(&p->app, c);
+    if (res == VKFFT_SUCCESS && path)
+      cache_save(path, p->app.saveApplicationString, p->app.applicationStringSize);
+  }
   tl_context_unlock_queue(ctx);
   if (res != VKFFT_SUCCESS) {
     vkfft_fail(error, res, "plan", n, rows);
