@@ -80,6 +80,24 @@ static void test_fft_vs_spatial(void) {
   g_rand_free(rand);
 }
 
+/* Rows beyond what one transform takes (maxStorageBufferRange; here capped at 4 rows by
+ * $TOMOLAB_FFT_ROWS) go through in chunks: 9 rows = 4 + 4 + 1, as the spatial path filters them. */
+static void test_fft_chunks(void) {
+  if (!tl_ct_ramp_have_fft()) {
+    g_test_skip("built without VkFFT (-Dvkfft): the FFT path does not exist");
+    return;
+  }
+  guint nu = 45, rows = 9;
+  float x[9 * 45];
+  for (guint i = 0; i < rows * nu; i++) x[i] = (float)(1.0 + sin(0.3 * i));
+  g_autofree float *ref = filter_rows(TL_CT_FILTER_SHEPP_LOGAN, nu, rows, rows, TL_CT_RAMP_SPATIAL, x);
+  g_setenv("TOMOLAB_FFT_ROWS", "4", TRUE);
+  g_autofree float *y = filter_rows(TL_CT_FILTER_SHEPP_LOGAN, nu, rows, rows, TL_CT_RAMP_FFT, x);
+  g_unsetenv("TOMOLAB_FFT_ROWS");
+  double m = max_abs(ref, rows * nu);
+  for (guint i = 0; i < rows * nu; i++) g_assert_cmpfloat(fabs(y[i] - ref[i]), <=, 1e-5 * m);
+}
+
 /* The padded sizes: even, >= 2 nu - 1, of primes 2, 3, 5, 7 only, and the smallest such. */
 static void test_fft_size(void) {
   for (guint nu = 1; nu < 3000; nu += 7) {
@@ -338,6 +356,7 @@ int main(int argc, char **argv) {
   ctx = tl_test_context();
   g_test_add_func("/ct/fft/sizes", test_fft_size);
   g_test_add_func("/ct/fft/vs-spatial", test_fft_vs_spatial);
+  g_test_add_func("/ct/fft/chunks", test_fft_chunks);
   g_test_add_func("/ct/fft/cache", test_fft_cache);
   g_test_add_func("/ct/fft/bad", test_bad);
   g_test_add_func("/ct/fbp/shepp-logan-parallel", test_fbp_shepp_logan);
