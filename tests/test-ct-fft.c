@@ -171,6 +171,17 @@ static void test_bad(void) {
   g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
   g_assert_nonnull(strstr(error->message, "'hamming'"));
   g_clear_error(&error);
+  /* rows wider than the FFT path takes: refused when asked for, spatial when automatic */
+  if (tl_ct_ramp_have_fft()) {
+    g_assert_null(tl_ct_ramp_new(ctx, TL_CT_FILTER_HANN, 20000, 1, TL_CT_RAMP_FFT, &error));
+    g_assert_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED);
+    g_assert_nonnull(strstr(error->message, "20000"));
+    g_clear_error(&error);
+    g_autoptr(TlCtRamp) wide = tl_ct_ramp_new(ctx, TL_CT_FILTER_HANN, 20000, 1, TL_CT_RAMP_AUTO,
+                                              &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(tl_ct_ramp_method(wide), ==, TL_CT_RAMP_SPATIAL);
+  }
   /* more rows than the filter was made for */
   g_autoptr(TlCtRamp) r = tl_ct_ramp_new(ctx, TL_CT_FILTER_RAM_LAK, 8, 2, TL_CT_RAMP_AUTO, &error);
   g_autoptr(TlArray) a = tl_array_new_float(ctx, 64, &error);

@@ -38,8 +38,8 @@ gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError **erro
 double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
 
 typedef enum {
-  TL_CT_RAMP_AUTO,    /* FFT where built with VkFFT, else spatial */
-  TL_CT_RAMP_FFT,     /* refused (TL_ERROR_UNSUPPORTED) in builds without VkFFT */
+  TL_CT_RAMP_AUTO,    /* FFT where built with VkFFT (rows up to 16384 pixels), else spatial */
+  TL_CT_RAMP_FFT,     /* refused (TL_ERROR_UNSUPPORTED) in builds without VkFFT, or wider rows */
   TL_CT_RAMP_SPATIAL,
 } TlCtRampMethod;
 
