@@ -18,7 +18,8 @@
  * that it equals the exact spatial convolution with the band-limited taps; else that
  * spatial convolution itself.
  * Views are processed in batches (weight, filter, accumulate the back projection), so the
- * scratch memory is two batches of projections, not two copies of the data. */
+ * scratch memory is two batches of projections (plus the FFT's padded rows, about two more),
+ * not two copies of the data. */
 #pragma once
 #include "tl-ct-projector.h"
 #include "tl-ct-ramp.h"
