@@ -5,6 +5,7 @@
  * FBP of the real tooth scan (../shared/data/tooth/tooth.h5). */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "ct-ref.h"
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-data.h"
@@ -119,8 +120,18 @@ static void test_fft_size(void) {
   g_assert_cmpuint(tl_ct_ramp_fft_size(1), ==, 2);
 }
 
-/* VkFFT's compiled kernels are cached beside the pipeline cache (tl-ct-vkfft.cpp): a cache file
- * damaged in its payload or cut short is ignored and rewritten, and the filter stays right. */
+/* The plan cache files (vkfft-*.bin) beside the pipeline cache, as a list of paths. */
+static GPtrArray *cache_files(const char *dir) {
+  GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d));)
+    if (g_str_has_prefix(name, "vkfft-")) g_ptr_array_add(files, g_build_filename(dir, name, NULL));
+  return files;
+}
+
+/* VkFFT's compiled kernels are cached beside the pipeline cache (tl-ct-vkfft.cpp): one file per
+ * plan, written on the first plan; a file damaged in its payload or cut short is ignored and
+ * rewritten, and the filter stays right. */
 static void test_fft_cache(void) {
   if (!tl_ct_ramp_have_fft()) {
     g_test_skip("built without VkFFT (-Dvkfft): the FFT path does not exist");
@@ -129,32 +140,34 @@ static void test_fft_cache(void) {
   guint nu = 97, rows = 3;
   float x[3 * 97];
   for (guint i = 0; i < rows * nu; i++) x[i] = (float)(1.0 + 0.01 * i + (i % 7 == 0));
+  g_autofree char *dir = g_path_get_dirname(tl_context_pipeline_cache_path(ctx));
+  g_autoptr(GPtrArray) old = cache_files(dir);
+  for (guint i = 0; i < old->len; i++) g_assert_cmpint(g_unlink(old->pdata[i]), ==, 0);
   g_autofree float *ref = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_SPATIAL, x);
   g_autofree float *a = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_FFT, x);
-  g_autofree char *dir = g_path_get_dirname(tl_context_pipeline_cache_path(ctx));
+  double m = max_abs(ref, rows * nu);
   for (int damage = 0; damage < 2; damage++) {
-    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-    g_assert_nonnull(d);
-    guint n_files = 0;
-    for (const char *name; (name = g_dir_read_name(d));) {
-      if (!g_str_has_prefix(name, "vkfft-")) continue;
-      g_autofree char *path = g_build_filename(dir, name, NULL);
-      g_autofree char *data = NULL;
-      gsize len = 0;
-      g_assert_true(g_file_get_contents(path, &data, &len, NULL));
-      g_assert_cmpuint(len, >, 200);
-      if (damage == 0) data[len - 5] ^= 0x5a; /* payload no longer matches its SHA-256 */
-      g_assert_true(g_file_set_contents(path, data, damage == 0 ? (gssize)len : 100, NULL));
-      n_files++;
-    }
-    g_assert_cmpuint(n_files, >, 0);
+    g_autoptr(GPtrArray) files = cache_files(dir);
+    g_assert_cmpuint(files->len, ==, 1); /* written by the plan just made */
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_assert_true(g_file_get_contents(files->pdata[0], &data, &len, NULL));
+    g_assert_cmpuint(len, >, 200);
+    if (damage == 0) data[len - 5] ^= 0x5a; /* payload no longer matches its SHA-256 */
+    g_assert_true(g_file_set_contents(files->pdata[0], data, damage == 0 ? (gssize)len : 100, NULL));
     g_autofree float *b = filter_rows(TL_CT_FILTER_HANN, nu, rows, rows, TL_CT_RAMP_FFT, x);
-    double m = max_abs(ref, rows * nu);
     for (guint i = 0; i < rows * nu; i++) {
       g_assert_cmpfloat(fabs(b[i] - a[i]), <=, 1e-7 * m);
       g_assert_cmpfloat(fabs(b[i] - ref[i]), <=, 1e-5 * m);
     }
   }
+  /* rewritten whole after the last damage */
+  g_autoptr(GPtrArray) files = cache_files(dir);
+  g_assert_cmpuint(files->len, ==, 1);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_assert_true(g_file_get_contents(files->pdata[0], &data, &len, NULL));
+  g_assert_cmpuint(len, >, 200);
 }
 
 static void test_bad(void) {
