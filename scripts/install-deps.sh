@@ -24,6 +24,8 @@ packages=(
   python3-dev python3-numpy python3-pytest      # the Python module (python/), its tests
   libhdf5-dev libdcmtk-dev libtiff-dev          # Data Exchange HDF5 projections, DICOM (DCMTK), TIFF stacks
   python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
+  libvkfft-dev                                  # CT ramp filter by FFT (VkFFT, header only; -Dvkfft)
+  python3-skimage                               # bench/ct-tooth: scikit-image's FBP beside ours
 )
 
 missing=()

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* tomolab-cli ct-recon: FDK, SIRT, (OS-)SART, CGLS or MLEM of a CT scan (any CT format of the
+/* tomolab-cli ct-recon: FDK, FBP, SIRT, (OS-)SART, CGLS or MLEM of a CT scan (any CT format of the
  * format table: .tlct, Data Exchange HDF5...) into an image. */
 #include "tl-cli-ct-common.h"
 #include "ct/tl-ct-centre.h"
@@ -105,7 +105,8 @@ static int ct_recon_spec(const TlRunSpec *sp);
  * the TlRunSpec by ct_recon_spec. */
 int tl_cli_ct_recon(int argc, char **argv) {
   g_autofree char *algo_reg = tl_cli_registry_help("algorithm", FALSE);
-  g_autofree char *algo_help = g_strdup_printf("fdk (default, direct), or an iterative %s",
+  g_autofree char *algo_help = g_strdup_printf("fdk (default, direct; cone or parallel beam), fbp "
+                                               "(direct, parallel beam), or an iterative %s",
                                                algo_reg);
   g_autofree char *prior_help = tl_cli_registry_help("prior", FALSE);
   GOptionEntry entries[] = {
@@ -118,8 +119,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
       RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
       RUN_OPT("gamma", 0, "rdp: gamma >= 0 (default 2)", "G"),
       RUN_OPT("epsilon", 0, "rdp / tv: epsilon > 0 (default 1e-3)", "E"),
-      RUN_OPT("filter", 'f', "FDK ramp filter window: ram-lak (default), shepp-logan, hann",
-              "NAME"),
+      RUN_OPT("filter", 'f', "FDK/FBP ramp filter window: ram-lak (default), shepp-logan, "
+              "hann, cosine", "NAME"),
       RUN_OPT("iterations", 'n', "Full iterations (default 10)", "N"),
       RUN_OPT("subsets", 's', "Ordered subsets for sart/mlem (default: sart 10, mlem 1)", "S"),
       RUN_OPT("relaxation", 0, "SIRT/SART relaxation lambda in (0, 2) (default 1)", "L"),
@@ -162,8 +163,8 @@ int tl_cli_ct_recon(int argc, char **argv) {
       "           -o img.nii --profile\n"
       "         tomolab-cli ct-recon tooth.h5 --centre auto -o tooth.nii\n"
       "         tomolab-cli ct-recon --run tooth.json -o again.nii  (the sidecar of a run)\n"
-      "FDK/FBP (exact spatial ramp filter, voxel-driven back projection) or an iterative solver\n"
-      "on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
+      "FDK/FBP (ramp filter by FFT where built with VkFFT, voxel-driven back projection) or an\n"
+      "iterative solver on the Vulkan device; every vector operation is one fused array expression. Ctrl-C\n"
       "writes the last complete image. Formulas: docs/ct.md.");
   GError *error = NULL;
   if (!tl_cli_reject_zero(argc, argv, "subsets", 's', &error)) {
@@ -201,12 +202,13 @@ static int ct_recon_spec(const TlRunSpec *sp) {
                                                 {"--start", sp->start}}, 3,
                             (const TlCliFile[]){{"-o", output}}, 1, &error))
     return tl_cli_usage_error(VERB, error);
-  gboolean fdk = g_str_equal(tl_run_spec_algorithm(sp), "fdk");
+  const char *algo = tl_run_spec_algorithm(sp);
+  gboolean fbp = g_str_equal(algo, "fbp"), fdk = fbp || g_str_equal(algo, "fdk"); /* direct */
   TlCtReconOptions o;
   if (fdk) tl_ct_recon_options_init(&o);
   else if (!tl_run_spec_to_ct_options(sp, &o, &error)) return tl_cli_usage_error(VERB, error);
   if (fdk && sp->start) {
-    fprintf(stderr, "tomolab-cli " VERB ": --start: fdk is direct and takes no start image\n");
+    fprintf(stderr, "tomolab-cli " VERB ": --start: %s is direct and takes no start image\n", algo);
     return 2;
   }
 
@@ -263,7 +265,7 @@ static int ct_recon_spec(const TlRunSpec *sp) {
             "%s on %s\n", g->beam == TL_CT_CONE ? "cone beam" : "parallel beam", g->n_views,
             g->det_u, g->det_v, grid.dims[0], grid.dims[1], grid.dims[2], grid.voxel_mm[0],
             grid.voxel_mm[1], grid.voxel_mm[2],
-            fdk ? "FDK" : o.algorithm, tl_context_info(ctx)->name);
+            fbp ? "FBP" : fdk ? "FDK" : o.algorithm, tl_context_info(ctx)->name);
   g_autoptr(TlArray) proj = tl_ct_data_upload(ctx, d, &error);
   if (!proj) return tl_cli_ct_fail(VERB, error);
   g_autoptr(TlImage) img = NULL;
@@ -272,7 +274,8 @@ static int ct_recon_spec(const TlRunSpec *sp) {
   gboolean cancelled = FALSE;
 
   if (fdk) {
-    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, window, batch, &error);
+    g_autoptr(TlCtFdk) f = fbp ? tl_ct_fbp_new(ctx, g, &grid, window, batch, &error)
+                               : tl_ct_fdk_new(ctx, g, &grid, window, batch, &error);
     g_autoptr(TlArray) x = f ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&grid), &error) : NULL;
     g_autoptr(TlStream) s = x ? tl_stream_new(ctx, &error) : NULL;
     if (!s) return tl_cli_ct_fail(VERB, error);
@@ -282,7 +285,7 @@ static int ct_recon_spec(const TlRunSpec *sp) {
         !tl_array_download(x, img->data, &error))
       return tl_cli_ct_fail(VERB, error);
     if (!quiet && truth && tl_image_grid_equal(&truth->grid, &grid))
-      fprintf(stderr, "ct-recon: FDK RMSE %.6g\n", rmse(img, truth));
+      fprintf(stderr, "ct-recon: %s RMSE %.6g\n", fbp ? "FBP" : "FDK", rmse(img, truth));
   } else {
     g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, g, &grid, proj, &o, &error);
     if (!r) return tl_cli_ct_fail(VERB, error);

@@ -287,6 +287,24 @@ gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, gu
   return TRUE;
 }
 
+gboolean tl_stream_record_external(TlStream *s, const char *label, guint64 work_items,
+                                   TlStreamRecordFunc fn, gpointer data, GError **error) {
+  gboolean timed = label && s->timestamps && s->profile;
+  if (!prepare(s, work_items, timed, error)) return FALSE;
+  Slot *sl = &s->slots[s->cur];
+  if (timed)
+    vkCmdWriteTimestamp(sl->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, sl->queries, 2 * sl->n_timed);
+  fn(sl->cb, data);
+  if (timed) {
+    vkCmdWriteTimestamp(sl->cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, sl->queries,
+                        2 * sl->n_timed + 1);
+    sl->labels[sl->n_timed] = g_strdup(label);
+    sl->counts[sl->n_timed] = 1;
+    sl->n_timed++;
+  }
+  return TRUE;
+}
+
 gboolean tl_stream_copy(TlStream *s, const TlArray *src, guint64 src_byte, TlArray *dst,
                         guint64 dst_byte, guint64 bytes, GError **error) {
   if (src_byte + bytes > tl_array_size_bytes(src) || dst_byte + bytes > tl_array_size_bytes(dst) ||

@@ -56,6 +56,14 @@ TL_API gboolean tl_stream_dispatch(TlStream *s, TlPipeline *p, const char *label
 /* Covers items [0, n): see header comment. `push` is modified (base/count). */
 TL_API gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, guint64 n, void *push,
                                GError **error);
+/* Commands recorded by someone else's code (a library such as VkFFT that records into a
+ * command buffer it is given): fn(cb, data) is called once with the stream's current command
+ * buffer, after the usual barrier, between timestamps when `label` is timed. fn may bind its
+ * own pipelines and descriptor sets and record its own barriers; the next dispatch binds its
+ * pipeline again. `work_items` is the cost estimate (item cost 1). */
+typedef void (*TlStreamRecordFunc)(VkCommandBuffer cb, gpointer data);
+TL_API gboolean tl_stream_record_external(TlStream *s, const char *label, guint64 work_items,
+                                   TlStreamRecordFunc fn, gpointer data, GError **error);
 /* Device-side copy and zero fill, ordered with the dispatches. */
 TL_API gboolean tl_stream_copy(TlStream *s, const TlArray *src, guint64 src_byte, TlArray *dst,
                         guint64 dst_byte, guint64 bytes, GError **error);

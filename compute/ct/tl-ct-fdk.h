@@ -15,45 +15,41 @@
  * pi / N is exact for a full 360 deg cone-beam orbit and for parallel beams over 180 or 360
  * deg; shorter cone-beam arcs would need Parker weights, which are not implemented.
  *
- * The ramp filter is an exact spatial convolution (docs/ct.md): the band-limited kernel's
- * taps g(l), |l| < det_u, in closed form, so a row convolved with them is the linear
- * convolution itself (no FFT, no padding, no wrap-around):
- *   Ram-Lak       g(0) = 1/4, g(odd l) = -1 / (pi l)^2, g(even l) = 0
- *   Shepp-Logan   g(l) = 2 / (pi^2 (1 - 4 l^2))       (ramp x sinc window)
- *   Hann          g(l) = g_RL(l)/2 + (g_RL(l-1) + g_RL(l+1))/4  (ramp x (1 + cos)/2)
+ * The ramp filter (tl-ct-ramp.h) runs by FFT (VkFFT) where the build has it, zero-padded so
+ * that it equals the exact spatial convolution with the band-limited taps; else that
+ * spatial convolution itself.
  * Views are processed in batches (weight, filter, accumulate the back projection), so the
- * scratch memory is two batches of projections, not two copies of the data. */
+ * scratch memory is two batches of projections (plus the FFT's padded rows, about two more),
+ * not two copies of the data. */
 #pragma once
 #include "tl-api.h"
 #include "tl-ct-projector.h"
+#include "tl-ct-ramp.h"
 
 G_BEGIN_DECLS
-
-typedef enum {
-  TL_CT_FILTER_RAM_LAK,
-  TL_CT_FILTER_SHEPP_LOGAN,
-  TL_CT_FILTER_HANN,
-} TlCtFilter;
-
-TL_API const char *tl_ct_filter_name(TlCtFilter f);
-/* "ram-lak", "shepp-logan", "hann" */
-TL_API gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError **error);
-/* g(l) for l = -(n-1) .. n-1 at index l + n - 1 (2n - 1 values, pixel spacing 1). */
-TL_API double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
 
 /* The FDK scale of each view: pi D_n f_u,n / N (cone), pi f_u,n / N (parallel). */
 TL_API double tl_ct_fdk_view_scale(const TlCtGeometry *g, guint view);
 
 typedef struct _TlCtFdk TlCtFdk;
 
-/* batch_views 0 = automatic (scratch <= 64 MiB). */
+/* batch_views 0 = automatic (scratch <= 64 MiB). The ramp by FFT where built with VkFFT. */
 TL_API TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+                       TlCtFilter filter, guint batch_views, GError **error);
+/* The same with the ramp filter's method chosen (TL_CT_RAMP_SPATIAL: the exact convolution,
+ * the reference the FFT path is tested against). */
+TL_API TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
+                            const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
+                            guint batch_views, GError **error);
+/* FBP for parallel beams, the algorithm tomography users know by that name: the same object
+ * (w = 1, D = 1, no cosine, weights pi / N), refused for cone-beam geometries (FDK there). */
+TL_API TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
                        TlCtFilter filter, guint batch_views, GError **error);
 TL_API void tl_ct_fdk_free(TlCtFdk *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtFdk, tl_ct_fdk_free)
 
 /* image = FDK(proj); proj holds every view (line integrals). Records on s (labels "fdk
- * weight", "fdk filter", "ct back voxel"); the caller finishes the stream. */
+ * weight", "fdk filter", "fdk fft", "ct back voxel"); the caller finishes the stream. */
 TL_API gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error);
 

@@ -37,8 +37,13 @@ static const char *const randoms_names[] = {"none", "delayeds", "singles", "file
 static const char *const scatter_names[] = {"none", "sss", "file", NULL};
 static const char *const objective_names[] = {"never", "iteration", "subiteration", NULL};
 
+/* CT's direct methods: FDK (cone or parallel beam) and FBP (parallel beam) */
+static gboolean direct_method(const char *algo) {
+  return g_str_equal(algo, "fdk") || g_str_equal(algo, "fbp");
+}
+
 static gboolean check_algorithm(const char *v, GError **error) {
-  if (g_str_equal(v, "fdk") || g_str_equal(v, "fbp")) return TRUE; /* CT's direct method */
+  if (direct_method(v)) return TRUE;
   return tl_recon_find_algorithm(v, error) != NULL;
 }
 static gboolean check_prior(const char *v, GError **error) {
@@ -101,7 +106,7 @@ static const Key keys[] = {
     {INFO("data", TL_RUN_KEY_PATH, "a file", "(none: required)", "",
           "the measured data: PET list mode or sinogram, CT projections"),
      V_PATH, OFF(data), .autoable = TRUE, .modalities = BOTH},
-    {INFO("algorithm", TL_RUN_KEY_TEXT, "a registry algorithm (tomolab-cli info); CT also fdk",
+    {INFO("algorithm", TL_RUN_KEY_TEXT, "a registry algorithm (tomolab-cli info); CT also fdk, fbp",
           "auto (PET mlem, CT fdk)", "", "the reconstruction algorithm"),
      V_STR, OFF(algorithm), .autoable = TRUE, .modalities = BOTH, .check = check_algorithm},
     {INFO("subsets", TL_RUN_KEY_COUNT, "0 (auto) to 65535", "0 (auto: 10 for algorithms with "
@@ -187,8 +192,8 @@ static const Key keys[] = {
     {INFO("frame-start", TL_RUN_KEY_NUMBER, "auto or 0 to 1e9", "auto (the file's, else 0)", "s",
           "PET, calibration: the frame's start after the reference time"),
      V_DOUBLE, OFF(frame_start_s), 0, 1e9, FALSE, TRUE, .modalities = PET},
-    {INFO("fdk-filter", TL_RUN_KEY_CHOICE, "ram-lak | shepp-logan | hann", "ram-lak", "",
-          "CT, fdk: ramp filter window"),
+    {INFO("fdk-filter", TL_RUN_KEY_CHOICE, "ram-lak | shepp-logan | hann | cosine", "ram-lak",
+          "", "CT, fdk and fbp: ramp filter window"),
      V_FDK_FILTER, OFF(fdk_filter), .modalities = CT},
     {INFO("nonnegative", TL_RUN_KEY_BOOL, "true | false", "false", "",
           "CT, sirt / sart: clamp the image at 0"),
@@ -379,11 +384,13 @@ gboolean tl_run_spec_set(TlRunSpec *s, const char *key, const char *value_in, GE
     }
     g_free(*f);
     *f = dflt ? NULL : g_strdup(value);
-    /* one spelling per name, so files compare equal: "fbp" is fdk, "sart" os-sart */
-    if (*f && k->check == check_algorithm) {
-      const TlAlgorithmClass *ak = g_str_equal(*f, "fbp") ? NULL : tl_recon_find_algorithm(*f, NULL);
-      g_free(*f);
-      *f = g_strdup(ak ? tl_algorithm_name(ak) : "fdk");
+    /* one spelling per name, so files compare equal: "sart" is os-sart */
+    if (*f && k->check == check_algorithm && !direct_method(*f)) {
+      const TlAlgorithmClass *ak = tl_recon_find_algorithm(*f, NULL);
+      if (ak) {
+        g_free(*f);
+        *f = g_strdup(tl_algorithm_name(ak));
+      }
     }
     return TRUE;
   }
@@ -624,7 +631,7 @@ guint tl_run_spec_iterations(const TlRunSpec *s) {
 guint tl_run_spec_subsets(const TlRunSpec *s) {
   if (s->subsets) return s->subsets;
   const char *a = tl_run_spec_algorithm(s);
-  if (g_str_equal(a, "fdk")) return 1;
+  if (direct_method(a)) return 1;
   const TlAlgorithmClass *k = tl_recon_find_algorithm(a, NULL);
   /* CT's mlem keeps one subset by default (tl-cli-ct-recon's rule) */
   if (s->modality == TL_RUN_CT && g_str_equal(a, "mlem")) return 1;
@@ -655,8 +662,8 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
                  ct ? "PET" : "CT", ct ? "CT" : "PET");
   }
   const char *algo = tl_run_spec_algorithm(s);
-  gboolean fdk = g_str_equal(algo, "fdk");
-  if (fdk && !ct) return bad(error, "algorithm = fdk: a CT method (modality = ct)");
+  gboolean fdk = direct_method(algo);
+  if (fdk && !ct) return bad(error, "algorithm = %s: a CT method (modality = ct)", algo);
   const TlAlgorithmClass *ak = fdk ? NULL : tl_recon_find_algorithm(algo, error);
   if (!fdk && !ak) return FALSE;
   guint flags = ak ? tl_algorithm_flags(ak) : 0;
@@ -719,9 +726,9 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
     return bad(error, "isotope, duration and frame-start need calibration");
   if (ct && s->nonnegative && !(g_str_equal(algo, "sirt") || g_str_equal(algo, "os-sart")))
     return bad(error, "nonnegative = true: for sirt and os-sart (algorithm = %s)", algo);
-  if (ct && s->batch && !fdk) return bad(error, "batch = %u: for fdk", s->batch);
+  if (ct && s->batch && !fdk) return bad(error, "batch = %u: for fdk and fbp", s->batch);
   if (ct && s->fdk_filter != d.fdk_filter && !fdk)
-    return bad(error, "fdk-filter = %s: for fdk", tl_ct_filter_name(s->fdk_filter));
+    return bad(error, "fdk-filter = %s: for fdk and fbp", tl_ct_filter_name(s->fdk_filter));
   return TRUE;
 }
 
@@ -761,7 +768,7 @@ gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GErr
   if (s->modality != TL_RUN_CT) return bad(error, "modality = pet: not a CT run");
   if (!tl_run_spec_validate(s, error)) return FALSE;
   const char *algo = tl_run_spec_algorithm(s);
-  if (g_str_equal(algo, "fdk")) return bad(error, "algorithm = fdk: a direct method, no solver");
+  if (direct_method(algo)) return bad(error, "algorithm = %s: a direct method, no solver", algo);
   tl_ct_recon_options_init(o);
   const TlAlgorithmClass *ak = tl_recon_find_algorithm(algo, error);
   if (!ak) return FALSE;

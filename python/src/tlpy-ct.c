@@ -375,12 +375,13 @@ static gboolean do_fdk(gpointer d, GError **error) {
          tl_stream_finish(s, error) && tl_array_download(im, j->dst, error);
 }
 
-static PyObject *py_fdk(PyObject *self, PyObject *args, PyObject *kw) {
+/* fdk() and fbp(): the same arguments; fbp refuses a cone-beam geometry. */
+static PyObject *fdk_or_fbp(PyObject *args, PyObject *kw, gboolean fbp) {
   static char *kwlist[] = {"geometry", "grid", "projections", "filter", "ctx", NULL};
   PyObject *go, *gridobj, *po, *ctxo = Py_None;
   const char *filter = "ram-lak";
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO|sO:fdk", kwlist, &TlPyCtGeometryType, &go,
-                                   &gridobj, &po, &filter, &ctxo))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, fbp ? "O!OO|sO:fbp" : "O!OO|sO:fdk", kwlist,
+                                   &TlPyCtGeometryType, &go, &gridobj, &po, &filter, &ctxo))
     return NULL;
   const TlCtGeometry *g = ((TlPyCtGeometry *)go)->g;
   TlImageGrid grid;
@@ -396,7 +397,8 @@ static PyObject *py_fdk(PyObject *self, PyObject *args, PyObject *kw) {
   PyArrayObject *res = NULL;
   if (c) {
     j.ctx = c->ctx;
-    if (!(j.f = tl_ct_fdk_new(c->ctx, g, &grid, f, 0, &error))) {
+    if (!(j.f = fbp ? tl_ct_fbp_new(c->ctx, g, &grid, f, 0, &error)
+                    : tl_ct_fdk_new(c->ctx, g, &grid, f, 0, &error))) {
       tlpy_raise(error);
     } else if ((res = tlpy_image_array_new(&grid))) {
       j.proj = PyArray_DATA(pa);
@@ -410,6 +412,14 @@ static PyObject *py_fdk(PyObject *self, PyObject *args, PyObject *kw) {
   return (PyObject *)res;
 }
 
+static PyObject *py_fdk(PyObject *self, PyObject *args, PyObject *kw) {
+  return fdk_or_fbp(args, kw, FALSE);
+}
+
+static PyObject *py_fbp(PyObject *self, PyObject *args, PyObject *kw) {
+  return fdk_or_fbp(args, kw, TRUE);
+}
+
 PyMethodDef tlpy_ct_functions[] = {
     {"ct_operator", (PyCFunction)(void (*)(void))py_ct_operator, METH_VARARGS | METH_KEYWORDS,
      "ct_operator(geometry, grid, *, method='joseph', subsets=1, ctx=None) -> Operator "
@@ -417,6 +427,9 @@ PyMethodDef tlpy_ct_functions[] = {
     {"fdk", (PyCFunction)(void (*)(void))py_fdk, METH_VARARGS | METH_KEYWORDS,
      "fdk(geometry, grid, projections, filter='ram-lak', ctx=None) -> image (nz, ny, nx): "
      "FDK / filtered back projection of line integrals in geometry order"},
+    {"fbp", (PyCFunction)(void (*)(void))py_fbp, METH_VARARGS | METH_KEYWORDS,
+     "fbp(geometry, grid, projections, filter='ram-lak', ctx=None) -> image (nz, ny, nx): "
+     "filtered back projection of a parallel-beam scan (cone beam refused: use fdk)"},
     {NULL}};
 
 int tlpy_ct_init(PyObject *m) {

@@ -45,6 +45,8 @@ def test_library_errors(ctx, tmp_path, listmode, grid, scanner):
     geom = tl.CtGeometry.parallel(8, 8, 1, 1.0, 1.0)
     raises(tl.Error, 'voxel', tl.ct_operator, geom, grid, method='voxel')
     raises(tl.Error, 'nope', tl.fdk, geom, grid, np.zeros(64, np.float32), filter='nope')
+    cone = tl.CtGeometry.cone(8, 100.0, 200.0, 8, 8, 1.0, 1.0)
+    raises(tl.Error, 'FDK', tl.fbp, cone, grid, np.zeros(512, np.float32))
     raises(tl.Error, 'views', tl.CtGeometry.cone, 0, 100.0, 200.0, 8, 8, 1.0, 1.0)
 
 

@@ -19,7 +19,7 @@ from ._tomolab import (  # noqa: F401
     Array, Context, CtData, CtGeometry, Error, FileError, FormatError, InvalidArgument,
     Listmode, NoDeviceError, Operator, ParseError, Scanner, Solver, UnsupportedError,
     algorithms, ct_operator, default_context, devices, expr, fdk, kernel_names, kernel_source,
-    load_image, operators,
+    fbp, load_image, operators,
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
 from ._tomolab import projectors  # noqa: F401  (the PET projectors, from the registry)
 

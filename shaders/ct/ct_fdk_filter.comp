@@ -4,7 +4,7 @@
 // Ramp filtering along detector rows as an exact linear convolution in the spatial domain:
 //   out[r, i] = sum_{j < nu} g[i - j] in[r, j]
 // g (the band-limited ramp kernel with its window, computed on the host in double,
-// tl-ct-fdk.c) has g[l] at index l + nu - 1 for |l| < nu, followed by CT_FILTER_BLOCK zeros.
+// tl-ct-ramp.c) has g[l] at index l + nu - 1 for |l| < nu, followed by CT_FILTER_BLOCK zeros.
 // A finite row convolved with the taps |l| < nu is the linear convolution itself: no zero
 // padding, no circular wrap.
 //

@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""bench/ct-tooth's other side: scikit-image's FBP (iradon, filter 'ramp') of the same tooth
+sinogram, one slice per detector row, timed as bench/ct-tooth times Tomolab (warm-up, then
+best of REPEAT). Reads the line integrals bench/ct-tooth wrote (float32, views x rows x
+columns) and prints 'skimage SECONDS VERSION', or 'skimage none' when scikit-image is absent.
+
+    ct-tooth-skimage.py RAW VIEWS ROWS COLUMNS ARC_DEG REPEAT
+"""
+import sys
+import time
+
+import numpy as np
+
+try:
+    import skimage
+    from skimage.transform import iradon
+except ImportError:
+    print('skimage none')
+    sys.exit(0)
+
+raw, views, rows, cols, arc, repeat = sys.argv[1:7]
+views, rows, cols, repeat = int(views), int(rows), int(cols), int(repeat)
+p = np.fromfile(raw, np.float32).reshape(views, rows, cols)
+theta = np.arange(views) * float(arc) / views
+
+
+def fbp():
+    # iradon wants (detector, angle) per slice; output cols x cols, as Tomolab's grid
+    return [iradon(p[:, r, :].T, theta=theta, filter_name='ramp') for r in range(rows)]
+
+
+fbp()  # warm-up
+best = float('inf')
+for _ in range(repeat):
+    t = time.perf_counter()
+    fbp()
+    best = min(best, time.perf_counter() - t)
+print('skimage %.4f %s' % (best, skimage.__version__))
