@@ -150,7 +150,7 @@ if [ -n "$from_pack" ]; then
     echo "bench-gpu: warning: this CPU lacks$missing, which bench/pet and bench/ct were built for ($(sed -n 's/^bench march: //p' "$dir/PACK-INFO")): they may stop with an illegal instruction" >&2
   fi
   need=$(sed -n 's/^glibc needed: //p' "$dir/PACK-INFO")
-  have=$(ldd --version 2>/dev/null | head -n 1 | awk '{ print $NF }')
+  have=$(ldd --version 2>/dev/null | awk 'NR == 1 { print $NF }') # awk reads all: head would end ldd with SIGPIPE under pipefail
   if [ -n "$need" ] && [ -n "$have" ] && [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -n 1)" != "$need" ]; then
     echo "bench-gpu: warning: the pack's programs need glibc $need, this machine has $have: they will not start" >&2
   fi
@@ -247,7 +247,7 @@ if [ -n "$pack" ]; then
     python3 scripts/gpu-pack-tests.py "$dir" "$stage" ${shared:+--shared "$shared"} || { rm -rf "$stage"; exit 1; }
   fi
   {
-    echo "Tomolab $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $dir, packed $(date '+%Y-%m-%d %H:%M') on $(uname -m), glibc $(ldd --version | head -n 1 | awk '{ print $NF }')"
+    echo "Tomolab $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD 2>/dev/null || echo '+changes'), $dir, packed $(date '+%Y-%m-%d %H:%M') on $(uname -m), glibc $(ldd --version | awk 'NR == 1 { print $NF }')"
     march=$(meson introspect --buildoptions "$dir" 2>/dev/null | python3 -c 'import json, sys; print(next((o["value"] for o in json.load(sys.stdin) if o["name"] == "bench_march"), "native"))' || echo native)
     echo "bench march: $march"
     if [ "$march" = x86-64-v3 ]; then
