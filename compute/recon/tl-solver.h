@@ -163,6 +163,12 @@ const TlImageGrid *tl_solver_grid(const TlSolver *sv);
 const TlArray *tl_solver_image_array(const TlSolver *sv);
 TlImage *tl_solver_image(TlSolver *sv, GError **error);
 const TlProfile *tl_solver_profile(const TlSolver *sv);
+/* Whether an edit of built-in kernel `name` (core/tl-kernels.h) would change the solver's
+ * sub-iterations as configured now (the EM pass or forward and adjoint, the prior, the filter
+ * between iterations); if not, FALSE and a GError naming the kernels they run instead, e.g.
+ * "pet_back is not called by this run: its sub-iterations run pet_em_rec, pet_back_slabs,
+ * pet_pairs". TRUE where the operator does not say (tl_operator_kernel_used). */
+gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **error);
 TlOperator *tl_solver_operator(TlSolver *sv);
 const TlSolverOptions *tl_solver_options(const TlSolver *sv);
 const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
