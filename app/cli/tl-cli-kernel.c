@@ -69,9 +69,10 @@ int tl_cli_kernel(int argc, char **argv) {
   g_option_context_add_main_entries(oc, entries, NULL);
   g_option_context_set_description(
       oc, "Without NAME: the built-in kernels. With NAME: its source, includes expanded, to edit\n"
-          "and pass back with `recon --kernel NAME=FILE` (or open in the window's kernel editor).\n"
-          "Example: tomolab-cli kernel pet_forward > fwd.comp; (edit); \\\n"
-          "         tomolab-cli kernel pet_forward --check fwd.comp");
+          "and pass back with `recon --kernel NAME=FILE` (or open in the window's kernel editor);\n"
+          "recon refuses NAME when its run never calls it, naming the kernels it runs.\n"
+          "Example: tomolab-cli kernel pet_em > em.comp; (edit); \\\n"
+          "         tomolab-cli kernel pet_em --check em.comp");
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) return tl_cli_usage_error("kernel", error);
   if (argc > 2) {

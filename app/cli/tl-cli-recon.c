@@ -576,6 +576,16 @@ static int recon_spec(const TlRunSpec *sp) {
     g_clear_pointer(&lm->events, g_free); /* on the device now: the host copy goes */
   }
   if (!r) return fail(error);
+  /* an edit of a kernel the run never calls would change nothing: refused before the run,
+   * from the configured path (the sensitivity kernels count where the set-up ran them) */
+  for (guint i = 0; kernels && kernels[i]; i++) {
+    g_autofree char *name = g_strndup(kernels[i], strcspn(kernels[i], "="));
+    gboolean set_up = !tl_recon_sensitivity_cached(r) && g_str_has_prefix(name, "pet_sens");
+    if (!set_up && !tl_solver_check_kernel(tl_recon_solver(r), name, &error)) {
+      g_prefix_error(&error, "--kernel %s: ", kernels[i]);
+      return fail(error);
+    }
+  }
   if (!quiet)
     fprintf(stderr, "recon: sensitivity image %s, set up in %.2f s\n",
             tl_recon_sensitivity_cached(r) ? "from the cache"

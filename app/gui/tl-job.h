@@ -73,6 +73,9 @@ typedef struct {
   /* Optional (PET): the model of the expected counts (copies; clear with tl_job_model_clear),
    * on the worker between steps. */
   gboolean (*get_model)(TlJob *job, TlJobModel *out, GError **error);
+  /* Optional: whether an edit of built-in kernel `name` would change the next steps (their
+   * configured path, tl_solver_check_kernel); FALSE + why not. Between steps. */
+  gboolean (*check_kernel)(TlJob *job, const char *name, GError **error);
 } TlJobVTable;
 
 struct _TlJob {

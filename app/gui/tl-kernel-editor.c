@@ -93,7 +93,14 @@ void tl_kernel_editor_show_kernel(TlKernelEditor *self, const char *name) {
   TlKernelTarget t = {0};
   gboolean replaced = self->target(self->window, &t) && t.ctx && tl_kernels_replaced(t.ctx, name);
   if (t.runner) tl_runner_unref(t.runner);
-  set_status(self, replaced ? "Edited kernel in use" : "Built-in kernel");
+  g_autofree char *calls = t.run_kernels ? g_strjoinv(", ", (char **)t.run_kernels) : NULL;
+  g_autofree char *text = g_strdup_printf(
+      "%s%s%s%s", replaced ? "Edited kernel in use" : "Built-in kernel",
+      !calls                                  ? ""
+      : g_strv_contains(t.run_kernels, name) ? "; the run's last sub-iteration called it ("
+                                              : "; the run's last sub-iteration did not call it (",
+      calls ? calls : "", calls ? ")" : "");
+  set_status(self, text);
 }
 
 const char *tl_kernel_editor_get_kernel(TlKernelEditor *self) { return self->kernel; }
@@ -137,6 +144,12 @@ static void apply_thread(GTask *task, gpointer source, gpointer data, GCancellab
   /* the run's worker holds this lock for a whole sub-iteration: taking it puts the swap
    * between two of them, while running or paused */
   if (a->target.runner) tl_runner_lock_device(a->target.runner);
+  /* an edit the run would never use changes nothing: refused, saying what it runs */
+  if (a->target.runner && !tl_runner_check_kernel_locked(a->target.runner, a->name, &error)) {
+    tl_runner_unlock_device(a->target.runner);
+    g_task_return_error(task, error);
+    return;
+  }
   gboolean ok = tl_pet_kernel_install_checked(a->target.ctx, a->name, spirv, size, a->scanner,
                                               &a->target.grid, a->target.projector,
                                               a->scanner ? TL_KERNEL_CHECK_LORS : 0, &a->check,
@@ -219,6 +232,7 @@ void tl_kernel_editor_apply(TlKernelEditor *self) {
   a->window = g_object_ref(self->window);
   a->scanner = t.scanner ? tl_scanner_copy(t.scanner) : NULL;
   a->target.scanner = NULL;
+  a->target.run_kernels = NULL; /* borrowed: not for the worker */
   self->busy++;
   update_sensitivity(self);
   set_status(self, "Compiling…");

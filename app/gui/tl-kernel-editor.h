@@ -5,7 +5,9 @@
  * kernel that compiles is installed between two sub-iterations of the window's run (the
  * runner's device lock), checked first when it is half of a projector pair
  * (pet/tl-pet-kernel-check.h), and the check shown. The profile then times it as
- * "... (edited)". Revert gives the built-in back. */
+ * "... (edited)". An edit of a kernel the run never calls is refused with the reason (the
+ * run's configured path, tl_runner_check_kernel_locked); the status names the kernels the
+ * last sub-iteration called. Revert gives the built-in back. */
 #pragma once
 #include <adwaita.h>
 #include "tl-kernels.h"
@@ -25,6 +27,9 @@ typedef struct {
   const TlScanner *scanner; /* the PET dataset's (borrowed while applying), or NULL: no pair check */
   TlImageGrid grid;
   char projector[16];
+  /* the built-in kernels the run's last sub-iteration called (its profile), NULL-terminated,
+   * or NULL before one ran; borrowed for the call */
+  const char *const *run_kernels;
 } TlKernelTarget;
 typedef gboolean (*TlKernelTargetFunc)(gpointer window, TlKernelTarget *target);
 

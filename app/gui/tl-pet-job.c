@@ -368,8 +368,13 @@ static gboolean pet_get_model(TlJob *job, TlJobModel *m, GError **error) {
   return TRUE;
 }
 
-static const TlJobVTable kPetJob = {pet_step, pet_image, pet_free, pet_set_prior, pet_get_iterate,
-                                    pet_set_image, pet_get_model};
+static gboolean pet_check_kernel(TlJob *job, const char *name, GError **error) {
+  return tl_solver_check_kernel(tl_recon_solver(((TlPetJob *)job)->recon), name, error);
+}
+
+static const TlJobVTable kPetJob = {pet_step,        pet_image,     pet_free,
+                                    pet_set_prior,   pet_get_iterate, pet_set_image,
+                                    pet_get_model,   pet_check_kernel};
 
 /* The corrections' inputs, read (and checked against the data's scanner) before the
  * reconstruction is made; each error names the file. */

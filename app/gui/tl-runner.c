@@ -117,6 +117,10 @@ gboolean tl_runner_read_model(TlRunner *r, TlJobModel *model, GError **error) {
 }
 void tl_runner_unlock_device(TlRunner *r) { g_mutex_unlock(&r->device_lock); }
 
+gboolean tl_runner_check_kernel_locked(TlRunner *r, const char *name, GError **error) {
+  return !r->job || !r->job->vt->check_kernel || r->job->vt->check_kernel(r->job, name, error);
+}
+
 /* Under the device lock, so it is the next sub-iteration's: the worker reads `changed` only
  * while it holds the lock. */
 void tl_runner_mark_change(TlRunner *r) { r->changed = TRUE; }

@@ -80,6 +80,9 @@ void tl_runner_unref(TlRunner *r);
  * edited kernel) acts between two sub-iterations, running or paused. */
 void tl_runner_lock_device(TlRunner *r);
 void tl_runner_unlock_device(TlRunner *r);
+/* With the device lock held: whether an edit of built-in kernel `name` changes the run's next
+ * sub-iterations (TlJobVTable.check_kernel; TRUE without a job or where it does not say). */
+gboolean tl_runner_check_kernel_locked(TlRunner *r, const char *name, GError **error);
 /* With the device lock held: the next sub-iteration is the first with something new (an edited
  * kernel), and the convergence plot marks it as steering changes are. */
 void tl_runner_mark_change(TlRunner *r);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlWindow's kernel editor (tl-kernel-editor.h): win.edit-kernel opens it on a built-in kernel
- * ("" = the forward projection of the dataset's modality); what it installs into is the
- * window's device and current run, asked for at each Apply. */
+ * ("" = the first kernel the run's last sub-iteration called, before any the forward
+ * projection of the dataset's modality); what it installs into is the window's device and
+ * current run, asked for at each Apply. */
 #include "tl-kernel-editor.h"
 #include "tl-window-private.h"
 
@@ -13,6 +14,7 @@ static gboolean editor_target(gpointer window, TlKernelTarget *t) {
   t->ctx = self->ctx;
   if (!self->ctx) return FALSE;
   if (self->runner) t->runner = tl_runner_ref(self->runner);
+  t->run_kernels = g_object_get_data(G_OBJECT(self), "tl-run-kernels");
   if (self->dataset && self->dataset->lm) {
     t->scanner = self->dataset->lm->scanner;
     t->grid = self->dataset->grid;
@@ -35,7 +37,11 @@ static void editor_gone(gpointer data, GObject *where) {
 static void act_edit_kernel(GSimpleAction *a, GVariant *p, gpointer data) {
   TlWindow *self = data;
   const char *name = p ? g_variant_get_string(p, NULL) : "";
-  if (!name[0]) name = self->dataset && self->dataset->ct ? "ct_forward" : "pet_forward";
+  /* "": the first kernel the run's last sub-iteration called, else the forward projection */
+  const char *const *calls = g_object_get_data(G_OBJECT(self), "tl-run-kernels");
+  if (!name[0]) name = calls && calls[0] ? calls[0]
+                       : self->dataset && self->dataset->ct ? "ct_forward"
+                                                            : "pet_forward";
   TlKernelEditor *ed = tl_window_get_kernel_editor(self);
   if (!ed) {
     ed = tl_kernel_editor_new(GTK_WINDOW(self), editor_target, self);

@@ -172,6 +172,14 @@ static void on_frame(TlFrame *f, gpointer data) {
     tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
     if (self->dataset->truth)
       tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
+    /* the built-in kernels this sub-iteration ran: what the kernel editor offers first */
+    if (f->step.profile) {
+      char **k = tl_profile_kernels(f->step.profile);
+      if (k[0])
+        g_object_set_data_full(G_OBJECT(self), "tl-run-kernels", k, (GDestroyNotify)g_strfreev);
+      else
+        g_strfreev(k);
+    }
     tl_profile_view_add(self->profile_view, f->step.profile, f->step.seconds,
                         tl_document_events(self->dataset) / (double)MAX(f->step.n_subsets, 1));
   }

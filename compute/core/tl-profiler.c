@@ -31,6 +31,23 @@ void tl_profile_free(TlProfile *p) {
 }
 
 void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms) {
+  tl_profile_add_kernel(p, label, NULL, calls, gpu_ms);
+}
+
+char **tl_profile_kernels(const TlProfile *p) {
+  GPtrArray *out = g_ptr_array_new();
+  for (guint i = 0; i < p->entries->len; i++) {
+    const char *k = g_array_index(p->entries, TlProfileEntry, i).kernel;
+    gboolean seen = FALSE;
+    for (guint j = 0; k && j < out->len && !seen; j++) seen = g_str_equal(out->pdata[j], k);
+    if (k && !seen) g_ptr_array_add(out, g_strdup(k));
+  }
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+void tl_profile_add_kernel(TlProfile *p, const char *label, const char *kernel, guint calls,
+                           double gpu_ms) {
   guint pos = GPOINTER_TO_UINT(g_hash_table_lookup(p->index, label));
   if (pos == 0) {
     TlProfileEntry e = {.label = g_strdup(label)};
@@ -41,6 +58,7 @@ void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms)
                         GUINT_TO_POINTER(pos));
   }
   TlProfileEntry *e = &g_array_index(p->entries, TlProfileEntry, pos - 1);
+  if (kernel) e->kernel = kernel;
   e->calls += calls;
   e->gpu_ms += gpu_ms;
 }
@@ -48,7 +66,7 @@ void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms)
 void tl_profile_merge(TlProfile *into, const TlProfile *from) {
   for (guint i = 0; i < from->entries->len; i++) {
     const TlProfileEntry *e = &g_array_index(from->entries, TlProfileEntry, i);
-    tl_profile_add(into, e->label, e->calls, e->gpu_ms);
+    tl_profile_add_kernel(into, e->label, e->kernel, e->calls, e->gpu_ms);
   }
 }
 
@@ -58,7 +76,8 @@ TlProfile *tl_profile_new_since(const TlProfile *now, const TlProfile *before) {
     const TlProfileEntry *e = &g_array_index(now->entries, TlProfileEntry, i);
     const TlProfileEntry *b = tl_profile_lookup(before, e->label);
     guint calls = e->calls - (b ? b->calls : 0);
-    if (calls > 0) tl_profile_add(d, e->label, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
+    if (calls > 0)
+      tl_profile_add_kernel(d, e->label, e->kernel, calls, e->gpu_ms - (b ? b->gpu_ms : 0));
   }
   return d;
 }

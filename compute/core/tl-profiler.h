@@ -11,6 +11,9 @@ typedef struct {
   char *label;
   guint calls;
   double gpu_ms;
+  /* the built-in kernel dispatched under the label (core/tl-kernels.h name, static), NULL for
+   * generated ones (expressions): what a run calls, for the kernel editor */
+  const char *kernel;
 } TlProfileEntry;
 
 typedef struct _TlProfile TlProfile;
@@ -20,6 +23,11 @@ TL_API void tl_profile_free(TlProfile *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlProfile, tl_profile_free)
 
 TL_API void tl_profile_add(TlProfile *p, const char *label, guint calls, double gpu_ms);
+/* The same, with the built-in kernel dispatched (a static name, or NULL). */
+TL_API void tl_profile_add_kernel(TlProfile *p, const char *label, const char *kernel, guint calls,
+                           double gpu_ms);
+/* The built-in kernels of the entries, each once, in order (g_strfreev; empty: none). */
+TL_API char **tl_profile_kernels(const TlProfile *p);
 TL_API void tl_profile_merge(TlProfile *into, const TlProfile *from);
 TL_API void tl_profile_clear(TlProfile *p);
 /* What `now` gained since the snapshot `before` (labels with new calls only); caller frees.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlStream: recording, budgeted submission, cancellation and timestamp profiling. */
 #include "tl-stream.h"
+#include "tl-kernels.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@ typedef struct {
   guint n_timed;
   char *labels[TL_MAX_TIMED];
   guint8 counts[TL_MAX_TIMED]; /* 1 for the first chunk of a logical dispatch */
+  const char *kernels[TL_MAX_TIMED]; /* built-in kernel names (static) or NULL */
   gboolean in_flight;
 } Slot;
 
@@ -109,7 +111,8 @@ static gboolean retire(TlStream *s, Slot *sl, GError **error) {
     }
     for (guint i = 0; i < sl->n_timed; i++) {
       guint64 dt = ((ts[2 * i + 1] & s->ts_mask) - (ts[2 * i] & s->ts_mask)) & s->ts_mask;
-      tl_profile_add(s->profile, sl->labels[i], sl->counts[i], dt * s->period_ns * 1e-6);
+      tl_profile_add_kernel(s->profile, sl->labels[i], sl->kernels[i], sl->counts[i],
+                            dt * s->period_ns * 1e-6);
     }
   }
   clear_labels(sl);
@@ -209,6 +212,17 @@ static gboolean prepare(TlStream *s, guint64 cost, gboolean timed, GError **erro
   return TRUE;
 }
 
+/* The built-in kernel a pipeline is made from ("NAME" or "NAME (edited)"), as the static
+ * name of tl_kernels_names(); NULL for generated kernels. */
+static const char *builtin_name(const char *pipeline) {
+  const char *const *names = tl_kernels_names();
+  gsize n = strlen(pipeline);
+  if (g_str_has_suffix(pipeline, " (edited)")) n -= strlen(" (edited)");
+  for (guint i = 0; names[i]; i++)
+    if (strlen(names[i]) == n && strncmp(names[i], pipeline, n) == 0) return names[i];
+  return NULL;
+}
+
 static gboolean record(TlStream *s, TlPipeline *p, const char *label, guint count, guint32 gx,
                        guint32 gy, guint32 gz, const void *push, guint64 work_items,
                        GError **error) {
@@ -240,6 +254,7 @@ static gboolean record(TlStream *s, TlPipeline *p, const char *label, guint coun
                                   ? g_strconcat(label, " (edited)", NULL)
                                   : g_strdup(label);
     sl->counts[sl->n_timed] = (guint8)count;
+    sl->kernels[sl->n_timed] = builtin_name(tl_pipeline_name(p));
     sl->n_timed++;
   }
   return TRUE;

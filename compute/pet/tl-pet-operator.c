@@ -200,6 +200,27 @@ static gboolean pet_em(TlOperator *op, TlStream *s, guint subset, const TlArray 
                   : tl_projector_em(p->proj, s, &l, x, corr, error);
 }
 
+static void add_kernels(GPtrArray *runs, const char *const *k) {
+  for (guint i = 0; k && k[i]; i++)
+    if (!g_ptr_array_find_with_equal_func(runs, k[i], g_str_equal, NULL))
+      g_ptr_array_add(runs, (gpointer)k[i]);
+}
+
+/* em: the projector's EM pass; else its forward and back projections */
+static gboolean pet_kernel_used(const TlOperator *op, guint subset, gboolean em, const char *name,
+                                GPtrArray *runs) {
+  TlLors l = tl_pet_operator_lors(op, subset);
+  const TlProjector *pr = priv((TlOperator *)op)->proj;
+  if (em) {
+    add_kernels(runs, tl_projector_kernels(pr, TL_PROJECTOR_EM, &l));
+    return tl_projector_kernel_used(pr, TL_PROJECTOR_EM, &l, name);
+  }
+  add_kernels(runs, tl_projector_kernels(pr, TL_PROJECTOR_FORWARD, &l));
+  add_kernels(runs, tl_projector_kernels(pr, TL_PROJECTOR_BACK, &l));
+  return tl_projector_kernel_used(pr, TL_PROJECTOR_FORWARD, &l, name) ||
+         tl_projector_kernel_used(pr, TL_PROJECTOR_BACK, &l, name);
+}
+
 /* At least 1: 0 would say "no log-likelihood" (tl-operator.h). */
 static guint64 pet_em_partials(TlOperator *op, guint subset) {
   TlLors l = tl_pet_operator_lors(op, subset);
@@ -295,6 +316,7 @@ const TlOperatorClass tl_pet_listmode_operator_class = {
     .counts = listmode_counts,
     .em = pet_em,
     .em_partials = pet_em_partials,
+    .kernel_used = pet_kernel_used,
 };
 
 const TlOperatorClass tl_pet_binned_operator_class = {
@@ -309,6 +331,7 @@ const TlOperatorClass tl_pet_binned_operator_class = {
     .counts = binned_counts,
     .em = pet_em,
     .em_partials = pet_em_partials,
+    .kernel_used = pet_kernel_used,
 };
 
 gboolean tl_is_pet_operator(const TlOperator *op) {

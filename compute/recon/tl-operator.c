@@ -200,6 +200,14 @@ gboolean tl_operator_counts(TlOperator *op, TlStream *s, TlArray *m, GError **er
 
 gboolean tl_operator_has_em(const TlOperator *op) { return op->klass->em != NULL; }
 
+gboolean tl_operator_kernel_used(const TlOperator *op, guint subset, gboolean em, const char *name,
+                                 GPtrArray *runs) {
+  if (!op->klass->kernel_used) return TRUE;
+  g_autoptr(GPtrArray) scratch = runs ? NULL : g_ptr_array_new();
+  return op->klass->kernel_used(op, MIN(subset, op->n_subsets - 1), em, name,
+                                runs ? runs : scratch);
+}
+
 gboolean tl_operator_em(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                         TlArray *corr, TlArray *partials, GError **error) {
   if (!op->klass->em) {

@@ -71,6 +71,11 @@ typedef struct {
                  TlArray *partials, GError **error);
   /* Number of float partial sums em() writes for subset s (0: em has no log-likelihood). */
   guint64 (*em_partials)(TlOperator *op, guint subset);
+  /* Optional (tl_operator_kernel_used): whether replacing built-in kernel `name` changes em
+   * (em TRUE) or forward and adjoint (FALSE) of subset s as configured now; appends the
+   * built-in kernels they run to `runs` (static strings, no duplicates). */
+  gboolean (*kernel_used)(const TlOperator *op, guint subset, gboolean em, const char *name,
+                          GPtrArray *runs);
 } TlOperatorClass;
 
 struct _TlOperator {
@@ -124,6 +129,12 @@ TL_API gboolean tl_operator_counts(TlOperator *op, TlStream *s, TlArray *m, GErr
 TL_API gboolean tl_operator_has_counts(const TlOperator *op);
 /* The fused EM pass (FALSE + TL_ERROR_UNSUPPORTED when the class has none). */
 TL_API gboolean tl_operator_has_em(const TlOperator *op);
+/* Whether an edit of built-in kernel `name` (core/tl-kernels.h) changes em (em TRUE) or
+ * forward and adjoint (FALSE) of subset s: the kernel editor and recon --kernel refuse an edit
+ * the run would never use. `runs` (NULL or a GPtrArray without free function) gets the kernels
+ * the pass runs. TRUE for classes that do not say. */
+TL_API gboolean tl_operator_kernel_used(const TlOperator *op, guint subset, gboolean em, const char *name,
+                                 GPtrArray *runs);
 TL_API gboolean tl_operator_em(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                         TlArray *corr, TlArray *partials, GError **error);
 TL_API guint64 tl_operator_em_partials(TlOperator *op, guint subset);

@@ -563,6 +563,24 @@ guint tl_solver_sub_iterations(const TlSolver *sv) { return sv->sub_iterations; 
 const TlImageGrid *tl_solver_grid(const TlSolver *sv) { return tl_operator_grid(sv->op); }
 const TlArray *tl_solver_image_array(const TlSolver *sv) { return sv->x; }
 const TlProfile *tl_solver_profile(const TlSolver *sv) { return sv->profile; }
+
+gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **error) {
+  gboolean em = (sv->klass->flags & TL_ALGO_EMISSION) && tl_solver_em_fast(sv);
+  g_autoptr(GPtrArray) runs = g_ptr_array_new();
+  gboolean used = tl_operator_kernel_used(sv->op, 0, em, name, runs);
+  if (sv->prior) g_ptr_array_add(runs, "prior");
+  const TlFilter *f = &sv->opt.filter;
+  if (f->kind != TL_FILTER_NONE && sv->opt.filter_every > 0)
+    g_ptr_array_add(runs, f->kind == TL_FILTER_GAUSS ? "filter_gauss" : "filter_median");
+  for (guint i = 0; !used && i < runs->len; i++) used = g_str_equal(runs->pdata[i], name);
+  if (used || runs->len == 0) return TRUE;
+  g_ptr_array_add(runs, NULL);
+  g_autofree char *list = g_strjoinv(", ", (char **)runs->pdata);
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "%s is not called by this run: its sub-iterations run %s (%s, %s)", name, list,
+              sv->klass->name, tl_operator_label(sv->op));
+  return FALSE;
+}
 TlOperator *tl_solver_operator(TlSolver *sv) { return sv->op; }
 const TlSolverOptions *tl_solver_options(const TlSolver *sv) { return &sv->opt; }
 const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv) { return sv->klass; }

@@ -165,6 +165,12 @@ TL_API const TlImageGrid *tl_solver_grid(const TlSolver *sv);
 TL_API const TlArray *tl_solver_image_array(const TlSolver *sv);
 TL_API TlImage *tl_solver_image(TlSolver *sv, GError **error);
 TL_API const TlProfile *tl_solver_profile(const TlSolver *sv);
+/* Whether an edit of built-in kernel `name` (core/tl-kernels.h) would change the solver's
+ * sub-iterations as configured now (the EM pass or forward and adjoint, the prior, the filter
+ * between iterations); if not, FALSE and a GError naming the kernels they run instead, e.g.
+ * "pet_back is not called by this run: its sub-iterations run pet_em_rec, pet_back_slabs,
+ * pet_pairs". TRUE where the operator does not say (tl_operator_kernel_used). */
+TL_API gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **error);
 TL_API TlOperator *tl_solver_operator(TlSolver *sv);
 TL_API const TlSolverOptions *tl_solver_options(const TlSolver *sv);
 TL_API const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);

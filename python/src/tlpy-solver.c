@@ -4,6 +4,7 @@
  * RMSE against a truth and the per-kernel GPU profile. Ctrl-C during step/run cancels between
  * the stream's submissions; the image stays the last complete one. */
 #include "tlpy.h"
+#include "expr/tl-kernel-edit.h"
 
 typedef struct {
   PyObject_HEAD
@@ -285,7 +286,35 @@ static PyObject *solver_rmse(TlPySolver *self, void *c) {
 }
 static PyObject *solver_op(TlPySolver *self, void *c) { return Py_NewRef((PyObject *)self->op); }
 
+/* An edited built-in kernel for this run: refused when the run never calls it (the solver's
+ * configured path, tl_solver_check_kernel), else compiled and installed in the operator's
+ * context like Context.set_kernel. */
+typedef struct {
+  TlPySolver *self;
+  const char *name, *source;
+} SetKernelJob;
+
+static gboolean do_set_kernel(gpointer d, GError **error) {
+  SetKernelJob *j = d;
+  return tl_solver_check_kernel(j->self->sv, j->name, error) &&
+         tl_kernel_compile(j->self->op->context->ctx, j->name, j->source, NULL, error);
+}
+
+static PyObject *solver_set_kernel(TlPySolver *self, PyObject *args) {
+  SetKernelJob j = {self};
+  if (!PyArg_ParseTuple(args, "ss:set_kernel", &j.name, &j.source) || !ok(self)) return NULL;
+  if (tlpy_operator_enter(self->op) < 0) return NULL;
+  int r = tlpy_run_or_raise(do_set_kernel, &j, NULL);
+  tlpy_operator_leave(self->op);
+  if (r < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef solver_methods[] = {
+    {"set_kernel", (PyCFunction)solver_set_kernel, METH_VARARGS,
+     "set_kernel(name, source): the GLSL `source` replaces built-in kernel `name` from the next "
+     "step on, as Context.set_kernel does; refused (ValueError naming the kernels the run "
+     "calls) when this run's steps never call `name` (Context.revert_kernel undoes it)"},
     {"step", (PyCFunction)solver_step, METH_NOARGS,
      "step() -> progress dict: one sub-iteration (the next subset)"},
     {"run", (PyCFunction)(void (*)(void))solver_run, METH_VARARGS | METH_KEYWORDS,

@@ -158,3 +158,29 @@ def test_edited_kernel(ctx, listmode, grid):
         ctx.revert_kernel('pet_forward')
     assert not ctx.kernel_replaced('pet_forward')
     np.testing.assert_array_equal(A.forward(x), y0)
+
+
+def test_solver_kernel(ctx, listmode, grid):
+    """Solver.set_kernel: an edit of the kernel this run's EM pass calls (Siddon: pet_em)
+    doubling its ratio a m / y doubles the one-iteration MLEM image (x0 / s * A^T (2 m / A x0));
+    an edit of pet_back, which an MLEM run never calls, is refused naming what it runs, and
+    nothing is installed (issue 32)."""
+    A = tl.pet_operator(listmode, grid, ctx=ctx, projector='siddon')
+    ref = tl.Solver(A, 'mlem', iterations=1)
+    ref.run()
+    src = tl.kernel_source('pet_em')
+    orig = 'a * l.m / y, pc.dst'
+    assert src.count(orig) == 1
+    sv = tl.Solver(A, 'mlem', iterations=1)
+    with pytest.raises(ValueError) as e:
+        sv.set_kernel('pet_back', tl.kernel_source('pet_back'))
+    assert 'pet_back is not called by this run' in str(e.value) and 'pet_em' in str(e.value)
+    assert not ctx.kernel_replaced('pet_back')
+    try:
+        sv.set_kernel('pet_em', src.replace(orig, '2.0 * a * l.m / y, pc.dst', 1))
+        assert ctx.kernel_replaced('pet_em')
+        sv.run()
+        np.testing.assert_allclose(sv.image, 2 * ref.image, rtol=0,
+                                   atol=1e-5 * np.abs(ref.image).max())
+    finally:
+        ctx.revert_kernel('pet_em')

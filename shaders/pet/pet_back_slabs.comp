@@ -11,6 +11,8 @@
 // cost most of the event-parallel kernel on a CPU device, and the sums come out the same on
 // every run. The record's words are loaded once per subgroup, one 64-bit word per lane, and
 // handed round with subgroupBroadcast (the workgroup is one subgroup; the host checks).
+// The host keeps a chunk small enough that this loop over its records, with the inner loops,
+// stays under the 65 535 iterations llvmpipe lets one invocation run (tl-projector-planes.c).
 //
 // Push block (pet_common.glsl's, fields reused): pc.lors the records, pc.norm the chunk's
 // range words, pc.dst the pair buffers B (pet_pairs.glsl), pc.flags the part: 0 = planes

@@ -23,13 +23,18 @@
 #include "tl-kernels.h"
 #include <string.h>
 
-/* Events per chunk: records of 32-48 bytes, so a few MiB; a multiple of every local size. */
-#define TL_PLANES_CHUNK ((guint64)1 << 16)
+/* Loop iterations one invocation may run, all its loops together: llvmpipe (lavapipe) ends
+ * every loop of an invocation once 65 535 iterations have run in it (gallivm's
+ * LP_MAX_TGSI_LOOP_ITERATIONS, a guard against endless loops; Mesa 22.3 as current Mesa).
+ * Stage 2 walks all of a chunk's records of its axis in one loop, so chunks of 65 536 events
+ * lost their last record (issue 32: one event per full chunk, up to 14 % in single voxels). */
+#define TL_PLANES_LOOP_LIMIT 65535u
 /* Planes owned by one workgroup of pet_back_slabs: more planes, fewer records read per plane
  * (what counts with TOF, whose events span ~20 planes), fewer workgroups to share among the
  * CPU's threads. Measured (bench/README.md, bench/pet): non-TOF the same from 16 to 64, TOF
  * 0.88x C at 16 and 1.0x at 32. At most 5 passes of a subgroup: Mesa 22.3's llvmpipe summed
- * wrongly from 6 passes on in the TOF variant (Mesa 25.0 right; tests/test-pet-em-planes). */
+ * wrongly from 6 passes on in the TOF variant (Mesa 25.0 right; tests/test-pet-em-planes),
+ * most likely the loop limit above once the pass loop was no longer unrolled. */
 #define TL_PLANES_PER_GROUP(tof) ((tof) ? 32u : 16u)
 /* Record words (pet_em_rec.comp) */
 #define TL_REC_WORDS(tof) ((tof) ? 12u : 8u)
@@ -111,11 +116,6 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   guint64 nv = (guint64)d[0] * d[1] * d[2];
   guint64 slots = pair_slots(d);
   guint32 rec_words = TL_REC_WORDS(lors->tof != NULL);
-  guint64 n_chunks = (lors->count + TL_PLANES_CHUNK - 1) / TL_PLANES_CHUNK;
-  if (!ensure(&pl->b, p->ctx, slots, 8, error) ||
-      !ensure(&pl->records, p->ctx, TL_PLANES_CHUNK * rec_words, 4, error) ||
-      !ensure(&pl->ranges, p->ctx, n_chunks * 8, 4, error))
-    return FALSE;
 
   /* constant ids 1-10 as the fused kernel's, 11-13 unused (pet_sens), 14 PET_SLAB_PLANES,
    * 15 PET_REC_WORDS */
@@ -139,24 +139,44 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   TlPipeline *add = slabs ? tl_ray_pipeline(p, "pet_pairs", "pet_pairs", 0, TL_PET_PUSH_SIZE,
                                             NULL, 0, 1, error)
                           : NULL;
-  if (!add || !tl_stream_zero(s, pl->b, error) || !tl_stream_zero(s, pl->ranges, error))
+  if (!add) return FALSE;
+  /* Events per chunk: stage 2's invocations loop once per record of the chunk, and per record
+   * over their passes (S / subgroup) and Joseph's two rows, so with no inner loop unrolled a
+   * record costs 1 + 3 passes iterations; the chunk, a power of two, keeps that under the loop
+   * limit and holds whole workgroups of stage 1 (its log-likelihood partials start at
+   * chunk / local). On a subgroup of 8: 8192 events non-TOF, 4096 TOF; records of 32-48
+   * bytes, a few hundred KiB. */
+  guint32 local = tl_pipeline_local_size(rec), S = spec[13];
+  guint32 per_record = 1 + 3 * ((S + info->subgroup_size - 1) / info->subgroup_size);
+  guint64 chunk = (guint64)1 << (g_bit_storage(TL_PLANES_LOOP_LIMIT / per_record) - 1);
+  if (chunk < local || chunk % local) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "the plane path of the EM sub-iteration needs %u loop iterations per event and "
+                "workgroups of %u events, over the %u a CPU device's invocation may run",
+                per_record, local, TL_PLANES_LOOP_LIMIT);
+    return FALSE;
+  }
+  guint64 n_chunks = (lors->count + chunk - 1) / chunk;
+  if (!ensure(&pl->b, p->ctx, slots, 8, error) ||
+      !ensure(&pl->records, p->ctx, chunk * rec_words, 4, error) ||
+      !ensure(&pl->ranges, p->ctx, n_chunks * 8, 4, error) || !tl_stream_zero(s, pl->b, error) ||
+      !tl_stream_zero(s, pl->ranges, error))
     return FALSE;
 
   /* labels: the profile shows the forward-and-ratio pass as the sub-iteration's EM kernel */
   g_autofree char *em_label = g_strdup_printf("em %s", p->klass->name);
   g_autofree char *back_label = g_strdup_printf("em back %s", p->klass->name);
-  guint32 local = tl_pipeline_local_size(rec), S = spec[13];
   guint32 groups_xy = 2 * ((MAX(d[0], d[1]) + S - 1) / S); /* x and y slabs interleaved */
   guint32 groups_z = (d[2] + S - 1) / S;
   TlPetPush push;
   for (guint64 c = 0; c < n_chunks; c++) {
-    guint64 start = c * TL_PLANES_CHUNK, count = MIN(TL_PLANES_CHUNK, lors->count - start);
-    TlLors chunk = *lors;
-    chunk.first = lors->first + start;
-    chunk.count = count;
+    guint64 start = c * chunk, count = MIN(chunk, lors->count - start);
+    TlLors sub = *lors;
+    sub.first = lors->first + start;
+    sub.count = count;
     guint64 ranges = tl_array_address(pl->ranges) + c * 8 * sizeof(guint32);
     tl_ray_push_init(p, &push);
-    tl_ray_push_lors(&push, &chunk);
+    tl_ray_push_lors(&push, &sub);
     push.image = tl_array_address(image);
     push.dst = tl_array_address(pl->records);
     push.norm = ranges;

@@ -212,6 +212,22 @@ gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
   return tl_stream_dispatch_1d(s, pl, lb, lors->count, &push, error);
 }
 
+const char *const *tl_ray_projector_kernels(const TlProjector *p, TlProjectorPass pass,
+                                            const TlLors *lors) {
+  static const char *const forward[] = {"pet_forward", NULL};
+  static const char *const back[] = {"pet_back", NULL}, *const back_cas[] = {"pet_back_cas", NULL};
+  static const char *const em[] = {"pet_em", NULL}, *const em_cas[] = {"pet_em_cas", NULL};
+  static const char *const planes[] = {"pet_em_rec", "pet_back_slabs", "pet_pairs", NULL};
+  if (pass == TL_PROJECTOR_FORWARD) return forward;
+  if (pass == TL_PROJECTOR_EM && tl_planes_em_chosen(p, lors)) return planes;
+  /* the scatter mode as pipeline() resolves it: the portable CAS kernels without float atomics */
+  gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
+  gboolean portable = p->scatter == TL_SCATTER_CAS_PORTABLE ||
+                      (!has_fa && (p->scatter == TL_SCATTER_AUTO || p->scatter == TL_SCATTER_CAS));
+  if (pass == TL_PROJECTOR_BACK) return portable ? back_cas : back;
+  return portable ? em_cas : em;
+}
+
 gboolean tl_ray_projector_loglik(TlProjector *p, TlStream *s, const TlLors *lors,
                                  const TlArray *image, double *sum, GError **error) {
   RayPriv *r = p->priv;

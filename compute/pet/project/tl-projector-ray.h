@@ -36,6 +36,8 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
                                       const TlArray *mu, const TlSensNorm *norm,
                                       TlArray *image, GError **error);
 gboolean tl_ray_projector_sensitivity_double(const TlProjector *p);
+const char *const *tl_ray_projector_kernels(const TlProjector *p, TlProjectorPass pass,
+                                            const TlLors *lors);
 
 /* shaders/pet/pet_common.glsl: Push (scalar layout). */
 typedef struct {
@@ -84,6 +86,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   .finalize = tl_ray_projector_finalize, .forward = tl_ray_projector_forward,         \
   .back = tl_ray_projector_back, .em = tl_ray_projector_em,                           \
   .loglik = tl_ray_projector_loglik, .sensitivity = tl_ray_projector_sensitivity,   \
-  .sensitivity_double = tl_ray_projector_sensitivity_double
+  .sensitivity_double = tl_ray_projector_sensitivity_double,                        \
+  .kernels = tl_ray_projector_kernels
 
 G_END_DECLS

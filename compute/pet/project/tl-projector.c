@@ -203,6 +203,23 @@ gboolean tl_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
   return p->klass->back(p, s, lors, weights, image, error);
 }
 
+const char *const *tl_projector_kernels(const TlProjector *p, TlProjectorPass pass,
+                                        const TlLors *lors) {
+  return p->klass->kernels ? p->klass->kernels(p, pass, lors) : NULL;
+}
+
+gboolean tl_projector_kernel_used(const TlProjector *p, TlProjectorPass pass, const TlLors *lors,
+                                  const char *name) {
+  const char *const *k = tl_projector_kernels(p, pass, lors);
+  if (!k) return TRUE;
+  if (g_strv_contains(k, name)) return TRUE;
+  /* the plane path runs only while the one-kernel pass is the built-in one (and was not asked
+   * for by name): an edited pet_em / pet_em_cas takes its place */
+  return pass == TL_PROJECTOR_EM && p->em_method == TL_EM_AUTO &&
+         g_strv_contains(k, "pet_back_slabs") &&
+         (g_str_equal(name, "pet_em") || g_str_equal(name, "pet_em_cas"));
+}
+
 gboolean tl_projector_em(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                          TlArray *corr, GError **error) {
   if (!check_lors(lors, error) || !check_image(p, image, "EM image", error) ||

@@ -96,6 +96,13 @@ typedef enum {
   TL_PROJECTOR_DUAL_HEAD = 1 << 3, /* dual-head scanners only */
 } TlProjectorFlags;
 
+/* A projector's passes (tl_projector_kernels). */
+typedef enum {
+  TL_PROJECTOR_FORWARD, /* tl_projector_forward, and loglik */
+  TL_PROJECTOR_BACK,    /* tl_projector_back */
+  TL_PROJECTOR_EM,      /* tl_projector_em, em_loglik */
+} TlProjectorPass;
+
 /* One projector implementation. The projector's own state lives behind `priv`. */
 typedef struct {
   const char *name;
@@ -124,6 +131,8 @@ typedef struct {
   /* NULL or whether `sensitivity` walks the rays in double for these settings
    * (tl_projector_sensitivity_in_double). */
   gboolean (*sensitivity_double)(const TlProjector *p);
+  /* NULL or the built-in kernels `pass` runs for these LORs (tl_projector_kernels). */
+  const char *const *(*kernels)(const TlProjector *p, TlProjectorPass pass, const TlLors *lors);
 } TlProjectorClass;
 
 /* How a sensitivity image (every allowed pair, tl_projector_sensitivity) is computed. Both
@@ -203,6 +212,21 @@ TL_API char *tl_projector_key(const TlProjector *p);
 TL_API const TlImageGrid *tl_projector_grid(const TlProjector *p);
 TL_API void tl_projector_set_scatter(TlProjector *p, TlScatter scatter);
 TL_API void tl_projector_set_em_method(TlProjector *p, TlEmMethod method);
+
+/* The built-in kernels (core/tl-kernels.h names; static, NULL-terminated) that `pass` runs
+ * for `lors` with the projector's settings, the device and the kernels edited as they are now:
+ * e.g. Joseph's EM pass on a CPU device {"pet_em_rec", "pet_back_slabs", "pet_pairs"}, on a
+ * GPU {"pet_em"}. What an edit must replace to change that pass (the kernel editor,
+ * recon --kernel). NULL when the class does not say. */
+TL_API const char *const *tl_projector_kernels(const TlProjector *p, TlProjectorPass pass,
+                                        const TlLors *lors);
+
+/* Whether replacing built-in kernel `name` changes what `pass` computes for `lors`: one of
+ * tl_projector_kernels, or pet_em (pet_em_cas) for Joseph's EM pass on a CPU device, whose
+ * edited text replaces the plane path there (tl-projector-planes.c). A class that does not
+ * list its kernels: TRUE. */
+TL_API gboolean tl_projector_kernel_used(const TlProjector *p, TlProjectorPass pass, const TlLors *lors,
+                                  const char *name);
 
 /* out[i] = (A image)_{first + i} for i < lors->count (out: floats, >= count elements). */
 TL_API gboolean tl_projector_forward(TlProjector *p, TlStream *s, const TlLors *lors,
