@@ -63,7 +63,17 @@ static float *em_with(TlProjector *p, TlEmMethod method, const TlLors *l, const 
   g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
   g_assert_no_error(error);
   g_assert_true(tl_array_zero(out, &error));
-  g_assert_true(tl_projector_em_loglik(p, s, l, img, out, part, &error));
+  if (method == TL_EM_PLANES && !tl_projector_em_loglik(p, s, l, img, out, part, &error)) {
+    /* a CPU path (docs/pet.md): a GPU's subgroups of 32 do not fit its records. Where the
+     * device lacks what it needs the refusal must say so; the comparisons cannot run. */
+    g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+    g_assert_true(strstr(error->message, "subgroup") || strstr(error->message, "lacks"));
+    g_assert_true(tl_context_info(ctx)->type != VK_PHYSICAL_DEVICE_TYPE_CPU);
+    g_test_skip(error->message);
+    g_clear_error(&error);
+    return NULL;
+  }
+  g_assert_true(method == TL_EM_PLANES || tl_projector_em_loglik(p, s, l, img, out, part, &error));
   g_assert_true(tl_stream_finish(s, &error));
   g_assert_no_error(error);
   const float *pf = tl_array_map(part);
@@ -91,6 +101,7 @@ static void check(TlProjector *p, const TlLors *l, const TlArray *dx, const doub
   guint64 nv = fx_voxels(tl_projector_grid(p));
   double ll_planes, ll_again, ll_fused;
   g_autofree float *planes = em_with(p, TL_EM_PLANES, l, dx, &ll_planes);
+  if (!planes) return; /* not on this device (em_with says why) */
   g_autofree float *again = em_with(p, TL_EM_PLANES, l, dx, &ll_again);
   g_autofree float *fused = em_with(p, TL_EM_FUSED, l, dx, &ll_fused);
   double m = fx_max_abs(c, nv), e_ref = max_diff(planes, c, nv);
@@ -275,6 +286,7 @@ static void check_chunks(TlScanner *sc, const TlImageGrid *g, gboolean with_tof,
                 .tof = with_tof ? &tof : NULL};
     double ll_planes, ll_fused;
     g_autofree float *planes = em_with(p, TL_EM_PLANES, &l, dx, &ll_planes);
+    if (!planes) return; /* not on this device (em_with says why) */
     g_autofree float *fused = em_with(p, TL_EM_FUSED, &l, dx, &ll_fused);
     double t_planes = 0, t_fused = 0, t_ref = 0;
     for (guint64 i = 0; i < nv; i++) {
