@@ -288,6 +288,12 @@ def main():
     with open(os.path.join(ldir, os.path.basename(mpath)), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
 
+    # DCMTK's data dictionary: its DICOM writer refuses to work without it (the dataset test's
+    # DICOM round trip failed on the H200 run of 2026-11-28); the runner points DCMDICTPATH here
+    for dic in sorted(glob.glob("/usr/share/libdcmtk*/dicom.dic")):
+        copy(dic, os.path.join(stage, "dcmtk", "dicom.dic"))
+        break
+
     copy(os.path.join(source, "scripts", "gpu-test-runner.py"), os.path.join(stage, "run-tests.py"))
     check_closure(stage)
     with open(os.path.join(stage, "tests.json"), "w", encoding="utf-8") as f:

@@ -339,6 +339,9 @@ def main():
     layers = os.path.join(pack, "vulkan", "explicit_layer.d")
     if os.path.isdir(layers):
         base["VK_LAYER_PATH"] = layers
+    dic = os.path.join(pack, "dcmtk", "dicom.dic")
+    if os.path.isfile(dic):
+        base["DCMDICTPATH"] = dic  # DCMTK's writer needs its data dictionary
 
     info = ""
     try:
