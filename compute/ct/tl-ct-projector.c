@@ -198,9 +198,14 @@ void tl_ct_projector_free(TlCtProjector *p) {
  * lavapipe the scatter costs 1.4-1.55x its forward projection, the gather 4.4-7.6x and the CAS
  * scatter 2.8-3.2x (so CPU devices keep the scatter too); on an H100 the gathers cost 35-400x
  * the forward. A device without float atomics gets the CAS kernel (set_back below). */
-static TlCtBack auto_back(const TlContext *ctx) {
-  (void)ctx; /* one answer for every device type so far */
-  return TL_CT_BACK_SCATTER;
+/* By measurement (bench/README.md, bench/ct): on lavapipe the scatter is 1.25-1.9x its forward
+ * projection against 4.4-7.6x for the gather, for every projector. On an NVIDIA H200
+ * (2026-11-28, CT-cone GPU case) back / forward was: Joseph gather 0.69x, scatter 0.34x;
+ * Siddon gather 0.53x, scatter 0.91x; ray casting gather 0.93x, scatter 2.13x. */
+static TlCtBack auto_back(const TlContext *ctx, TlCtMethod method) {
+  if (tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU || method == TL_CT_JOSEPH)
+    return TL_CT_BACK_SCATTER;
+  return TL_CT_BACK_GATHER;
 }
 
 gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **error) {
@@ -219,7 +224,7 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
         return FALSE;
       }
     }
-    if (mode == TL_CT_BACK_AUTO) mode = auto_back(p->ctx);
+    if (mode == TL_CT_BACK_AUTO) mode = auto_back(p->ctx, p->method);
   }
   const TlDeviceInfo *info = tl_context_info(p->ctx);
   gboolean has_fa = info->float32_atomic_add;
