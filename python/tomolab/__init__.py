@@ -201,8 +201,9 @@ class Run:
         """The run's Solver on `op` (algorithm, iterations, relaxation, objective, prior and
         its parameters, the filter between iterations); keywords pass on to Solver."""
         r = self.validate()
-        if r['algorithm'] == 'fdk':
-            raise InvalidArgument('algorithm = fdk: a direct method, no Solver (tomolab.fdk)')
+        if r['algorithm'] in ('fdk', 'fbp'):
+            raise InvalidArgument(f"algorithm = {r['algorithm']}: a direct method, no Solver "
+                                  f"(tomolab.{r['algorithm']})")
         args = dict(data=data, additive=additive, iterations=r['iterations'],
                     relaxation=self.relaxation, objective=self.objective,
                     nonnegative=self.nonnegative)
