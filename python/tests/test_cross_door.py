@@ -71,3 +71,19 @@ def test_ct_tooth_fdk(cli, ctx, tmp_path):
     im = tl.fdk(d.geometry, ds.grid, d.projections, filter=r.fdk_filter, ctx=ctx)
     assert cli_im.grid == ds.grid
     assert rel_l2(im, cli_im.data) <= 1e-6
+
+
+def test_pet_mmr(cli, ctx, tmp_path):
+    # the real mMR list mode (prompts; its header names the data file): the dataset's grid,
+    # 133 x 133 x 66 of 4 mm, in both doors; the sensitivity image is cached by the first
+    # door and read by the second (the same cache key: the same model)
+    run = tl.Run(data=shared('mmr/PET_ACQ_small.l.hdr.STIR'), algorithm='mlem', iterations=1,
+                 output=str(tmp_path / 'mmr.nii'))
+    cli_im, r = cli_image(cli, run, tmp_path, 'mmr')
+    ds = tl.open(r.data, context=ctx)
+    assert ds.kind == 'pet-listmode' and ds.format == 'mmr'
+    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
+    sv.run()
+    assert cli_im.grid == ds.grid and ds.grid.dims == (133, 133, 66)
+    assert cli_im.data.max() > 0
+    assert rel_l2(sv.image, cli_im.data) <= 1e-6
