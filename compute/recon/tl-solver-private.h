@@ -60,6 +60,12 @@ struct _TlSolver {
   gpointer state;      /* the algorithm's own */
 };
 
+/* tl_solver_new with a class not (yet) in the registry: a program linking the internal
+ * library tries an algorithm of its own (tests/doc-example-driver.c runs the Landweber example
+ * of docs/architecture.md). */
+TlSolver *tl_solver_new_class(TlContext *ctx, const TlAlgorithmClass *klass,
+                              const TlProblem *problem, const TlSolverOptions *opt,
+                              GError **error);
 /* Records `expr` on the solver's stream with sv->args. */
 gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error);
 /* Emission: the sensitivity image for subset s (shared when all subsets use one). */

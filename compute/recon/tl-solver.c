@@ -220,7 +220,11 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
 TlSolver *tl_solver_new(TlContext *ctx, const char *algorithm, const TlProblem *problem,
                         const TlSolverOptions *opt, GError **error) {
   const TlAlgorithmClass *k = tl_recon_find_algorithm(algorithm, error);
-  if (!k) return NULL;
+  return k ? tl_solver_new_class(ctx, k, problem, opt, error) : NULL;
+}
+
+TlSolver *tl_solver_new_class(TlContext *ctx, const TlAlgorithmClass *k, const TlProblem *problem,
+                              const TlSolverOptions *opt, GError **error) {
   TlSolverOptions o;
   if (opt) o = *opt;
   else tl_solver_options_init(&o);
