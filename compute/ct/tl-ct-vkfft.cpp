@@ -19,6 +19,7 @@ struct TlVkfftResource {
 #define glslang_resource_t TlVkfftResource
 #define VKFFT_BACKEND 0
 #include <vkFFT.h>
+#include <locale.h>
 #undef glslang_resource_t
 
 struct _TlCtVkfft {
@@ -169,6 +170,16 @@ TlCtVkfft *tl_ct_vkfft_new(TlContext *ctx, TlArray *buffer, guint n, guint rows,
   // the LUT upload submits on the shared queue; VkFFT compiles and uploads in one call, so the
   // lock is held for the whole plan (0.05 s from the cache, up to 0.5 s compiling)
   tl_context_lock_queue(ctx);
+  // VkFFT 1.2.26's shader generator keeps the pointer setlocale(LC_ALL, NULL) returns, sets
+  // "C", and restores from that pointer, which the "C" call has freed whenever the locale is
+  // composite (GLib programs set LC_ALL from the environment): a use after free (ASan). With
+  // every category "C" first, the pointer is glibc's static "C"; the process's locale is
+  // restored from a copy of our own afterwards. Serialised: setlocale is process-wide.
+  static GMutex locale_lock;
+  g_mutex_lock(&locale_lock);
+  const char *cur = setlocale(LC_ALL, NULL);
+  char *saved = g_strdup(cur ? cur : "C");
+  setlocale(LC_ALL, "C");
   if (binary) {
     c.loadApplicationFromString = 1;
     c.loadApplicationString = binary;
@@ -183,6 +194,9 @@ TlCtVkfft *tl_ct_vkfft_new(TlContext *ctx, TlArray *buffer, guint n, guint rows,
     if (res == VKFFT_SUCCESS && path)
       cache_save(path, p->app.saveApplicationString, p->app.applicationStringSize);
   }
+  setlocale(LC_ALL, saved);
+  g_free(saved);
+  g_mutex_unlock(&locale_lock);
   tl_context_unlock_queue(ctx);
   if (res != VKFFT_SUCCESS) {
     vkfft_fail(error, res, "plan", n, rows);
