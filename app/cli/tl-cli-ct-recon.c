@@ -203,7 +203,7 @@ static int ct_recon_spec(const TlRunSpec *sp) {
                             (const TlCliFile[]){{"-o", output}}, 1, &error))
     return tl_cli_usage_error(VERB, error);
   const char *algo = tl_run_spec_algorithm(sp);
-  gboolean fbp = g_str_equal(algo, "fbp"), fdk = fbp || g_str_equal(algo, "fdk"); /* direct */
+  gboolean fdk = tl_run_algorithm_direct(algo), fbp = g_str_equal(algo, "fbp");
   TlCtReconOptions o;
   if (fdk) tl_ct_recon_options_init(&o);
   else if (!tl_run_spec_to_ct_options(sp, &o, &error)) return tl_cli_usage_error(VERB, error);

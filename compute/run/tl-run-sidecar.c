@@ -97,7 +97,7 @@ char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *un
                           GError **error) {
   gboolean ct = s->modality == TL_RUN_CT;
   const char *algo = tl_run_spec_algorithm(s);
-  gboolean fdk = g_str_equal(algo, "fdk") || g_str_equal(algo, "fbp"); /* direct */
+  gboolean fdk = tl_run_algorithm_direct(algo);
   GString *o = g_string_new("{\n");
   g_autofree char *method = g_ascii_strup(algo, -1);
   member(o, "ReconMethodName", method);

@@ -37,29 +37,24 @@ static const char *const randoms_names[] = {"none", "delayeds", "singles", "file
 static const char *const scatter_names[] = {"none", "sss", "file", NULL};
 static const char *const objective_names[] = {"never", "iteration", "subiteration", NULL};
 
-/* CT's direct methods: FDK (cone or parallel beam) and FBP (parallel beam) */
-static gboolean direct_method(const char *algo) {
+gboolean tl_run_algorithm_direct(const char *algo) {
   return g_str_equal(algo, "fdk") || g_str_equal(algo, "fbp");
 }
 
 static gboolean check_algorithm(const char *v, GError **error) {
-  if (direct_method(v)) return TRUE;
+  if (tl_run_algorithm_direct(v)) return TRUE;
   return tl_recon_find_algorithm(v, error) != NULL;
 }
 static gboolean check_prior(const char *v, GError **error) {
   return tl_recon_find_prior(v, error) != NULL;
 }
-/* PET projectors from the projector table (and the binned dual-head "srm"), CT's methods;
- * which one fits the run's modality is tl_run_spec_validate's job. */
+/* PET projectors from the registry (the ray projectors and the dual-head "srm"), CT's methods */
 static gboolean check_projector(const char *v, GError **error) {
-  const char *const *pet = tl_projector_names();
-  for (guint i = 0; pet[i]; i++)
-    if (g_str_equal(pet[i], v)) return TRUE;
   TlCtMethod m;
-  if (g_str_equal(v, "srm") || tl_ct_method_from_name(v, &m, NULL)) return TRUE;
-  g_autofree char *known = g_strjoinv(", ", (char **)pet);
+  if (tl_registry_projector(v, NULL) || tl_ct_method_from_name(v, &m, NULL)) return TRUE;
+  g_autofree char *pet = tl_registry_projector_help(0);
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-              "unknown projector '%s' (PET: %s, srm; CT: joseph, siddon, raycast)", v, known);
+              "unknown projector '%s' (PET: %s; CT: joseph, siddon, raycast)", v, pet);
   return FALSE;
 }
 static gboolean check_isotope(const char *v, GError **error) {
@@ -385,7 +380,7 @@ gboolean tl_run_spec_set(TlRunSpec *s, const char *key, const char *value_in, GE
     g_free(*f);
     *f = dflt ? NULL : g_strdup(value);
     /* one spelling per name, so files compare equal: "sart" is os-sart */
-    if (*f && k->check == check_algorithm && !direct_method(*f)) {
+    if (*f && k->check == check_algorithm && !tl_run_algorithm_direct(*f)) {
       const TlAlgorithmClass *ak = tl_recon_find_algorithm(*f, NULL);
       if (ak) {
         g_free(*f);
@@ -631,7 +626,7 @@ guint tl_run_spec_iterations(const TlRunSpec *s) {
 guint tl_run_spec_subsets(const TlRunSpec *s) {
   if (s->subsets) return s->subsets;
   const char *a = tl_run_spec_algorithm(s);
-  if (direct_method(a)) return 1;
+  if (tl_run_algorithm_direct(a)) return 1;
   const TlAlgorithmClass *k = tl_recon_find_algorithm(a, NULL);
   /* CT's mlem keeps one subset by default (tl-cli-ct-recon's rule) */
   if (s->modality == TL_RUN_CT && g_str_equal(a, "mlem")) return 1;
@@ -662,7 +657,7 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
                  ct ? "PET" : "CT", ct ? "CT" : "PET");
   }
   const char *algo = tl_run_spec_algorithm(s);
-  gboolean fdk = direct_method(algo);
+  gboolean fdk = tl_run_algorithm_direct(algo);
   if (fdk && !ct) return bad(error, "algorithm = %s: a CT method (modality = ct)", algo);
   const TlAlgorithmClass *ak = fdk ? NULL : tl_recon_find_algorithm(algo, error);
   if (!fdk && !ak) return FALSE;
@@ -673,13 +668,9 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
   TlCtMethod m;
   if (ct && !tl_ct_method_from_name(proj, &m, NULL))
     return bad(error, "projector = %s: a CT run takes joseph, siddon or raycast", proj);
-  if (!ct) {
-    gboolean known = g_str_equal(proj, "srm");
-    for (const char *const *n = tl_projector_names(); *n; n++) known = known || g_str_equal(*n, proj);
-    if (!known) {
-      g_autofree char *names = g_strjoinv(", ", (char **)tl_projector_names());
-      return bad(error, "projector = %s: a PET run takes %s or srm", proj, names);
-    }
+  if (!ct && !tl_registry_projector(proj, NULL)) {
+    g_autofree char *names = tl_registry_projector_help(0);
+    return bad(error, "projector = %s: a PET run takes %s", proj, names);
   }
   if (s->prior && !(flags & TL_ALGO_PRIOR))
     return bad(error, "prior = %s: needs an algorithm with a prior (osl, bsrem); %s takes none",
@@ -768,7 +759,7 @@ gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GErr
   if (s->modality != TL_RUN_CT) return bad(error, "modality = pet: not a CT run");
   if (!tl_run_spec_validate(s, error)) return FALSE;
   const char *algo = tl_run_spec_algorithm(s);
-  if (direct_method(algo)) return bad(error, "algorithm = %s: a direct method, no solver", algo);
+  if (tl_run_algorithm_direct(algo)) return bad(error, "algorithm = %s: a direct method, no solver", algo);
   tl_ct_recon_options_init(o);
   const TlAlgorithmClass *ak = tl_recon_find_algorithm(algo, error);
   if (!ak) return FALSE;

@@ -128,6 +128,8 @@ TL_API gboolean tl_run_spec_save(const TlRunSpec *s, const char *path, GError **
 TL_API gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error);
 
 /* Defaults resolved. */
+/* CT's direct methods, FDK (cone or parallel beam) and FBP (parallel beam): no solver. */
+TL_API gboolean tl_run_algorithm_direct(const char *algo);
 TL_API const char *tl_run_spec_algorithm(const TlRunSpec *s);
 TL_API const char *tl_run_spec_projector(const TlRunSpec *s);
 TL_API guint tl_run_spec_iterations(const TlRunSpec *s);
