@@ -333,7 +333,10 @@ static void test_sidecar(void) {
                           "{\"a\": 1} x", "{\"a\": \"\\q\"}", "{\"a\": 1}",
                           "{\"TomolabRun\": {\"colour\": \"blue\"}}",
                           "{\"TomolabRun\": {\"subsets\": \"5\", \"subsets\": \"6\"}}",
-                          "{\"TomolabRun\": {}, \"TomolabRun\": {}}", "[]"};
+                          "{\"TomolabRun\": {}, \"TomolabRun\": {}}", "[]",
+                          /* not UTF-8 (a run file could not hold it): the fuzz finding */
+                          "{\"TomolabRun\": {\"data\": \"a\xab\x8a.tlm\"}}",
+                          "{\"TomolabRun\": {\"data\": \"a\\u0000b\"}}"};
   for (gsize i = 0; i < G_N_ELEMENTS(broken); i++) {
     g_autoptr(TlRunSpec) b = tl_run_spec_new();
     g_assert_false(tl_run_sidecar_read_run(b, broken[i], "b.json", &e));

@@ -333,6 +333,12 @@ static gboolean jstring(J *j, char **out, GError **error) {
     }
   }
   j->p++;
+  /* JSON text is UTF-8 (RFC 8259); so is a run file, which this string may be written to
+   * (a \u0000 escape fails here too: a C string cannot hold it) */
+  if (!g_utf8_validate(o->str, (gssize)o->len, NULL)) {
+    g_string_free(o, TRUE);
+    return jfail(j, error, "a string that is not UTF-8 text");
+  }
   if (out) *out = g_string_free(o, FALSE);
   else g_string_free(o, TRUE);
   return TRUE;
