@@ -11,7 +11,8 @@ On a small simulated list mode (tomolab-cli simulate) and a small simulated CT s
      lavapipe thread: see cli())
   4  so does the text run file of --save-run, and `--run` + an option overrides the file
   5  a run file with a repeated or unknown key is refused naming the line
-  6  ct-recon: the sidecar validates and `ct-recon --run IMAGE.json` reproduces the image"""
+  6  neither the image's sidecar nor --save-run replaces the --run file (nothing written)
+  7  ct-recon: the sidecar validates and `ct-recon --run IMAGE.json` reproduces the image"""
 import copy
 import hashlib
 import json
@@ -61,7 +62,7 @@ def errors(validator, doc):
 
 tmp = tempfile.mkdtemp(prefix="tomolab-sidecar-")
 print(f"# in {tmp}")
-print("1..6")
+print("1..7")
 with open(SCHEMA) as f:
     schema = json.load(f)
 jsonschema.Draft7Validator.check_schema(schema)
@@ -145,6 +146,16 @@ ok(twice.returncode == 2 and "twice.txt:5" in twice.stderr and "repeated" in twi
    "smoothness" in unknown.stderr and not os.path.exists(os.path.join(tmp, "x.nii")),
    "run files with a repeated or an unknown key are refused naming the line",
    twice.stderr + unknown.stderr)
+
+before = read("img.json")
+over_side = cli("recon", "--run", "img.json", "-o", "img.nii")
+over_save = cli("recon", "--run", "img.json", "-o", "other.nii", "--save-run", "img.json")
+ok(over_side.returncode == 2 and over_save.returncode == 2 and
+   "sidecar 'img.json' is the input --run" in over_side.stderr and
+   "--save-run 'img.json' is the input --run" in over_save.stderr and
+   read("img.json") == before and not os.path.exists(os.path.join(tmp, "other.nii")),
+   "outputs never replace the --run file: the image's sidecar and --save-run refused",
+   over_side.stderr + over_save.stderr)
 
 ctsim = cli("ct-simulate", "-g", "16x16x4@2", "-n", "24", "--beam", "parallel", "-o", "ct.tlct",
             "-q")

@@ -198,9 +198,11 @@ static int ct_recon_spec(const TlRunSpec *sp) {
   guint batch = sp->batch;
   TlCtFilter window = sp->fdk_filter;
   /* before any work: no output over an input, every output writable */
+  g_autofree char *sidecar = tl_run_sidecar_path(output);
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", input}, {"--truth", truth_path},
                                                 {"--start", sp->start}}, 3,
-                            (const TlCliFile[]){{"-o", output}}, 1, &error))
+                            (const TlCliFile[]){{"-o", output}, {"the image's sidecar", sidecar}},
+                            2, &error))
     return tl_cli_usage_error(VERB, error);
   const char *algo = tl_run_spec_algorithm(sp);
   gboolean fdk = tl_run_algorithm_direct(algo), fbp = g_str_equal(algo, "fbp");

@@ -382,6 +382,7 @@ static int recon_spec(const TlRunSpec *sp) {
   /* before any work: no output over an input, every output writable; --resume may name the
    * --checkpoint file (it is read before the first checkpoint is written) */
   gboolean resume_same = resume && checkpoint && g_strcmp0(resume, checkpoint) == 0;
+  g_autofree char *sidecar = tl_run_sidecar_path(output);
   if (!tl_cli_check_outputs((const TlCliFile[]){{"input", input}, {"--truth", truth_path},
                                                 {"--attenuation", mu_path},
                                                 {"--norm", norm_path},
@@ -392,8 +393,9 @@ static int recon_spec(const TlRunSpec *sp) {
                             8,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
                                                 {"--randoms-out", randoms_out},
-                                                {"--scatter-out", scatter_out}},
-                            4, &error))
+                                                {"--scatter-out", scatter_out},
+                                                {"the image's sidecar", sidecar}},
+                            5, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   TlFilter filter, post_filter_kind;

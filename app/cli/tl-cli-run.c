@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* recon / ct-recon options into a TlRunSpec (tl-cli-run.h). */
 #include "tl-cli-run.h"
+#include "tl-cli.h"
+#include "run/tl-run-sidecar.h"
 #include "image/tl-file.h"
 #include "tl-error.h"
 #include <string.h>
@@ -152,6 +154,14 @@ TlRunSpec *tl_cli_run_build(TlCliRunArgs *a, const char *data, GError **error) {
   }
   if (data && !tl_run_spec_set(s, "data", data, error)) return NULL;
   if (!tl_run_spec_validate(s, error)) return NULL;
+  /* before anything is written: neither --save-run nor the image's sidecar replaces the run
+   * file or the data (the verb checks its other inputs against its outputs, sidecar included) */
+  g_autofree char *side = s->output ? tl_run_sidecar_path(s->output) : NULL;
+  if (!tl_cli_check_outputs((const TlCliFile[]){{"--run", a->run_path}, {"input", s->data}}, 2,
+                            (const TlCliFile[]){{"--save-run", a->save_path},
+                                                {"the image's sidecar", side}},
+                            2, error))
+    return NULL;
   if (a->save_path && !tl_run_spec_save(s, a->save_path, error)) {
     g_prefix_error(error, "--save-run: ");
     return NULL;
