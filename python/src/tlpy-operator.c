@@ -464,7 +464,10 @@ PyTypeObject TlPyOperatorType = {
 };
 
 int tlpy_operator_init(PyObject *m) {
-  if (PyType_Ready(&TlPyOperatorType) < 0) return -1;
+  tlpy_algebra_prepare(&TlPyOperatorType); /* tlpy-algebra.c: A @ x, A.T, A + B, ... */
+  if (PyType_Ready(&TlPyOperatorType) < 0 || tlpy_algebra_init(&TlPyOperatorType) < 0)
+    return -1;
+  if (PyModule_AddFunctions(m, tlpy_lines_functions) < 0) return -1; /* tlpy-lines.c */
   Py_INCREF(&TlPyOperatorType);
   return PyModule_AddObject(m, "Operator", (PyObject *)&TlPyOperatorType);
 }

@@ -27,6 +27,7 @@
 #include "ct/tl-ct-simulate.h"
 #include "ct/tl-ct-fdk.h"
 #include "dataset/tl-dataset.h"
+#include "recon/tl-csr-operator.h"
 
 /* ---- errors (tlpy-module.c) ---- */
 /* Raises the Python exception of a GError (tomolab.Error or a subclass, carrying the message,
@@ -113,3 +114,8 @@ extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_fu
 /* Parses an enum name from a NULL-terminated list; -1 + ValueError listing them. */
 int tlpy_choice(const char *what, const char *value, const char *const *names);
 PyObject *tlpy_device_dict(const TlDeviceInfo *d);
+
+/* ---- operator algebra (tlpy-algebra.c) and operators from arrays (tlpy-lines.c) ---- */
+void tlpy_algebra_prepare(PyTypeObject *t); /* before PyType_Ready: number slots, call */
+int tlpy_algebra_init(PyTypeObject *t);     /* after: T, H, data_shape, aslinearoperator... */
+extern PyMethodDef tlpy_lines_functions[];
