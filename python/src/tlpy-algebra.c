@@ -77,7 +77,9 @@ HAND_OVER(op_records, "_records")
 
 static PyObject *op_data_shape(PyObject *self, void *unused) {
   TlOperator *op = ((TlPyOperator *)self)->op;
-  TlCtProjector *p = tl_ct_operator_projector(op);
+  /* only the CT class has a projector to ask (the accessor refuses other classes) */
+  TlCtProjector *p = g_strcmp0(tl_operator_name(op), "ct") == 0 ? tl_ct_operator_projector(op)
+                                                                  : NULL;
   if (p) {
     const TlCtGeometry *g = tl_ct_projector_geometry(p);
     return Py_BuildValue("(III)", g->n_views, g->det_v, g->det_u);
