@@ -26,6 +26,7 @@ packages=(
   python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
   libvkfft-dev                                  # CT ramp filter by FFT (VkFFT, header only; -Dvkfft)
   python3-skimage                               # bench/ct-tooth: scikit-image's FBP beside ours
+  python3-scipy                                 # Python tests: lsqr and scipy.sparse on the operator algebra
 )
 
 missing=()
