@@ -171,6 +171,9 @@ def test_end_points_equal_listmode(ctx, listmode, grid, projector, tof):
     A = tl.pet_operator(listmode, grid, projector=projector, tof=tof, ctx=ctx)
     rec, start, end = lines_of(A, listmode.scanner)
     assert rec.dtype == tl.EVENT_DTYPE and len(rec) == A.shape[0]
+    s2, e2 = tl.lor_end_points(listmode.scanner, np.column_stack([rec['a'], rec['b']]))
+    np.testing.assert_array_equal(s2, start)
+    np.testing.assert_array_equal(e2, end)
     kw = {}
     if tof:
         s = listmode.scanner
@@ -299,6 +302,15 @@ def test_records_are_the_events(ctx, listmode, grid):
     np.testing.assert_array_equal(key(rec), key(ev))
     B = tl.pet_operator(listmode, grid, binned=True, ctx=ctx)
     bins = B.records()
+    # a sinogram's lines: the binned operator equals the end-point operator of its pairs
+    # with the counts as data (forward exact; back projections up to the atomics' rounding)
+    L = tl.line_operator(*tl.lor_end_points(listmode.scanner, bins), grid, projector='siddon',
+                         ctx=ctx)
+    x = rng(91).random(grid.shape, dtype=np.float32)
+    np.testing.assert_array_equal(L @ x, B @ x)
+    assert rel(L.T @ bins['count'], B.T @ bins['count']) <= 1e-6
+    with pytest.raises(ValueError, match='crystals 0 .. 255'):
+        tl.lor_end_points(listmode.scanner, [[0, 256]])
     assert bins.dtype == tl.BIN_DTYPE and len(bins) == B.shape[0]
     assert A.data_shape == (A.shape[0],) and B.data_shape == (B.shape[0],)
     assert float(bins['count'].sum()) == listmode.n_events

@@ -235,7 +235,7 @@ __all__.append('Run')
 # (tomolab/linop.py, python/src/tlpy-lines.c; docs/python.md "Operator algebra").
 from ._tomolab import line_operator  # noqa: E402,F401
 from .linop import LinearOperator, csr_operator, ct_geometry, ct_projector  # noqa: E402,F401
-from .linop import EVENT_DTYPE, BIN_DTYPE  # noqa: E402,F401
+from .linop import EVENT_DTYPE, BIN_DTYPE, lor_end_points  # noqa: E402,F401
 
 __all__ += ['LinearOperator', 'csr_operator', 'ct_geometry', 'ct_projector', 'EVENT_DTYPE',
-            'BIN_DTYPE']
+            'BIN_DTYPE', 'lor_end_points']

@@ -379,6 +379,29 @@ def _records(op):
     return words.view(EVENT_DTYPE if kind == 'events' else BIN_DTYPE).reshape(-1)
 
 
+def lor_end_points(scanner, pairs):
+    """(start, end), float32 (n, 3) each: the centres of the crystals a and b of every
+    crystal pair -- a structured array with fields a and b (A.records(), Listmode.events) or
+    an (n, 2) array (Dataset.bin_pairs) -- in the scanner's coordinates (mm): the lines that
+    line_operator takes."""
+    if getattr(pairs, 'dtype', None) is not None and pairs.dtype.names:
+        a, b = pairs['a'], pairs['b']
+    else:
+        p = np.asarray(pairs)
+        if p.ndim != 2 or p.shape[1] != 2:
+            raise ValueError(f"pairs: shape {p.shape}; expected (n, 2) or a structured array "
+                             "with fields a and b")
+        a, b = p[:, 0], p[:, 1]
+    c = np.asarray(scanner.crystals, np.float32)
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    bad = (a < 0) | (a >= len(c)) | (b < 0) | (b >= len(c))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"pair {i} ({a[i]}, {b[i]}): the scanner has crystals 0 .. "
+                         f"{len(c) - 1}")
+    return np.ascontiguousarray(c[a, :3]), np.ascontiguousarray(c[b, :3])
+
+
 # ---- operators from plain arrays ----
 
 def csr_operator(matrix, grid=None, *, subsets=1, ctx=None):
