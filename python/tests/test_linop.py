@@ -351,3 +351,16 @@ def test_array_api_inputs(ctx, ct_pair):
         torch = None
     if torch is not None:
         np.testing.assert_array_equal(A @ torch.from_numpy(x), want)
+
+
+def test_operators_of_two_contexts(ctx):
+    """An expression over two contexts is evaluated through the host, and still right."""
+    grid = tl.Grid.centred((8, 8, 2), (1.0, 1.0, 1.0))
+    geom = tl.CtGeometry.parallel(6, 12, 2, 1.0, 1.0)
+    other = tl.Context()
+    A = tl.ct_operator(geom, grid, ctx=ctx)
+    B = tl.ct_operator(geom, grid, ctx=other)
+    assert (A + B).ctx is None and (A + A).ctx is ctx
+    x = rng(95).random(grid.shape, dtype=np.float32)
+    np.testing.assert_allclose((A - 3 * B) @ x, -2 * (A @ x), rtol=1e-5, atol=1e-6)
+    assert other.validation_messages == 0

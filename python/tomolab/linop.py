@@ -322,13 +322,7 @@ def _apply(op, x):
         x = x.data
     xn = _to_numpy(x)
     flat = op.domain.internal(xn)
-    ctx = op.ctx
-    if isinstance(op, _Leaf) or ctx is None:
-        y = op._eval(flat, False)
-        y = y.numpy() if _is_array(y) else y
-    else:  # the whole expression on the device: one upload, one download
-        y = op._eval(_tomolab.Array(flat, ctx), False).numpy()
-    return op.range.shaped(y)
+    return op.range.shaped(_flat_apply(op, flat))
 
 
 def _call(op, x):
@@ -362,9 +356,11 @@ def _flat_apply(op, v):
     if flat.size != op.domain.size:
         raise ValueError(f"vector has {flat.size} elements; expected {op.domain.size}")
     ctx = op.ctx
-    if isinstance(op, _Leaf) or ctx is None:
+    single = isinstance(op, _Leaf) or (isinstance(op, _Adjoint) and isinstance(op.inner, _Leaf))
+    if single or ctx is None:  # one operator: its own staging arrays; mixed contexts: host
         y = op._eval(flat, False)
         return y.numpy() if _is_array(y) else y
+    # the whole expression on the device: one upload, one download
     return op._eval(_tomolab.Array(flat, ctx), False).numpy()
 
 
