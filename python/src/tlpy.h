@@ -5,7 +5,9 @@
  * algorithm lives here. Files: tlpy-module.c (module, errors, devices, registry, the blocking
  * runner), tlpy-context.c (Context, Array, expressions), tlpy-image.c (grids, images, phantoms),
  * tlpy-pet.c (scanners, list mode, simulation, PET operators), tlpy-operator.c (the linear
- * operator type), tlpy-ct.c (CT geometry, data, operator, FDK), tlpy-solver.c (Solver). */
+ * operator type), tlpy-ct.c (CT geometry, data, operator, FDK), tlpy-solver.c (Solver),
+ * tlpy-algebra.c (the operator's algebra slots, handed to tomolab/linop.py), tlpy-lines.c
+ * (operators from line end points and CSR arrays, PET records). */
 #pragma once
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
