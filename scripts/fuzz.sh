@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -36,7 +36,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -161,6 +161,13 @@ if [ -z "$(ls -A "$c/run")" ]; then
   printf '0# a PET run\ndata = scan.tlm\nalgorithm = bsrem\nsubsets = 5\nprior = rdp\nbeta = 0.1\ntof = true\nfilter = gauss:4\noutput = x.nii\n' >"$c/run/a"
   printf '0modality = ct\ndata = tooth.h5\nalgorithm = fbp\nfdk-filter = hann\ncentre = auto\nslices = 0:2\n' >"$c/run/b"
   printf '1{"ReconMethodName": "OSEM", "TomolabRun": {"algorithm": "osem", "subsets": "2", "data": "a\\u00e9.tlm"}}' >"$c/run/c"
+fi
+# PETSIRD (fuzz-petsird.c): the values after the shipped file's schema (mode 1), cut at 60 KB,
+# and the file's head whole (mode 0)
+real=../shared/data/petsird/petsird-v0.10.0_small.bin
+if [ -z "$(ls -A "$c/petsird")" ] && [ -f "$real" ]; then
+  { printf '\001'; tail -c +12896 "$real" | head -c 60000; } >"$c/petsird/values"
+  { printf '\000'; head -c 16000 "$real"; } >"$c/petsird/head"
 fi
 # TIFF pages: small stacks written with libtiff by test-format-tiff
 if [ -z "$(ls -A "$c/tiff")" ]; then

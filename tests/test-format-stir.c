@@ -409,6 +409,29 @@ static void test_probe(void) {
   g_assert_cmpuint(tl_format_stir_sino.probe(stir_hv, h2, n), ==, 0);
 }
 
+/* info names every geometric field of the header (issue 26: a STIR user compares them) */
+static void test_describe(void) {
+  Layout l = span1();
+  g_autofree char *hs = tmp_path("d.hs"), *sp = tmp_path("d.s");
+  g_autofree char *text = header(&l, "d.s", TRUE);
+  g_assert_true(g_file_set_contents(hs, text, -1, NULL));
+  g_autofree char *zeros = g_malloc0(4 * n_bins(&l));
+  g_assert_true(g_file_set_contents(sp, zeros, (gssize)(4 * n_bins(&l)), NULL));
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(GError) e = NULL;
+  g_assert_true(tl_format_describe_file(hs, out, &e));
+  g_assert_no_error(e);
+  /* the header's values (cm, diameter) in mm and as radii */
+  static const char *const want[] = {"inner ring radius 57 mm", "average depth of interaction 3 mm",
+                                     "effective radius 60 mm", "ring spacing 4 mm",
+                                     "default bin size 3.9 mm", "view offset 0 degrees",
+                                     "not arc-corrected", "41 tangential positions"};
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+    if (!strstr(out->str, want[i])) g_error("'%s' not in: %s", want[i], out->str);
+  g_remove(hs);
+  g_remove(sp);
+}
+
 /* --- hostile headers --- */
 
 static void expect_refused(const char *from, const char *to, gssize n_data, ...) {
@@ -538,6 +561,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format/stir/span-mashing", test_span_mashing);
   g_test_add_func("/format/stir/forward-write", test_forward_write);
   g_test_add_func("/format/stir/probe", test_probe);
+  g_test_add_func("/format/stir/describe", test_describe);
   g_test_add_func("/format/stir/hostile", test_hostile);
   int rc = g_test_run();
   tl_test_context_done(ctx);

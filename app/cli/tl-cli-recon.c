@@ -262,7 +262,7 @@ static int recon_main(int argc, char **argv) {
               "(--scatter-out)", "sss|FILE"),
       RUN_OPT("scatter-rounds", 0,
               "With --scatter sss: rounds of estimate + --iterations more iterations after the "
-              "first reconstruction (default 2)", "N"),
+              "first reconstruction (default 2): (1 + N) x --iterations iterations in all", "N"),
       RUN_OPT("scatter-out", 0,
               "With --scatter sss: write the last estimate (scaled: expected scatter per crystal "
               "pair and TOF bin) to FILE", "FILE"),
@@ -653,8 +653,9 @@ static int recon_spec(const TlRunSpec *sp) {
     so.user_data = &prompts;
     so.cancel = cancel;
     if (!quiet)
-      fprintf(stderr, "recon: scatter by SSS, %u rounds of %u iterations\n", rounds,
-              o.iterations);
+      fprintf(stderr, "recon: scatter by SSS: %u rounds of an estimate + %u iterations each "
+              "(%u iterations in all with the first %u)\n", rounds, o.iterations,
+              (rounds + 1) * o.iterations, o.iterations);
     estimate = tl_recon_scatter_rounds(r, mu, &so, &error);
     ok = estimate != NULL;
   }

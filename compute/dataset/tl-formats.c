@@ -9,6 +9,7 @@
 #include "pet/scanner/tl-scanner.h"
 #include "pet/data/tl-format-mmr.h"
 #include "pet/data/tl-format-castor.h"
+#include "pet/data/tl-format-petsird.h"
 #include "pet/correct/tl-norm.h"
 #include "ct/tl-ct-data.h"
 #include "image/tl-interfile.h"
@@ -26,6 +27,7 @@ static const TlFormatClass *const others[] = {
     &tl_format_mmr,
     &tl_format_castor,
     &tl_format_castor_scanner,
+    &tl_format_petsird,
     &tl_format_norm,
     /* CT */
     &tl_format_tlct,

@@ -286,6 +286,12 @@ void tl_sinogram_describe(const TlSinogram *s, GString *out) {
                          "positions, %s\n", s->n_segments, s->n_views,
                          (s->n_detectors / 2) / MAX(s->n_views, 1), s->n_tangential,
                          s->arc_corrected ? "arc-corrected" : "not arc-corrected");
+  /* every geometric field of STIR's header, so a STIR user can compare (issue 26) */
+  g_string_append_printf(out, "geometry: inner ring radius %g mm, average depth of interaction %g "
+                         "mm (effective radius %g mm), ring spacing %g mm, default bin size %g mm%s, "
+                         "view offset %g degrees\n", s->inner_radius_mm, s->doi_mm,
+                         s->inner_radius_mm + s->doi_mm, s->ring_spacing_mm, s->bin_size_mm,
+                         s->bin_size_mm > 0 ? "" : " (not given)", s->view_offset_deg);
   g_string_append(out, "segments (ring differences: axial positions):");
   for (guint i = 0; i < s->n_segments; i++)
     g_string_append_printf(out, "%s %d..%d: %u", i ? "," : "", s->min_ring_difference[i],
