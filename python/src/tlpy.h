@@ -113,3 +113,11 @@ extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_fu
 /* Parses an enum name from a NULL-terminated list; -1 + ValueError listing them. */
 int tlpy_choice(const char *what, const char *value, const char *const *names);
 PyObject *tlpy_device_dict(const TlDeviceInfo *d);
+
+/* ---- objective calls of Solver (tlpy-objective.c); x: an array-like image ---- */
+PyObject *tlpy_solver_objective_at(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_gradient(TlSolver *sv, TlPyOperator *op, PyObject *args, PyObject *kw);
+PyObject *tlpy_solver_prior_gradient(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_prior_hessian_diag(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_compute_kappa(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_set_kappa(TlSolver *sv, PyObject *kappa);
