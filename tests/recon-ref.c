@@ -318,6 +318,7 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
     }
     recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
     recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
+    recon_ref_precond(p, pr, x, P);
     for (guint64 j = 0; j < n; j++)
       if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), 0);
   }
@@ -335,10 +336,8 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
     double al = sched(alpha0, e);
-    if (i == 0 || !filled) {
-      shuffle(r, order, S);
-      if (!filled || e % 2 == 0) recon_ref_precond(p, pr, x, P);
-    }
+    if (i == 0 || !filled) shuffle(r, order, S);
+    recon_ref_precond(p, pr, x, P);
     if (!filled) {
       for (guint b = 0; b < S; b++) {
         recon_ref_objective_gradient(p, pr, (int)b, x, T + b * n);
@@ -443,7 +442,7 @@ void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint i
     for (guint tries = 0; tries < TRIES && !ok; tries++, step *= 0.5) {
       double dec = 0;
       for (guint64 j = 0; j < n; j++) {
-        t[j] = MAX(x[j] + step * q[j], 0);
+        t[j] = MAX(x[j] + step * q[j], 0.1 * x[j]);
         dec += g[j] * (t[j] - x[j]);
       }
       double ft = -recon_ref_objective(p, pr, t);

@@ -9,8 +9,8 @@
  *                                    then M <- M + g_k(x) - T_k, T_k <- g_k(x)
  *   x <- max(x + alpha_e P v, 0)
  *
- * with P = 1 / (s / x + beta H_R(x)) (tl_solver_precond) recomputed at the start of every
- * second epoch, alpha_e = relaxation * max(1 / (1 + e / 5), 1 / 6) and each epoch's subsets
+ * with P = 1 / (s / x + beta H_R(x)) (tl_solver_precond) at every step's own image (as
+ * tl-algo-svrg.c, which says why), alpha_e = relaxation * max(1 / (1 + e / 5), 1 / 6) and each epoch's subsets
  * in a random order drawn from TlSolverOptions.seed, as tl-algo-svrg.c. One subset gradient
  * per step; memory S + 3 images. Voxels with s = 0 keep their value. */
 #include "tl-solver-private.h"
@@ -67,10 +67,8 @@ static gboolean saga_step(TlSolver *sv, guint k, double *objective, gboolean *is
   tl_expr_args_scalar(args, "al", sv->opt.relaxation * MAX(1.0f / (1.0f + e / 5.0f), 1.0f / 6));
   tl_expr_args_scalar(args, "K", (float)S);
   tl_expr_args_set_label(args, "saga update");
-  if (i == 0 || !st->filled) {
-    tl_solver_shuffle(st->rand, st->order, S);
-    if ((!st->filled || e % 2 == 0) && !tl_solver_precond(sv, sv->x, st->P, error)) return FALSE;
-  }
+  if (i == 0 || !st->filled) tl_solver_shuffle(st->rand, st->order, S);
+  if (!tl_solver_precond(sv, sv->x, st->P, error)) return FALSE;
   if (!st->filled) {
     if (!tl_stream_zero(sv->stream, st->sum, error)) return FALSE;
     for (guint b = 0; b < S; b++) {

@@ -4,11 +4,15 @@
  * (MaGeZ: Ehrhardt, Kereta & Schramm, PETRIC 2024): with g_k the gradient of subset k's share
  * (tl_solver_objective_gradient) and S subsets,
  *
- *   every second epoch, at its start:  anchor z = x, G = sum_k g_k(z) = dPhi(z),
- *                                      P = 1 / (s / x + beta H_R(x)) (tl_solver_precond),
- *                                      and the step uses v = G
+ *   every second epoch, at its start:  anchor z = x, G = sum_k g_k(z) = dPhi(z), and the
+ *                                      step uses v = G
  *   otherwise, subset k:               v = S (g_k(x) - g_k(z)) + G
- *   x <- max(x + alpha_e P v, 0)
+ *   x <- max(x + alpha_e P(x) v, 0),   P(x) = 1 / (s / x + beta H_R(x)) (tl_solver_precond)
+ *
+ * P is computed at every step's own image: with P frozen at the anchor (MaGeZ recomputes it
+ * only now and then, from an OSEM start) a flat start image far above the solution's scale
+ * made steps of the anchor's size on images 7 times smaller and diverged (the registry's list-
+ * mode case). It costs the prior's Hessian and one reduction per step.
  *
  * alpha_e = relaxation * max(1 / (1 + e / 5), 1 / 6) for epoch e (0-based): a decreasing step
  * down to a sixth of the first, like MaGeZ's 3 -> 0.5 schedule (our own constants). Each epoch
@@ -82,6 +86,7 @@ static gboolean svrg_step(TlSolver *sv, guint k, double *objective, gboolean *is
   guint b = st->order[i];
   return tl_solver_objective_gradient(sv, b, sv->x, st->gx, error) &&
          tl_solver_objective_gradient(sv, b, st->anchor, st->gz, error) &&
+         tl_solver_precond(sv, sv->x, st->P, error) &&
          tl_expr_assign(sv->ctx, sv->stream,
                         "n = select(P > 0, max(x + al * P * (K * (gx - gz) + G), 0), x)", args,
                         error);
