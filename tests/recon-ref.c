@@ -292,7 +292,9 @@ static void shuffle(GRand *r, guint *order, guint n) {
   }
 }
 
-static double sched(double alpha0, guint e) { return alpha0 * MAX(1.0 / (1.0 + e / 5.0), 1.0 / 6); }
+static double sched(double alpha0, double first, guint e) {
+  return alpha0 * MAX(first / (1.0 + e / 5.0), 0.5);
+}
 
 void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
                     guint32 seed, guint iterations, double *x) {
@@ -306,21 +308,21 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
     if (i == 0 || !have) shuffle(r, order, S);
-    double al = sched(alpha0, e);
+    double al = sched(alpha0, 2.0, e);
     if (!have || (i == 0 && e % 2 == 0)) {
       recon_ref_objective_gradient(p, pr, -1, x, G);
       memcpy(z, x, n * sizeof *x);
       recon_ref_precond(p, pr, x, P);
       have = TRUE;
       for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * G[j], 0);
+        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * G[j], 0.1 * x[j]);
       continue;
     }
     recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
     recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
     recon_ref_precond(p, pr, x, P);
     for (guint64 j = 0; j < n; j++)
-      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), 0);
+      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), 0.1 * x[j]);
   }
 }
 
@@ -335,7 +337,7 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   gboolean filled = FALSE;
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
-    double al = sched(alpha0, e);
+    double al = sched(alpha0, 1.0, e);
     if (i == 0 || !filled) shuffle(r, order, S);
     recon_ref_precond(p, pr, x, P);
     if (!filled) {
@@ -345,14 +347,14 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
       }
       filled = TRUE;
       for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * M[j], 0);
+        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * M[j], 0.1 * x[j]);
       continue;
     }
     guint b = order[i];
     double *Tb = T + b * n;
     recon_ref_objective_gradient(p, pr, (int)b, x, gx);
     for (guint64 j = 0; j < n; j++) {
-      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), 0);
+      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), 0.1 * x[j]);
       M[j] += gx[j] - Tb[j];
       Tb[j] = gx[j];
     }
@@ -366,7 +368,7 @@ void recon_ref_pkma(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   g_autofree double *g = g_new(double, n), *s = g_new(double, n);
   colsums(p, 0, p->m, s);
   for (guint t = 0; t < iterations * S; t++) {
-    double la = alpha0 / (1.0 + (t / S) / 10.0), sum = 0;
+    double la = 2.0 * alpha0 / (1.0 + (t / S) / 10.0), sum = 0;
     for (guint64 j = 0; j < n; j++) sum += x[j];
     double dl = MAX(1e-3 * sum / (double)n, 1e-30);
     recon_ref_objective_gradient(p, pr, (int)(t % S), x, g);

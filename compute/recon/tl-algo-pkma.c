@@ -7,8 +7,8 @@
  *   x   <- (1 - rho) x + rho T(x)           (the Krasnoselskii-Mann average)
  *
  * with g_k subset k's gradient share (tl_solver_objective_gradient; S g_k estimates the full
- * gradient, so lambda = 1 with one subset is an EM-sized step), rho = 1/2 and
- * lambda_i = relaxation / (1 + i / 10): the decreasing step makes the ordered-subset
+ * gradient), rho = 1/2 and lambda_i = 2 relaxation / (1 + i / 10) (with relaxation 1 the
+ * averaged first step is an EM-sized one): the decreasing step makes the ordered-subset
  * iteration converge (with one subset a constant step would). delta as in tl_solver_precond.
  * Voxels with s = 0 keep their value. One subset gradient per step. */
 #include "tl-solver-private.h"
@@ -42,7 +42,7 @@ static gboolean pkma_step(TlSolver *sv, guint k, double *objective, gboolean *is
   tl_expr_args_array(args, "n", sv->next);
   tl_expr_args_array(args, "g", st->g);
   tl_expr_args_array(args, "S", sv->sens_all);
-  tl_expr_args_scalar(args, "la", sv->opt.relaxation / (1.0f + iteration / 10.0f));
+  tl_expr_args_scalar(args, "la", 2.0f * sv->opt.relaxation / (1.0f + iteration / 10.0f));
   tl_expr_args_scalar(args, "rh", TL_PKMA_RHO);
   tl_expr_args_scalar(args, "K", (float)sv->n_subsets);
   tl_expr_args_set_label(args, "pkma update");
