@@ -121,4 +121,3 @@ extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_fu
 /* Parses an enum name from a NULL-terminated list; -1 + ValueError listing them. */
 int tlpy_choice(const char *what, const char *value, const char *const *names);
 PyObject *tlpy_device_dict(const TlDeviceInfo *d);
-
