@@ -232,3 +232,230 @@ double recon_ref_quadratic_value(const ReconRefGrid *G, const double *x) {
   for (guint64 j = 0; j < n; j++) FOR_NEIGHBOURS(G, j, R += 0.25 * w * (x[j] - x[k]) * (x[j] - x[k]));
   return R;
 }
+
+void recon_ref_quadratic_hess(const double *x, double *h, void *user) {
+  const ReconRefGrid *G = user;
+  guint64 n = (guint64)G->dims[0] * G->dims[1] * G->dims[2];
+  for (guint64 j = 0; j < n; j++) {
+    double acc = 0;
+    FOR_NEIGHBOURS(G, j, (void)k; acc += w);
+    h[j] = acc;
+  }
+}
+
+double recon_ref_quadratic_value_cb(const double *x, void *user) {
+  return recon_ref_quadratic_value(user, x);
+}
+
+void recon_ref_objective_gradient(const ReconRefProblem *p, const ReconRefPrior *pr, int b,
+                                  const double *x, double *g) {
+  guint64 r0 = b < 0 ? 0 : p->first[b], r1 = b < 0 ? p->m : p->first[b + 1], n = p->n;
+  g_autofree double *ybar = g_new(double, MAX(r1 - r0, 1));
+  g_autofree double *s = g_new(double, n);
+  g_autofree double *gr = g_new0(double, n);
+  model(p, r0, r1, x, ybar);
+  em_backproject(p, r0, r1, ybar, FALSE, g);
+  colsums(p, r0, r1, s);
+  double beta = pr && pr->grad ? pr->beta / (b < 0 ? 1 : p->S) : 0;
+  if (beta > 0) pr->grad(x, gr, pr->user);
+  for (guint64 j = 0; j < n; j++) g[j] -= s[j] + beta * gr[j];
+}
+
+double recon_ref_objective(const ReconRefProblem *p, const ReconRefPrior *pr, const double *x) {
+  double L = recon_ref_loglik(p, x);
+  return pr && pr->value && pr->beta > 0 ? L - pr->beta * pr->value(x, pr->user) : L;
+}
+
+void recon_ref_precond(const ReconRefProblem *p, const ReconRefPrior *pr, const double *x,
+                       double *P) {
+  guint64 n = p->n;
+  g_autofree double *s = g_new(double, n);
+  g_autofree double *h = g_new0(double, n);
+  colsums(p, 0, p->m, s);
+  double sum = 0;
+  for (guint64 j = 0; j < n; j++) sum += x[j];
+  double dl = MAX(1e-3 * sum / (double)n, 1e-30);
+  gboolean prior = pr && pr->hess && pr->beta > 0;
+  if (prior) pr->hess(x, h, pr->user);
+  for (guint64 j = 0; j < n; j++) {
+    double xd = MAX(x[j], dl);
+    P[j] = !(s[j] > 0) ? 0 : prior ? 1.0 / (s[j] / xd + pr->beta * h[j]) : xd / s[j];
+  }
+}
+
+static void shuffle(GRand *r, guint *order, guint n) {
+  for (guint i = 0; i < n; i++) order[i] = i;
+  for (guint i = n; i > 1; i--) {
+    guint j = (guint)g_rand_int_range(r, 0, (gint32)i), t = order[i - 1];
+    order[i - 1] = order[j];
+    order[j] = t;
+  }
+}
+
+static double sched(double alpha0, double first, guint e) {
+  return alpha0 * MAX(first / (1.0 + e / 5.0), 0.5);
+}
+
+void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint32 seed, guint iterations, double *x) {
+  guint64 n = p->n;
+  guint S = p->S;
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  g_autofree guint *order = g_new(guint, S);
+  g_autofree double *z = g_new(double, n), *G = g_new(double, n), *gx = g_new(double, n),
+                    *gz = g_new(double, n), *P = g_new(double, n);
+  gboolean have = FALSE;
+  for (guint t = 0; t < iterations * S; t++) {
+    guint e = t / S, i = t % S;
+    if (i == 0 || !have) shuffle(r, order, S);
+    double al = sched(alpha0, 2.0, e);
+    if (!have || (i == 0 && e % 2 == 0)) {
+      recon_ref_objective_gradient(p, pr, -1, x, G);
+      memcpy(z, x, n * sizeof *x);
+      recon_ref_precond(p, pr, x, P);
+      have = TRUE;
+      for (guint64 j = 0; j < n; j++)
+        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * G[j], 0.1 * x[j]);
+      continue;
+    }
+    recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
+    recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
+    recon_ref_precond(p, pr, x, P);
+    for (guint64 j = 0; j < n; j++)
+      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), 0.1 * x[j]);
+  }
+}
+
+void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint32 seed, guint iterations, double *x) {
+  guint64 n = p->n;
+  guint S = p->S;
+  g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+  g_autofree guint *order = g_new(guint, S);
+  g_autofree double *T = g_new(double, n * S), *M = g_new0(double, n), *gx = g_new(double, n),
+                    *P = g_new(double, n);
+  gboolean filled = FALSE;
+  for (guint t = 0; t < iterations * S; t++) {
+    guint e = t / S, i = t % S;
+    double al = sched(alpha0, 1.0, e);
+    if (i == 0 || !filled) shuffle(r, order, S);
+    recon_ref_precond(p, pr, x, P);
+    if (!filled) {
+      for (guint b = 0; b < S; b++) {
+        recon_ref_objective_gradient(p, pr, (int)b, x, T + b * n);
+        for (guint64 j = 0; j < n; j++) M[j] += T[b * n + j];
+      }
+      filled = TRUE;
+      for (guint64 j = 0; j < n; j++)
+        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * M[j], 0.1 * x[j]);
+      continue;
+    }
+    guint b = order[i];
+    double *Tb = T + b * n;
+    recon_ref_objective_gradient(p, pr, (int)b, x, gx);
+    for (guint64 j = 0; j < n; j++) {
+      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), 0.1 * x[j]);
+      M[j] += gx[j] - Tb[j];
+      Tb[j] = gx[j];
+    }
+  }
+}
+
+void recon_ref_pkma(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint iterations, double *x) {
+  guint64 n = p->n;
+  guint S = p->S;
+  g_autofree double *g = g_new(double, n), *s = g_new(double, n);
+  colsums(p, 0, p->m, s);
+  for (guint t = 0; t < iterations * S; t++) {
+    double la = 2.0 * alpha0 / (1.0 + (t / S) / 10.0), sum = 0;
+    for (guint64 j = 0; j < n; j++) sum += x[j];
+    double dl = MAX(1e-3 * sum / (double)n, 1e-30);
+    recon_ref_objective_gradient(p, pr, (int)(t % S), x, g);
+    for (guint64 j = 0; j < n; j++)
+      if (s[j] > 0)
+        x[j] = 0.5 * x[j] + 0.5 * MAX(x[j] + la * S * MAX(x[j], dl) / s[j] * g[j], 0);
+  }
+}
+
+/* f = -Phi; g = grad f. */
+void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint iterations,
+                      double *x) {
+  enum { MEM = 5, TRIES = 30 };
+  guint64 n = p->n;
+  g_autofree double *s = g_new(double, n), *g = g_new(double, n), *gp = g_new(double, n),
+                    *xp = g_new(double, n), *q = g_new(double, n), *P = g_new(double, n),
+                    *t = g_new(double, n), *vs = g_new(double, MEM * n),
+                    *vy = g_new(double, MEM * n);
+  double rho[MEM], alpha[MEM];
+  guint count = 0, head = 0;
+  gboolean have_prev = FALSE;
+  colsums(p, 0, p->m, s);
+  double fx = -recon_ref_objective(p, pr, x);
+  for (guint it = 0; it < iterations; it++) {
+    recon_ref_objective_gradient(p, pr, -1, x, g);
+    for (guint64 j = 0; j < n; j++) g[j] = -g[j];
+    recon_ref_precond(p, pr, x, P);
+    if (have_prev) {
+      double sy = 0;
+      for (guint64 j = 0; j < n; j++) {
+        vs[head * n + j] = x[j] - xp[j];
+        vy[head * n + j] = g[j] - gp[j];
+        sy += vs[head * n + j] * vy[head * n + j];
+      }
+      if (sy > 0 && isfinite(sy)) {
+        rho[head] = 1.0 / sy;
+        head = (head + 1) % MEM;
+        count = MIN(count + 1, MEM);
+      } else {
+        count = head = 0;
+      }
+    }
+    double gd = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+      for (guint64 j = 0; j < n; j++)
+        q[j] = s[j] > 0 && (x[j] > 0 || g[j] < 0) ? g[j] : 0;
+      for (guint c = 0; c < count; c++) {
+        guint i = (head + MEM - 1 - c) % MEM;
+        double d = 0;
+        for (guint64 j = 0; j < n; j++) d += vs[i * n + j] * q[j];
+        alpha[i] = rho[i] * d;
+        for (guint64 j = 0; j < n; j++) q[j] -= alpha[i] * vy[i * n + j];
+      }
+      for (guint64 j = 0; j < n; j++) q[j] *= P[j];
+      for (guint c = count; c-- > 0;) {
+        guint i = (head + MEM - 1 - c) % MEM;
+        double d = 0;
+        for (guint64 j = 0; j < n; j++) d += vy[i * n + j] * q[j];
+        for (guint64 j = 0; j < n; j++) q[j] += (alpha[i] - rho[i] * d) * vs[i * n + j];
+      }
+      gd = 0;
+      for (guint64 j = 0; j < n; j++) {
+        q[j] = s[j] > 0 && (x[j] > 0 || g[j] < 0) ? -q[j] : 0;
+        gd += g[j] * q[j];
+      }
+      if (gd < 0) break;
+      count = head = 0;
+    }
+    have_prev = FALSE;
+    if (!(gd < 0)) continue;
+    double step = 1;
+    gboolean ok = FALSE;
+    for (guint tries = 0; tries < TRIES && !ok; tries++, step *= 0.5) {
+      double dec = 0;
+      for (guint64 j = 0; j < n; j++) {
+        t[j] = MAX(x[j] + step * q[j], 0.1 * x[j]);
+        dec += g[j] * (t[j] - x[j]);
+      }
+      double ft = -recon_ref_objective(p, pr, t);
+      if (isfinite(ft) && ft <= fx + 1e-4 * dec) {
+        fx = ft;
+        ok = have_prev = TRUE;
+        memcpy(xp, x, n * sizeof *x);
+        memcpy(gp, g, n * sizeof *g);
+        memcpy(x, t, n * sizeof *x);
+      }
+    }
+    if (!ok) count = head = 0;
+  }
+}

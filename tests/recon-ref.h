@@ -118,3 +118,40 @@ typedef struct {
 } ReconRefGrid;
 void recon_ref_quadratic_grad(const double *x, double *g, void *user);
 double recon_ref_quadratic_value(const ReconRefGrid *grid, const double *x);
+
+/* The gradient algorithms of issue 29 (tl-objective.c, tl-algo-svrg.c, -saga, -pkma,
+ * -lbfgsb), maximising Phi(x) = L(x) - beta R(x) (L as recon_ref_loglik). The prior: its
+ * gradient, the diagonal of its Hessian (NULL: none offered, the preconditioner is then x / s)
+ * and its value (lbfgsb's line search), all of one `user`. */
+typedef double (*ReconRefValue)(const double *x, void *user);
+typedef struct {
+  double beta;
+  ReconRefGrad grad, hess;
+  ReconRefValue value;
+  void *user;
+} ReconRefPrior;
+
+/* Subset b's share of the gradient (b = -1: all data):
+ *   M_b^T (y / ybar) - s_b - (beta / S) dR/dx      (all: M^T (y / ybar) - s - beta dR/dx) */
+void recon_ref_objective_gradient(const ReconRefProblem *p, const ReconRefPrior *pr, int b,
+                                  const double *x, double *g);
+/* Phi(x) = recon_ref_loglik - beta R(x). */
+double recon_ref_objective(const ReconRefProblem *p, const ReconRefPrior *pr, const double *x);
+/* Preconditioner: delta = max(1e-3 sum(x) / n, 1e-30);
+ *   P_j = 1 / (s_j / max(x_j, delta) + beta H_j)   (with a Hessian diagonal and beta > 0)
+ *   P_j = max(x_j, delta) / s_j                    (otherwise);  0 where s_j = 0 */
+void recon_ref_precond(const ReconRefProblem *p, const ReconRefPrior *pr, const double *x,
+                       double *P);
+/* SVRG / SAGA / PKMA / L-BFGS-B exactly as their files describe them (seeded subset order:
+ * GRand with `seed`, Fisher-Yates from the top, g_rand_int_range(r, 0, i)). */
+void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint32 seed, guint iterations, double *x);
+void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint32 seed, guint iterations, double *x);
+void recon_ref_pkma(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
+                    guint iterations, double *x);
+void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint iterations,
+                      double *x);
+/* The quadratic prior's Hessian diagonal sum_k w_jk, and its value as a ReconRefValue. */
+void recon_ref_quadratic_hess(const double *x, double *h, void *user);
+double recon_ref_quadratic_value_cb(const double *x, void *user);

@@ -243,6 +243,9 @@ static void run_pair(gconstpointer data) {
                      .voxel = {g->voxel_mm[0], g->voxel_mm[1], g->voxel_mm[2]}};
   g_autofree double *x = g_new(double, in->n);
   for (guint64 j = 0; j < in->n; j++) x[j] = emission ? 1.0 : 0.0;
+  ReconRefPrior qp = {.beta = BETA, .grad = recon_ref_quadratic_grad,
+                      .hess = recon_ref_quadratic_hess, .value = recon_ref_quadratic_value_cb,
+                      .user = &rg};
   const char *a = tl_algorithm_name(k);
   if (g_str_equal(a, "mlem") || g_str_equal(a, "osem")) recon_ref_osem(&p, ITERATIONS, x);
   else if (g_str_equal(a, "osl"))
@@ -252,6 +255,10 @@ static void run_pair(gconstpointer data) {
   else if (g_str_equal(a, "sirt") || g_str_equal(a, "os-sart"))
     recon_ref_sart(&p, 1.0, FALSE, ITERATIONS, x);
   else if (g_str_equal(a, "cgls")) recon_ref_cgls(&p, FALSE, ITERATIONS, x);
+  else if (g_str_equal(a, "svrg")) recon_ref_svrg(&p, &qp, 1.0, 1, ITERATIONS, x);
+  else if (g_str_equal(a, "saga")) recon_ref_saga(&p, &qp, 1.0, 1, ITERATIONS, x);
+  else if (g_str_equal(a, "pkma")) recon_ref_pkma(&p, &qp, 1.0, ITERATIONS, x);
+  else if (g_str_equal(a, "lbfgsb")) recon_ref_lbfgsb(&p, &qp, ITERATIONS, x);
   else g_error("test-recon-registry: no reference for algorithm '%s': add one", a);
   double dmax = 0, xmax = 0;
   for (guint64 j = 0; j < in->n; j++) {

@@ -21,7 +21,7 @@ struct _TlCtRecon {
 
 void tl_ct_recon_options_init(TlCtReconOptions *o) {
   *o = (TlCtReconOptions){.algo = TL_CT_SIRT, .subsets = 1, .iterations = 10,
-                          .projector = TL_CT_JOSEPH, .relaxation = 1.0f,
+                          .projector = TL_CT_JOSEPH, .relaxation = 1.0f, .seed = 1,
                           .objective = TL_CT_OBJECTIVE_ITERATION};
   tl_prior_params_init(&o->prior_params);
 }
@@ -96,6 +96,7 @@ TlCtRecon *tl_ct_recon_new(TlContext *ctx, const TlCtGeometry *geometry, const T
   tl_solver_options_init(&so);
   so.iterations = opt->iterations;
   so.relaxation = opt->relaxation;
+  so.seed = opt->seed;
   so.nonnegative = opt->nonnegative;
   so.objective = opt->objective == TL_CT_OBJECTIVE_NEVER       ? TL_OBJECTIVE_NEVER
                  : opt->objective == TL_CT_OBJECTIVE_ITERATION ? TL_OBJECTIVE_ITERATION

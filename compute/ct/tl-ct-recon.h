@@ -49,6 +49,7 @@ typedef struct {
   guint iterations;       /* full passes over the data that tl_ct_recon_run makes */
   TlCtMethod projector;   /* joseph, siddon or raycast (matched pairs) */
   float relaxation;       /* SIRT / SART lambda, in (0, 2) */
+  guint32 seed;           /* svrg / saga: subset order (TlSolverOptions.seed, default 1) */
   gboolean nonnegative;   /* SIRT / SART: clamp the image at 0 after each update */
   TlCtObjectiveWhen objective;
   /* Any algorithm of the registry by name (NULL: algo's). */

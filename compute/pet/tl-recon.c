@@ -28,7 +28,8 @@ void tl_recon_options_init(TlReconOptions *o) {
                         .projector = "siddon", .loglik = TL_LOGLIK_ITERATION,
                         .use_cache = TRUE, .scatter = TL_SCATTER_AUTO,
                         .tor_fwhm_mm = TL_TOR_FWHM_DEFAULT,
-                        .filter = {.kind = TL_FILTER_NONE}, .relaxation = 1.0f};
+                        .filter = {.kind = TL_FILTER_NONE}, .relaxation = 1.0f,
+                        .seed = 1};
   tl_prior_params_init(&o->prior_params);
 }
 
@@ -140,6 +141,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.beta = o->beta;
   so.prior_params = o->prior_params;
   so.relaxation = o->relaxation;
+  so.seed = o->seed;
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};

@@ -10,14 +10,16 @@
 /* The push block of shaders/recon/prior.comp. */
 typedef struct {
   TlPush1D h;
-  guint64 x, out;
+  guint64 x, out, kappa;
   guint32 dims[3];
   float voxel[3];
   float gamma, eps;
+  guint32 use_kappa;
 } PriorPush;
 
 typedef struct {
-  TlPipeline *value, *gradient;
+  TlPipeline *value, *gradient, *hessian;
+  const TlArray *kappa; /* borrowed, or NULL */
   TlArray *partials; /* host-visible, one float per workgroup: one value() at a time per prior */
   guint64 n_groups;
 } PriorPriv;
@@ -64,17 +66,21 @@ TlPrior *tl_prior_new_class(TlContext *ctx, const TlPriorClass *klass, const TlI
   p->grid = *grid;
   p->params = *params;
   p->priv = pv;
-  guint32 spec_value[2] = {klass->kind, 1}, spec_grad[2] = {klass->kind, 0};
+  guint32 spec_value[2] = {klass->kind, 1}, spec_grad[2] = {klass->kind, 0},
+          spec_hess[2] = {klass->kind, 2};
   if (!(pv->value = tl_pipeline_new_builtin(ctx, "prior", sizeof(PriorPush), spec_value, 2,
                                             error)) ||
       !(pv->gradient = tl_pipeline_new_builtin(ctx, "prior", sizeof(PriorPush), spec_grad, 2,
-                                               error))) {
+                                               error)) ||
+      !(pv->hessian = tl_pipeline_new_builtin(ctx, "prior", sizeof(PriorPush), spec_hess, 2,
+                                              error))) {
     tl_prior_free(p);
     return NULL;
   }
   /* 26 neighbours read per voxel, against the one read of a plain element-wise kernel */
   tl_pipeline_set_item_cost(pv->value, 8);
   tl_pipeline_set_item_cost(pv->gradient, 8);
+  tl_pipeline_set_item_cost(pv->hessian, 8);
   guint32 local = tl_pipeline_local_size(pv->value);
   pv->n_groups = (tl_image_grid_n_voxels(grid) + local - 1) / local;
   if (!(pv->partials = tl_array_new_host(ctx, pv->n_groups, sizeof(float), TRUE, error))) {
@@ -90,6 +96,7 @@ void tl_prior_free(TlPrior *p) {
   if (pv) {
     tl_pipeline_free(pv->value);
     tl_pipeline_free(pv->gradient);
+    tl_pipeline_free(pv->hessian);
     tl_array_free(pv->partials);
     g_free(pv);
   }
@@ -119,31 +126,67 @@ static gboolean check_array(const TlPrior *p, const TlArray *a, const char *what
 }
 
 static PriorPush push_for(const TlPrior *p, const TlArray *x, guint64 out) {
+  const PriorPriv *pv = p->priv;
   PriorPush push = {.x = tl_array_address(x), .out = out, .gamma = (float)p->params.gamma,
-                    .eps = (float)p->params.epsilon};
+                    .eps = (float)p->params.epsilon,
+                    .kappa = tl_array_address(pv->kappa ? pv->kappa : x),
+                    .use_kappa = pv->kappa != NULL};
   memcpy(push.dims, p->grid.dims, sizeof push.dims);
   memcpy(push.voxel, p->grid.voxel_mm, sizeof push.voxel);
   return push;
 }
 
-gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlArray *grad,
-                           GError **error) {
+/* The gradient (kind 0) or the Hessian's diagonal (kind 2) into out. */
+static gboolean per_voxel(TlPrior *p, TlStream *s, const TlArray *x, TlArray *out, int kind,
+                          GError **error) {
   g_return_val_if_fail(p && s, FALSE);
-  if (!check_array(p, x, "image", error) || !check_array(p, grad, "gradient", error))
+  const char *what = kind == 0 ? "gradient" : "Hessian diagonal";
+  if (!check_array(p, x, "image", error) || !check_array(p, out, what, error))
     return FALSE;
-  if (tl_array_buffer(x) == tl_array_buffer(grad) &&
-      tl_array_buffer_offset(x) == tl_array_buffer_offset(grad)) {
+  if (tl_array_buffer(x) == tl_array_buffer(out) &&
+      tl_array_buffer_offset(x) == tl_array_buffer_offset(out)) {
     /* every voxel reads its neighbours: writing in place would race */
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "prior %s: the gradient array is the image itself; expected a separate array",
-                p->klass->name);
+                "prior %s: the %s array is the image itself; expected a separate array",
+                p->klass->name, what);
     return FALSE;
   }
   PriorPriv *pv = p->priv;
-  PriorPush push = push_for(p, x, tl_array_address(grad));
-  return tl_stream_dispatch_1d(s, pv->gradient, "prior gradient",
+  PriorPush push = push_for(p, x, tl_array_address(out));
+  return tl_stream_dispatch_1d(s, kind == 0 ? pv->gradient : pv->hessian,
+                               kind == 0 ? "prior gradient" : "prior hessian",
                                tl_image_grid_n_voxels(&p->grid), &push, error);
 }
+
+gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlArray *grad,
+                           GError **error) {
+  return per_voxel(p, s, x, grad, 0, error);
+}
+
+/* TV is no sum of pair terms: neither kappa nor a diagonal is defined for it here. */
+static gboolean pairwise(const TlPrior *p, const char *what, GError **error) {
+  if (p->klass->kind != 2) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+              "prior %s: %s is offered for the pairwise priors only (quadratic, rdp)",
+              p->klass->name, what);
+  return FALSE;
+}
+
+gboolean tl_prior_hessian_diag(TlPrior *p, TlStream *s, const TlArray *x, TlArray *diag,
+                               GError **error) {
+  g_return_val_if_fail(p, FALSE);
+  return pairwise(p, "the Hessian diagonal", error) && per_voxel(p, s, x, diag, 2, error);
+}
+
+gboolean tl_prior_set_kappa(TlPrior *p, const TlArray *kappa, GError **error) {
+  g_return_val_if_fail(p, FALSE);
+  if (kappa && (!pairwise(p, "kappa", error) || !check_array(p, kappa, "kappa", error)))
+    return FALSE;
+  ((PriorPriv *)p->priv)->kappa = kappa;
+  return TRUE;
+}
+
+const TlArray *tl_prior_kappa(const TlPrior *p) { return ((PriorPriv *)p->priv)->kappa; }
 
 gboolean tl_prior_value(TlPrior *p, TlStream *s, const TlArray *x, double *value,
                         GError **error) {

@@ -21,7 +21,16 @@
  *              changes)
  *
  * (The 1/4 and 1/2 make each pair count once with the pair terms of the papers: the double
- * sum visits every pair twice.) value() and gradient() see the image only; beta is the
+ * sum visits every pair twice.)
+ *
+ * Per-voxel weights kappa (tl_prior_set_kappa; quadratic and rdp): every pair term is
+ * multiplied by kappa_j kappa_k, so rdp becomes exactly the relative difference prior of STIR
+ * and SIRF that the PETRIC challenge's objective uses (Tsai et al. 2020's spatially variant
+ * strength; kappa = sqrt of the log-likelihood Hessian's row sums at an OSEM image,
+ * tl_solver_compute_kappa). tl_prior_hessian_diag gives d^2R/dx_j^2 (quadratic and rdp), the
+ * prior half of the preconditioners of the stochastic algorithms (tl-algo-svrg.c).
+ *
+ * value() and gradient() see the image only; beta is the
  * algorithm's. A new prior is one file with a TlPriorClass and one line in
  * compute/recon/tl-recon-registry.c. */
 #pragma once
@@ -75,5 +84,17 @@ TL_API gboolean tl_prior_gradient(TlPrior *p, TlStream *s, const TlArray *x, TlA
  * added in double on the host. */
 TL_API gboolean tl_prior_value(TlPrior *p, TlStream *s, const TlArray *x, double *value,
                         GError **error);
+
+/* diag = d^2 R / dx_j^2 at x (overwritten; a separate array from x), recorded on s. Quadratic:
+ * sum_k w_jk kappa_j kappa_k; rdp: sum_k w_jk kappa_j kappa_k 2 (2 x_k + eps)^2 / D_jk^3 with
+ * D_jk = x_j + x_k + gamma |x_j - x_k| + eps (the second derivative away from x_j = x_k, where
+ * it has a kink when gamma > 0: the one-sided limits agree, so this is the value there too).
+ * GError for tv (no diagonal offered). */
+TL_API gboolean tl_prior_hessian_diag(TlPrior *p, TlStream *s, const TlArray *x, TlArray *diag,
+                               GError **error);
+/* Per-voxel weights kappa (one float per voxel, >= 0; borrowed: it must outlive the prior or
+ * the next call), NULL = none (kappa = 1). Quadratic and rdp only: GError for tv. */
+TL_API gboolean tl_prior_set_kappa(TlPrior *p, const TlArray *kappa, GError **error);
+TL_API const TlArray *tl_prior_kappa(const TlPrior *p);
 
 G_END_DECLS

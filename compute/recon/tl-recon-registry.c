@@ -11,6 +11,10 @@ static const TlAlgorithmClass *const algorithms[] = {
     &tl_algo_sirt,
     &tl_algo_os_sart,
     &tl_algo_cgls,
+    &tl_algo_svrg,
+    &tl_algo_saga,
+    &tl_algo_lbfgsb,
+    &tl_algo_pkma,
     NULL,
 };
 

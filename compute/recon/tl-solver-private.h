@@ -45,6 +45,7 @@ struct _TlSolver {
   TlArray *filter_tmp;
   TlPrior *prior;
   TlArray *grad;       /* prior gradient */
+  TlArray *kappa;      /* the prior's per-voxel weights (tl_solver_set_kappa), or NULL */
   TlStream *stream;
   TlProfile *profile;
   GCancellable *cancellable;
@@ -78,6 +79,13 @@ gboolean tl_solver_need_data(TlSolver *sv, GError **error);
 /* The (penalised) objective of sv->x; data_term: the emission data term if already known. */
 gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double *objective,
                                   GError **error);
+/* The objective of image x and, when not NULL, its parts: the log-likelihood and R(x) (the
+ * penalty is beta R). Another image than sv->x: emission only. */
+gboolean tl_solver_objective_parts(TlSolver *sv, const TlArray *x, const double *data_term,
+                                   double *objective, double *likelihood, double *prior,
+                                   GError **error);
+/* sv->y / y_sub and the scratch data vector sv->q / q_sub. */
+gboolean tl_solver_need_scratch(TlSolver *sv, GError **error);
 /* Emission, shared by mlem / osem / osl / bsrem: records sv->vol = A_k^T D_k (y_k / ybar_k)
  * over the data with ybar = D_k A_k x + a_k > 0 (the fused EM pass when possible), and, when
  * objectives are wanted, the pass's own log-likelihood data term. */
@@ -96,3 +104,8 @@ gboolean tl_solver_reduce_image(TlSolver *sv, TlArray *a, GError **error);
 gboolean tl_solver_reduce_scalars(TlSolver *sv, double *v, guint n, GError **error);
 /* The prior's gradient of sv->x into sv->grad (zero without a prior). */
 gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error);
+/* The diagonal preconditioner of the gradient algorithms at x into P (tl-objective.c):
+ * 1 / (s / max(x, delta) + beta H_R(x)), 0 where s = 0; x / s without a prior. Uses sv->grad. */
+gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **error);
+/* order = a random permutation of 0 .. n-1 drawn from r. */
+void tl_solver_shuffle(GRand *r, guint *order, guint n);

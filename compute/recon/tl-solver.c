@@ -15,6 +15,7 @@ void tl_solver_options_init(TlSolverOptions *o) {
   tl_prior_params_init(&o->prior_params);
   o->filter.kind = TL_FILTER_NONE;
   o->rmse_scaled = TRUE;
+  o->seed = 1;
 }
 
 gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error) {
@@ -66,7 +67,7 @@ void tl_solver_free(TlSolver *sv) {
     g_free(sv->sens);
   }
   TlArray *arrays[] = {sv->y_owned, sv->q, sv->x, sv->next, sv->vol, sv->sens_all, sv->truth,
-                       sv->filter_tmp, sv->grad, sv->partials};
+                       sv->filter_tmp, sv->grad, sv->partials, sv->kappa};
   for (gsize i = 0; i < G_N_ELEMENTS(arrays); i++) tl_array_free(arrays[i]);
   tl_prior_free(sv->prior);
   tl_profile_free(sv->profile);
@@ -301,6 +302,10 @@ gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
     tl_prior_free(p);
     return FALSE;
   }
+  if (sv->kappa && !tl_prior_set_kappa(p, sv->kappa, error)) {
+    tl_prior_free(p);
+    return FALSE;
+  }
   tl_prior_free(sv->prior);
   sv->prior = p;
   g_free(sv->prior_name);
@@ -401,30 +406,33 @@ void tl_solver_set_submit_budget(TlSolver *sv, guint64 budget) {
   tl_stream_set_submit_budget(sv->stream, budget);
 }
 
-/* -beta R(x) of the current image (0 without a prior). */
-static gboolean penalty(TlSolver *sv, double *out, GError **error) {
+/* -beta R(x) of image x (0 without a prior). */
+static gboolean penalty(TlSolver *sv, const TlArray *x, double *out, GError **error) {
   *out = 0;
   if (!sv->prior || sv->opt.beta == 0) return TRUE;
   double r;
-  if (!tl_prior_value(sv->prior, sv->stream, sv->x, &r, error)) return FALSE;
+  if (!tl_prior_value(sv->prior, sv->stream, x, &r, error)) return FALSE;
   *out = -sv->opt.beta * r;
   return TRUE;
 }
 
+gboolean tl_solver_need_scratch(TlSolver *sv, GError **error) {
+  if (!tl_solver_need_data(sv, error)) return FALSE;
+  return sv->q || ((sv->q = tl_array_new_float(sv->ctx, MAX(tl_operator_max_subset_length(sv->op), 1), error)) &&
+                   (sv->q_sub = views(sv, sv->q, error)));
+}
+
 /* Emission: sum_j m_j log ybar_j over the data with ybar > 0 (ybar = D A x + a), over every
  * subset, from explicit projections. */
-static gboolean emission_data_term(TlSolver *sv, double *out, GError **error) {
-  if (!tl_solver_need_data(sv, error)) return FALSE;
-  if (!sv->q && (!(sv->q = tl_array_new_float(sv->ctx, MAX(tl_operator_max_subset_length(sv->op), 1), error)) ||
-                 !(sv->q_sub = views(sv, sv->q, error))))
-    return FALSE;
+static gboolean emission_data_term(TlSolver *sv, const TlArray *x, double *out, GError **error) {
+  if (!tl_solver_need_scratch(sv, error)) return FALSE;
   double total = 0;
   for (guint s = 0; s < sv->n_subsets; s++) {
     double part;
     tl_expr_args_array(sv->args, "q", sv->q_sub[s]);
     tl_expr_args_array(sv->args, "y", sv->y_sub[s]);
     tl_expr_args_set_label(sv->args, "objective");
-    if (!tl_operator_forward(sv->op, sv->stream, s, sv->x, sv->q_sub[s], error)) return FALSE;
+    if (!tl_operator_forward(sv->op, sv->stream, s, x, sv->q_sub[s], error)) return FALSE;
     if (sv->a_sub) {
       tl_expr_args_array(sv->args, "a", sv->a_sub[s]);
       if (!tl_solver_expr(sv, "q = q + a", error)) return FALSE;
@@ -440,11 +448,12 @@ static gboolean emission_data_term(TlSolver *sv, double *out, GError **error) {
 }
 
 /* The expected total of the model over every measurable datum: sum_n s_n x_n + sum_j a_j. */
-static gboolean emission_expected(TlSolver *sv, double *out, GError **error) {
+static gboolean emission_expected(TlSolver *sv, const TlArray *x, double *out, GError **error) {
   double sx = 0, at = 0;
   tl_expr_args_array(sv->args, "S", sv->sens_all);
+  tl_expr_args_array(sv->args, "ox", (TlArray *)x);
   tl_expr_args_set_label(sv->args, "objective sum(s x)");
-  if (!tl_expr_reduce(sv->ctx, sv->stream, "dot(S, x)", sv->args, &sx, error)) return FALSE;
+  if (!tl_expr_reduce(sv->ctx, sv->stream, "dot(S, ox)", sv->args, &sx, error)) return FALSE;
   if (sv->pb.additive) {
     tl_expr_args_array(sv->args, "a", sv->pb.additive);
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &at, error)) return FALSE;
@@ -459,14 +468,28 @@ static gboolean emission_expected(TlSolver *sv, double *out, GError **error) {
  * EM pass) or computed. */
 gboolean tl_solver_objective_with(TlSolver *sv, const double *data_term, double *objective,
                                   GError **error) {
+  return tl_solver_objective_parts(sv, sv->x, data_term, objective, NULL, NULL, error);
+}
+
+gboolean tl_solver_objective_parts(TlSolver *sv, const TlArray *x, const double *data_term,
+                                   double *objective, double *likelihood, double *prior,
+                                   GError **error) {
   double pen;
   if (sv->klass->flags & TL_ALGO_EMISSION) {
     double d = data_term ? *data_term : 0, e;
-    if ((!data_term && !emission_data_term(sv, &d, error)) || !emission_expected(sv, &e, error) ||
-        !penalty(sv, &pen, error))
+    if ((!data_term && !emission_data_term(sv, x, &d, error)) ||
+        !emission_expected(sv, x, &e, error) || !penalty(sv, x, &pen, error))
       return FALSE;
     *objective = d - e + pen;
+    if (likelihood) *likelihood = d - e;
+    if (prior) *prior = sv->opt.beta > 0 ? -pen / sv->opt.beta : 0; /* R; 0 when not computed */
     return TRUE;
+  }
+  if (x != sv->x) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: the objective at another "
+                "image is offered for emission algorithms only", sv->klass->name,
+                tl_operator_label(sv->op));
+    return FALSE;
   }
   if (!tl_solver_need_data(sv, error)) return FALSE;
   double total = 0;

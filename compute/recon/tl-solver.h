@@ -90,10 +90,12 @@ typedef struct {
   gboolean rmse_scaled;
   /* Distributed run: how the shares are summed (borrowed; NULL = one process). */
   const TlSolverReducer *reducer;
+  /* svrg / saga: the seed of the random subset order (same seed, same images, bit for bit) */
+  guint32 seed;
 } TlSolverOptions;
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,
- * epsilon 1e-3), no filter, rmse_scaled TRUE. */
+ * epsilon 1e-3), no filter, rmse_scaled TRUE, seed 1. */
 TL_API void tl_solver_options_init(TlSolverOptions *o);
 
 typedef struct {
@@ -174,6 +176,34 @@ TL_API gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GEr
 TL_API TlOperator *tl_solver_operator(TlSolver *sv);
 TL_API const TlSolverOptions *tl_solver_options(const TlSolver *sv);
 TL_API const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
+/* The penalised Poisson objective as functions of any image x (device arrays of the grid's
+ * voxel count; emission algorithms only; compute/recon/tl-objective.c has the formulas): a
+ * researcher's own algorithm calls these, the gradient algorithms do.
+ *   objective_at        Phi(x), and when not NULL its parts: the log-likelihood L(x) and R(x)
+ *                       (R = 0 without a prior or with beta = 0: not computed)
+ *                       (Phi = L - beta R); costs a projection of all data
+ *   data_gradient       dL/dx = A^T D^T (y / ybar) - s over all data (subset = G_MAXUINT) or
+ *                       subset k's share A_k^T D_k^T (y_k / ybar_k) - s_k; overwrites grad
+ *   objective_gradient  data_gradient - beta dR/dx (one subset: beta / S)
+ * All record on the solver's stream and finish it where a value is read. */
+TL_API gboolean tl_solver_objective_at(TlSolver *sv, const TlArray *x, double *objective,
+                                double *likelihood, double *prior, GError **error);
+TL_API gboolean tl_solver_data_gradient(TlSolver *sv, guint subset, const TlArray *x,
+                                 TlArray *grad, GError **error);
+TL_API gboolean tl_solver_objective_gradient(TlSolver *sv, guint subset, const TlArray *x,
+                                      TlArray *grad, GError **error);
+/* The stream these record on: finish it before reading an array they wrote. */
+TL_API TlStream *tl_solver_stream(TlSolver *sv);
+/* The prior in use (NULL = none): its value, gradient and Hessian diagonal (tl-prior.h). */
+TL_API TlPrior *tl_solver_prior(TlSolver *sv);
+/* Per-voxel prior weights kappa (copied; kept across tl_solver_set_prior; NULL = none):
+ * checked finite and >= 0, grid equal to the reconstruction's; quadratic and rdp only. */
+TL_API gboolean tl_solver_set_kappa(TlSolver *sv, const TlImage *kappa, GError **error);
+/* PETRIC's kappa at image x (an OSEM image): sqrt(max(0, A^T D^T (y D A 1 / ybar^2))), the
+ * square root of the row sums of minus the log-likelihood's Hessian (Tsai et al. 2020).
+ * Emission only; costs two projections of all data. */
+TL_API TlImage *tl_solver_compute_kappa(TlSolver *sv, const TlImage *x, GError **error);
+
 /* Emission algorithms: the sensitivity image of subset s (or of all subsets, s = G_MAXUINT). */
 TL_API const TlArray *tl_solver_sensitivity(const TlSolver *sv, guint subset);
 

@@ -127,6 +127,9 @@ static const Key keys[] = {
     {INFO("relaxation", TL_RUN_KEY_NUMBER, "> 0 (bsrem (0, 1], sirt / os-sart (0, 2))", "1", "",
           "bsrem alpha_0, sirt / os-sart lambda"),
      V_DOUBLE, OFF(relaxation), 0, 2, TRUE, .modalities = BOTH},
+    {INFO("seed", TL_RUN_KEY_COUNT, "0 to 4294967295", "1", "",
+          "svrg / saga: the seed of the random subset order"),
+     V_UINT, OFF(seed), 0, 4294967295.0, .modalities = BOTH},
     {INFO("objective", TL_RUN_KEY_CHOICE, "never | iteration | subiteration", "iteration", "",
           "when the log-likelihood (PET) or objective (CT) is computed"),
      V_ENUM, OFF(objective), .choices = objective_names, .modalities = BOTH},
@@ -264,7 +267,7 @@ static const Key *find_key(const char *key) {
 /* ---- life cycle ---- */
 
 void tl_run_spec_init(TlRunSpec *s) {
-  *s = (TlRunSpec){.modality = TL_RUN_PET, .gamma = 2.0, .epsilon = 1e-3, .relaxation = 1.0,
+  *s = (TlRunSpec){.modality = TL_RUN_PET, .gamma = 2.0, .epsilon = 1e-3, .relaxation = 1.0, .seed = 1,
                    .objective = TL_RUN_OBJECTIVE_ITERATION, .tof_nsigma = TL_TOF_N_SIGMA,
                    .tor_fwhm_mm = TL_TOR_FWHM_DEFAULT, .scatter_rounds = 2,
                    .filter = {TL_FILTER_NONE, 0}, .calibration = NAN, .duration_s = NAN,
@@ -744,6 +747,7 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->prior_params.gamma = s->gamma;
   o->prior_params.epsilon = s->epsilon;
   o->relaxation = (float)s->relaxation;
+  o->seed = s->seed;
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;
@@ -771,6 +775,7 @@ gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GErr
   o->subsets = tl_run_spec_subsets(s);
   if (!tl_ct_method_from_name(tl_run_spec_projector(s), &o->projector, error)) return FALSE;
   o->relaxation = (float)s->relaxation;
+  o->seed = s->seed;
   o->nonnegative = s->nonnegative;
   o->objective = s->objective == TL_RUN_OBJECTIVE_NEVER       ? TL_CT_OBJECTIVE_NEVER
                  : s->objective == TL_RUN_OBJECTIVE_ITERATION ? TL_CT_OBJECTIVE_ITERATION

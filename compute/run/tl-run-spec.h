@@ -43,6 +43,7 @@ typedef struct {
   double gamma;            /* rdp edge preservation (>= 0) */
   double epsilon;          /* rdp / tv smoothing (> 0) */
   double relaxation;       /* bsrem alpha_0, sirt / os-sart lambda */
+  guint seed;              /* svrg / saga: the seed of the random subset order */
   TlRunObjective objective;/* when the log-likelihood (PET) / objective (CT) is computed */
   gboolean binned;         /* PET: histogram the events into crystal pairs */
   gboolean tof;            /* PET: time of flight */

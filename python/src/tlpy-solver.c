@@ -70,7 +70,7 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"op", "algorithm", "data", "additive", "iterations", "relaxation",
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
-                           "truth", "image", "submit_budget", NULL};
+                           "truth", "image", "submit_budget", "seed", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
@@ -83,11 +83,11 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOK:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKI:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
-                                   &scaled, &truth, &image, &budget))
+                                   &scaled, &truth, &image, &budget, &j.o.seed))
     return -1;
   static const char *const whens[] = {"never", "iteration", "subiteration", NULL};
   int when = tlpy_choice("objective", objective, whens);
@@ -310,7 +310,43 @@ static PyObject *solver_set_kernel(TlPySolver *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* The objective calls (tlpy-objective.c). */
+static PyObject *solver_objective_at(TlPySolver *self, PyObject *x) {
+  return tlpy_solver_objective_at(self->sv, self->op, x);
+}
+static PyObject *solver_gradient(TlPySolver *self, PyObject *args, PyObject *kw) {
+  return tlpy_solver_gradient(self->sv, self->op, args, kw);
+}
+static PyObject *solver_prior_gradient(TlPySolver *self, PyObject *x) {
+  return tlpy_solver_prior_gradient(self->sv, self->op, x);
+}
+static PyObject *solver_prior_hessian_diag(TlPySolver *self, PyObject *x) {
+  return tlpy_solver_prior_hessian_diag(self->sv, self->op, x);
+}
+static PyObject *solver_compute_kappa(TlPySolver *self, PyObject *x) {
+  return tlpy_solver_compute_kappa(self->sv, self->op, x);
+}
+static PyObject *solver_set_kappa(TlPySolver *self, PyObject *k) {
+  if (!ok(self)) return NULL;
+  return tlpy_solver_set_kappa(self->sv, k);
+}
+
 static PyMethodDef solver_methods[] = {
+    {"objective_at", (PyCFunction)solver_objective_at, METH_O,
+     "objective_at(x) -> (Phi, log-likelihood, R): the penalised objective Phi = L - beta R "
+     "at image x (emission)"},
+    {"gradient", (PyCFunction)(void (*)(void))solver_gradient, METH_VARARGS | METH_KEYWORDS,
+     "gradient(x, subset=None, *, data_only=False) -> dPhi/dx at x (all data, or one subset's "
+     "share with beta / S); data_only: the log-likelihood's gradient"},
+    {"prior_gradient", (PyCFunction)solver_prior_gradient, METH_O,
+     "prior_gradient(x) -> dR/dx (without beta)"},
+    {"prior_hessian_diag", (PyCFunction)solver_prior_hessian_diag, METH_O,
+     "prior_hessian_diag(x) -> d2R/dx_j2 (quadratic, rdp)"},
+    {"compute_kappa", (PyCFunction)solver_compute_kappa, METH_O,
+     "compute_kappa(x) -> PETRIC's kappa at image x: sqrt of minus the log-likelihood "
+     "Hessian's row sums"},
+    {"set_kappa", (PyCFunction)solver_set_kappa, METH_O,
+     "set_kappa(k): per-voxel prior weights (None: none)"},
     {"set_kernel", (PyCFunction)solver_set_kernel, METH_VARARGS,
      "set_kernel(name, source): the GLSL `source` replaces built-in kernel `name` from the next "
      "step on, as Context.set_kernel does; refused (ValueError naming the kernels the run "

@@ -98,6 +98,14 @@ PyObject *tlpy_operator_wrap(TlPyContext *context, TlOperator *op, GError **erro
 int tlpy_operator_enter(TlPyOperator *o);
 void tlpy_operator_leave(TlPyOperator *o);
 
+/* ---- objective calls of Solver (tlpy-objective.c); x: an array-like image ---- */
+PyObject *tlpy_solver_objective_at(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_gradient(TlSolver *sv, TlPyOperator *op, PyObject *args, PyObject *kw);
+PyObject *tlpy_solver_prior_gradient(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_prior_hessian_diag(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_compute_kappa(TlSolver *sv, TlPyOperator *op, PyObject *x);
+PyObject *tlpy_solver_set_kappa(TlSolver *sv, PyObject *kappa);
+
 /* ---- wrapping (takes the pointer; frees it on failure) ---- */
 PyObject *tlpy_listmode_wrap(TlListmode *lm); /* tlpy-pet.c: a tomolab.Listmode */
 PyObject *tlpy_ct_data_wrap(TlCtData *d);     /* tlpy-ct.c: a tomolab.CtData */

@@ -6,6 +6,9 @@
 //   VALUE = 0  out[j] = dR/dx_j
 //   VALUE = 1  out[g] = sum over workgroup g's voxels of their share of R (the host adds the
 //              partials in double)
+//   VALUE = 2  out[j] = d^2 R / dx_j^2, the Hessian's diagonal (quadratic and rdp)
+// With use_kappa, every pair term of quadratic and rdp is weighted by kappa_j kappa_k (the
+// per-voxel penalty strengths of Tsai et al. 2020, as STIR's and PETRIC's RDP).
 // Voxels outside the grid do not exist: a pair with one of them is skipped, and TV's forward
 // difference across the far face is 0.
 #include "tl_common.glsl"
@@ -17,10 +20,12 @@ layout(push_constant, scalar) uniform Push {
   TL_PUSH_1D;
   TlFloats x;
   TlFloats out_;   // gradient (one per voxel) or partials (one per workgroup)
+  TlFloats kappa;  // per-voxel weights (read only with use_kappa)
   uint dims[3];
   float voxel[3];  // mm
   float gamma;     // rdp
   float eps;       // rdp (image units), tv (per mm)
+  uint use_kappa;
 } pc;
 
 shared float part[gl_WorkGroupSize.x];
@@ -57,7 +62,19 @@ float pair_grad(float a, float b) {
   return d * (a + 3.0 * b + pc.gamma * abs(d) + 2.0 * pc.eps) / (den * den);
 }
 
-float pairs(bool value) {
+//   second derivatives d^2/da^2 of the pair terms (the Hessian's diagonal):
+//   quadratic  1
+//   rdp        2 (2b + eps)^2 / D^3   (with d = a-b, D' = 1 + gamma sign(d):
+//              D - d D' = 2b + eps, so d^2/da^2 (d^2/D) = 2 (D - d D')^2 / D^3 away from d = 0)
+float pair_hess(float a, float b) {
+  if (KIND == 0) return 1.0;
+  float den = a + b + pc.gamma * abs(a - b) + pc.eps;
+  float t = 2.0 * b + pc.eps;
+  return 2.0 * t * t / (den * den * den);
+}
+
+float pairs(uint what) {
+  float kj = pc.use_kappa != 0u ? pc.kappa.v[uint(c.x + nx * (c.y + ny * c.z))] : 1.0;
   float s = 0.0;
   for (int dz = -1; dz <= 1; dz++)
     for (int dy = -1; dy <= 1; dy++)
@@ -68,7 +85,10 @@ float pairs(bool value) {
             any(greaterThanEqual(p, ivec3(nx, ny, nz))))
           continue;
         float xk = at(p);
-        s += weight(d) * (value ? pair_value(xj, xk) : pair_grad(xj, xk));
+        float w = weight(d);
+        if (pc.use_kappa != 0u) w *= kj * pc.kappa.v[uint(p.x + nx * (p.y + ny * p.z))];
+        s += w * (what == 1u ? pair_value(xj, xk)
+                             : what == 0u ? pair_grad(xj, xk) : pair_hess(xj, xk));
       }
   return s;
 }
@@ -114,10 +134,10 @@ void main() {
   uint i = pc.tl_base + li;
   nx = int(pc.dims[0]); ny = int(pc.dims[1]); nz = int(pc.dims[2]);
   c = ivec3(int(i % uint(nx)), int((i / uint(nx)) % uint(ny)), int(i / uint(nx * ny)));
-  if (VALUE == 0) {
+  if (VALUE != 1) {
     if (!live) return;
     xj = pc.x.v[i];
-    pc.out_.v[i] = KIND == 2 ? tv_grad() : pairs(false);
+    pc.out_.v[i] = KIND == 2 ? (VALUE == 0 ? tv_grad() : 0.0) : pairs(VALUE);
     return;
   }
   // Value: every term is >= 0 (for x >= 0), so a pairwise tree in float loses at most about
@@ -126,7 +146,7 @@ void main() {
   float r = 0.0;
   if (live) {
     xj = pc.x.v[i];
-    r = KIND == 2 ? tv_value() : pairs(true);
+    r = KIND == 2 ? tv_value() : pairs(1u);
   }
   part[lane] = r;
   barrier();

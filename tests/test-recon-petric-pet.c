@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The gradient algorithms of issue 29 on a PET list-mode case: a NEMA-like cylinder (hot and
+ * cold inserts) simulated on a small ring (8 rings of 16 sides x 4 crystals, radius 50 mm),
+ * 40 000 events, 16 x 16 x 6 voxels of 3.5 x 3.5 x 5 mm, the relative difference prior. The
+ * reference run is lbfgsb for 150 iterations; svrg, saga (4 subsets), pkma (4 subsets) and a
+ * shorter lbfgsb each raise the penalised log-likelihood Phi to within 1e-4 (relative) of its
+ * value. All start from 2 iterations of OSEM (4 subsets), as PETRIC's entries do: from the
+ * flat default start the stochastic ones needed about 3 times the epochs (svrg with the
+ * earlier 1 -> 1/6 steps: 8e-5 below after 120, 4e-4 after 40), their EM-like preconditioner
+ * shrinking the background slowly. Measured (lavapipe, 2026-11-28): svrg 40 epochs 5.6e-5,
+ * saga 40 epochs 9.9e-5, pkma 100 iterations 7.9e-5, lbfgsb 60 iterations 6e-7 below. */
+#include <math.h>
+#include "pet-fixture.h"
+#include "image/tl-phantom.h"
+#include "pet/tl-recon.h"
+#include "pet/simulate/tl-simulate.h"
+
+static TlContext *ctx;
+static TlListmode *lm;
+static double phi_star = NAN;
+static TlImage *osem; /* the warm start: 2 iterations of OSEM with 4 subsets, as PETRIC */
+
+static TlImageGrid grid(void) { return fx_grid(16, 16, 6, 3.5f, 3.5f, 5.0f); }
+
+static void simulate(void) {
+  GError *error = NULL;
+  TlScanner *fx = fx_ring_scanner(8, 16, 4, 4.97f, 50.0f, 5.0f, 7);
+  g_autoptr(TlScanner) s = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  g_autoptr(TlPhantom) ph = tl_phantom_new("NEMA-like");
+  TlShape body = {.kind = TL_SHAPE_CYLINDER, .centre = {0, 0, 0}, .radius = 25.0f,
+                  .half_length = 12.0f, .axis = 2, .activity = 1.0f,
+                  .flags = TL_SHAPE_SETS_ACTIVITY};
+  TlShape cold = body, hot = body;
+  cold.radius = 6.0f, cold.activity = 0.0f;
+  hot.kind = TL_SHAPE_SPHERE;
+  hot.centre[0] = 13.0f, hot.radius = 6.0f, hot.activity = 4.0f;
+  tl_phantom_add(ph, &body);
+  tl_phantom_add(ph, &cold);
+  tl_phantom_add(ph, &hot);
+  TlImageGrid g = grid();
+  g_autoptr(TlImage) truth = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, &g, 0, &truth, NULL, &error));
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = 40000;
+  sp.exact_count = TRUE;
+  sp.seed = 29;
+  lm = tl_simulate(s, truth, NULL, &sp, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+}
+
+/* Phi after `iterations` of `algo` with `subsets` from the OSEM image (from the default
+ * start when osem is NULL: making it). */
+static double run(const char *algo, guint subsets, guint iterations) {
+  GError *error = NULL;
+  TlImageGrid g = grid();
+  TlReconOptions o;
+  tl_recon_options_init(&o);
+  o.algorithm = algo;
+  o.algo = subsets > 1 ? TL_RECON_OSEM : TL_RECON_MLEM;
+  o.subsets = subsets;
+  o.iterations = iterations;
+  o.loglik = TL_LOGLIK_NEVER;
+  o.prior = osem ? "rdp" : NULL;
+  o.beta = osem ? 1.0 : 0.0;
+  g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, lm, &g, &o, &error);
+  g_assert_no_error(error);
+  TlSolver *sv = tl_recon_solver(r);
+  if (osem) g_assert_true(tl_solver_set_image(sv, osem, &error));
+  double start, phi;
+  g_assert_true(tl_solver_objective(sv, &start, &error));
+  g_assert_true(tl_solver_run(sv, &error));
+  g_assert_no_error(error);
+  g_assert_true(tl_solver_objective(sv, &phi, &error));
+  g_assert_no_error(error);
+  if (!osem) osem = tl_solver_image(sv, &error);
+  g_test_message("%s, %u subsets, %u iterations: Phi %.10g (start %.8g)", algo, subsets,
+                 iterations, phi, start);
+  return phi;
+}
+
+typedef struct {
+  const char *algo;
+  guint subsets, iterations;
+} Case;
+
+static void test_converge(gconstpointer data) {
+  const Case *c = data;
+  if (!osem) run("osem", 4, 2);
+  if (isnan(phi_star)) phi_star = run("lbfgsb", 1, 150);
+  double phi = run(c->algo, c->subsets, c->iterations);
+  double rel = (phi_star - phi) / fabs(phi_star);
+  g_test_message("%s: %.3g relative below the reference run", c->algo, rel);
+  g_assert_cmpfloat(rel, <=, 1e-4);
+}
+
+int main(int argc, char **argv) {
+  tl_test_init(&argc, &argv);
+  ctx = tl_test_context();
+  simulate();
+  static const Case cases[] = {
+      {"svrg", 4, 40}, {"saga", 4, 60}, {"pkma", 4, 100}, {"lbfgsb", 1, 60}};
+  for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *path = g_strdup_printf("/recon/petric/converge/listmode/%s", cases[i].algo);
+    g_test_add_data_func(path, &cases[i], test_converge);
+  }
+  int rc = g_test_run();
+  tl_listmode_free(lm);
+  tl_image_free(osem);
+  tl_test_context_done(ctx);
+  return rc;
+}
