@@ -119,7 +119,7 @@ def test_ct_simulated(cli, gui, ctx, tmp_path):
     cli_im, r = cli_image(cli, run, tmp_path, 'ct')
     win_im, _ = window_image(gui, tmp_path, 'ct')
     ds = tl.open(r.data, context=ctx)
-    A = tl.ct_operator(ds.data.geometry, g, method=r.projector, ctx=ctx)
+    A = tl.ct_operator(ds.data.geometry, g, method=r.validate()['projector'], ctx=ctx)
     sv = r.solver(A, data=A.gather(ds.data.projections))
     sv.run()
     assert cli_im.grid == g and win_im.grid == g
@@ -170,7 +170,7 @@ def test_ct_tooth_cgls(cli, gui, ctx, tmp_path):
     win_im, _ = window_image(gui, tmp_path, 'tooth-cgls')
     ds = tl.open(r.data, context=ctx)
     g = tl.Grid.centred((160, 160, 2), (2.0, 2.0, 2.0))
-    A = tl.ct_operator(ds.data.geometry, g, method=r.projector, ctx=ctx)
+    A = tl.ct_operator(ds.data.geometry, g, method=r.validate()['projector'], ctx=ctx)
     sv = r.solver(A, data=A.gather(ds.data.projections))
     sv.run()
     assert cli_im.grid == g and win_im.grid == g
