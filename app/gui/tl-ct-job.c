@@ -151,7 +151,8 @@ gboolean tl_ct_job_options_to_run(const TlCtJobOptions *o, const char *data, gui
                          {"centre", centre}};
   for (gsize i = 0; i < G_N_ELEMENTS(kv); i++)
     if (!tl_run_spec_set(s, kv[i][0], kv[i][1], error)) return FALSE;
-  return TRUE;
+  /* the ramp window is a key of the direct methods only (the run refuses it elsewhere) */
+  return !fdk || tl_run_spec_set(s, "fdk-filter", tl_ct_filter_name(o->fdk_filter), error);
 }
 
 TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,

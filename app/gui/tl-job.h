@@ -182,6 +182,7 @@ typedef struct {
   double beta, gamma;
   char projector[16];    /* "joseph", "siddon" or "raycast" */
   double centre;         /* parallel beam: the column of the rotation axis; NAN: the dataset's */
+  TlCtFilter fdk_filter; /* fdk / fbp: the ramp filter's window */
 } TlCtJobOptions;
 
 /* The window's CT settings as a run (modality ct; `data` may be NULL: simulated). */

@@ -326,6 +326,7 @@ static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path) {
                                    tl_run_spec_iterations(s));
     tl_side_panel_set_prior(p, s->prior ? s->prior : "", s->beta, s->gamma);
     tl_side_panel_set_projector(p, tl_run_spec_projector(s));
+    tl_side_panel_set_fdk_filter(p, s->fdk_filter);
     double c = s->centre && !g_str_equal(s->centre, "auto") ? g_ascii_strtod(s->centre, NULL) : NAN;
     if (isfinite(c) && !tl_side_panel_set_centre(p, c))
       g_string_append(text, "; its centre is not used (these data have none)");
