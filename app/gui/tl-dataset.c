@@ -4,6 +4,7 @@
  * are the CLI's and Python's. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "tl-dataset.h"
 #include "image/tl-phantom.h"
 #include "pet/simulate/tl-simulate.h"
@@ -20,6 +21,12 @@ static void dataset_clear(gpointer data) {
   tl_dataset_free(d->ds); /* lm, ct, image and bins are its */
   tl_image_free(d->truth);
   tl_image_free(d->mu);
+  if (d->mu_file) { /* the phantom's mu-map written for runs (tl_document_mu_file) */
+    g_autofree char *dir = g_path_get_dirname(d->mu_file);
+    g_unlink(d->mu_file);
+    g_rmdir(dir);
+    g_free(d->mu_file);
+  }
 }
 
 /* The document's view of its dataset (the borrowed pointers) and the dataset's grid. */
@@ -32,6 +39,23 @@ static void adopt(TlDocument *d, TlDataset *ds) {
   d->bin_counts = ds->bin_counts;
   d->format = ds->format;
   d->grid = ds->grid;
+}
+
+const char *tl_document_mu_file(TlDocument *d, GError **error) {
+  if (!d->mu) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s has no phantom mu-map: "
+                "choose a mu-map file for attenuation correction", d->name);
+    return NULL;
+  }
+  if (d->mu_file) return d->mu_file;
+  g_autofree char *dir = g_dir_make_tmp("tomolab-phantom-mu-XXXXXX", error);
+  if (!dir) return NULL;
+  g_autofree char *path = g_build_filename(dir, "mu.nii", NULL);
+  if (!tl_image_save(d->mu, path, error)) { /* NIfTI float32: the same values read back */
+    g_rmdir(dir);
+    return NULL;
+  }
+  return d->mu_file = g_steal_pointer(&path);
 }
 
 gboolean tl_document_find_centre(TlDocument *d, TlContext *ctx, GError **error) {
@@ -253,7 +277,7 @@ static gboolean run_grid(const TlDocument *d, const TlRunSpec *run, const TlImag
 }
 
 TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec *run,
-                           gboolean phantom_mu, GError **error) {
+                           GError **error) {
   if (tl_document_iterative(d) && run->modality != (d->ct ? TL_RUN_CT : TL_RUN_PET)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = %s: %s holds %s",
                 run->modality == TL_RUN_CT ? "ct" : "pet", d->name,
@@ -289,13 +313,6 @@ TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec 
         return NULL;
       }
       mu = file_mu;
-    } else if (phantom_mu) {
-      if (!d->mu) {
-        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s has no phantom mu-map: "
-                    "choose a mu-map file for attenuation correction", d->name);
-        return NULL;
-      }
-      mu = d->mu;
     }
     if (!run_grid(d, r, file_truth, r->attenuation ? mu : NULL, &grid, error))
       return NULL;

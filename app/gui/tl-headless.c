@@ -42,7 +42,7 @@ int tl_headless_run(const char *run_path, const char *output, const char *device
   }
   g_autoptr(TlContext) ctx = tl_context_new(run->device, &error);
   if (!ctx) return fail(error);
-  g_autoptr(TlJob) job = tl_document_new_job(d, ctx, run, FALSE, &error);
+  g_autoptr(TlJob) job = tl_document_new_job(d, ctx, run, &error);
   if (!job) return fail(error);
   if (run->start) {
     g_autoptr(TlImage) x0 = tl_image_load(run->start, &error);

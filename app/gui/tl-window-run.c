@@ -194,7 +194,6 @@ static void on_frame(TlFrame *f, gpointer data) {
 typedef struct {
   TlDocument *dataset;
   TlRunSpec *run;       /* NULL: the settings make no run (error says why) */
-  gboolean phantom_mu;  /* attenuation by the simulated phantom's mu-map (no file to name) */
   GError *error;
   TlImage *start;  /* the starting image (a snapshot's), NULL = the algorithm's default */
 } JobSpec;
@@ -214,7 +213,7 @@ static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
     g_propagate_error(error, g_error_copy(s->error));
     return NULL;
   }
-  TlJob *job = tl_document_new_job(s->dataset, ctx, s->run, s->phantom_mu, error);
+  TlJob *job = tl_document_new_job(s->dataset, ctx, s->run, error);
   if (job && s->start) {
     if (!job->vt->set_image) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "This reconstruction cannot start from an image");
@@ -243,8 +242,16 @@ TlRunSpec *tl_window_get_run(TlWindow *self, gboolean *phantom_mu, GError **erro
   }
   TlPetJobOptions o;
   tl_side_panel_get_options(self->side_panel, &o);
-  if (o.mu == TL_PET_MU_PHANTOM) { /* no file: the job takes the document's */
-    o.mu = TL_PET_MU_NONE;
+  if (o.mu == TL_PET_MU_PHANTOM) { /* the phantom's map, written to a file the run names */
+    const char *path = self->dataset ? tl_document_mu_file(self->dataset, error) : NULL;
+    if (!path) {
+      if (!self->dataset)
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no data: no phantom mu-map");
+      tl_pet_job_options_clear(&o);
+      return NULL;
+    }
+    o.mu = TL_PET_MU_FILE;
+    o.mu_path = g_strdup(path);
     if (phantom_mu) *phantom_mu = TRUE;
   }
   gboolean ok = tl_pet_job_options_to_run(&o, data, iterations, run, error);
@@ -255,7 +262,7 @@ TlRunSpec *tl_window_get_run(TlWindow *self, gboolean *phantom_mu, GError **erro
 static JobSpec *job_spec_new(TlWindow *self) {
   JobSpec *spec = g_new0(JobSpec, 1);
   spec->dataset = tl_document_ref(self->dataset);
-  spec->run = tl_window_get_run(self, &spec->phantom_mu, &spec->error);
+  spec->run = tl_window_get_run(self, NULL, &spec->error);
   /* What a snapshot of this run says it was. */
   g_free(self->run_settings);
   const TlRunSpec *r = spec->run;
