@@ -72,6 +72,12 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
                 "or simulate with tomolab-cli simulate --mu, and choose the file)");
     return FALSE;
   }
+  if (o->quant && !(isfinite(o->calibration) && o->calibration > 0)) {
+    /* the form's text was no number: the run must not quietly drop Bq/mL */
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "Images in Bq/mL: calibration factor %g: "
+                "expected a number > 0", o->calibration);
+    return FALSE;
+  }
   char num[32];
   struct {
     const char *key;
