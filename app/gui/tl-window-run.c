@@ -230,8 +230,9 @@ static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
 
 TlRunSpec *tl_window_get_run(TlWindow *self, gboolean *phantom_mu, GError **error) {
   g_autoptr(TlRunSpec) run = tl_run_spec_new();
-  const char *file = tl_side_panel_get_dataset_file(self->side_panel);
-  const char *data = self->dataset && self->dataset->path ? self->dataset->path : file;
+  /* the file opened; a simulation has none (the run then names no data) */
+  const char *data = self->dataset ? self->dataset->path
+                                   : tl_side_panel_get_dataset_file(self->side_panel);
   guint iterations = tl_side_panel_get_iterations(self->side_panel);
   if (phantom_mu) *phantom_mu = FALSE;
   if (self->dataset && self->dataset->ct) {

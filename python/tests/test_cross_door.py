@@ -151,7 +151,11 @@ def test_ct_tooth_fdk(cli, gui, ctx, tmp_path):
     assert rel_l2(win_im.data, cli_im.data) <= 1e-6
     # both sidecars record the centre found, not 'auto', and say it was searched: a rerun from
     # the sidecar does not search
+    jsonschema = pytest.importorskip('jsonschema')  # Debian: python3-jsonschema
+    with open(os.path.join(ROOT, 'docs', 'schema', 'tomolab-recon-sidecar.schema.json')) as f:
+        schema = json.load(f)
     for sc in (sidecar(run.output), sidecar(win_out)):
+        jsonschema.Draft7Validator(schema).validate(sc)
         assert float(sc['TomolabRun']['centre']) == pytest.approx(ds.centre, abs=1e-9)
         assert any('searched' in n for n in sc['TomolabNotes'])
     again = tmp_path / 'again.nii'
