@@ -46,6 +46,8 @@ ALLOWED = {
     "dataset": BELOW_PET | ALL_PET | {"ct", "dataset"},
     "run": BELOW_PET | ALL_PET | {"ct", "dataset", "run", "registry"},
 }
+# The one header both sides include (shaders/core/tl_constants.glsl): C reaches it as core/.
+SHARED_CONSTANTS = "core/tl_constants.glsl"
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -117,6 +119,8 @@ def check(root, allowed=ALLOWED):
                     text = f.read()
                 where = os.path.relpath(path, root)
                 for inc in INCLUDE.findall(text):
+                    if top == "compute" and inc == SHARED_CONSTANTS:
+                        continue  # shaders/core's constants written once for C and GLSL: core
                     cands = [os.path.join(dirpath, inc)] + [os.path.join(root, r, inc) for r in roots]
                     hit = next((c for c in cands if os.path.isfile(c)), None)
                     if hit is None:

@@ -374,6 +374,39 @@ static void test_documented(void) {
   }
 }
 
+/* A searched centre (tl_run_spec_with_centre): the run part holds the column found, not
+ * "auto", and the note says it was searched; read back, the run asks for no search. */
+static void test_sidecar_centre(void) {
+  g_autoptr(TlRunSpec) s = tl_run_spec_new();
+  g_assert_true(tl_run_spec_set(s, "modality", "ct", NULL));
+  g_assert_true(tl_run_spec_set(s, "algorithm", "fdk", NULL));
+  g_assert_true(tl_run_spec_set(s, "centre", "auto", NULL));
+  g_autofree char *note = NULL;
+  g_autoptr(TlRunSpec) f = tl_run_spec_with_centre(s, 295.5, 1.9e-7, &note);
+  g_assert_cmpstr(s->centre, ==, "auto"); /* the run asked for stays as it was */
+  g_assert_cmpstr(f->centre, ==, "295.5");
+  g_assert_nonnull(strstr(note, "295.5"));
+  g_assert_nonnull(strstr(note, "searched"));
+  g_assert_nonnull(strstr(note, "asked for auto"));
+  const char *notes[] = {note, NULL};
+  GError *e = NULL;
+  g_autofree char *json = tl_run_sidecar_json_notes(f, "dev", NULL, notes, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(strstr(json, "\"TomolabNotes\": [\"centre = 295.5 was searched"));
+  g_assert_nonnull(strstr(json, "\"centre\": \"295.5\""));
+  g_autoptr(TlRunSpec) r = tl_run_spec_new();
+  g_assert_true(tl_run_sidecar_read_run(r, json, "tooth.json", &e));
+  g_assert_no_error(e);
+  g_assert_cmpstr(r->centre, ==, "295.5");
+  /* no notes: no member */
+  g_autofree char *plain = tl_run_sidecar_json(f, "dev", NULL, &e);
+  g_assert_null(strstr(plain, "TomolabNotes"));
+  /* a column not exactly representable in 6 digits is written so it reads back exactly */
+  g_autofree char *n2 = NULL;
+  g_autoptr(TlRunSpec) g = tl_run_spec_with_centre(s, 295.123456789, 0, &n2);
+  g_assert_cmpfloat(g_ascii_strtod(g->centre, NULL), ==, 295.123456789);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp("tomolab-run-XXXXXX", NULL);
@@ -382,6 +415,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/run/validate", test_validate);
   g_test_add_func("/run/options", test_options);
   g_test_add_func("/run/sidecar", test_sidecar);
+  g_test_add_func("/run/sidecar-centre", test_sidecar_centre);
   g_test_add_func("/run/documented", test_documented);
   int rc = g_test_run();
   g_autofree char *run = tmp_path("run.txt");

@@ -317,8 +317,16 @@ static int ct_recon_spec(const TlRunSpec *sp) {
     if (!(img = tl_ct_recon_image(r, &error))) return tl_cli_ct_fail(VERB, error);
     tl_profile_merge(prof, tl_ct_recon_profile(r));
   }
+  /* a searched centre is written as the column found (and a note that it was searched), so a
+   * rerun from the sidecar does not depend on the search */
+  g_autofree char *note = NULL;
+  g_autoptr(TlRunSpec) found = ds->centre_found
+                                   ? tl_run_spec_with_centre(sp, ds->centre, ds->search.metric, &note)
+                                   : NULL;
+  const char *notes[] = {note, NULL};
   if (!tl_image_save(img, output, &error) ||
-      !tl_run_sidecar_write(output, sp, tl_context_info(ctx)->name, img->unit, &error))
+      !tl_run_sidecar_write_notes(output, found ? found : sp, tl_context_info(ctx)->name,
+                                  img->unit, notes, &error))
     return tl_cli_ct_fail(VERB, error);
   if (!quiet)
     fprintf(stderr, "ct-recon: done in %.2f s; wrote %s\n", (g_get_monotonic_time() - t1) * 1e-6,

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "tl-screenshot.h"
+#include "tl-headless.h"
 #include "tl-window.h"
 #include "tl-data-view.h"
 #include "pet/correct/tl-units.h"
@@ -59,6 +60,11 @@ static const GOptionEntry kOptions[] = {
   {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
+  {"run", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+   "Without a window: run a run file (or an image's JSON sidecar) through the window's own job "
+   "code to its end, write its output image and sidecar, and quit", "FILE"},
+  {"output", 'o', 0, G_OPTION_ARG_FILENAME, NULL, "With --run: the image to write (over the "
+   "run's output key)", "IMAGE"},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
   {NULL},
 };
@@ -230,6 +236,17 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
   if (g_variant_dict_contains(options, "version")) {
     g_print("tomolab %s\n", TL_VERSION);
     return 0;
+  }
+  g_autofree char *run = NULL, *output = NULL;
+  g_variant_dict_lookup(options, "output", "^ay", &output);
+  if (g_variant_dict_lookup(options, "run", "^ay", &run)) { /* before GTK: no display needed */
+    g_autofree char *device = NULL;
+    g_variant_dict_lookup(options, "device", "s", &device);
+    return tl_headless_run(run, output, device);
+  }
+  if (output) {
+    g_printerr("tomolab: --output needs --run\n");
+    return 1;
   }
   g_variant_dict_lookup(options, "device", "s", &self->device);
   g_variant_dict_lookup(options, "screenshot", "^ay", &self->screenshot);

@@ -9,6 +9,7 @@
 #include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-simulate.h"
+#include "image/tl-file.h"
 
 typedef struct {
   TlJob parent;
@@ -125,11 +126,44 @@ static gboolean fdk_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
 
 static const TlJobVTable kFdkJob = {fdk_step, ct_image, ct_free};
 
+gboolean tl_ct_job_options_to_run(const TlCtJobOptions *o, const char *data, guint iterations,
+                                  TlRunSpec *s, GError **error) {
+  gboolean fdk = tl_run_algorithm_direct(o->algo);
+  const TlAlgorithmClass *k = fdk ? NULL : tl_registry_algorithm(o->algo[0] ? o->algo : "sirt", error);
+  if (!fdk && !k) return FALSE;
+  gboolean subsets = k && ((tl_algorithm_flags(k) & TL_ALGO_SUBSETS) || g_str_equal(o->algo, "mlem"));
+  gboolean prior = k && o->prior[0] && (tl_algorithm_flags(k) & TL_ALGO_PRIOR);
+  char num[3][32], centre[32] = "";
+  tl_format_double(num[0], prior ? o->beta : 0);
+  tl_format_double(num[1], prior ? o->gamma : 2);
+  g_snprintf(num[2], sizeof num[2], "%u", fdk ? 0 : iterations);
+  if (isfinite(o->centre)) tl_format_double(centre, o->centre);
+  g_autofree char *n = g_strdup_printf("%u", subsets ? MAX(o->subsets, 1) : 0);
+  const char *kv[][2] = {{"modality", "ct"},
+                         {"data", data ? data : ""},
+                         {"algorithm", o->algo[0] ? o->algo : "sirt"},
+                         {"subsets", n},
+                         {"iterations", num[2]},
+                         {"projector", o->projector[0] ? o->projector : "joseph"},
+                         {"prior", prior ? o->prior : ""},
+                         {"beta", num[0]},
+                         {"gamma", num[1]},
+                         {"centre", centre}};
+  for (gsize i = 0; i < G_N_ELEMENTS(kv); i++)
+    if (!tl_run_spec_set(s, kv[i][0], kv[i][1], error)) return FALSE;
+  /* the ramp window is a key of the direct methods only (the run refuses it elsewhere) */
+  return !fdk || tl_run_spec_set(s, "fdk-filter", tl_ct_filter_name(o->fdk_filter), error);
+}
+
 TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
-                     const TlImageGrid *grid, const TlCtJobOptions *opt, GError **error) {
-  TlCtMethod method;
-  if (!tl_ct_method_from_name(opt->projector[0] ? opt->projector : "joseph", &method, error))
+                     const TlImageGrid *grid, const TlRunSpec *run, GError **error) {
+  if (run->modality != TL_RUN_CT) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = pet: not a CT run");
     return NULL;
+  }
+  if (!tl_run_spec_validate(run, error))
+    return NULL;
+  const char *algo = tl_run_spec_algorithm(run);
   g_autoptr(TlArray) proj = tl_ct_data_upload(ctx, data, error);
   if (!proj)
     return NULL;
@@ -137,9 +171,12 @@ TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
   self->before = tl_profile_new();
   self->ctx = ctx;
   double events = (double)tl_ct_data_n_values(data);
-  if (g_strcmp0(opt->algo, "fdk") == 0) {
+  if (tl_run_algorithm_direct(algo)) {
+    /* the run's ramp window and batch, as ct-recon reads them */
     self->parent = (TlJob){&kFdkJob, *grid, 1, events};
-    self->fdk = tl_ct_fdk_new(ctx, data->geometry, grid, TL_CT_FILTER_SHEPP_LOGAN, 0, error);
+    self->fdk = g_str_equal(algo, "fbp")
+                    ? tl_ct_fbp_new(ctx, data->geometry, grid, run->fdk_filter, run->batch, error)
+                    : tl_ct_fdk_new(ctx, data->geometry, grid, run->fdk_filter, run->batch, error);
     self->image = self->fdk ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error) : NULL;
     if (!self->image || !tl_array_zero(self->image, error)) {
       ct_free(&self->parent);
@@ -149,19 +186,10 @@ TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
     return &self->parent;
   }
   TlCtReconOptions o;
-  tl_ct_recon_options_init(&o);
-  const TlAlgorithmClass *k = tl_registry_algorithm(opt->algo[0] ? opt->algo : "sirt", error);
-  if (!k) {
+  if (!tl_run_spec_to_ct_options(run, &o, error)) {
     ct_free(&self->parent);
     return NULL;
   }
-  o.algorithm = tl_algorithm_name(k);
-  gboolean subsets = (tl_algorithm_flags(k) & TL_ALGO_SUBSETS) || g_str_equal(o.algorithm, "mlem");
-  o.subsets = subsets ? MAX(opt->subsets, 1) : 1;
-  o.prior = opt->prior[0] && (tl_algorithm_flags(k) & TL_ALGO_PRIOR) ? opt->prior : NULL;
-  o.beta = o.prior ? opt->beta : 0;
-  if (o.prior) o.prior_params.gamma = opt->gamma;
-  o.projector = method;
   o.objective = TL_CT_OBJECTIVE_SUBITERATION; /* a point per sub-iteration on the plot */
   self->parent = (TlJob){&kCtJob, *grid, o.subsets, events};
   self->recon = tl_ct_recon_new(ctx, data->geometry, grid, proj, &o, error);

@@ -4,11 +4,13 @@
  * are the CLI's and Python's. */
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "tl-dataset.h"
 #include "image/tl-phantom.h"
 #include "pet/simulate/tl-simulate.h"
 #include "pet/data/tl-sinogram.h"
 #include "ct/tl-ct-simulate.h"
+#include "run/tl-run-spec.h"
 
 static void dataset_clear(gpointer data) {
   TlDocument *d = data;
@@ -19,6 +21,12 @@ static void dataset_clear(gpointer data) {
   tl_dataset_free(d->ds); /* lm, ct, image and bins are its */
   tl_image_free(d->truth);
   tl_image_free(d->mu);
+  if (d->mu_file) { /* the phantom's mu-map written for runs (tl_document_mu_file) */
+    g_autofree char *dir = g_path_get_dirname(d->mu_file);
+    g_unlink(d->mu_file);
+    g_rmdir(dir);
+    g_free(d->mu_file);
+  }
 }
 
 /* The document's view of its dataset (the borrowed pointers) and the dataset's grid. */
@@ -31,6 +39,23 @@ static void adopt(TlDocument *d, TlDataset *ds) {
   d->bin_counts = ds->bin_counts;
   d->format = ds->format;
   d->grid = ds->grid;
+}
+
+const char *tl_document_mu_file(TlDocument *d, GError **error) {
+  if (!d->mu) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "%s has no phantom mu-map: "
+                "choose a mu-map file for attenuation correction", d->name);
+    return NULL;
+  }
+  if (d->mu_file) return d->mu_file;
+  g_autofree char *dir = g_dir_make_tmp("tomolab-phantom-mu-XXXXXX", error);
+  if (!dir) return NULL;
+  g_autofree char *path = g_build_filename(dir, "mu.nii", NULL);
+  if (!tl_image_save(d->mu, path, error)) { /* NIfTI float32: the same values read back */
+    g_rmdir(dir);
+    return NULL;
+  }
+  return d->mu_file = g_steal_pointer(&path);
 }
 
 gboolean tl_document_find_centre(TlDocument *d, TlContext *ctx, GError **error) {
@@ -219,51 +244,82 @@ static void image_free(TlJob *job) {
 }
 static const TlJobVTable kImageJob = {image_step, image_array, image_free};
 
-/* The attenuation map the options ask for: none, the phantom's, or a file read now
- * (*owned keeps it). */
-static gboolean pet_mu(const TlDocument *d, const TlPetJobOptions *opt, TlImage **owned,
-                       const TlImage **mu, GError **error) {
-  switch (opt->mu) {
-  case TL_PET_MU_PHANTOM:
-    if (!d->mu) {
-      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                  "%s has no phantom mu-map: choose a mu-map file for attenuation correction", d->name);
-      return FALSE;
-    }
-    *mu = d->mu;
-    return TRUE;
-  case TL_PET_MU_FILE:
-    if (!opt->mu_path) {
-      g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                  "Attenuation correction: no mu-map file chosen");
-      return FALSE;
-    }
-    return (*mu = *owned = tl_image_load(opt->mu_path, error)) != NULL;
-  default:
-    return TRUE;
+/* The run's centre of rotation (CT parallel beam), as ct-recon reads the key: a column given,
+ * "auto" searched, else the dataset's (searched once for formats that store none). The
+ * geometry moves there; the dataset keeps it for the next job. */
+static gboolean ct_centre(const TlDocument *d, TlContext *ctx, const TlRunSpec *run, GError **error) {
+  TlDataset *ds = d->ds;
+  if (run->centre && g_str_equal(run->centre, "auto"))
+    return tl_dataset_search_centre(ds, ctx, error);
+  if (!tl_document_find_centre((TlDocument *)d, ctx, error))
+    return FALSE;
+  double c = run->centre ? g_ascii_strtod(run->centre, NULL) : NAN; /* checked by the run */
+  if (isfinite(c) && !(ds->allows & TL_DATASET_ALLOWS_CENTRE)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "centre = %s: %s is not parallel-beam "
+                "CT data (no centre of rotation to set)", run->centre, d->name);
+    return FALSE;
   }
+  return !isfinite(c) || fabs(c - ds->centre) <= 1e-9 || tl_dataset_set_centre(ds, c, error);
 }
 
-TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlPetJobOptions *opt,
-                          const TlCtJobOptions *ct_opt, GError **error) {
+/* The grid of a run as the CLI chooses it: the run's grid, else its truth's, else its
+ * attenuation map's, else the dataset's. */
+static gboolean run_grid(const TlDocument *d, const TlRunSpec *run, const TlImage *truth,
+                         const TlImage *mu, TlImageGrid *grid, GError **error) {
+  *grid = truth ? truth->grid : mu ? mu->grid : d->grid;
+  if (run->grid && !tl_run_parse_grid(run->grid, grid, error)) return FALSE;
+  if (truth && !tl_image_grid_equal(&truth->grid, grid)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "grid = %s differs from the grid of the "
+                "truth %s", run->grid, run->truth);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec *run,
+                           GError **error) {
+  if (tl_document_iterative(d) && run->modality != (d->ct ? TL_RUN_CT : TL_RUN_PET)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = %s: %s holds %s",
+                run->modality == TL_RUN_CT ? "ct" : "pet", d->name,
+                tl_dataset_kind_name(d->ds->kind));
+    return NULL;
+  }
+  /* subsets left to the run (auto): the dataset's, as in the CLI */
+  g_autoptr(TlRunSpec) r = tl_run_spec_copy(run);
+  if (tl_document_iterative(d) && !tl_run_algorithm_direct(tl_run_spec_algorithm(r)) &&
+      !r->subsets && tl_run_spec_subsets(r) > 1)
+    r->subsets = d->ds->subsets;
+  TlImageGrid grid;
+  /* the run's truth (RMSE; its grid is the run's), else a simulation's on its grid */
+  g_autoptr(TlImage) file_truth = NULL;
+  if (r->truth && !(file_truth = tl_image_load(r->truth, error))) {
+    g_prefix_error(error, "truth = %s: ", r->truth);
+    return NULL;
+  }
   if (d->ct) {
-    /* the centre: searched if the open could not (no device then), or the panel's value
-     * (the geometry moves there; the dataset keeps it for the next job) */
-    TlDataset *ds = d->ds;
-    if (!tl_document_find_centre((TlDocument *)d, ctx, error) ||
-        (isfinite(ct_opt->centre) && (ds->allows & TL_DATASET_ALLOWS_CENTRE) &&
-         fabs(ct_opt->centre - ds->centre) > 1e-9 && !tl_dataset_set_centre(ds, ct_opt->centre, error)))
+    if (!ct_centre(d, ctx, r, error) || !run_grid(d, r, file_truth, NULL, &grid, error))
       return NULL;
-    return tl_ct_job_new(ctx, d->ct, d->truth, &d->grid, ct_opt, error);
+    const TlImage *truth = file_truth ? file_truth
+                           : d->truth && tl_image_grid_equal(&d->truth->grid, &grid) ? d->truth
+                                                                                      : NULL;
+    return tl_ct_job_new(ctx, d->ct, truth, &grid, r, error);
   }
   if (d->lm) {
     g_autoptr(TlImage) file_mu = NULL;
     const TlImage *mu = NULL;
-    if (!pet_mu(d, opt, &file_mu, &mu, error))
+    if (r->attenuation) {
+      if (!(file_mu = tl_image_load(r->attenuation, error))) {
+        g_prefix_error(error, "attenuation = %s: ", r->attenuation);
+        return NULL;
+      }
+      mu = file_mu;
+    }
+    if (!run_grid(d, r, file_truth, r->attenuation ? mu : NULL, &grid, error))
       return NULL;
-    TlPetJobOptions o = *opt; /* the sinogram's bins, borrowed while the job is made */
-    o.bins = d->bins;
-    return tl_pet_job_new(ctx, d->lm, d->truth, mu, &d->grid, &o, error);
+    const TlImage *truth = file_truth ? file_truth
+                           : d->truth && tl_image_grid_equal(&d->truth->grid, &grid) ? d->truth
+                                                                                      : NULL;
+    return tl_pet_job_new(ctx, d->lm, d->bins, truth, mu, &grid, r, error);
   }
   guint64 n = tl_image_grid_n_voxels(&d->grid);
   TlArray *a = tl_array_new_float(ctx, n, error);

@@ -29,6 +29,7 @@ typedef struct {
   char *details;         /* what `tomolab-cli info` says of the file; NULL when simulated */
   TlImageGrid grid;      /* the dataset's default grid (a simulation's: its phantom's) */
   char *phantom;         /* the simulated phantom's preset name (NEMA: analysed), else NULL */
+  char *mu_file;         /* mu written to a temporary file for runs (tl_document_mu_file) */
 } TlDocument;
 
 /* Reference counted: the window and the runner creating a job from it both hold one. */
@@ -57,10 +58,16 @@ TlDocument *tl_document_load(const char *path, GError **error);
  * --centre auto) and moves the geometry there. TRUE at once otherwise. On the worker. */
 gboolean tl_document_find_centre(TlDocument *d, TlContext *ctx, GError **error);
 
-/* A job for the runner: PET reconstruction of list mode, or the image itself (which has
- * nothing to iterate). The dataset must outlive the job's creation only. A mu-map file
- * (opt->mu = TL_PET_MU_FILE) is read here, so call it on the worker. */
-TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlPetJobOptions *opt,
-                          const TlCtJobOptions *ct_opt, GError **error);
+/* A job for the runner, made from a run (compute/run/tl-run-spec.h) as the CLI makes its run:
+ * PET reconstruction of list mode or a sinogram, CT (the run's centre: a column, "auto"
+ * searched, else the dataset's), or the image itself (which has nothing to iterate). The grid:
+ * the run's, else its truth's, else its attenuation map's, else the dataset's; subsets left to
+ * the run: the dataset's. The document must outlive the job's creation only; files the run
+ * names are read here, so call it on the worker. */
+TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec *run,
+                           GError **error);
+/* A simulation's mu-map as a file a run can name (attenuation = FILE): written once to a
+ * temporary folder, removed with the document. Main thread. */
+const char *tl_document_mu_file(TlDocument *d, GError **error);
 
 G_END_DECLS

@@ -115,6 +115,9 @@ typedef enum {
   TL_PET_SCATTER_FILE,     /* a scatter estimate file (scatter_path), used as it is */
 } TlPetScatter;
 
+/* The side panel's PET settings: a form, not what a job is made from. Every job is made from a
+ * TlRunSpec (tl_pet_job_options_to_run below), as the CLI's and Python's runs are, so the window
+ * cannot run a setting the other doors would read differently. */
 typedef struct {
   char algorithm[16];    /* a registry algorithm for list mode: mlem, osem, osl, bsrem */
   gboolean osem;         /* it takes subsets */
@@ -145,9 +148,6 @@ typedef struct {
    * the iterations go on unfiltered (post-reconstruction filtering, whenever the run
    * ends); N: inside the reconstruction after every N-th sub-iteration. */
   guint filter_every;
-  /* Binned data (TlBin: a sinogram's crystal pairs of lm's scanner; borrowed while the job is
-   * made), or NULL: lm's events. */
-  const GArray *bins;
 } TlPetJobOptions;
 
 void tl_pet_job_options_clear(TlPetJobOptions *o);
@@ -162,13 +162,18 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
 gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, guint *iterations,
                                      char **ignored, GError **error);
 
-/* Copies what it needs; `truth` and `mu` (attenuation, mm^-1; both may be NULL) must be on
- * `grid`. Slow (sensitivity image): call on the worker. */
-TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
-                      const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
-                      GError **error);
+/* The job of a run (compute/run/tl-run-spec.h): the same description `tomolab-cli recon --run`
+ * reads, turned into TlReconOptions by the same tl_run_spec_to_recon_options, with the
+ * corrections the run names read here (norm, randoms, scatter file) as the CLI reads them.
+ * `bins` (TlBin of lm's scanner, borrowed) or NULL: lm's events. `mu` (attenuation, mm^-1) and
+ * `truth` (both may be NULL) must be on `grid`: the caller reads the run's attenuation file or
+ * passes a simulated phantom's. The run's subsets must be resolved (not 0 = auto where the
+ * algorithm takes subsets). Copies what it needs. Slow (sensitivity image): call on the worker. */
+TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
+                      const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
+                      const TlRunSpec *run, GError **error);
 
-/* CT: iterative TlCtRecon (SIRT, OS-SART, CGLS, MLEM) or FDK as a one-step job (tl-ct-job.c). */
+/* CT: the side panel's CT settings (the form the run is made from, tl_ct_job_options_to_run). */
 typedef struct {
   char algo[16];         /* a registry algorithm ("sirt", "os-sart", "cgls", "mlem", "osem",
                             "osl", "bsrem") or "fdk" */
@@ -177,11 +182,19 @@ typedef struct {
   double beta, gamma;
   char projector[16];    /* "joseph", "siddon" or "raycast" */
   double centre;         /* parallel beam: the column of the rotation axis; NAN: the dataset's */
+  TlCtFilter fdk_filter; /* fdk / fbp: the ramp filter's window */
 } TlCtJobOptions;
 
-/* `data` and `truth` (may be NULL, on `grid`) are only read here. Call on the worker. */
+/* The window's CT settings as a run (modality ct; `data` may be NULL: simulated). */
+gboolean tl_ct_job_options_to_run(const TlCtJobOptions *o, const char *data, guint iterations,
+                                  TlRunSpec *s, GError **error);
+
+/* The job of a CT run: FDK / FBP (the run's fdk-filter and batch) as a one-step job, or the
+ * iterative solver from tl_run_spec_to_ct_options (the CLI's conversion); the run's subsets
+ * resolved. `data` (its geometry at the centre the run asks for) and `truth` (may be NULL, on
+ * `grid`) are only read here. Call on the worker. */
 TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
-                     const TlImageGrid *grid, const TlCtJobOptions *opt, GError **error);
+                     const TlImageGrid *grid, const TlRunSpec *run, GError **error);
 /* What the convergence plot shows for this algorithm: CT's least-squares objective
  * 1/2 |Ax - y|^2 falls, MLEM's Poisson log-likelihood rises. */
 const char *tl_ct_job_objective_label(const char *algo);

@@ -72,6 +72,12 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
                 "or simulate with tomolab-cli simulate --mu, and choose the file)");
     return FALSE;
   }
+  if (o->quant && !(isfinite(o->calibration) && o->calibration > 0)) {
+    /* the form's text was no number: the run must not quietly drop Bq/mL */
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "Images in Bq/mL: calibration factor %g: "
+                "expected a number > 0", o->calibration);
+    return FALSE;
+  }
   char num[32];
   struct {
     const char *key;
@@ -378,15 +384,15 @@ static const TlJobVTable kPetJob = {pet_step,        pet_image,     pet_free,
 
 /* The corrections' inputs, read (and checked against the data's scanner) before the
  * reconstruction is made; each error names the file. */
-static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const TlPetJobOptions *opt,
+static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const TlRunSpec *opt,
                                  TlNorm **norm, TlRandoms **randoms, TlScatterEstimate **scatter,
                                  GError **error) {
-  if (opt->norm_path && !(*norm = tl_norm_load(opt->norm_path, lm->scanner, error))) {
+  if (opt->norm && !(*norm = tl_norm_load(opt->norm, lm->scanner, error))) {
     g_prefix_error(error, "Normalisation: ");
     return FALSE;
   }
   switch (opt->randoms) {
-  case TL_PET_RANDOMS_DELAYEDS:
+  case TL_RUN_RANDOMS_DELAYEDS:
     if (lm->n_delayed == 0) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms from the delayeds: "
                   "these data hold no delayed coincidences (choose a randoms file)");
@@ -395,7 +401,7 @@ static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const 
     if (!(*randoms = tl_randoms_from_delayeds(lm->scanner, lm->delayed, lm->n_delayed, error)))
       return FALSE;
     break;
-  case TL_PET_RANDOMS_SINGLES:
+  case TL_RUN_RANDOMS_SINGLES:
     if (!lm->singles) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms from the singles: "
                   "these data hold no singles rates (choose the delayeds or a randoms file)");
@@ -407,12 +413,12 @@ static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const 
       return FALSE;
     }
     break;
-  case TL_PET_RANDOMS_FILE:
-    if (!opt->randoms_path) {
+  case TL_RUN_RANDOMS_FILE:
+    if (!opt->randoms_file) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Randoms: no randoms file chosen");
       return FALSE;
     }
-    if (!(*randoms = tl_randoms_load(opt->randoms_path, lm->scanner, error))) {
+    if (!(*randoms = tl_randoms_load(opt->randoms_file, lm->scanner, error))) {
       g_prefix_error(error, "Randoms: ");
       return FALSE;
     }
@@ -420,24 +426,24 @@ static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const 
   default:
     break;
   }
-  if (opt->scatter == TL_PET_SCATTER_SSS && !mu) {
+  if (opt->scatter == TL_RUN_SCATTER_SSS && !mu) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Scatter by single scatter "
                 "simulation needs attenuation correction (the μ-map is the scattering medium and "
                 "gives the object's outline for the tail fit): choose a μ-map");
     return FALSE;
   }
-  if (opt->scatter == TL_PET_SCATTER_SSS && (opt->scatter_rounds < 1 || opt->scatter_rounds > 100)) {
+  if (opt->scatter == TL_RUN_SCATTER_SSS && (opt->scatter_rounds < 1 || opt->scatter_rounds > 100)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                 "Scatter: %u rounds: expected 1 to 100", opt->scatter_rounds);
     return FALSE;
   }
-  if (opt->scatter == TL_PET_SCATTER_FILE) {
-    if (!opt->scatter_path) {
+  if (opt->scatter == TL_RUN_SCATTER_FILE) {
+    if (!opt->scatter_file) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Scatter: no scatter estimate file chosen");
       return FALSE;
     }
-    if (!(*scatter = tl_scatter_estimate_load(opt->scatter_path, error)) ||
-        !tl_scatter_estimate_check_scanner(*scatter, lm->scanner, opt->scatter_path, error)) {
+    if (!(*scatter = tl_scatter_estimate_load(opt->scatter_file, error)) ||
+        !tl_scatter_estimate_check_scanner(*scatter, lm->scanner, opt->scatter_file, error)) {
       g_prefix_error(error, "Scatter: ");
       return FALSE;
     }
@@ -445,18 +451,20 @@ static gboolean read_corrections(const TlListmode *lm, const TlImage *mu, const 
   return TRUE;
 }
 
-/* DC / (T F beta) of the options, the frame's duration from the data when not given. */
-static gboolean quant_scale(const TlListmode *lm, const TlPetJobOptions *opt, double *scale,
+/* DC / (T F beta) of the run, the frame from the data where the run leaves it (as the CLI). */
+static gboolean quant_scale(const TlListmode *lm, const TlRunSpec *run, double *scale,
                             GError **error) {
-  TlQuant q = {.calibration = opt->calibration,
-               .duration_s = opt->duration_s > 0 ? opt->duration_s : lm->duration_s,
-               .frame_start_s = opt->frame_start_s};
+  TlQuant q = {.calibration = run->calibration,
+               .duration_s = isnan(run->duration_s) ? lm->duration_s : run->duration_s,
+               .frame_start_s = !isnan(run->frame_start_s) ? run->frame_start_s
+                                : lm->duration_s > 0        ? lm->start_s
+                                                            : 0};
   if (!(q.duration_s > 0)) {
     g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "Images in Bq/mL: these data "
                 "state no duration: give the frame's duration");
     return FALSE;
   }
-  if (!(q.isotope = tl_isotope_find(opt->isotope[0] ? opt->isotope : "none", error)) ||
+  if (!(q.isotope = tl_isotope_find(run->isotope ? run->isotope : "none", error)) ||
       !tl_quant_validate(&q, error)) {
     g_prefix_error(error, "Images in Bq/mL: ");
     return FALSE;
@@ -465,47 +473,45 @@ static gboolean quant_scale(const TlListmode *lm, const TlPetJobOptions *opt, do
   return TRUE;
 }
 
-TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth,
-                      const TlImage *mu, const TlImageGrid *grid, const TlPetJobOptions *opt,
-                      GError **error) {
+TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
+                      const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
+                      const TlRunSpec *run, GError **error) {
+  if (run->modality != TL_RUN_PET) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = ct: not a PET run");
+    return NULL;
+  }
+  /* the CLI's conversion: the window cannot read a key differently */
+  TlReconOptions o;
+  TlFilter post;
+  if (!tl_run_spec_to_recon_options(run, &o, &post, error))
+    return NULL;
+  gboolean quant = !isnan(run->calibration);
   /* the cheap checks first: a bad file fails before the sensitivity image is made */
   double scale = 0;
-  if (opt->quant && !quant_scale(lm, opt, &scale, error))
+  if (quant && !quant_scale(lm, run, &scale, error))
     return NULL;
   g_autoptr(TlNorm) norm = NULL;
   g_autoptr(TlRandoms) randoms = NULL;
   g_autoptr(TlScatterEstimate) scatter = NULL;
-  if (!read_corrections(lm, mu, opt, &norm, &randoms, &scatter, error))
+  if (!read_corrections(lm, mu, run, &norm, &randoms, &scatter, error))
     return NULL;
-  TlReconOptions o;
-  tl_recon_options_init(&o);
-  o.algo = opt->osem ? TL_RECON_OSEM : TL_RECON_MLEM;
-  o.algorithm = opt->algorithm[0] ? opt->algorithm : NULL;
-  o.subsets = opt->osem ? MAX(opt->subsets, 1) : 1;
-  o.prior = opt->prior[0] ? opt->prior : NULL;
-  o.beta = o.prior ? opt->beta : 0;
-  if (o.prior) o.prior_params.gamma = opt->gamma;
-  o.projector = opt->projector;
-  o.tor_fwhm_mm = opt->tor_fwhm_mm;
-  o.tof = opt->tof;
   o.attenuation = mu;
   o.norm = norm;
   o.randoms = randoms;
   o.scatter_estimate = scatter;
-  if (opt->filter_every) {
-    o.filter = opt->filter;
-    o.filter_every = opt->filter_every;
-  }
   /* The convergence plot wants a point per sub-iteration. */
   o.loglik = TL_LOGLIK_SUBITERATION;
   double counts = (double)lm->n_events;
   TlRecon *recon;
-  if (opt->bins) {
-    o.tof = FALSE; /* a sinogram has no TOF bins */
+  g_autoptr(GArray) histogram = NULL;
+  if (!bins && run->binned) /* binned = true: the events as counts per crystal pair */
+    bins = histogram = tl_listmode_histogram(lm);
+  if (bins) {
+    if (!histogram) o.tof = FALSE; /* a sinogram has no TOF bins */
     counts = 0;
-    for (guint i = 0; i < opt->bins->len; i++) counts += g_array_index(opt->bins, TlBin, i).count;
-    recon = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)opt->bins->data, opt->bins->len,
-                                grid, &o, error);
+    for (guint i = 0; i < bins->len; i++) counts += g_array_index(bins, TlBin, i).count;
+    recon = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)bins->data, bins->len, grid,
+                                &o, error);
   } else {
     recon = tl_recon_new_listmode(ctx, lm, grid, &o, error);
   }
@@ -517,19 +523,21 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const TlImage *truth
   }
   TlPetJob *self = g_new0(TlPetJob, 1);
   self->parent = (TlJob){&kPetJob, *grid, o.subsets, counts};
-  if (opt->quant) g_strlcpy(self->parent.unit, "Bq/mL", sizeof self->parent.unit);
+  if (quant) g_strlcpy(self->parent.unit, "Bq/mL", sizeof self->parent.unit);
   self->recon = recon;
   self->ctx = ctx;
-  self->post = opt->filter_every ? (TlFilter){TL_FILTER_NONE, 0} : opt->filter;
+  self->post = post;
   self->scale = scale;
-  g_strlcpy(self->projector, opt->projector, sizeof self->projector);
+  g_strlcpy(self->projector, o.projector, sizeof self->projector);
   self->tof = o.tof;
   self->mu = mu ? tl_image_copy(mu) : NULL;
   self->norm = g_steal_pointer(&norm);
   self->randoms = g_steal_pointer(&randoms);
   self->scatter = g_steal_pointer(&scatter);
-  self->scatter_kind = opt->scatter;
-  self->rounds_wanted = opt->scatter == TL_PET_SCATTER_SSS ? opt->scatter_rounds : 0;
+  static const TlPetScatter kinds[] = {TL_PET_SCATTER_OFF, TL_PET_SCATTER_SSS,
+                                       TL_PET_SCATTER_FILE};
+  self->scatter_kind = kinds[run->scatter];
+  self->rounds_wanted = run->scatter == TL_RUN_SCATTER_SSS ? run->scatter_rounds : 0;
   self->before = tl_profile_new();
   /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
   tl_profile_merge(self->before, tl_recon_profile(recon));

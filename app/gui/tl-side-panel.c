@@ -18,6 +18,8 @@ struct _TlSidePanel {
   AdwActionRow *centre_row;
   GtkSpinButton *centre_spin;
   gboolean has_centre;
+  /* CT FDK / FBP: the ramp filter's window (no row: the window's Shepp-Logan, or a run's) */
+  TlCtFilter fdk_filter;
   /* PET extensions */
   AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
@@ -442,7 +444,10 @@ void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt) {
   g_strlcpy(opt->projector, self->ct ? kCtProjectors[p] : "joseph", sizeof opt->projector);
   opt->subsets = tl_side_panel_get_subsets(self);
   opt->centre = self->ct && self->has_centre ? gtk_spin_button_get_value(self->centre_spin) : NAN;
+  opt->fdk_filter = self->fdk_filter;
 }
+
+void tl_side_panel_set_fdk_filter(TlSidePanel *self, TlCtFilter f) { self->fdk_filter = f; }
 
 void tl_side_panel_set_ct_centre(TlSidePanel *self, gboolean parallel, double centre,
                                  guint det_u, gboolean searched) {
@@ -631,6 +636,7 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
 
 static void tl_side_panel_init(TlSidePanel *self) {
   self->quiet = TRUE;
+  self->fdk_filter = TL_CT_FILTER_SHEPP_LOGAN;
   self->algos = g_ptr_array_new();
   gtk_widget_init_template(GTK_WIDGET(self));
   {

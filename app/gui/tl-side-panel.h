@@ -52,6 +52,8 @@ void tl_side_panel_set_prior(TlSidePanel *self, const char *name, double beta, d
 void tl_side_panel_set_modality(TlSidePanel *self, gboolean ct);
 gboolean tl_side_panel_get_ct(TlSidePanel *self);
 void tl_side_panel_get_ct_options(TlSidePanel *self, TlCtJobOptions *opt);
+/* FDK / FBP's ramp window (no row; Shepp-Logan until a run sets another). Quiet. */
+void tl_side_panel_set_fdk_filter(TlSidePanel *self, TlCtFilter f);
 /* Subsets of the selected algorithm (1 where it has none). */
 guint tl_side_panel_get_subsets(TlSidePanel *self);
 /* CT parallel beam: the centre of rotation row (shown for CT data that have one): the

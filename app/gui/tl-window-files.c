@@ -5,6 +5,7 @@
  * estimate. Each has a dialog action and a "-to" / "-file" action
  * taking the path (tests and scripts use those).
  * Dialogs: GtkFileDialog on GTK >= 4.10, GtkFileChooserNative on 4.8 (Debian 12). */
+#include <math.h>
 #include "tl-screenshot.h"
 #include "tl-window-private.h"
 #include "dataset/tl-formats.h"
@@ -29,6 +30,9 @@ static void open_thread(GTask *task, gpointer source, gpointer task_data, GCance
     g_task_return_error(task, error);
 }
 
+static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path);
+#define PENDING_RUN "tl-pending-run"
+
 static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
   g_autoptr(GError) error = NULL;
   TlDocument *d = g_task_propagate_pointer(G_TASK(res), &error);
@@ -36,9 +40,11 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     return; /* the window is gone */
   TlWindow *self = TL_WINDOW(source);
   self->busy--;
+  g_autofree char *run_path = g_strdup(g_object_get_data(G_OBJECT(self), PENDING_RUN));
+  g_object_set_data(G_OBJECT(self), PENDING_RUN, NULL);
   if (!d) {
     /* The previous dataset and run were never touched: they stay. */
-    tl_window_show_error(self, "Could not open the file", error);
+    tl_window_show_error(self, run_path ? "Open Run: could not open its data" : "Could not open the file", error);
     tl_window_update_actions(self);
     return;
   }
@@ -47,6 +53,11 @@ static void open_done(GObject *source, GAsyncResult *res, gpointer user_data) {
     gtk_recent_manager_add_item(gtk_recent_manager_get_default(), uri);
   tl_window_set_dataset(self, d, FALSE);
   tl_window_update_recent(self);
+  if (run_path) { /* read again: the file is small, and the run opened is the one applied */
+    g_autoptr(TlRunSpec) s = tl_run_spec_load(run_path, &error);
+    if (s) apply_run(self, s, run_path);
+    else tl_window_show_error(self, "Open Run", error);
+  }
 }
 
 void tl_window_open_path(TlWindow *self, const char *path) {
@@ -278,26 +289,18 @@ static void act_export_plots_to(GSimpleAction *a, GVariant *p, gpointer data) {
   export_plots(data, g_variant_get_string(p, NULL));
 }
 
-/* Runs (compute/run/tl-run-spec.h, docs/formats.md "Run files"): the side panel's PET settings
- * as the text form `tomolab-cli recon --run` reads, and back. */
+/* Runs (compute/run/tl-run-spec.h, docs/formats.md "Run files"): the side panel's settings
+ * as the text form `tomolab-cli recon --run` reads (the run the window's jobs are made from),
+ * and back. */
 static void save_run(TlWindow *self, const char *path) {
   g_autoptr(GError) error = NULL;
-  if (tl_side_panel_get_ct(self->side_panel)) {
+  gboolean phantom_mu = FALSE;
+  g_autoptr(TlRunSpec) s = tl_window_get_run(self, &phantom_mu, &error);
+  if (s && phantom_mu)
     error = g_error_new(TL_ERROR, TL_ERROR_UNSUPPORTED,
-                        "CT runs are saved from the command line for now (tomolab-cli ct-recon "
-                        "--save-run FILE)");
-    tl_window_show_error(self, "Save Run", error);
-    return;
-  }
-  TlPetJobOptions o;
-  tl_side_panel_get_options(self->side_panel, &o);
-  g_autoptr(TlRunSpec) s = tl_run_spec_new();
-  gboolean ok = tl_pet_job_options_to_run(&o, tl_side_panel_get_dataset_file(self->side_panel),
-                                          tl_side_panel_get_iterations(self->side_panel), s,
-                                          &error) &&
-                tl_run_spec_save(s, path, &error);
-  tl_pet_job_options_clear(&o);
-  if (!ok) {
+                        "attenuation: the simulated phantom's mu-map is no file a run can name "
+                        "(save it, or simulate with tomolab-cli simulate --mu, and choose the file)");
+  if (!s || error || !tl_run_spec_save(s, path, &error)) {
     tl_window_show_error(self, "Save Run", error);
     return;
   }
@@ -305,44 +308,80 @@ static void save_run(TlWindow *self, const char *path) {
   tl_window_toast(self, text);
 }
 
-/* The run's settings into the side panel, as if chosen there; its data are named, not
- * opened (the person opens them: a new dataset resets what the data allow). */
+/* The run's settings into the side panel, as if chosen there (the data shown are the run's). */
+static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path) {
+  g_autoptr(GError) error = NULL;
+  TlSidePanel *p = self->side_panel;
+  GString *text = g_string_new(NULL);
+  g_string_printf(text, "Run %s applied", path);
+  if (s->modality == TL_RUN_CT) {
+    if (!tl_side_panel_get_ct(p)) {
+      error = g_error_new(TL_ERROR, TL_ERROR_INVALID_ARG, "modality = ct: the data shown are "
+                          "not CT projections");
+      tl_window_show_error(self, "Open Run", error);
+      g_string_free(text, TRUE);
+      return;
+    }
+    tl_side_panel_set_ct_algorithm(p, tl_run_spec_algorithm(s), MAX(tl_run_spec_subsets(s), 1),
+                                   tl_run_spec_iterations(s));
+    tl_side_panel_set_prior(p, s->prior ? s->prior : "", s->beta, s->gamma);
+    tl_side_panel_set_projector(p, tl_run_spec_projector(s));
+    tl_side_panel_set_fdk_filter(p, s->fdk_filter);
+    double c = s->centre && !g_str_equal(s->centre, "auto") ? g_ascii_strtod(s->centre, NULL) : NAN;
+    if (isfinite(c) && !tl_side_panel_set_centre(p, c))
+      g_string_append(text, "; its centre is not used (these data have none)");
+  } else {
+    TlPetJobOptions o = {0};
+    guint iterations = 0;
+    g_autofree char *ignored = NULL;
+    if (tl_side_panel_get_ct(p)) {
+      error = g_error_new(TL_ERROR, TL_ERROR_INVALID_ARG, "modality = pet: the data shown are "
+                          "CT projections");
+    }
+    if (error || !tl_pet_job_options_from_run(s, &o, &iterations, &ignored, &error)) {
+      tl_window_show_error(self, "Open Run", error);
+      g_string_free(text, TRUE);
+      return;
+    }
+    tl_side_panel_set_pet_algorithm(p, o.algorithm, o.subsets, iterations);
+    tl_side_panel_set_prior(p, o.prior, o.beta, o.gamma);
+    tl_side_panel_set_projector(p, o.projector);
+    tl_side_panel_set_tof(p, o.tof);
+    if (o.mu_path) tl_side_panel_set_attenuation_file(p, o.mu_path);
+    if (o.norm_path) tl_side_panel_set_norm_file(p, o.norm_path);
+    else tl_side_panel_set_norm(p, FALSE);
+    if (o.randoms_path) tl_side_panel_set_randoms_file(p, o.randoms_path);
+    gboolean randoms_ok = tl_side_panel_set_randoms(p, o.randoms);
+    if (o.scatter_path) tl_side_panel_set_scatter_file(p, o.scatter_path);
+    gboolean scatter_ok = tl_side_panel_set_scatter(p, o.scatter, o.scatter_rounds);
+    tl_side_panel_set_quant(p, o.quant, o.calibration, o.isotope, o.frame_start_s,
+                            o.duration_s > 0 ? o.duration_s : NAN);
+    tl_side_panel_set_filter(p, &o.filter, o.filter_every);
+    if (!randoms_ok) g_string_append(text, "; its randoms are not offered for these data");
+    if (!scatter_ok) g_string_append(text, "; its scatter is not offered here");
+    if (ignored) g_string_append_printf(text, "; not used by the window: %s", ignored);
+    tl_pet_job_options_clear(&o);
+  }
+  tl_window_toast(self, text->str);
+  g_string_free(text, TRUE);
+}
+
+/* Open Run: the run's data are opened (unless shown already), then its settings applied once
+ * they are in (opening resets what the data allow); a run without data applies to what is
+ * shown. */
 static void open_run(TlWindow *self, const char *path) {
   g_autoptr(GError) error = NULL;
   g_autoptr(TlRunSpec) s = tl_run_spec_load(path, &error);
-  TlPetJobOptions o = {0};
-  guint iterations = 0;
-  g_autofree char *ignored = NULL;
-  if (!s || !tl_pet_job_options_from_run(s, &o, &iterations, &ignored, &error)) {
+  if (!s || !tl_run_spec_validate(s, &error)) {
     tl_window_show_error(self, "Open Run", error);
     return;
   }
-  TlSidePanel *p = self->side_panel;
-  tl_side_panel_set_pet_algorithm(p, o.algorithm, o.subsets, iterations);
-  tl_side_panel_set_prior(p, o.prior, o.beta, o.gamma);
-  tl_side_panel_set_projector(p, o.projector);
-  tl_side_panel_set_tof(p, o.tof);
-  if (o.mu_path) tl_side_panel_set_attenuation_file(p, o.mu_path);
-  if (o.norm_path) tl_side_panel_set_norm_file(p, o.norm_path);
-  else tl_side_panel_set_norm(p, FALSE);
-  if (o.randoms_path) tl_side_panel_set_randoms_file(p, o.randoms_path);
-  gboolean randoms_ok = tl_side_panel_set_randoms(p, o.randoms);
-  if (o.scatter_path) tl_side_panel_set_scatter_file(p, o.scatter_path);
-  gboolean scatter_ok = tl_side_panel_set_scatter(p, o.scatter, o.scatter_rounds);
-  tl_side_panel_set_quant(p, o.quant, o.calibration, o.isotope, o.frame_start_s,
-                          o.duration_s > 0 ? o.duration_s : NAN);
-  tl_side_panel_set_filter(p, &o.filter, o.filter_every);
-  const char *shown = tl_side_panel_get_dataset_file(p);
-  GString *text = g_string_new(NULL);
-  g_string_printf(text, "Run %s applied", path);
-  if (s->data && g_strcmp0(s->data, shown) != 0)
-    g_string_append_printf(text, "; its data: %s (open them)", s->data);
-  if (!randoms_ok) g_string_append(text, "; its randoms are not offered for these data");
-  if (!scatter_ok) g_string_append(text, "; its scatter is not offered here");
-  if (ignored) g_string_append_printf(text, "; not used by the window: %s", ignored);
-  tl_window_toast(self, text->str);
-  g_string_free(text, TRUE);
-  tl_pet_job_options_clear(&o);
+  if (s->data && (!self->dataset || g_strcmp0(self->dataset->path, s->data) != 0)) {
+    g_object_set_data_full(G_OBJECT(self), PENDING_RUN, g_strdup(path), g_free);
+    tl_window_open_path(self, s->data);
+    return;
+  }
+  apply_run(self, s, path);
 }
 
 static void act_save_run(GSimpleAction *a, GVariant *p, gpointer data) {

@@ -84,6 +84,11 @@ void tl_window_toast(TlWindow *self, const char *text);
 /* Replaces the dataset (the run is restarted on it, paused unless `run`). */
 void tl_window_set_dataset(TlWindow *self, TlDocument *d, gboolean run);
 void tl_window_update_actions(TlWindow *self);
+/* The side panel's settings as a run (compute/run/tl-run-spec.h): what the window's jobs are
+ * made from, and what Save Run writes. *phantom_mu (may be NULL): attenuation by the simulated
+ * phantom's mu-map, named by its temporary file (tl_document_mu_file): no file to save a run
+ * with. */
+TlRunSpec *tl_window_get_run(TlWindow *self, gboolean *phantom_mu, GError **error);
 /* The --set keys that depend on the dataset (corrections, units): after it is set. */
 void tl_window_apply_data_settings(TlWindow *self, GVariant *set);
 /* The colour bars' label for values in `unit` ("" = the dataset's arbitrary units). */

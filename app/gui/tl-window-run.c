@@ -189,24 +189,31 @@ static void on_frame(TlFrame *f, gpointer data) {
   g_signal_emit_by_name(self, "frame", f->has_step);
 }
 
+/* What a job is made from: the side panel's settings as a run (TlRunSpec), the one
+ * description the CLI and Python make their runs from too. */
 typedef struct {
   TlDocument *dataset;
-  TlPetJobOptions opt;
-  TlCtJobOptions ct;
+  TlRunSpec *run;       /* NULL: the settings make no run (error says why) */
+  GError *error;
   TlImage *start;  /* the starting image (a snapshot's), NULL = the algorithm's default */
 } JobSpec;
 
 static void job_spec_free(gpointer data) {
   JobSpec *s = data;
   tl_document_unref(s->dataset);
-  tl_pet_job_options_clear(&s->opt);
+  g_clear_pointer(&s->run, tl_run_spec_free);
+  g_clear_error(&s->error);
   tl_image_free(s->start);
   g_free(s);
 }
 
 static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
   JobSpec *s = data;
-  TlJob *job = tl_document_new_job(s->dataset, ctx, &s->opt, &s->ct, error);
+  if (!s->run) {
+    g_propagate_error(error, g_error_copy(s->error));
+    return NULL;
+  }
+  TlJob *job = tl_document_new_job(s->dataset, ctx, s->run, error);
   if (job && s->start) {
     if (!job->vt->set_image) {
       g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, "This reconstruction cannot start from an image");
@@ -221,26 +228,62 @@ static TlJob *make_job(TlContext *ctx, gpointer data, GError **error) {
   return job;
 }
 
+TlRunSpec *tl_window_get_run(TlWindow *self, gboolean *phantom_mu, GError **error) {
+  g_autoptr(TlRunSpec) run = tl_run_spec_new();
+  /* the file opened; a simulation has none (the run then names no data) */
+  const char *data = self->dataset ? self->dataset->path
+                                   : tl_side_panel_get_dataset_file(self->side_panel);
+  guint iterations = tl_side_panel_get_iterations(self->side_panel);
+  if (phantom_mu) *phantom_mu = FALSE;
+  if (self->dataset && self->dataset->ct) {
+    TlCtJobOptions ct;
+    tl_side_panel_get_ct_options(self->side_panel, &ct);
+    if (!tl_ct_job_options_to_run(&ct, data, iterations, run, error)) return NULL;
+    return g_steal_pointer(&run);
+  }
+  TlPetJobOptions o;
+  tl_side_panel_get_options(self->side_panel, &o);
+  if (o.mu == TL_PET_MU_PHANTOM) { /* the phantom's map, written to a file the run names */
+    const char *path = self->dataset ? tl_document_mu_file(self->dataset, error) : NULL;
+    if (!path) {
+      if (!self->dataset)
+        g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "no data: no phantom mu-map");
+      tl_pet_job_options_clear(&o);
+      return NULL;
+    }
+    o.mu = TL_PET_MU_FILE;
+    o.mu_path = g_strdup(path);
+    if (phantom_mu) *phantom_mu = TRUE;
+  }
+  gboolean ok = tl_pet_job_options_to_run(&o, data, iterations, run, error);
+  tl_pet_job_options_clear(&o);
+  return ok ? g_steal_pointer(&run) : NULL;
+}
+
 static JobSpec *job_spec_new(TlWindow *self) {
   JobSpec *spec = g_new0(JobSpec, 1);
   spec->dataset = tl_document_ref(self->dataset);
-  tl_side_panel_get_options(self->side_panel, &spec->opt);
-  tl_side_panel_get_ct_options(self->side_panel, &spec->ct);
+  spec->run = tl_window_get_run(self, NULL, &spec->error);
   /* What a snapshot of this run says it was. */
   g_free(self->run_settings);
-  if (self->dataset->ct)
-    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s", spec->ct.algo, spec->ct.subsets, spec->ct.projector,
-                                         spec->ct.prior[0] ? ", " : "", spec->ct.prior);
+  const TlRunSpec *r = spec->run;
+  if (!r)
+    self->run_settings = g_strdup("");
+  else if (self->dataset->ct)
+    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s", tl_run_spec_algorithm(r),
+                                         MAX(tl_run_spec_subsets(r), 1), tl_run_spec_projector(r),
+                                         r->prior ? ", " : "", r->prior ? r->prior : "");
   else
-    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s%s%s%s%s%s%s", spec->opt.algorithm, spec->opt.osem ? spec->opt.subsets : 1,
-                                         spec->opt.projector, spec->opt.tof ? ", TOF" : "",
-                                         spec->opt.filter.kind != TL_FILTER_NONE ? ", filtered" : "",
-                                         spec->opt.prior[0] ? ", " : "", spec->opt.prior,
-                                         spec->opt.norm_path ? ", normalised" : "",
-                                         spec->opt.randoms != TL_PET_RANDOMS_OFF ? ", randoms" : "",
-                                         spec->opt.scatter == TL_PET_SCATTER_SSS ? ", scatter (SSS)"
-                                         : spec->opt.scatter == TL_PET_SCATTER_FILE ? ", scatter (file)" : "",
-                                         spec->opt.quant ? ", Bq/mL" : "");
+    self->run_settings = g_strdup_printf("%s, %u subsets, %s%s%s%s%s%s%s%s%s", tl_run_spec_algorithm(r),
+                                         MAX(tl_run_spec_subsets(r), 1), tl_run_spec_projector(r),
+                                         r->tof ? ", TOF" : "",
+                                         r->filter.kind != TL_FILTER_NONE ? ", filtered" : "",
+                                         r->prior ? ", " : "", r->prior ? r->prior : "",
+                                         r->norm ? ", normalised" : "",
+                                         r->randoms != TL_RUN_RANDOMS_NONE ? ", randoms" : "",
+                                         r->scatter == TL_RUN_SCATTER_SSS ? ", scatter (SSS)"
+                                         : r->scatter == TL_RUN_SCATTER_FILE ? ", scatter (file)" : "",
+                                         !isnan(r->calibration) ? ", Bq/mL" : "");
   return spec;
 }
 
@@ -285,7 +328,7 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   spec->start = g_steal_pointer(&self->start_image);
   gboolean iterative = tl_document_iterative(self->dataset);
   guint total = !iterative ? 0
-              : self->dataset->ct && g_str_equal(spec->ct.algo, "fdk") ? 1
+              : spec->run && tl_run_algorithm_direct(tl_run_spec_algorithm(spec->run)) ? 1
               : tl_side_panel_get_iterations(self->side_panel) * tl_side_panel_get_subsets(self->side_panel);
   TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, tl_window_wants_mip(self)};
   self->run_state = TL_RUN_PREPARING;

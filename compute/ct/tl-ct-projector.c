@@ -7,8 +7,7 @@
 #include <string.h>
 
 #define TL_CT_VIEW_FLOATS 32
-#define TL_CT_BP_BLOCK 4 /* CT_BP_BLOCK of ct_bp_voxel.comp = CT_BACK_BLOCK of ct_back.comp */
-#define TL_CT_TILE 16    /* CT_TILE of ct_back_tiled.comp */
+#include "core/tl_constants.glsl" /* the kernels' block and tile sizes, flag bits */
 
 /* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 96 bytes). */
 typedef struct {
@@ -24,7 +23,6 @@ typedef struct {
 } CtPush;
 G_STATIC_ASSERT(sizeof(CtPush) == 96);
 
-enum { CT_CONE = 1, CT_ACCUMULATE = 2 };
 
 struct _TlCtProjector {
   TlContext *ctx;
@@ -161,7 +159,7 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   if (method == TL_CT_VOXEL) {
     p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
     if (!p->back) return NULL;
-    p->back_cost = 4 * TL_CT_BP_BLOCK;
+    p->back_cost = 4 * TL_CT_BACK_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
   } else {
     p->forward = tl_pipeline_new_builtin(ctx, "ct_forward", sizeof(CtPush), &spec, 1, error);
@@ -173,7 +171,7 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                        : 8.0 * diag * 2.0;
     double lo = method == TL_CT_SIDDON ? 0.0 : -0.5, hi = method == TL_CT_SIDDON ? 1.0 : 1.5;
     p->forward_cost = (guint32)CLAMP(fw, 1.0, 1e6);
-    p->back_cost = (guint32)CLAMP(8.0 * TL_CT_BP_BLOCK * footprint_pixels(geometry, grid, lo, hi),
+    p->back_cost = (guint32)CLAMP(8.0 * TL_CT_BACK_BLOCK * footprint_pixels(geometry, grid, lo, hi),
                                   1.0, 1e6);
     if (!tl_ct_projector_set_back(p, TL_CT_BACK_AUTO, error)) return NULL;
   }
@@ -331,7 +329,7 @@ static void fill_push(TlCtProjector *p, const TlCtViews *v, const TlArray *image
   push->stride = v->stride;
   push->count = v->count;
   push->step = p->step;
-  push->flags = (p->geom->beam == TL_CT_CONE ? CT_CONE : 0) | (accumulate ? CT_ACCUMULATE : 0);
+  push->flags = (p->geom->beam == TL_CT_CONE ? TL_CT_FLAG_CONE : 0) | (accumulate ? TL_CT_FLAG_ACCUMULATE : 0);
 }
 
 gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews *views,
@@ -370,7 +368,7 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
   /* each item is a block of voxels along x (CT_BP_BLOCK, CT_BACK_BLOCK in the kernels) */
-  guint64 items = (guint64)(p->grid.dims[0] + TL_CT_BP_BLOCK - 1) / TL_CT_BP_BLOCK * p->grid.dims[1] *
+  guint64 items = (guint64)(p->grid.dims[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * p->grid.dims[1] *
           p->grid.dims[2];
   return tl_stream_dispatch_1d(s, p->back, p->label_back, items, &push, error);
 }

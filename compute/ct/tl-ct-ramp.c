@@ -80,9 +80,9 @@ gboolean tl_ct_ramp_have_fft(void) {
 
 #define TL_CT_RAMP_FFT_MAX 16384u
 
-/* Outputs per invocation of ct_fdk_filter (CT_FILTER_BLOCK there); the kernel array carries
- * that many zeros after its 2 nu - 1 taps. */
-#define TL_CT_FILTER_BLOCK 8
+/* Outputs per invocation of ct_fdk_filter, TL_CT_FILTER_BLOCK of the constants the kernels
+ * share: the kernel array carries that many zeros after its 2 nu - 1 taps. */
+#include "core/tl_constants.glsl"
 
 /* Mirror the push blocks of shaders/ct/ct_fdk_filter.comp, ct_ramp_rows.comp and
  * ct_ramp_spectrum.comp. */

@@ -95,6 +95,11 @@ static char *basename_of(const char *path) { return g_path_get_basename(path); }
 
 char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *units,
                           GError **error) {
+  return tl_run_sidecar_json_notes(s, device, units, NULL, error);
+}
+
+char *tl_run_sidecar_json_notes(const TlRunSpec *s, const char *device, const char *units,
+                                const char *const *notes, GError **error) {
   gboolean ct = s->modality == TL_RUN_CT;
   const char *algo = tl_run_spec_algorithm(s);
   gboolean fdk = tl_run_algorithm_direct(algo);
@@ -238,6 +243,14 @@ char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *un
     g_string_free(o, TRUE);
     return NULL;
   }
+  if (notes && notes[0]) { /* what the run found or decided (a searched centre) */
+    g_string_append(o, "  \"TomolabNotes\": [");
+    for (guint i = 0; notes[i]; i++) {
+      if (i) g_string_append(o, ", ");
+      json_string(o, notes[i]);
+    }
+    g_string_append(o, "],\n");
+  }
   g_string_append(o, "  \"TomolabRun\": {");
   first = TRUE;
   for (const TlRunKeyInfo *k = tl_run_keys(); k->key; k++) {
@@ -254,9 +267,29 @@ char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const char *un
 
 gboolean tl_run_sidecar_write(const char *image_path, const TlRunSpec *s, const char *device,
                               const char *units, GError **error) {
-  g_autofree char *json = tl_run_sidecar_json(s, device, units, error);
+  return tl_run_sidecar_write_notes(image_path, s, device, units, NULL, error);
+}
+
+gboolean tl_run_sidecar_write_notes(const char *image_path, const TlRunSpec *s,
+                                    const char *device, const char *units,
+                                    const char *const *notes, GError **error) {
+  g_autofree char *json = tl_run_sidecar_json_notes(s, device, units, notes, error);
   g_autofree char *path = tl_run_sidecar_path(image_path);
   return json && tl_file_write_text(path, json, error);
+}
+
+TlRunSpec *tl_run_spec_with_centre(const TlRunSpec *s, double centre, double metric,
+                                   char **note) {
+  TlRunSpec *r = tl_run_spec_copy(s);
+  char c[32];
+  tl_format_double(c, centre);
+  g_free(r->centre);
+  r->centre = g_strdup(c);
+  *note = g_strdup_printf("centre = %s was searched (the sharpest middle slice, sharpness %.6g; "
+                          "the run asked for %s): a rerun from this sidecar uses the column "
+                          "found", c, metric, s->centre ? s->centre : "the file's geometry, "
+                          "which stores none");
+  return r;
 }
 
 /* ---- reading the run part back: a small strict JSON scanner ---- */

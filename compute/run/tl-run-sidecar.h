@@ -25,6 +25,21 @@ TL_API char *tl_run_sidecar_json(const TlRunSpec *s, const char *device, const c
 TL_API gboolean tl_run_sidecar_write(const char *image_path, const TlRunSpec *s, const char *device,
                               const char *units, GError **error);
 
+/* The same with notes (may be NULL; NULL-terminated): sentences on what the run found, written
+ * as "TomolabNotes" (a searched centre: the run part holds the column found, so a rerun from
+ * the sidecar does not depend on the search, and the note says it was searched). */
+TL_API char *tl_run_sidecar_json_notes(const TlRunSpec *s, const char *device, const char *units,
+                                       const char *const *notes, GError **error);
+TL_API gboolean tl_run_sidecar_write_notes(const char *image_path, const TlRunSpec *s,
+                                           const char *device, const char *units,
+                                           const char *const *notes, GError **error);
+
+/* The run of a CT dataset whose centre was searched (tl_dataset_search_centre or
+ * tl_dataset_find_centre): a copy of `s` with centre = the column found, and the note saying
+ * so (g_free) in *note. */
+TL_API TlRunSpec *tl_run_spec_with_centre(const TlRunSpec *s, double centre, double metric,
+                                         char **note);
+
 /* The run part ("TomolabRun") of a sidecar's text into s; a JSON syntax error or a bad key
  * names the source and the byte offset or key. */
 TL_API gboolean tl_run_sidecar_read_run(TlRunSpec *s, const char *json, const char *source,

@@ -18,7 +18,7 @@ layout(push_constant, scalar) uniform Push { CT_PUSH; } pc;
 
 // One invocation gathers CT_BACK_BLOCK voxels consecutive along x: their footprints overlap,
 // so each pixel's ray is built and its value loaded once for all of them.
-#define CT_BACK_BLOCK 4
+#define CT_BACK_BLOCK TL_CT_BACK_BLOCK
 
 float ct_weight(CtRay r, ivec3 n) {
   if (METHOD == 0u) return ct_joseph_weight(r, n, pc.dims);

@@ -17,7 +17,7 @@ layout(push_constant, scalar) uniform Push { CT_PUSH; } pc;
 
 #include "ct_joseph.glsl"
 
-#define CT_TILE 16
+#define CT_TILE TL_CT_TILE
 #define CT_PATCH 16  // patch edge in voxels: CT_PATCH^2 = the workgroup, one entry each
 
 shared uint s_axes;

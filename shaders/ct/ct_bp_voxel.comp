@@ -17,7 +17,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer CtVec4s { v
 
 // One invocation back-projects CT_BP_BLOCK voxels consecutive along x: (u w, v w, w) is affine
 // in x, so the view's matrix is read once for all of them and each voxel adds one step.
-#define CT_BP_BLOCK 4
+#define CT_BP_BLOCK TL_CT_BACK_BLOCK
 
 // Eq. 1's bilinear sample p^_n(u, v) with a zero boundary. Taps outside the detector weigh 0;
 // their addresses are clamped so the four loads need no branches.

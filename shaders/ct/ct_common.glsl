@@ -27,8 +27,9 @@ struct CtView {
 };
 layout(buffer_reference, scalar, buffer_reference_align = 4) buffer CtViews { CtView v[]; };
 
-#define CT_CONE 1u        // flags bit: cone beam (else parallel)
-#define CT_ACCUMULATE 2u  // flags bit: add to the output instead of overwriting it
+#include "tl_constants.glsl"  // the flag bits and block sizes the host shares
+#define CT_CONE TL_CT_FLAG_CONE
+#define CT_ACCUMULATE TL_CT_FLAG_ACCUMULATE
 
 // 96 bytes. Items: forward = detector pixels of the selected views (view-major, then rows,
 // then columns); back = voxels. Views: first + k * stride for k < count; the projection array

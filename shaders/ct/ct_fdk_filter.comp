@@ -13,7 +13,8 @@
 // so a multiply-add costs 2 / CT_FILTER_BLOCK loads instead of 2.
 #include "tl_common.glsl"
 
-#define CT_FILTER_BLOCK 8
+#include "tl_constants.glsl"
+#define CT_FILTER_BLOCK TL_CT_FILTER_BLOCK
 
 layout(push_constant, scalar) uniform Push {
   TL_PUSH_1D;

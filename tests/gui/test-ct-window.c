@@ -2,6 +2,7 @@
 /* The workbench on CT data, driven through the window's actions: a tiny Shepp-Logan scan
  * (16^3 voxels, 24 views of 24 x 24 pixels) keeps each sub-iteration to milliseconds on
  * lavapipe. */
+#include "run/tl-run-spec.h"
 #include "tl-gui-test.h"
 #include <glib/gstdio.h>
 #include <math.h>
@@ -219,6 +220,32 @@ static void test_open_tlct(void) {
   g_autofree char *header = plot_header(plot);
   g_assert_nonnull(strstr(header, "log-likelihood"));
   g_assert_null(tl_window_get_last_error(win));
+
+  /* Open Run opens the run's data (another file than the one shown), then applies its keys to
+   * the CT rows; Save Run writes them back as the run a job is made from. */
+  g_autofree char *other = g_build_filename(tmpdir, "scan2.tlct", NULL);
+  g_assert_true(tl_ct_data_save(data, other, &error));
+  g_autofree char *run = g_build_filename(tmpdir, "ct.run", NULL);
+  g_autofree char *text = g_strdup_printf("modality = ct\ndata = %s\nalgorithm = fdk\n"
+                                          "fdk-filter = hann\n", other);
+  g_assert_true(g_file_set_contents(run, text, -1, NULL));
+  tl_gui_activate(win, "open-run-file", g_variant_new_string(run));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_null(tl_window_get_last_error(win));
+  g_assert_cmpstr(tl_window_get_dataset_name(win), ==, "scan2.tlct");
+  TlCtJobOptions co;
+  tl_side_panel_get_ct_options(tl_window_get_side_panel(win), &co);
+  g_assert_cmpstr(co.algo, ==, "fdk");
+  g_assert_cmpint(co.fdk_filter, ==, TL_CT_FILTER_HANN);
+  g_autofree char *saved = g_build_filename(tmpdir, "ct-saved.run", NULL);
+  tl_gui_activate(win, "save-run-to", g_variant_new_string(saved));
+  g_assert_null(tl_window_get_last_error(win));
+  g_autoptr(TlRunSpec) back = tl_run_spec_load(saved, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(back->modality, ==, TL_RUN_CT);
+  g_assert_cmpstr(back->data, ==, other);
+  g_assert_cmpstr(tl_run_spec_algorithm(back), ==, "fdk");
+  g_assert_cmpint(back->fdk_filter, ==, TL_CT_FILTER_HANN);
   tl_gui_destroy_window(win);
 }
 
