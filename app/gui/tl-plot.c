@@ -209,6 +209,21 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
   double L = 8 + line_h + scales[0].tick_w + 6;
   double R = n_scales > 1 ? 8 + line_h + scales[1].tick_w + 6 : 16;
   double T = ly + 8, B = 2 * line_h + 10;
+  /* A y title that would need a font under 9 px to read along its axis goes above the axis
+   * instead, horizontally (one row, or two when the left and right ones would meet). */
+  gboolean flat[2] = {FALSE, FALSE};
+  double flat_w[2] = {0, 0};
+  for (guint k = 0; k < MIN(n_scales, 2); k++) {
+    cairo_set_font_size(cr, 9);
+    flat_w[k] = text_width(cr, scales[k].title->str);
+    flat[k] = flat_w[k] > H - T - B - 2 * line_h;
+  }
+  cairo_set_font_size(cr, 10);
+  guint flat_rows = (flat[0] || flat[1]) ? 1 : 0;
+  if (flat[0] && flat[1] && flat_w[0] + flat_w[1] + 16 > W - 8)
+    flat_rows = 2;
+  double flat_y = T + line_h - 4;
+  T += flat_rows * line_h;
   double pw = MAX(W - L - R, 1), ph = MAX(H - T - B, 1);
   self->plot_area = GRAPHENE_RECT_INIT(L, T, pw, ph);
   self->x_lo = xa.lo;
@@ -271,13 +286,20 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
     /* the title reads upwards along the axis, in its series' colour when it has one; a title
      * longer than the axis gets a smaller font rather than being cut */
     const char *title = scales[k].title->str;
-    double size = 10;
-    while (size > 7 && text_width(cr, title) > ph) cairo_set_font_size(cr, --size);
-    double w = text_width(cr, title);
     if (scales[k].n_series == 1 || (n_scales > 1 && !scales[k].titled)) gdk_cairo_set_source_rgba(cr, scales[k].colour);
     else cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
-    double tx = k == 0 ? 4 + line_h - 3 : W - 6;
-    text_at(self, cr, tx, T + ph / 2 + MIN(w, ph) / 2, title, TRUE, W, H);
+    if (flat[k]) {
+      cairo_set_font_size(cr, 9);
+      double w = text_width(cr, title);
+      double y = flat_y + (k == 1 && flat_rows == 2 ? line_h : 0);
+      text_at(self, cr, k == 0 ? 4 : MAX(W - 4 - w, 0), y, title, FALSE, W, H);
+    } else {
+      double size = 10;
+      while (size > 9 && text_width(cr, title) > ph) cairo_set_font_size(cr, --size);
+      double w = text_width(cr, title);
+      double tx = k == 0 ? 4 + line_h - 3 : W - 6;
+      text_at(self, cr, tx, T + ph / 2 + MIN(w, ph) / 2, title, TRUE, W, H);
+    }
     cairo_set_font_size(cr, 10);
   }
 

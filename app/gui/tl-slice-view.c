@@ -14,6 +14,8 @@
 /* The least on-screen extent of a slice (px, before zoom): a volume of 2 slices would
  * otherwise be a strip a few pixels high in the coronal and sagittal views. */
 #define MIN_EXTENT_PX 56
+#define INSET_X 16           /* room for the left and right letters */
+#define INSET_Y 24           /* for the title and top letter, the bottom letter and scale bar */
 
 struct _TlSliceView {
   GtkWidget parent_instance;
@@ -70,8 +72,10 @@ static void pixel_mm(TlSliceView *self, double *w, double *h) {
 
 /* Where the slice goes in the widget: fitted, aspect kept, then zoom and pan. */
 static graphene_rect_t image_rect(TlSliceView *self) {
-  double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN, 1);
-  double H = MAX(gtk_widget_get_height(GTK_WIDGET(self)), 1);
+  /* inset so the title, the letters and the scale bar sit beside the image, not on it (the
+   * same on opposite sides: zooming keeps the centre) */
+  double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN - 2 * INSET_X, 1);
+  double H = MAX(gtk_widget_get_height(GTK_WIDGET(self)) - 2 * INSET_Y, 1);
   double pw, ph;
   pixel_mm(self, &pw, &ph);
   double iw = self->slice.width * pw, ih = self->slice.height * ph;
@@ -81,7 +85,7 @@ static graphene_rect_t image_rect(TlSliceView *self) {
   double least_w = MIN(W, MIN_EXTENT_PX), least_h = MIN(H, MIN_EXTENT_PX);
   w = MAX(w, least_w) * self->zoom;
   h = MAX(h, least_h) * self->zoom;
-  return GRAPHENE_RECT_INIT((W - w) / 2 + self->pan_x, (H - h) / 2 + self->pan_y, w, h);
+  return GRAPHENE_RECT_INIT(INSET_X + (W - w) / 2 + self->pan_x, INSET_Y + (H - h) / 2 + self->pan_y, w, h);
 }
 
 /* How much the least extent stretched the slice's height over its width (1: true aspect). */
@@ -315,10 +319,10 @@ static void draw_orientation(TlSliceView *self, cairo_t *cr, const graphene_rect
   text_at(self, cr, x1 + 4 + w <= Wv ? x1 + 4 : x1 - 4 - w, my + 5, l, FALSE, Wv, H);
   l[0] = self->letters[2];
   w = text_width(cr, l);
-  text_at(self, cr, mx - w / 2, y0 - 4 >= 34 ? y0 - 4 : y0 + 15, l, FALSE, Wv, H);
+  text_at(self, cr, mx - w / 2, y0 - 5 >= 12 ? y0 - 5 : y0 + 15, l, FALSE, Wv, H);
   l[0] = self->letters[3];
   w = text_width(cr, l);
-  text_at(self, cr, mx - w / 2, y1 + 15 <= H - 22 ? y1 + 15 : y1 - 4, l, FALSE, Wv, H);
+  text_at(self, cr, mx - w / 2, y1 + 14 <= H - 2 ? y1 + 14 : y1 - 4, l, FALSE, Wv, H);
 }
 
 /* A scale bar of a nice length (about a quarter of the view) at the bottom left. */
@@ -334,7 +338,7 @@ static void draw_scale_bar(TlSliceView *self, cairo_t *cr, const graphene_rect_t
   if (len < 12)
     return;
   self->bar_mm = mm;
-  double x = 10, y = H - 10;
+  double x = 10, y = H - 4;
   cairo_set_line_width(cr, 5);
   cairo_set_source_rgba(cr, 0, 0, 0, 0.8);
   cairo_move_to(cr, x - 1, y);
@@ -347,8 +351,8 @@ static void draw_scale_bar(TlSliceView *self, cairo_t *cr, const graphene_rect_t
   cairo_stroke(cr);
   char text[32];
   g_snprintf(text, sizeof text, "%g mm", mm);
-  cairo_set_font_size(cr, 11);
-  text_at(self, cr, x, y - 6, text, FALSE, Wv, H);
+  cairo_set_font_size(cr, 10);
+  text_at(self, cr, x, y - 5, text, FALSE, Wv, H);
 }
 
 static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {

@@ -226,9 +226,24 @@ static void write_scanner(void) {
   g_assert_true(tl_scanner_save(s, scanner_path, &error));
 }
 
+/* Labels shown cut short ("…"), collected from the widget tree. */
+static void ellipsized_labels(GtkWidget *w, GString *out) {
+  if (!gtk_widget_get_mapped(w))
+    return;
+  if (GTK_IS_LABEL(w) && pango_layout_is_ellipsized(gtk_label_get_layout(GTK_LABEL(w))))
+    g_string_append_printf(out, "'%s' ", gtk_label_get_text(GTK_LABEL(w)));
+  for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+    ellipsized_labels(c, out);
+}
+
 /* Every view and plot of the window, as drawn: ticks, titles with units, letters, nothing
  * cut. */
 static void check_window(TlWindow *win, gboolean with_plots) {
+  g_autoptr(GString) cut = g_string_new(NULL);
+  ellipsized_labels(GTK_WIDGET(win), cut);
+  if (cut->len)
+    g_error("labels cut short at %dx%d: %s", gtk_widget_get_width(GTK_WIDGET(win)),
+            gtk_widget_get_height(GTK_WIDGET(win)), cut->str);
   for (int v = 0; v < TL_N_VIEWS; v++) {
     TlSliceView *view = tl_window_get_slice_view(win, v);
     if (!gtk_widget_get_mapped(GTK_WIDGET(view)))
@@ -265,6 +280,18 @@ static void check_window(TlWindow *win, gboolean with_plots) {
 }
 
 static void window_at(int width, int height, const char *png_name) {
+  /* GTK fits a window to its monitor: xvfb-run's default screen is 1280x1024 */
+  GListModel *monitors = gdk_display_get_monitors(gdk_display_get_default());
+  g_autoptr(GdkMonitor) monitor = g_list_model_get_item(monitors, 0);
+  GdkRectangle geometry = {0};
+  if (monitor) gdk_monitor_get_geometry(monitor, &geometry);
+  if (geometry.width < width || geometry.height < height) {
+    g_autofree char *why = g_strdup_printf("the screen is %dx%d, smaller than %dx%d: run under "
+                                           "xvfb-run -s '-screen 0 1920x1200x24' (scripts/test.sh does)",
+                                           geometry.width, geometry.height, width, height);
+    g_test_skip(why);
+    return;
+  }
   TlWindow *win = tl_window_new(NULL, NULL);
   gtk_window_set_default_size(GTK_WINDOW(win), width, height);
   gtk_window_present(GTK_WINDOW(win));
@@ -288,6 +315,9 @@ static void window_at(int width, int height, const char *png_name) {
                         s->width - 0.5, s->height / 2.0);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   wait_paint(GTK_WIDGET(win));
+  /* the default size counts the client-side decoration's resize border (5 px a side) */
+  g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(win)), >=, width - 16);
+  g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(win)), >=, height - 16);
   /* the PNG of what was just painted */
   g_autofree char *png = g_build_filename(tmpdir, png_name, NULL);
   g_autoptr(GError) error = NULL;
