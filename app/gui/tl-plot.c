@@ -114,7 +114,7 @@ typedef struct {
 
 /* The y scales: the first two get an axis (left, right), others are drawn on their own
  * range and say so in the legend. */
-static guint make_scales(TlPlot *self, cairo_t *cr, Scale *scales, guint max, guint *which) {
+static guint make_scales(TlPlot *self, cairo_t *cr, Scale *scales, guint max, guint *which, guint target) {
   guint n = 0;
   for (guint s = 0; s < self->series->len; s++) {
     Series *se = self->series->pdata[s];
@@ -127,7 +127,7 @@ static guint make_scales(TlPlot *self, cairo_t *cr, Scale *scales, guint max, gu
       double lo, hi;
       y_range(self, se, &lo, &hi);
       scales[n] = (Scale){.key = key, .title = g_string_new(NULL), .colour = &se->colour};
-      tl_axis_make(&scales[n].axis, lo, hi, 5, TRUE);
+      tl_axis_make(&scales[n].axis, lo, hi, target, TRUE);
       n++;
     }
     Scale *sc = &scales[k];
@@ -181,7 +181,10 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
   enum { MAX_SCALES = 4 };
   Scale scales[MAX_SCALES];
   guint *which = g_newa(guint, self->series->len + 1);
-  guint n_scales = make_scales(self, cr, scales, MAX_SCALES, which);
+  /* about one tick per 28 px of the curves' height (estimated before the layout: the title,
+   * two legend rows, the x axis), so labels never crowd a short plot */
+  double ph_est = H - 14 - 2 * 13 - 8 - (2 * 13 + 10);
+  guint n_scales = make_scales(self, cr, scales, MAX_SCALES, which, CLAMP((guint)(ph_est / 28), 2, 6));
 
   /* The legend: rows of entries under the title, wrapped to the width; never over the curves. */
   const double line_h = 13, sample_w = 18;

@@ -284,6 +284,13 @@ static void check_window(TlWindow *win, gboolean with_plots) {
       continue;
     if (tl_plot_get_clipped(plots[p]) != 0)
       g_error("plot %u: %u texts cut", p, tl_plot_get_clipped(plots[p]));
+    /* tick labels (10 px font) at least 14 px apart: none overlap */
+    graphene_rect_t area = tl_plot_get_plot_area(plots[p]);
+    for (guint axis = 1; axis <= 2; axis++) {
+      guint n = tl_plot_get_tick_count(plots[p], axis);
+      if (n > 1 && area.size.height / (n - 1) < 14)
+        g_error("plot %u axis %u: %u ticks over %.0f px", p, axis, n, area.size.height);
+    }
     if (tl_plot_get_tick_count(plots[p], 0) < 2 || tl_plot_get_tick_count(plots[p], 1) < 2)
       g_error("plot %u: %u x ticks, %u y ticks", p, tl_plot_get_tick_count(plots[p], 0),
               tl_plot_get_tick_count(plots[p], 1));
