@@ -604,7 +604,15 @@ static void on_line(TlSliceView *view, double c0, double r0, double c1, double r
   const TlImage *t = self->dataset->truth;
   if (t && tl_slice_view_get_orientation(view) != TL_VIEW_MIP) {
     tl_plot_add_series(self->line_plot, "truth", &(GdkRGBA){0.8, 0.8, 0.8, 1}, TRUE);
-    tl_plot_set_axis_title(self->line_plot, 1, "truth (phantom units)");
+    if (unit && g_str_equal(unit, TL_PET_TRUTH_UNIT)) {
+      /* the image is in the truth's units: one axis, the curves comparable */
+      tl_plot_set_series_group(self->line_plot, 0, 1);
+      tl_plot_set_series_group(self->line_plot, 1, 1);
+      tl_plot_set_axis_title(self->line_plot, 0, "activity (" TL_PET_TRUTH_UNIT ")");
+      tl_plot_set_axis_title(self->line_plot, 1, "activity (" TL_PET_TRUTH_UNIT ")");
+    } else {
+      tl_plot_set_axis_title(self->line_plot, 1, "truth (" TL_PET_TRUTH_UNIT ")");
+    }
     for (guint i = 0; i < n; i++) {
       guint p[3];
       for (int a = 0; a < 3; a++)

@@ -301,7 +301,10 @@ static void check_window(TlWindow *win, gboolean with_plots) {
   assert_drew(conv, "RMSE (% of truth mean)");
   const GPtrArray *line = tl_plot_get_drawn_text(plots[1]);
   assert_drew(line, "distance along the line (mm)");
-  assert_drew(line, "image (");
+  /* a simulation: the image in its truth's units, on one axis with the truth */
+  assert_drew(line, "activity (phantom units)");
+  g_assert_cmpuint(tl_plot_get_tick_count(plots[1], 2), ==, 0);
+  g_assert_cmpstr(tl_slice_view_get_unit(tl_window_get_slice_view(win, TL_VIEW_AXIAL)), ==, "phantom units");
 }
 
 static void window_at(int width, int height, const char *png_name) {
