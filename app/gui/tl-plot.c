@@ -165,7 +165,8 @@ static void draw(TlPlot *self, cairo_t *cr, double W, double H, gboolean backgro
   guint points = 0;
   for (guint s = 0; s < self->series->len; s++) {
     Series *se = self->series->pdata[s];
-    points += se->x->len;
+    for (guint i = 0; i < se->y->len; i++)  /* only values count: FDK's objective is NAN */
+      points += isfinite(g_array_index(se->y, double, i));
     for (guint i = 0; i < se->x->len; i++) {
       xmin = MIN(xmin, g_array_index(se->x, double, i));
       xmax = MAX(xmax, g_array_index(se->x, double, i));

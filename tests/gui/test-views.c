@@ -127,6 +127,13 @@ static void test_plot(void) {
   if (!strstr(hover, "sub-iteration = 3") || !strstr(hover, want))
     g_error("hover text '%s' lacks sub-iteration 3 or '%s'", hover, want);
   g_assert_cmpuint(tl_plot_get_clipped(plot), ==, 0);
+  /* series without a value (FDK's objective): no axes made up for them */
+  TlPlot *empty = g_object_ref_sink(TL_PLOT(tl_plot_new("Convergence", "sub-iteration")));
+  tl_plot_append(empty, tl_plot_add_series(empty, "objective", &(GdkRGBA){1, 1, 1, 1}, FALSE), 1, NAN);
+  tl_plot_render(empty, cr, W, H);
+  assert_drew(tl_plot_get_drawn_text(empty), "No data yet");
+  g_assert_cmpuint(tl_plot_get_tick_count(empty, 1), ==, 0);
+  g_object_unref(empty);
   tl_plot_hover(plot, NAN, NAN);
   tl_plot_render(plot, cr, W, H);
   g_assert_null(tl_plot_get_hover_text(plot));
