@@ -260,6 +260,7 @@ static void draw_colorbar(TlSliceView *self, cairo_t *cr, double W, double H) {
   tl_axis_make(&axis, self->lo, self->hi, CLAMP((guint)(h / 36), 2, 8), FALSE);
   cairo_set_font_size(cr, 10);
   char text[64];
+  double tick_w = 0;
   self->bar_ticks = 0;
   for (guint i = 0; i < axis.n; i++) {
     double y = top + h - tl_axis_map(&axis, axis.ticks[i], h);
@@ -270,6 +271,7 @@ static void draw_colorbar(TlSliceView *self, cairo_t *cr, double W, double H) {
     cairo_stroke(cr);
     tl_axis_label(&axis, axis.ticks[i], text, sizeof text);
     text_at(self, cr, x + COLORBAR_W + 6, y + 3.5, text, FALSE, W, H);
+    tick_w = MAX(tick_w, text_width(cr, text));
     self->bar_ticks++;
   }
   char factor[32];
@@ -281,7 +283,9 @@ static void draw_colorbar(TlSliceView *self, cairo_t *cr, double W, double H) {
   cairo_set_font_size(cr, size);
   while (size > 7 && text_width(cr, label) > h) cairo_set_font_size(cr, --size);
   cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
-  text_at(self, cr, W - 5, top + h / 2 + MIN(text_width(cr, label), h) / 2, label, TRUE, W, H);
+  /* next to its tick labels, so it reads as this bar's and not the neighbouring view's */
+  text_at(self, cr, MIN(x + COLORBAR_W + 6 + tick_w + 14, W - 5), top + h / 2 + MIN(text_width(cr, label), h) / 2,
+          label, TRUE, W, H);
 }
 
 /* Orientation letters of the scanner frame: TlImageGrid is axis-aligned in a RAS-like frame
