@@ -28,7 +28,8 @@ count() {
 passed=0 failed=0 rc=0
 run() { # build dir, meson test options...
   local dir=$1; shift
-  xvfb-run -a meson test -C "$dir" --print-errorlogs "$@" || rc=1
+  # a screen as large as the largest window the GUI tests check (test-views: 1920x1080)
+  xvfb-run -a -s "-screen 0 1920x1200x24" meson test -C "$dir" --print-errorlogs "$@" || rc=1
   passed=$((passed + $(count "$dir" Ok))) failed=$((failed + $(count "$dir" Fail) + $(count "$dir" Timeout)))
 }
 

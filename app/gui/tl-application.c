@@ -22,6 +22,10 @@ struct _TlApplication {
   AdwApplication parent_instance;
   char *device;       /* --device SELECTOR */
   char *screenshot;   /* --screenshot FILE.png */
+  gulong shot_handler; /* the frame clock's after-paint that saves it */
+  TlWindow *shot_window;
+  guint shot_tries;
+  int shot_width, shot_height; /* --window-size WxH (0: the default) */
   char *data_shot;    /* --data-screenshot FILE.png: the data view too */
   gboolean demo;      /* --demo (implied by --iterations) */
   int iterations;     /* --iterations N: screenshot after N sub-iterations */
@@ -41,6 +45,8 @@ static const GOptionEntry kOptions[] = {
    "Vulkan device to use: index or name substring (default: $TOMOLAB_DEVICE, else the best)", "SELECTOR"},
   {"screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
    "Save the window as a PNG once the device is shown, then quit", "FILE.png"},
+  {"window-size", 0, 0, G_OPTION_ARG_STRING, NULL,
+   "With --screenshot: the window's size (default 1280x900)", "WxH"},
   {"data-screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
    "With --screenshot: also save the data view (sinogram, expected, residual) as a PNG", "FILE.png"},
   {"demo", 0, 0, G_OPTION_ARG_NONE, NULL,
@@ -75,6 +81,25 @@ int tl_application_get_exit_status(TlApplication *self) {
 
 static gboolean data_shot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointer user_data);
 
+static void shoot_after_paint(GdkFrameClock *clock, TlApplication *self) {
+  g_autoptr(GError) error = NULL;
+  gboolean saved = tl_widget_save_png(GTK_WIDGET(self->shot_window), self->screenshot, &error);
+  /* a paint that skipped the window (never seen): try the next few before failing */
+  if (!saved && ++self->shot_tries < 5) {
+    gtk_widget_queue_draw(GTK_WIDGET(self->shot_window));
+    return;
+  }
+  g_signal_handler_disconnect(clock, self->shot_handler);
+  self->shot_handler = 0;
+  if (saved) {
+    g_print("Saved %s\n", self->screenshot);
+  } else {
+    g_printerr("tomolab: %s\n", error->message);
+    self->exit_status = 1;
+  }
+  g_application_quit(G_APPLICATION(self));
+}
+
 static void finish_screenshot(TlApplication *self, TlWindow *win) {
   g_autoptr(GError) error = NULL;
   /* the data view first: it settles on its own (histogram, then the expected plane) */
@@ -96,13 +121,13 @@ static void finish_screenshot(TlApplication *self, TlWindow *win) {
     g_printerr("tomolab: %s\n", tl_window_get_last_error(win));
     self->exit_status = 1;
   }
-  if (tl_widget_save_png(GTK_WIDGET(win), self->screenshot, &error)) {
-    g_print("Saved %s\n", self->screenshot);
-  } else {
-    g_printerr("tomolab: %s\n", error->message);
-    self->exit_status = 1;
-  }
-  g_application_quit(G_APPLICATION(self));
+  /* Shot right after the next paint: the tick callback runs before layout and paint, and a
+   * frame of the run arriving since the last paint has dropped the window's render node, so
+   * shooting there saved nothing ("The widget drew nothing", 1 run in 10 on an opened image). */
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(win));
+  self->shot_handler = g_signal_connect(clock, "after-paint", G_CALLBACK(shoot_after_paint), self);
+  self->shot_window = win;
+  gtk_widget_queue_draw(GTK_WIDGET(win));
 }
 
 /* The data view: shot once its histogram is made and, with a run, an expected plane came. */
@@ -157,8 +182,11 @@ static gboolean screenshot_tick(GtkWidget *widget, GdkFrameClock *clock, gpointe
     self->settled_frames = 0;
     return G_SOURCE_CONTINUE;
   }
-  /* a file named on the command line: shoot it loaded (or its error shown) */
-  if (self->opened && tl_window_is_busy(win)) {
+  /* a file named on the command line: shoot it loaded (or its error shown), its slices in
+   * the views (they come with the run's first frame, after the loading ends) */
+  if (self->opened && (tl_window_is_busy(win) ||
+                       (tl_window_has_run(win) && !tl_window_get_last_error(win) &&
+                        !tl_slice_view_get_texture(tl_window_get_slice_view(win, TL_VIEW_AXIAL))))) {
     self->settled_frames = 0;
     return G_SOURCE_CONTINUE;
   }
@@ -188,7 +216,8 @@ static void tl_application_activate(GApplication *app) {
       tl_window_start_demo(TL_WINDOW(win), self->demo_events, (guint)self->demo_coarsen);
     if (self->screenshot) {
       /* Tall enough that the documentation screenshot shows every group unscrolled. */
-      gtk_window_set_default_size(win, TL_SCREENSHOT_WIDTH, TL_SCREENSHOT_HEIGHT);
+      gtk_window_set_default_size(win, self->shot_width ? self->shot_width : TL_SCREENSHOT_WIDTH,
+                                  self->shot_height ? self->shot_height : TL_SCREENSHOT_HEIGHT);
       gtk_widget_add_tick_callback(GTK_WIDGET(win), screenshot_tick, self, NULL);
       /* TOMOLAB_SCREENSHOT_TIMEOUT=S: longer, for a cold sensitivity image of a large scanner */
       const char *t = g_getenv("TOMOLAB_SCREENSHOT_TIMEOUT");
@@ -254,6 +283,17 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
   if (self->data_shot && !self->screenshot) {
     g_printerr("tomolab: --data-screenshot needs --screenshot\n");
     return 1;
+  }
+  const char *size = NULL;
+  if (g_variant_dict_lookup(options, "window-size", "&s", &size)) {
+    char *end = NULL;
+    guint64 w = g_ascii_strtoull(size, &end, 10), h = end && *end == 'x' ? g_ascii_strtoull(end + 1, &end, 10) : 0;
+    if (!self->screenshot || *end || w < 320 || h < 240 || w > 8192 || h > 8192) {
+      g_printerr("tomolab: --window-size %s: expected WxH between 320x240 and 8192x8192, with --screenshot\n", size);
+      return 1;
+    }
+    self->shot_width = (int)w;
+    self->shot_height = (int)h;
   }
   self->demo = g_variant_dict_contains(options, "demo");
   g_autofree const char **sets = NULL;

@@ -142,13 +142,16 @@ gboolean tl_compare_view_set(TlCompareView *self, TlSnapshot *a, TlSnapshot *b, 
   g_autofree char *oa = g_strdup_printf("A objective"), *ob = g_strdup_printf("B objective");
   append_curve(self->convergence, oa, &ca, FALSE, a->objective_x, a->objective_y, 1);
   append_curve(self->convergence, ob, &cb, FALSE, b->objective_x, b->objective_y, 1);
+  tl_plot_set_axis_title(self->convergence, 0, "objective");
   if (a->rmse_x->len || b->rmse_x->len) {
-    append_curve(self->convergence, "A RMSE vs truth", &ca, TRUE, a->rmse_x, a->rmse_y, 2);
-    append_curve(self->convergence, "B RMSE vs truth", &cb, TRUE, b->rmse_x, b->rmse_y, 2);
+    append_curve(self->convergence, "A RMSE (% of truth mean)", &ca, TRUE, a->rmse_x, a->rmse_y, 2);
+    append_curve(self->convergence, "B RMSE (% of truth mean)", &cb, TRUE, b->rmse_x, b->rmse_y, 2);
+    tl_plot_set_axis_title(self->convergence, 2, "RMSE (% of truth mean)");
   }
   tl_plot_clear(self->contrast);
   append_curve(self->contrast, "A mean CR", &ca, FALSE, a->cr_x, a->cr_y, 1);
   append_curve(self->contrast, "B mean CR", &cb, FALSE, b->cr_x, b->cr_y, 1);
+  tl_plot_set_axis_title(self->contrast, 0, "mean contrast recovery (fraction)");
   return TRUE;
 }
 
@@ -195,7 +198,7 @@ static void tl_compare_view_init(TlCompareView *self) {
   GtkWidget *plots = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 2);
   gtk_widget_set_size_request(plots, -1, 170);
   self->convergence = TL_PLOT(tl_plot_new("Convergence (A and B)", "sub-iteration"));
-  self->contrast = TL_PLOT(tl_plot_new("Contrast recovery vs background variability", "background variability"));
+  self->contrast = TL_PLOT(tl_plot_new("Contrast recovery vs background variability", "background variability N (fraction)"));
   gtk_box_append(GTK_BOX(plots), GTK_WIDGET(self->convergence));
   gtk_box_append(GTK_BOX(plots), GTK_WIDGET(self->contrast));
   gtk_box_append(GTK_BOX(self->box), plots);

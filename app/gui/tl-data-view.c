@@ -83,6 +83,7 @@ static void update_profile(TlDataView *self) {
     if (!src[k]) continue;
     guint series = tl_plot_add_series(self->profile, kProfileNames[k], &colours[k], k >= 2);
     tl_plot_set_series_group(self->profile, series, 1); /* one y range: they add up */
+    tl_plot_set_axis_title(self->profile, series, "counts per bin");
     for (guint t = 0; t < nt; t++) {
       double sum = 0;
       for (guint v = 0; v < nv; v++) sum += src[k][(gsize)v * nt + t];

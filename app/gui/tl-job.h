@@ -84,8 +84,12 @@ struct _TlJob {
   guint sub_iterations_per_iteration;
   double events;         /* measurements per full pass (for events/s) */
   char unit[TL_IMAGE_UNIT_MAX]; /* of the image shown and saved ("" = arbitrary: counts per
-                                   unit sensitivity; "Bq/mL" calibrated; an opened image's) */
+                                   unit sensitivity; "Bq/mL" calibrated; an opened image's;
+                                   TL_PET_TRUTH_UNIT for a simulation, scaled to its truth) */
 };
+
+/* The unit of a simulated phantom's activity (its truth has none of its own). */
+#define TL_PET_TRUTH_UNIT "phantom units"
 
 void tl_job_free(TlJob *job);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlJob, tl_job_free)

@@ -25,6 +25,8 @@ typedef struct {
   TlContext *ctx;
   TlFilter post;       /* filter of the shown image (TL_FILTER_NONE = none) */
   double scale;        /* Bq/mL: the shown image times this (tl_quant_scale); 0 = none */
+  double truth_sum;    /* a simulation's truth total: the shown image is scaled to it at every
+                          step (the truth's own units, as the RMSE is); 0 = not shown so */
   TlArray *shown, *scratch; /* the filtered / scaled copy and the filter's scratch, once made */
   gboolean shown_valid;     /* shown holds the last complete image, filtered and scaled */
   TlProfile *before;   /* the accumulated profile after the previous step */
@@ -216,11 +218,26 @@ static gboolean refresh_shown(TlPetJob *self, TlProfile *profile, GError **error
       (self->post.kind != TL_FILTER_NONE &&
        !tl_filter_apply(self->ctx, s, &self->post, &self->parent.grid, self->shown, self->scratch, error)))
     return FALSE;
-  if (self->scale > 0) {
+  double k = self->scale;
+  if (self->truth_sum > 0) {
+    /* x is in counts per unit sensitivity (arbitrary: the projector's weights); scaled to the
+     * truth's total it reads in the phantom's units, which the simulator drew its events from */
+    g_autoptr(TlExprArgs) sum_args = tl_expr_args_new();
+    tl_expr_args_array(sum_args, "x", (TlArray *)tl_recon_image_array(self->recon));
+    tl_expr_args_set_label(sum_args, "truth units");
+    double total = 0;
+    if (!tl_expr_reduce(self->ctx, s, "sum(x)", sum_args, &total, error))
+      return FALSE;
+    k = total > 0 ? self->truth_sum / total : 0;
+    /* an image at the truth's total already (a snapshot restarted) stays bit for bit */
+    if (fabs(k - 1) < 1e-6)
+      k = 0;
+  }
+  if (k > 0) {
     g_autoptr(TlExprArgs) args = tl_expr_args_new();
     tl_expr_args_array(args, "v", self->shown);
-    tl_expr_args_scalar(args, "k", (float)self->scale);
-    tl_expr_args_set_label(args, "Bq/mL");
+    tl_expr_args_scalar(args, "k", (float)k);
+    tl_expr_args_set_label(args, self->truth_sum > 0 ? "truth units" : "Bq/mL");
     if (!tl_expr_assign(self->ctx, s, "v = k * v", args, error))
       return FALSE;
   }
@@ -285,7 +302,7 @@ static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
   out->profile = tl_profile_new_since(now, self->before);
   tl_profile_clear(self->before);
   tl_profile_merge(self->before, now);
-  if (self->post.kind != TL_FILTER_NONE || self->scale > 0) {
+  if (self->post.kind != TL_FILTER_NONE || self->scale > 0 || self->truth_sum > 0) {
     self->shown_valid = refresh_shown(self, out->profile, error);
     if (!self->shown_valid) {
       tl_job_step_clear(out);
@@ -342,7 +359,7 @@ static gboolean pet_set_image(TlJob *job, const TlImage *image, GError **error) 
     return FALSE;
   if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted)
     self->scatter_due = TRUE;
-  if (self->scale > 0)
+  if (self->scale > 0 || self->truth_sum > 0)
     return self->shown_valid = refresh_shown(self, NULL, error);
   return TRUE;
 }
@@ -524,6 +541,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   TlPetJob *self = g_new0(TlPetJob, 1);
   self->parent = (TlJob){&kPetJob, *grid, o.subsets, counts};
   if (quant) g_strlcpy(self->parent.unit, "Bq/mL", sizeof self->parent.unit);
+  /* a simulation (its truth known, no calibration): shown in the truth's units */
+  if (truth && !quant && tl_image_grid_equal(&truth->grid, grid) && tl_image_sum(truth) > 0) {
+    self->truth_sum = tl_image_sum(truth);
+    g_strlcpy(self->parent.unit, truth->unit[0] ? truth->unit : TL_PET_TRUTH_UNIT, sizeof self->parent.unit);
+  }
   self->recon = recon;
   self->ctx = ctx;
   self->post = post;
@@ -544,8 +566,8 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   tl_recon_set_callback(recon, on_progress, self);
   /* Smaller submissions so Stop and closing the window answer quickly. */
   tl_recon_set_submit_budget(recon, 1u << 22);
-  /* the initial image in Bq/mL too */
-  if (scale > 0 && !(self->shown_valid = refresh_shown(self, NULL, error))) {
+  /* the initial image in Bq/mL (or the truth's units) too */
+  if ((scale > 0 || self->truth_sum > 0) && !(self->shown_valid = refresh_shown(self, NULL, error))) {
     pet_free(&self->parent);
     return NULL;
   }

@@ -2,6 +2,7 @@
 /* Layout in ui/tl-profile-view.ui; the bar and the history strip are drawing areas. */
 #include <math.h>
 #include "tl-profile-view.h"
+#include "tl-axis.h"
 
 struct _TlProfileView {
   GtkBox parent_instance;
@@ -66,6 +67,22 @@ static void draw_history(GtkDrawingArea *area, cairo_t *cr, int w, int h, gpoint
     cairo_rectangle(cr, (i - first) * bw, h - v, MAX(bw - 1, 1), v);
   }
   cairo_fill(cr);
+  /* the scale: a line at the highest nice tick (tl-axis), labelled in ms */
+  TlAxis axis;
+  tl_axis_make(&axis, 0, max > 0 ? max : 1, 3, FALSE);
+  double top = axis.ticks[axis.n - 1], y = h - top / (max > 0 ? max : 1) * (h - 2);
+  cairo_set_source_rgba(cr, 1, 1, 1, 0.35);
+  cairo_set_line_width(cr, 1);
+  cairo_move_to(cr, 0, floor(y) + 0.5);
+  cairo_line_to(cr, w, floor(y) + 0.5);
+  cairo_stroke(cr);
+  char value[32], text[48];
+  tl_axis_format_value(top, value, sizeof value);
+  g_snprintf(text, sizeof text, "%s ms GPU per sub-iteration", value);
+  cairo_set_font_size(cr, 10);
+  cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+  cairo_move_to(cr, 4, MAX(floor(y) + 11, 11));
+  cairo_show_text(cr, text);
 }
 
 static GtkWidget *cell(const char *text, float xalign, gboolean numeric) {

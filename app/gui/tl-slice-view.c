@@ -6,10 +6,16 @@
 #include <math.h>
 #include <string.h>
 #include "tl-slice-view.h"
+#include "tl-axis.h"
 #include "image/tl-roi.h"
 
-#define COLORBAR_W 14
-#define COLORBAR_MARGIN 64   /* room for the bar and its numbers */
+#define COLORBAR_W 12
+#define COLORBAR_MARGIN 84   /* room for the bar, its tick labels and its unit */
+/* The least on-screen extent of a slice (px, before zoom): a volume of 2 slices would
+ * otherwise be a strip a few pixels high in the coronal and sagittal views. */
+#define MIN_EXTENT_PX 56
+#define INSET_X 16           /* room for the left and right letters */
+#define INSET_Y 24           /* for the title and top letter, the bottom letter and scale bar */
 
 struct _TlSliceView {
   GtkWidget parent_instance;
@@ -38,6 +44,12 @@ struct _TlSliceView {
   int roi_index;
   TlRoi roi_edit;
   double roi_start_mm[3], roi_start_centre[3];
+  /* what the last draw showed (tests read it) */
+  GPtrArray *drawn;           /* every text drawn */
+  guint clipped;              /* texts that left the widget */
+  char letters[5];            /* orientation letters: left, right, top, bottom ("" none) */
+  double bar_mm;              /* the scale bar's length (0: none) */
+  guint bar_ticks;            /* the colour bar's tick labels */
 };
 
 G_DEFINE_FINAL_TYPE(TlSliceView, tl_slice_view, GTK_TYPE_WIDGET)
@@ -60,14 +72,30 @@ static void pixel_mm(TlSliceView *self, double *w, double *h) {
 
 /* Where the slice goes in the widget: fitted, aspect kept, then zoom and pan. */
 static graphene_rect_t image_rect(TlSliceView *self) {
-  double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN, 1);
-  double H = MAX(gtk_widget_get_height(GTK_WIDGET(self)), 1);
+  /* inset so the title, the letters and the scale bar sit beside the image, not on it (the
+   * same on opposite sides: zooming keeps the centre) */
+  double W = MAX(gtk_widget_get_width(GTK_WIDGET(self)) - COLORBAR_MARGIN - 2 * INSET_X, 1);
+  double H = MAX(gtk_widget_get_height(GTK_WIDGET(self)) - 2 * INSET_Y, 1);
   double pw, ph;
   pixel_mm(self, &pw, &ph);
   double iw = self->slice.width * pw, ih = self->slice.height * ph;
-  double s = (iw > 0 && ih > 0) ? MIN(W / iw, H / ih) * self->zoom : 1;
+  double s = (iw > 0 && ih > 0) ? MIN(W / iw, H / ih) : 1;
   double w = iw * s, h = ih * s;
-  return GRAPHENE_RECT_INIT((W - w) / 2 + self->pan_x, (H - h) / 2 + self->pan_y, w, h);
+  /* A thin slab keeps its aspect down to a least extent; the view then says it is stretched. */
+  double least_w = MIN(W, MIN_EXTENT_PX), least_h = MIN(H, MIN_EXTENT_PX);
+  w = MAX(w, least_w) * self->zoom;
+  h = MAX(h, least_h) * self->zoom;
+  return GRAPHENE_RECT_INIT(INSET_X + (W - w) / 2 + self->pan_x, INSET_Y + (H - h) / 2 + self->pan_y, w, h);
+}
+
+/* How much the least extent stretched the slice's height over its width (1: true aspect). */
+static double stretch(TlSliceView *self, const graphene_rect_t *r) {
+  double pw, ph;
+  pixel_mm(self, &pw, &ph);
+  double iw = self->slice.width * pw, ih = self->slice.height * ph;
+  if (!(iw > 0 && ih > 0) || r->size.width <= 0)
+    return 1;
+  return (r->size.height / ih) / (r->size.width / iw);
 }
 
 static gboolean widget_to_pixel(TlSliceView *self, double x, double y, double *col, double *row) {
@@ -179,32 +207,156 @@ static void crosshair(TlSliceView *self, double *col, double *row) {
   }
 }
 
+/* Text at (x, y) (baseline start; upwards: rotated to read bottom to top) with a dark halo
+ * so it reads over any colour, recorded with whether it left the widget. */
+static void text_at(TlSliceView *self, cairo_t *cr, double x, double y, const char *text, gboolean upwards,
+                    double W, double H) {
+  cairo_text_extents_t e;
+  cairo_text_extents(cr, text, &e);
+  double x0, x1, y0, y1;
+  if (upwards) {
+    x0 = x + e.y_bearing; x1 = x0 + e.height;
+    y1 = y - e.x_bearing; y0 = y1 - e.width;
+  } else {
+    x0 = x + e.x_bearing; x1 = x0 + e.width;
+    y0 = y + e.y_bearing; y1 = y0 + e.height;
+  }
+  if (x0 < -0.5 || y0 < -0.5 || x1 > W + 0.5 || y1 > H + 0.5)
+    self->clipped++;
+  g_ptr_array_add(self->drawn, g_strdup(text));
+  cairo_save(cr);
+  cairo_move_to(cr, x, y);
+  if (upwards)
+    cairo_rotate(cr, -G_PI / 2);
+  cairo_text_path(cr, text);
+  cairo_pattern_t *colour = cairo_pattern_reference(cairo_get_source(cr));
+  cairo_set_source_rgba(cr, 0, 0, 0, 0.8);
+  cairo_set_line_width(cr, 2.5);
+  cairo_stroke_preserve(cr);
+  cairo_set_source(cr, colour);
+  cairo_fill(cr);
+  cairo_pattern_destroy(colour);
+  cairo_restore(cr);
+}
+
+static double text_width(cairo_t *cr, const char *text) {
+  cairo_text_extents_t e;
+  cairo_text_extents(cr, text, &e);
+  return e.x_advance;
+}
+
+/* The colour bar: ticks at nice values inside the window (tl-axis) and the unit reading
+ * upwards at the right edge, with the ticks' common power of ten. */
 static void draw_colorbar(TlSliceView *self, cairo_t *cr, double W, double H) {
   const guint32 *lut = tl_colormap_lut(self->colormap);
-  double x = W - COLORBAR_MARGIN + 8, top = 24, h = MAX(H - 48, 10);
+  double x = W - COLORBAR_MARGIN + 6, top = 24, h = MAX(H - 44, 10);
   for (int i = 0; i < 256; i++) {
     guint32 c = lut[255 - i];
     cairo_set_source_rgb(cr, (c >> 16 & 255) / 255.0, (c >> 8 & 255) / 255.0, (c & 255) / 255.0);
     cairo_rectangle(cr, x, top + h * i / 256.0, COLORBAR_W, h / 256.0 + 1);
     cairo_fill(cr);
   }
-  char text[32];
-  cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+  TlAxis axis;
+  tl_axis_make(&axis, self->lo, self->hi, CLAMP((guint)(h / 36), 2, 8), FALSE);
   cairo_set_font_size(cr, 10);
-  g_snprintf(text, sizeof text, "%.3g", self->hi);
-  cairo_move_to(cr, x, top - 6);
-  cairo_show_text(cr, text);
-  g_snprintf(text, sizeof text, "%.3g", self->lo);
-  cairo_move_to(cr, x, top + h + 12);
-  cairo_show_text(cr, text);
-  if (self->unit) {
-    /* Along the bar, reading upwards, so long units fit the margin. */
-    cairo_save(cr);
-    cairo_move_to(cr, x + COLORBAR_W + 12, top + h);
-    cairo_rotate(cr, -G_PI / 2);
-    cairo_show_text(cr, self->unit);
-    cairo_restore(cr);
+  char text[64];
+  double tick_w = 0;
+  self->bar_ticks = 0;
+  for (guint i = 0; i < axis.n; i++) {
+    double y = top + h - tl_axis_map(&axis, axis.ticks[i], h);
+    cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+    cairo_set_line_width(cr, 1);
+    cairo_move_to(cr, x + COLORBAR_W, floor(y) + 0.5);
+    cairo_line_to(cr, x + COLORBAR_W + 4, floor(y) + 0.5);
+    cairo_stroke(cr);
+    tl_axis_label(&axis, axis.ticks[i], text, sizeof text);
+    text_at(self, cr, x + COLORBAR_W + 6, y + 3.5, text, FALSE, W, H);
+    tick_w = MAX(tick_w, text_width(cr, text));
+    self->bar_ticks++;
   }
+  char factor[32];
+  tl_axis_factor(&axis, factor, sizeof factor);
+  const char *unit = self->unit && self->unit[0] ? self->unit : "a.u.";
+  g_autofree char *label = factor[0] ? g_strdup_printf("%s %s", factor, unit) : g_strdup(unit);
+  /* a unit longer than the bar gets a smaller font, never cut */
+  double size = 11;
+  cairo_set_font_size(cr, size);
+  while (size > 7 && text_width(cr, label) > h) cairo_set_font_size(cr, --size);
+  cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
+  /* next to its tick labels, so it reads as this bar's and not the neighbouring view's */
+  text_at(self, cr, MIN(x + COLORBAR_W + 6 + tick_w + 14, W - 5), top + h / 2 + MIN(text_width(cr, label), h) / 2,
+          label, TRUE, W, H);
+}
+
+/* Orientation letters of the scanner frame: TlImageGrid is axis-aligned in a RAS-like frame
+ * (x to the right, y anterior, z superior; the loaders bring files into it, DICOM's LPS
+ * flipped), so a view's column and row axes name the sides directly. */
+static char axis_letter(int axis, gboolean positive) {
+  static const char pos[3] = {'R', 'A', 'S'}, neg[3] = {'L', 'P', 'I'};
+  return positive ? pos[axis] : neg[axis];
+}
+
+static void draw_orientation(TlSliceView *self, cairo_t *cr, const graphene_rect_t *r, double Wv, double H) {
+  /* columns count up along cx to the right; rows count down, so the top is -ry's side */
+  int cx = self->orientation == TL_VIEW_SAGITTAL ? 1 : 0;
+  int ry = self->orientation == TL_VIEW_AXIAL ? 1 : 2;
+  gboolean rows_up = self->orientation != TL_VIEW_AXIAL;  /* z counts up the screen */
+  self->letters[0] = axis_letter(cx, FALSE);
+  self->letters[1] = axis_letter(cx, TRUE);
+  self->letters[2] = axis_letter(ry, rows_up);
+  self->letters[3] = axis_letter(ry, !rows_up);
+  self->letters[4] = 0;
+  cairo_set_font_size(cr, 13);
+  cairo_set_source_rgb(cr, 1, 0.95, 0.5);
+  double x0 = MAX(r->origin.x, 0), x1 = MIN(r->origin.x + r->size.width, Wv);
+  double y0 = MAX(r->origin.y, 0), y1 = MIN(r->origin.y + r->size.height, H);
+  if (x1 <= x0 || y1 <= y0)
+    return;  /* panned out of sight */
+  double mx = (x0 + x1) / 2, my = (y0 + y1) / 2;
+  char l[2] = {0};
+  /* outside the image where there is room, else just inside its edge */
+  l[0] = self->letters[0];
+  double w = text_width(cr, l);
+  text_at(self, cr, x0 - 4 - w >= 0 ? x0 - 4 - w : x0 + 4, my + 5, l, FALSE, Wv, H);
+  l[0] = self->letters[1];
+  w = text_width(cr, l);
+  text_at(self, cr, x1 + 4 + w <= Wv ? x1 + 4 : x1 - 4 - w, my + 5, l, FALSE, Wv, H);
+  l[0] = self->letters[2];
+  w = text_width(cr, l);
+  text_at(self, cr, mx - w / 2, y0 - 5 >= 12 ? y0 - 5 : y0 + 15, l, FALSE, Wv, H);
+  l[0] = self->letters[3];
+  w = text_width(cr, l);
+  text_at(self, cr, mx - w / 2, y1 + 14 <= H - 2 ? y1 + 14 : y1 - 4, l, FALSE, Wv, H);
+}
+
+/* A scale bar of a nice length (about a quarter of the view) at the bottom left. */
+static void draw_scale_bar(TlSliceView *self, cairo_t *cr, const graphene_rect_t *r, double Wv, double H) {
+  double pw, ph;
+  pixel_mm(self, &pw, &ph);
+  double px_per_mm = r->size.width / (self->slice.width * pw);
+  self->bar_mm = 0;
+  if (!(px_per_mm > 0) || !isfinite(px_per_mm))
+    return;
+  double mm = tl_axis_nice(Wv / 4 / px_per_mm, TRUE);
+  double len = mm * px_per_mm;
+  if (len < 12)
+    return;
+  self->bar_mm = mm;
+  double x = 10, y = H - 4;
+  cairo_set_line_width(cr, 5);
+  cairo_set_source_rgba(cr, 0, 0, 0, 0.8);
+  cairo_move_to(cr, x - 1, y);
+  cairo_line_to(cr, x + len + 1, y);
+  cairo_stroke(cr);
+  cairo_set_line_width(cr, 3);
+  cairo_set_source_rgb(cr, 1, 1, 1);
+  cairo_move_to(cr, x, y);
+  cairo_line_to(cr, x + len, y);
+  cairo_stroke(cr);
+  char text[32];
+  g_snprintf(text, sizeof text, "%g mm", mm);
+  cairo_set_font_size(cr, 10);
+  text_at(self, cr, x, y - 5, text, FALSE, Wv, H);
 }
 
 static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
@@ -217,6 +369,12 @@ static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
   if (self->texture)
     draw_image(self, snapshot, &r);
   cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &all);
+  cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+  g_ptr_array_set_size(self->drawn, 0);
+  self->clipped = 0;
+  self->letters[0] = 0;
+  self->bar_mm = 0;
+  self->bar_ticks = 0;
   if (self->texture && !self->detector) {
     double c, w;
     crosshair(self, &c, &w);
@@ -262,12 +420,32 @@ static void tl_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot) {
         cairo_show_text(cr, label);
       }
     }
+  }
+  if (self->texture) {
+    double Wv = MAX(W - COLORBAR_MARGIN, 1);
+    cairo_save(cr);
+    cairo_rectangle(cr, 0, 0, Wv, H);
+    cairo_clip(cr);
+    if (!self->detector) {
+      draw_orientation(self, cr, &r, Wv, H);
+      draw_scale_bar(self, cr, &r, Wv, H);
+      double k = stretch(self, &r);
+      if (k > 1.05) {
+        /* say so: the slab's true height would be a few pixels */
+        double pw, ph;
+        pixel_mm(self, &pw, &ph);
+        g_autofree char *note = g_strdup_printf("%u × %.3g mm shown ×%.0f tall", self->slice.height, ph, k);
+        cairo_set_font_size(cr, 11);
+        cairo_set_source_rgb(cr, 0.8, 0.8, 0.8);
+        text_at(self, cr, MAX(Wv - 8 - text_width(cr, note), 0), H - 8, note, FALSE, Wv, H);
+      }
+    }
+    cairo_restore(cr);
     draw_colorbar(self, cr, W, H);
   }
   cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
   cairo_set_font_size(cr, 12);
-  cairo_move_to(cr, 6, 16);
-  cairo_show_text(cr, title(self));
+  text_at(self, cr, 6, 16, title(self), FALSE, W, H);
   cairo_destroy(cr);
   gtk_snapshot_pop(snapshot);
 }
@@ -532,6 +710,12 @@ const char *tl_slice_view_get_unit(TlSliceView *self) { return self->unit; }
 GdkTexture *tl_slice_view_get_texture(TlSliceView *self) { return self->texture; }
 const TlSlice *tl_slice_view_get_slice(TlSliceView *self) { return &self->slice; }
 int tl_slice_view_get_orientation(TlSliceView *self) { return self->orientation; }
+const GPtrArray *tl_slice_view_get_drawn_text(TlSliceView *self) { return self->drawn; }
+guint tl_slice_view_get_clipped(TlSliceView *self) { return self->clipped; }
+const char *tl_slice_view_get_letters(TlSliceView *self) { return self->letters; }
+double tl_slice_view_get_scale_bar_mm(TlSliceView *self) { return self->bar_mm; }
+guint tl_slice_view_get_colorbar_ticks(TlSliceView *self) { return self->bar_ticks; }
+graphene_rect_t tl_slice_view_get_image_rect(TlSliceView *self) { return image_rect(self); }
 double tl_slice_view_get_zoom(TlSliceView *self) { return self->zoom; }
 
 void tl_slice_view_reset_zoom(TlSliceView *self) {
@@ -545,6 +729,7 @@ static void tl_slice_view_finalize(GObject *object) {
   g_free(self->slice.data);
   g_free(self->unit);
   g_free(self->title);
+  g_ptr_array_unref(self->drawn);
   if (self->rois)
     g_array_unref(self->rois);
   g_clear_object(&self->texture);
@@ -582,6 +767,7 @@ static void tl_slice_view_init(TlSliceView *self) {
   self->zoom = 1;
   self->hi = 1;
   self->colormap = TL_COLORMAP_HOT_METAL;
+  self->drawn = g_ptr_array_new_with_free_func(g_free);
   gtk_widget_set_hexpand(GTK_WIDGET(self), TRUE);
   gtk_widget_set_vexpand(GTK_WIDGET(self), TRUE);
   gtk_widget_set_size_request(GTK_WIDGET(self), 160, 140);

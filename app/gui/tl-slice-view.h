@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSliceView: one 2-D view of the volume (axial, coronal, sagittal or MIP) with a
- * crosshair, colour map, window/level, zoom and pan, and a colour bar.
+ * crosshair, colour map, window/level, zoom and pan, a colour bar with ticks and the unit,
+ * orientation letters and a mm scale bar. The aspect follows the voxel sizes; a thin slab (a
+ * 2-slice volume seen from the side) is stretched to a least on-screen extent and says so.
  * Mouse: click sets the crosshair; wheel moves the slice; Ctrl+wheel zooms about the
  * pointer; drag pans; right-drag sets window/level; Shift+drag draws a profile line;
  * Ctrl+drag draws a spherical ROI (Ctrl+Shift+drag: a circle in the view's plane), or moves
@@ -44,6 +46,17 @@ double tl_slice_view_get_zoom(TlSliceView *self);
 void tl_slice_view_reset_zoom(TlSliceView *self);
 /* ROIs drawn where they cut the slice shown (copied; numbered from 1). */
 void tl_slice_view_set_rois(TlSliceView *self, const TlRoi *rois, guint n);
+
+/* What the last draw showed, for tests: every text (title, orientation letters, scale bar,
+ * colour-bar ticks and unit), how many left the widget, the letters at the image's left,
+ * right, top and bottom edges ("LRPA" for an axial slice; "" for a detector image), the scale
+ * bar's length in mm (0: none), the colour bar's tick labels, and where the image is drawn. */
+const GPtrArray *tl_slice_view_get_drawn_text(TlSliceView *self);
+guint tl_slice_view_get_clipped(TlSliceView *self);
+const char *tl_slice_view_get_letters(TlSliceView *self);
+double tl_slice_view_get_scale_bar_mm(TlSliceView *self);
+guint tl_slice_view_get_colorbar_ticks(TlSliceView *self);
+graphene_rect_t tl_slice_view_get_image_rect(TlSliceView *self);
 
 /* Signals: "position-changed" (guint i, guint j, guint k), "levels-changed" (double lo,
  * double hi), "hover" (const char *text: mm, voxel and value), "line" (double c0, r0, c1, r1),

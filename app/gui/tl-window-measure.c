@@ -108,6 +108,7 @@ void tl_window_measure_run_started(TlWindow *self) {
     self->contrast_series = tl_plot_add_series(self->contrast_plot, name,
                                                &colours[(self->run_number - 1) % G_N_ELEMENTS(colours)], FALSE);
     tl_plot_set_series_group(self->contrast_plot, self->contrast_series, 1);
+    tl_plot_set_axis_title(self->contrast_plot, self->contrast_series, "mean contrast recovery (fraction)");
   }
   send_analysis(self);
 }
@@ -270,6 +271,7 @@ static void act_nema_analysis(GSimpleAction *a, GVariant *p, gpointer data) {
       tl_plot_n_series(self->contrast_plot) == 0) {
     g_autofree char *name = g_strdup_printf("run %u: mean CR", self->run_number);
     self->contrast_series = tl_plot_add_series(self->contrast_plot, name, &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
+    tl_plot_set_axis_title(self->contrast_plot, self->contrast_series, "mean contrast recovery (fraction)");
   }
   send_analysis(self);
 }
@@ -365,7 +367,7 @@ void tl_window_measure_init(TlWindow *self) {
   self->nema_history = g_array_new(FALSE, FALSE, sizeof(NemaRecord));
   self->snapshots = g_ptr_array_new_with_free_func((GDestroyNotify)tl_snapshot_unref);
   self->snapshot_names = g_queue_new();
-  self->contrast_plot = TL_PLOT(tl_plot_new("Contrast recovery vs noise (NEMA)", "background variability N"));
+  self->contrast_plot = TL_PLOT(tl_plot_new("Contrast recovery vs noise (NEMA)", "background variability N (fraction)"));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->contrast_plot));
   GtkWidget *scroll = gtk_scrolled_window_new();
   gtk_widget_set_size_request(scroll, 230, -1);

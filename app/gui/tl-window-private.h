@@ -47,6 +47,7 @@ struct _TlWindow {
   gboolean show_mip;
   float lo, hi;
   int line_view;            /* view holding the profile line, -1 none */
+  double truth_mean;        /* the simulation's truth's mean (RMSE is plotted as % of it); 0 none */
   double line[4];
   char *last_error;
   gboolean demo_pending;

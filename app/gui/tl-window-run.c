@@ -170,8 +170,9 @@ static void on_frame(TlFrame *f, gpointer data) {
     if (f->step.note)
       gtk_widget_set_tooltip_text(GTK_WIDGET(self->status_label), f->step.note);
     tl_plot_append(self->convergence, 0, f->step.sub_iterations, f->step.loglik);
-    if (self->dataset->truth)
-      tl_plot_append(self->convergence, 1, f->step.sub_iterations, f->step.rmse);
+    if (self->dataset->truth)  /* the solver's RMSE is in the truth's units (rmse_scaled) */
+      tl_plot_append(self->convergence, 1, f->step.sub_iterations,
+                     self->truth_mean > 0 ? 100 * f->step.rmse / self->truth_mean : NAN);
     /* the built-in kernels this sub-iteration ran: what the kernel editor offers first */
     if (f->step.profile) {
       char **k = tl_profile_kernels(f->step.profile);
@@ -297,8 +298,12 @@ void tl_window_reset_plots(TlWindow *self) {
     label = tl_ct_job_objective_label(ct.algo);
   }
   tl_plot_add_series(self->convergence, label, &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
-  if (self->dataset && self->dataset->truth)
-    tl_plot_add_series(self->convergence, "RMSE vs truth", &(GdkRGBA){0.35, 0.7, 1.0, 1}, FALSE);
+  self->truth_mean = 0;
+  if (self->dataset && self->dataset->truth) {
+    const TlImage *t = self->dataset->truth;
+    self->truth_mean = tl_image_sum(t) / (double)tl_image_grid_n_voxels(&t->grid);
+    tl_plot_add_series(self->convergence, "RMSE (% of truth mean)", &(GdkRGBA){0.35, 0.7, 1.0, 1}, FALSE);
+  }
   tl_plot_clear(self->line_plot);
   self->line_view = -1;
   tl_profile_view_clear(self->profile_view);

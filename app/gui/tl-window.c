@@ -593,6 +593,9 @@ static void on_line(TlSliceView *view, double c0, double r0, double c1, double r
                     (mm1[2] - mm0[2]) * (mm1[2] - mm0[2]));
   tl_plot_clear(self->line_plot);
   tl_plot_add_series(self->line_plot, "image", &(GdkRGBA){0.98, 0.6, 0.2, 1}, FALSE);
+  const char *unit = tl_slice_view_get_unit(view);
+  g_autofree char *image_title = g_strdup_printf("image (%s)", unit && unit[0] ? unit : "a.u.");
+  tl_plot_set_axis_title(self->line_plot, 0, image_title);
   for (guint i = 0; i < n; i++) {
     x[i] = len * i / (n - 1);
     y[i] = v[i];
@@ -601,6 +604,15 @@ static void on_line(TlSliceView *view, double c0, double r0, double c1, double r
   const TlImage *t = self->dataset->truth;
   if (t && tl_slice_view_get_orientation(view) != TL_VIEW_MIP) {
     tl_plot_add_series(self->line_plot, "truth", &(GdkRGBA){0.8, 0.8, 0.8, 1}, TRUE);
+    if (unit && g_str_equal(unit, TL_PET_TRUTH_UNIT)) {
+      /* the image is in the truth's units: one axis, the curves comparable */
+      tl_plot_set_series_group(self->line_plot, 0, 1);
+      tl_plot_set_series_group(self->line_plot, 1, 1);
+      tl_plot_set_axis_title(self->line_plot, 0, "activity (" TL_PET_TRUTH_UNIT ")");
+      tl_plot_set_axis_title(self->line_plot, 1, "activity (" TL_PET_TRUTH_UNIT ")");
+    } else {
+      tl_plot_set_axis_title(self->line_plot, 1, "truth (" TL_PET_TRUTH_UNIT ")");
+    }
     for (guint i = 0; i < n; i++) {
       guint p[3];
       for (int a = 0; a < 3; a++)
@@ -668,7 +680,7 @@ static void build_workbench(TlWindow *self) {
   self->show_mip = TRUE;
   self->line_view = -1;
   self->convergence = TL_PLOT(tl_plot_new("Convergence", "sub-iteration"));
-  self->line_plot = TL_PLOT(tl_plot_new("Line profile (Shift+drag on a view)", "mm along the line"));
+  self->line_plot = TL_PLOT(tl_plot_new("Line profile (Shift+drag on a view)", "distance along the line (mm)"));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->convergence));
   gtk_box_append(self->plot_box, GTK_WIDGET(self->line_plot));
   tl_window_reset_plots(self);

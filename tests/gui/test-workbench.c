@@ -185,13 +185,13 @@ static void test_run(void) {
   g_autofree char *csv = g_strconcat(prefix, "-convergence.csv", NULL);
   g_autofree char *text = NULL;
   g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
-  g_assert_true(g_str_has_prefix(text, "sub-iteration,log-likelihood,RMSE vs truth\n1,"));
+  g_assert_true(g_str_has_prefix(text, "sub-iteration,log-likelihood,RMSE (% of truth mean)\n1,"));
   g_autofree char *plot_png = g_strconcat(prefix, "-convergence.png", NULL);
   g_assert_true(g_file_test(plot_png, G_FILE_TEST_EXISTS));
   g_autofree char *profile_csv = g_strconcat(prefix, "-profile.csv", NULL);
   g_autofree char *profile_text = NULL;
   g_assert_true(g_file_get_contents(profile_csv, &profile_text, NULL, NULL));
-  g_assert_true(g_str_has_prefix(profile_text, "mm along the line,image,truth\n0,"));
+  g_assert_true(g_str_has_prefix(profile_text, "distance along the line (mm),image,truth\n0,"));
   g_assert_null(tl_window_get_last_error(win));
 
   /* Another colour map recolours the views. */
