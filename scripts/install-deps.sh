@@ -26,6 +26,9 @@ packages=(
   python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
   libvkfft-dev                                  # CT ramp filter by FFT (VkFFT, header only; -Dvkfft)
   python3-skimage                               # bench/ct-tooth: scikit-image's FBP beside ours
+  python3-mesonpy python3-venv                  # pip install . / pip wheel (pyproject.toml), its test
+  python3-nbclient python3-ipykernel python3-matplotlib  # examples/notebooks, run by the tests
+  python3-h5py                                  # the CT preprocessing test reads tooth.h5's raw counts
 )
 
 missing=()
