@@ -15,7 +15,7 @@
  * window must be wider than the widest stripe. Where the object's sorted profile changes
  * across columns faster than a stripe's height per window (the sharp edge of a large object)
  * the median follows the object and part of the stripe stays (measured: tooth.h5 with 40
- * added stripes, residual stripe power 15-24x lower; sharp synthetic discs, 4-9x). */
+ * added stripes, residual stripe power 15-27x lower; sharp synthetic discs, 4-9x). */
 #pragma once
 #include "tl-api.h"
 #include <glib.h>
