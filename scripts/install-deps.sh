@@ -22,6 +22,9 @@ packages=(
   clang-14 libclang-rt-14-dev zlib1g-dev        # fuzz harnesses: clang, libFuzzer runtime, gzip seeds
   libopenmpi-dev openmpi-bin python3-numpy      # recon under mpirun (-Dmpi), its test (docs/scale.md)
   python3-dev python3-numpy python3-pytest      # the Python module (python/), its tests
+  python3-mesonpy python3-venv                  # pip install . / pip wheel (pyproject.toml), its test
+  python3-nbclient python3-ipykernel python3-matplotlib  # examples/notebooks, run by the tests
+  python3-h5py                                  # the CT preprocessing test reads tooth.h5's raw counts
   libhdf5-dev libdcmtk-dev libtiff-dev          # Data Exchange HDF5 projections, DICOM (DCMTK), TIFF stacks
   python3-pydicom python3-numpy                 # test-format-dicom's reference (/usr/bin/python3)
   libvkfft-dev                                  # CT ramp filter by FFT (VkFFT, header only; -Dvkfft)

@@ -18,6 +18,7 @@
  * with t clamped below at TL_DXCHANGE_MIN_TRANSMISSION (also where W - D <= 0 or t is not a
  * number); the clamped count is reported in the description. */
 #include "tl-ct-formats.h"
+#include "tl-ct-normalise.h"
 #include "image/tl-format.h"
 #include "image/tl-file.h"
 #include "image/tl-isolate.h"
@@ -271,16 +272,6 @@ static float *dx_read(DxLayout *l, const char *name, hid_t d, guint64 n, GError 
   return v;
 }
 
-/* Per-pixel mean of `count` images. */
-static double *dx_mean(const float *v, guint count, guint64 pixels) {
-  double *m = g_new0(double, pixels);
-  for (guint k = 0; k < count; k++)
-    for (guint64 i = 0; i < pixels; i++) m[i] += v[k * pixels + i];
-  for (guint64 i = 0; i < pixels; i++) m[i] /= count;
-  return m;
-}
-
-
 /* --- libhdf5 in a child process (image/tl-isolate.h) ---
  *
  * libhdf5 1.10 is not safe on damaged files (fuzz-dxchange: reads of freed memory and a
@@ -358,18 +349,11 @@ static gboolean dx_child_load(const char *path, GByteArray *out, GError **error)
   gsize head = sizeof(DxInfo) + sizeof(double) * l.views;
   g_byte_array_set_size(out, head + sizeof(float) * n);
   float *proj = (float *)(out->data + head); /* head is a multiple of 8 */
-  g_autofree double *w = dx_mean(white, l.flats, pixels);
-  g_autofree double *k = dark ? dx_mean(dark, l.darks, pixels) : g_new0(double, pixels);
+  /* tl-ct-normalise.c: the same arithmetic as Python's tomolab.normalize */
   guint64 clamped = 0;
-  for (guint v = 0; v < l.views; v++)
-    for (guint64 i = 0; i < pixels; i++) {
-      double t = (data[v * pixels + i] - k[i]) / (w[i] - k[i]);
-      if (!(w[i] - k[i] > 0) || !(t >= TL_DXCHANGE_MIN_TRANSMISSION)) {
-        t = TL_DXCHANGE_MIN_TRANSMISSION;
-        clamped++;
-      }
-      proj[v * pixels + i] = (float)-log(t);
-    }
+  if (!tl_ct_normalise(data, l.views, pixels, white, l.flats, dark, dark ? l.darks : 0,
+                       TL_DXCHANGE_MIN_TRANSMISSION, TRUE, proj, &clamped, error))
+    return FALSE;
   DxInfo info;
   dx_info_from_layout(&l, &info);
   info.clamped = clamped;

@@ -333,5 +333,6 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
       tlpy_ct_init(m) < 0 || tlpy_solver_init(m) < 0 || tlpy_run_init(m) < 0 ||
       tlpy_dataset_init(m) < 0)
     return NULL;
+  if (tlpy_ctprep_init(m) < 0) return NULL;
   return m;
 }

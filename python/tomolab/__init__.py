@@ -22,6 +22,7 @@ from ._tomolab import (  # noqa: F401
     fbp, load_image, operators,
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
 from ._tomolab import projectors  # noqa: F401  (the PET projectors, from the registry)
+from ._tomolab import find_centre, minus_log, normalize, remove_stripes  # noqa: F401  (CT)
 
 __all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image', 'Dataset',
                                                                   'open']
