@@ -328,13 +328,15 @@ const char *const *tl_ray_projector_kernels(const TlProjector *p, TlProjectorPas
   static const char *const back[] = {"pet_back", NULL}, *const back_cas[] = {"pet_back_cas", NULL};
   static const char *const em[] = {"pet_em", NULL}, *const em_cas[] = {"pet_em_cas", NULL};
   static const char *const planes[] = {"pet_em_rec", "pet_back_slabs", "pet_pairs", NULL};
-  /* TL_SCATTER_FIXED: pet_em forwards, pet_em_back adds in fixed point, fixed_finish converts */
-  static const char *const back_fx[] = {"pet_back", "fixed_max", "fixed_finish", NULL},
-                           *const back_fx_cas[] = {"pet_back_cas", "fixed_max", "fixed_finish",
+  /* TL_SCATTER_FIXED: fixed_bound sums the weights, pet_back (the EM pass: pet_em forwards,
+   * pet_em_back) adds in fixed point, fixed_finish converts */
+  static const char *const back_fx[] = {"fixed_bound", "pet_back", "fixed_finish", NULL},
+                           *const back_fx_cas[] = {"fixed_bound", "pet_back_cas", "fixed_finish",
                                                    NULL},
-                           *const em_fx[] = {"pet_em", "pet_em_back", "fixed_finish", NULL},
-                           *const em_fx_cas[] = {"pet_em_cas", "pet_em_back", "fixed_finish",
-                                                 NULL};
+                           *const em_fx[] = {"pet_em", "fixed_bound", "pet_em_back",
+                                             "fixed_finish", NULL},
+                           *const em_fx_cas[] = {"pet_em_cas", "fixed_bound", "pet_em_back",
+                                                 "fixed_finish", NULL};
   if (pass == TL_PROJECTOR_FORWARD) return forward;
   if (pass == TL_PROJECTOR_EM && tl_planes_em_chosen(p, lors)) return planes;
   TlScatter mode = scatter_mode(p);
