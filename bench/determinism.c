@@ -3,7 +3,7 @@
  * back projection of random events of the small-animal scanner (64 x 64 x 40 voxels), and a
  * CT-cone back projection, each with the fixed-point sums (the default) and with float
  * atomics, alternating, best of `reps` wall times, in one run (ratios fixed / float).
- * Usage: determinism [events (300000)] [reps (3)]. */
+ * Usage: determinism [events (100000)] [reps (2)]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "ct/tl-ct-projector.h"
@@ -18,8 +18,8 @@ static G_NORETURN void die(GError *error) {
 static double now(void) { return g_get_monotonic_time() * 1e-6; }
 
 int main(int argc, char **argv) {
-  guint64 n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 300000;
-  guint reps = argc > 2 ? (guint)atoi(argv[2]) : 3;
+  guint64 n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 100000;
+  guint reps = argc > 2 ? (guint)atoi(argv[2]) : 2;
   GError *error = NULL;
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) die(error);
@@ -82,12 +82,12 @@ int main(int argc, char **argv) {
   }
   tl_scanner_free(sc);
 
-  /* CT: a 128^3 grid of 1 mm, 180 views of 160 x 128 pixels, cone beam */
+  /* CT: a 64^3 grid of 1 mm, 90 views of 96 x 80 pixels, cone beam */
   TlCtOrbit orb;
-  tl_ct_orbit_init_cone(&orb, 180, 400, 800, 160, 128, 2.0, 2.0);
+  tl_ct_orbit_init_cone(&orb, 90, 400, 800, 96, 80, 1.5, 1.5);
   g_autoptr(TlCtGeometry) cg = tl_ct_geometry_new_orbit(&orb, &error);
   if (!cg) die(error);
-  TlImageGrid cgrid = tl_image_grid_centred(128, 128, 128, 1, 1, 1);
+  TlImageGrid cgrid = tl_image_grid_centred(64, 64, 64, 1, 1, 1);
   TlCtViews v = tl_ct_views_all(cg);
   guint64 npix = tl_ct_views_n_pixels(cg, &v), nvox = tl_image_grid_n_voxels(&cgrid);
   g_autoptr(TlArray) y = tl_array_new_float(ctx, npix, &error);
