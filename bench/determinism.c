@@ -3,7 +3,7 @@
  * back projection of random events of the small-animal scanner (64 x 64 x 40 voxels), and a
  * CT-cone back projection, each with the fixed-point sums (the default) and with float
  * atomics, alternating, best of `reps` wall times, in one run (ratios fixed / float).
- * Usage: determinism [events (100000)] [reps (2)]. */
+ * Usage: determinism [events (50000)] [reps (2)]. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "ct/tl-ct-projector.h"
@@ -18,15 +18,16 @@ static G_NORETURN void die(GError *error) {
 static double now(void) { return g_get_monotonic_time() * 1e-6; }
 
 int main(int argc, char **argv) {
-  guint64 n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 100000;
+  guint64 n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 50000;
   guint reps = argc > 2 ? (guint)atoi(argv[2]) : 2;
   GError *error = NULL;
+  setvbuf(stdout, NULL, _IOLBF, 0);
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) die(error);
   printf("device: %s\n", tl_context_info(ctx)->name);
   TlScanner *sc = tl_scanner_new_preset("small-animal", &error);
   if (!sc) die(error);
-  g_autoptr(TlListmode) lm = tl_listmode_new(sc, n);
+  g_autoptr(TlListmode) lm = tl_listmode_new(sc, n); /* owns sc */
   g_autoptr(GRand) r = g_rand_new_with_seed(1);
   for (guint64 i = 0; i < n; i++) {
     TlEvent *e = &lm->events[i];
@@ -80,14 +81,13 @@ int main(int argc, char **argv) {
     tl_operator_free(ops[0]);
     tl_operator_free(ops[1]);
   }
-  tl_scanner_free(sc);
 
-  /* CT: a 64^3 grid of 1 mm, 90 views of 96 x 80 pixels, cone beam */
+  /* CT: a 48^3 grid of 1 mm, 60 views of 64 x 48 pixels, cone beam */
   TlCtOrbit orb;
-  tl_ct_orbit_init_cone(&orb, 90, 400, 800, 96, 80, 1.5, 1.5);
+  tl_ct_orbit_init_cone(&orb, 60, 400, 800, 64, 48, 1.5, 1.5);
   g_autoptr(TlCtGeometry) cg = tl_ct_geometry_new_orbit(&orb, &error);
   if (!cg) die(error);
-  TlImageGrid cgrid = tl_image_grid_centred(64, 64, 64, 1, 1, 1);
+  TlImageGrid cgrid = tl_image_grid_centred(48, 48, 48, 1, 1, 1);
   TlCtViews v = tl_ct_views_all(cg);
   guint64 npix = tl_ct_views_n_pixels(cg, &v), nvox = tl_image_grid_n_voxels(&cgrid);
   g_autoptr(TlArray) y = tl_array_new_float(ctx, npix, &error);

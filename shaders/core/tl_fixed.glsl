@@ -16,10 +16,12 @@
 // or ray puts into one element, so every element's |sum| <= S amax < 2^(e_S + e(amax)) and
 // k = 62 - e_S - e(amax) keeps it below 2^62 units: no overflow is possible. The unit is
 // 2^-k <= 4 S amax 2^-62, and each term is rounded to the nearest unit: an element that
-// received c terms is within c/2 units of the exact sum of its float terms (for a back
-// projection of ~10^5 LORs of unit weight into voxels of a few mm, a unit of ~1e-13 of what a
-// voxel holds). S rather than (LORs x largest weight) keeps one large EM ratio from coarsening
-// every voxel's unit.
+// received c terms is within c/2 units of the exact sum of its float terms (the tests: 1e-8 to
+// 9e-8 of the largest element, the final rounding to float). S rather than (LORs x largest
+// weight) keeps one large EM ratio from coarsening every voxel's unit. A coarser unit, so that
+// most terms fit the low word (one atomic instead of two), was tried and dropped: the sums of
+// many terms below the unit (the TOR's Gaussian tails, scaled by an outlying EM ratio) then
+// lost 4e-6 of the largest voxel. 64-bit atomics, where a device has them, would be one atomic.
 
 const uint TL_FIXED_HEAD = 4u;
 

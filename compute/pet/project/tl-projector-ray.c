@@ -106,7 +106,13 @@ TlPipeline *tl_ray_pipeline(TlProjector *p, const char *key, const char *shader,
  * the fixed-point accumulator fall back to float atomics (CAS where the device lacks them). */
 static TlScatter scatter_mode(const TlProjector *p) {
   gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
-  TlScatter mode = p->scatter == TL_SCATTER_AUTO ? TL_SCATTER_FIXED : p->scatter;
+  TlScatter mode = p->scatter;
+  /* $TOMOLAB_PET_SCATTER=float: AUTO takes float atomics (or CAS) for speed, giving up
+   * bit-identical reruns (bench/README.md, bench/determinism) */
+  if (mode == TL_SCATTER_AUTO)
+    mode = g_strcmp0(g_getenv("TOMOLAB_PET_SCATTER"), "float") == 0
+               ? (has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS)
+               : TL_SCATTER_FIXED;
   if (mode == TL_SCATTER_FIXED && tl_image_grid_n_voxels(&p->grid) > TL_FIXED_MAX_ELEMENTS)
     mode = has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS;
   if (mode == TL_SCATTER_CAS && !has_fa) mode = TL_SCATTER_CAS_PORTABLE;
