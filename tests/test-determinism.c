@@ -232,7 +232,8 @@ static void test_ct_repeat(gconstpointer data) {
   g_autofree float *y = fx_random_floats(npix, 12, -0.5, 1);
   g_autoptr(TlArray) dy = fx_upload(ctx, y, npix, 4);
   g_autofree float *a = ct_back(p, TL_CT_BACK_AUTO, dy), *b = ct_back(p, TL_CT_BACK_AUTO, dy);
-  g_autofree float *fa = ct_back(p, TL_CT_BACK_SCATTER, dy), *fb = ct_back(p, TL_CT_BACK_SCATTER, dy);
+  g_autofree float *fa = ct_back(p, TL_CT_BACK_SCATTER, dy);
+  g_autofree float *fb = ct_back(p, TL_CT_BACK_SCATTER, dy);
   guint64 nd = n_differ(a, b, nvox), nfd = n_differ(fa, fb, nvox);
   g_test_message("ct %s, %" G_GUINT64_FORMAT " rays: fixed point: %" G_GUINT64_FORMAT
                  " voxels differ between two runs; float atomics: %" G_GUINT64_FORMAT " of %"

@@ -396,7 +396,8 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
-    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED) return back_fixed(p, s, items, &push, image, error);
+    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED)
+      return back_fixed(p, s, items, &push, image, error);
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);

@@ -272,8 +272,8 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
 
 /* TL_SCATTER_FIXED's EM pass in two kernels: pet_em forwards and writes each LOR's weight
  * a_j m_j / ybar_j with their largest value, then pet_em_back (pet_back's code) adds them up
- * in fixed point (the weights carry a_j already: PET_ATTEN 0 there). One walk forward and one back per LOR, as
- * the fused kernel; the weights cost 4 bytes per LOR. */
+ * in fixed point (the weights carry a_j already: PET_ATTEN 0 there). One walk forward and one
+ * back per LOR, as the fused kernel; the weights cost 4 bytes per LOR. */
 static gboolean em_fixed(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
                          TlArray *corr, TlArray *partials, GError **error) {
   RayPriv *r = p->priv;
@@ -312,7 +312,8 @@ gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
     if (!r->planes) r->planes = tl_planes_new();
     return tl_planes_em(p, r->planes, s, lors, image, corr, partials, error);
   }
-  if (scatter_mode(p) == TL_SCATTER_FIXED) return em_fixed(p, s, lors, image, corr, partials, error);
+  if (scatter_mode(p) == TL_SCATTER_FIXED)
+    return em_fixed(p, s, lors, image, corr, partials, error);
   /* PET_LOGLIK picks the variant, so the pass without the log-likelihood is the old kernel */
   TlPipeline *pl = pipeline(p, "pet_em", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, partials != NULL, 2, error);
