@@ -117,9 +117,10 @@ static double dotf(const float *a, const float *b, guint64 n) {
 
 /* The back projections a projector can run here: the scatter with float atomics only where the
  * device has them (elsewhere TL_CT_BACK_SCATTER runs the CAS kernel, tested as SCATTER_CAS); the
- * tiled scatter is Joseph's (the others run the plain scatter when asked for it). */
+ * tiled scatter is Joseph's (the others run the plain scatter when asked for it); the scatter
+ * summed in fixed point (tests/test-determinism.c: bit-identical reruns). */
 static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
-                                 TL_CT_BACK_SCATTER_TILED};
+                                 TL_CT_BACK_SCATTER_TILED, TL_CT_BACK_SCATTER_FIXED};
 
 static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *grid,
                                     TlCtMethod method, TlCtBack back) {

@@ -175,11 +175,10 @@ static void test_tor(void) {
 }
 
 /* Filtering between iterations = the unfiltered sub-iteration followed by tl_filter_apply, for
- * the median and the Gaussian, TOF and attenuation on. Within 1e-5 of the maximum, not 1e-6:
- * two runs of the same EM step differ by ~1.5e-6 of the maximum because the float atomic
- * adds land in another order (seen on lavapipe; with LP_NUM_THREADS=1 both differences are
- * exactly 0), and both filters are contractions in the max norm, so that is what reaches the
- * filtered images. A wrong filter (old image, twice, another width) is off by > 1e-2. */
+ * the median and the Gaussian, TOF and attenuation on: to the bit, since two runs of the same
+ * EM step are bit-identical (the back projections' sums are deterministic, core/tl-fixed.h;
+ * with float atomics they differed by ~1.5e-6 of the maximum on lavapipe). A wrong filter (old
+ * image, twice, another width) is off by > 1e-2. */
 static void test_filter_equals_manual(gconstpointer filter) {
   GError *error = NULL;
   TlReconOptions o;
@@ -204,7 +203,8 @@ static void test_filter_equals_manual(gconstpointer filter) {
   g_test_message("%s: in recon vs manual %.3g of %.4g (unfiltered run to run %.3g of the "
                  "maximum; the filter itself moved voxels by %.3g)",
                  (char *)filter, d, m, max_rel_diff(plain, again), changed);
-  g_assert_cmpfloat(d, <=, 1e-5 * m);
+  g_assert_cmpfloat(max_rel_diff(plain, again), ==, 0);
+  g_assert_cmpfloat(d, ==, 0);
   g_assert_cmpfloat(changed, >, 1e-2 * m); /* the comparison is not trivially passed */
 }
 

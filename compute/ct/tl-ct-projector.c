@@ -3,13 +3,14 @@
  * dispatches of shaders/ct/ct_forward.comp, ct_back.comp (gather), ct_back_scatter.comp and
  * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp. */
 #include "tl-ct-projector.h"
+#include "tl-fixed.h"
 #include <math.h>
 #include <string.h>
 
 #define TL_CT_VIEW_FLOATS 32
 #include "core/tl_constants.glsl" /* the kernels' block and tile sizes, flag bits */
 
-/* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 96 bytes). */
+/* Mirrors CT_PUSH in shaders/ct/ct_common.glsl (scalar layout, 104 bytes). */
 typedef struct {
   TlPush1D h;
   guint64 image, proj, views;
@@ -20,8 +21,10 @@ typedef struct {
   guint32 first, stride, count;
   float step;
   guint32 flags;
+  float bound; /* ct_back_scatter with CT_FIXED: the bound per unit weight (tl-fixed.h) */
+  guint32 pad;
 } CtPush;
-G_STATIC_ASSERT(sizeof(CtPush) == 96);
+G_STATIC_ASSERT(sizeof(CtPush) == 104);
 
 
 struct _TlCtProjector {
@@ -34,14 +37,15 @@ struct _TlCtProjector {
   TlPipeline *forward;     /* NULL for voxel */
   TlPipeline *back;        /* the gather (voxel: its only back projector); built on first use */
   TlPipeline *scatter;     /* the scatter in use (float atomics or CAS); built on first use */
-  TlCtBack back_mode;      /* resolved: GATHER, SCATTER or SCATTER_CAS */
+  TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED or _FIXED */
+  TlFixed *fixed;          /* SCATTER_FIXED: the accumulator */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
   char *label_forward, *label_back; /* one back label for every form: profiles compare them */
 };
 
 static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
-                                                "scatter-tiled"};
+                                               "scatter-tiled", "scatter-fixed"};
 
 const char *tl_ct_back_name(TlCtBack b) {
   return (guint)b < G_N_ELEMENTS(tl_ct_back_names) ? tl_ct_back_names[b] : "?";
@@ -183,6 +187,7 @@ void tl_ct_projector_free(TlCtProjector *p) {
   tl_pipeline_free(p->forward);
   tl_pipeline_free(p->back);
   tl_pipeline_free(p->scatter);
+  tl_fixed_free(p->fixed);
   tl_array_free(p->views);
   tl_ct_geometry_free(p->geom);
   g_free(p->label_forward);
@@ -200,9 +205,10 @@ void tl_ct_projector_free(TlCtProjector *p) {
  * projection against 4.4-7.6x for the gather, for every projector. On an NVIDIA H200
  * (2026-11-28, CT-cone GPU case) back / forward was: Joseph gather 0.69x, scatter 0.34x;
  * Siddon gather 0.53x, scatter 0.91x; ray casting gather 0.93x, scatter 2.13x. */
+/* The scatter sums in fixed point: deterministic, as the gather is by construction. */
 static TlCtBack auto_back(const TlContext *ctx, TlCtMethod method) {
   if (tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU || method == TL_CT_JOSEPH)
-    return TL_CT_BACK_SCATTER;
+    return TL_CT_BACK_SCATTER_FIXED;
   return TL_CT_BACK_GATHER;
 }
 
@@ -231,6 +237,9 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
       (p->method != TL_CT_JOSEPH || !has_fa || info->max_compute_work_group_invocations < 256 ||
        info->max_compute_work_group_size[0] < 256))
     mode = TL_CT_BACK_SCATTER;
+  if (mode == TL_CT_BACK_SCATTER_FIXED &&
+      tl_image_grid_n_voxels(&p->grid) > TL_FIXED_MAX_ELEMENTS)
+    mode = TL_CT_BACK_SCATTER;
   if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
   guint32 spec = p->method;
   if (mode == TL_CT_BACK_GATHER) {
@@ -241,14 +250,18 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
   } else if (mode != p->back_mode || !p->scatter) {
     /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
      * puts views fastest, for measuring atomic contention on GPUs */
-    guint32 spec2[2] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0};
+    /* constant 3: CT_FIXED, in the float-atomic build where the device has it (the kernel
+     * the user sees and edits), else in the portable one */
+    gboolean fixed = mode == TL_CT_BACK_SCATTER_FIXED;
+    guint32 spec2[3] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0,
+                        fixed};
+    const char *name = mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
+                                                                       : "ct_back_scatter_cas";
     TlPipeline *pl =
         mode == TL_CT_BACK_SCATTER_TILED
             ? tl_pipeline_new_builtin_local(p->ctx, "ct_back_tiled", TL_CT_TILE * TL_CT_TILE,
                                             sizeof(CtPush), NULL, 0, error)
-            : tl_pipeline_new_builtin(
-                  p->ctx, mode == TL_CT_BACK_SCATTER ? "ct_back_scatter" : "ct_back_scatter_cas",
-                  sizeof(CtPush), spec2, 2, error);
+            : tl_pipeline_new_builtin(p->ctx, name, sizeof(CtPush), spec2, 3, error);
     if (!pl) return FALSE;
     tl_pipeline_free(p->scatter);
     p->scatter = pl;
@@ -349,6 +362,25 @@ gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews 
                                tl_ct_views_n_pixels(p->geom, views), &push, error);
 }
 
+/* SCATTER_FIXED (tl-fixed.h): accumulator zeroed, its head from the call's data, the scatter
+ * into it, its sum added into image. amax, the most a ray adds to one voxel per unit weight:
+ * about twice the voxel's diagonal (Siddon: the chord; Joseph: a bilinear weight <= 1 times the
+ * step between planes; ray casting: trilinear weights <= 1 of the samples within a voxel's
+ * reach, 2 diagonals + a step), with a margin of 4. */
+static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, CtPush *push,
+                           TlArray *image, GError **error) {
+  const float *v = p->grid.voxel_mm;
+  double diag = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+  push->bound = (float)(4.0 * (2.0 * diag + p->step));
+  if (!p->fixed) p->fixed = tl_fixed_new(p->ctx);
+  if (!tl_fixed_begin(p->fixed, s, tl_image_grid_n_voxels(&p->grid), error) ||
+      !tl_fixed_bound_weights(p->fixed, s, push->proj, rays, FALSE, error))
+    return FALSE;
+  push->image = tl_fixed_address(p->fixed);
+  return tl_stream_dispatch_1d(s, p->scatter, p->label_back, rays, push, error) &&
+         tl_fixed_finish(p->fixed, s, image, push->bound, error);
+}
+
 gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *views,
                               const TlArray *proj, TlArray *image, gboolean accumulate,
                               GError **error) {
@@ -362,6 +394,8 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
+    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED)
+      return back_fixed(p, s, items, &push, image, error);
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);

@@ -52,11 +52,16 @@ typedef enum {
   TL_CT_BACK_SCATTER_TILED, /* joseph: the scatter by 16 x 16-pixel tiles, each plane's adds summed
                            * in shared memory first (fewer global atomics, for GPUs); other
                            * projectors, or no float atomics: as SCATTER */
+  TL_CT_BACK_SCATTER_FIXED, /* the scatter summed in 64-bit fixed point (core/tl-fixed.h): the
+                           * same image on every run, which the float scatters above are not
+                           * (~1e-7 relative apart); AUTO's scatter. Grids of more than 2^31 - 4
+                           * voxels: as SCATTER */
 } TlCtBack;
 
 typedef struct _TlCtProjector TlCtProjector;
 
-/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled"; GError names the known ones. */
+/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled", "scatter-fixed"; GError names
+ * the known ones. */
 TL_API const char *tl_ct_back_name(TlCtBack b);
 TL_API gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
 

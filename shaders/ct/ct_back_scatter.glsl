@@ -7,6 +7,10 @@
 // where the device has shaderBufferFloat32AtomicAdd (ct_back_scatter.comp), else a
 // compare-and-swap loop (ct_back_scatter_cas.comp defines CT_NO_FLOAT_ATOMIC). The host zeroes
 // the image first unless accumulating. Specialization constant 1 = method as in ct_forward.
+// Constant 3, CT_FIXED = 1 (ct_common.glsl): pc.image is a fixed-point accumulator with its
+// head filled, pc.bound amax (tl-ct-projector.c), and the additions are deterministic
+// (tl_fixed.glsl).
+#define CT_SCATTER_KERNEL
 #ifndef CT_NO_FLOAT_ATOMIC
 #extension GL_EXT_shader_atomic_float : require
 #define CT_FLOAT_ATOMIC
@@ -29,6 +33,7 @@ layout(push_constant, scalar) uniform Push { CT_PUSH; } pc;
 void main() {
   uint i = tl_local_item();
   if (i >= pc.tl_count) return;
+  if (CT_FIXED == 1u) ct_fixed_k = tl_fixed_k(TlUints(pc.image), pc.bound);
   uint item = pc.tl_base + i;
   uint npix = pc.nu * pc.nv, k, pix;
   if (ORDER == 1u) {

@@ -31,7 +31,7 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) buffer CtViews { Ct
 #define CT_CONE TL_CT_FLAG_CONE
 #define CT_ACCUMULATE TL_CT_FLAG_ACCUMULATE
 
-// 96 bytes. Items: forward = detector pixels of the selected views (view-major, then rows,
+// 104 bytes. Items: forward = detector pixels of the selected views (view-major, then rows,
 // then columns); back = voxels. Views: first + k * stride for k < count; the projection array
 // holds only those views, contiguous, in that order.
 #define CT_PUSH                                                              \
@@ -45,7 +45,9 @@ layout(buffer_reference, scalar, buffer_reference_align = 4) buffer CtViews { Ct
   uint nu, nv;                                                               \
   uint first, stride, count;                                                 \
   float step;       /* ray casting: sample spacing in mm */                  \
-  uint flags
+  uint flags;                                                                \
+  float bound;      /* ct_back_scatter with CT_FIXED: tl_fixed.glsl's amax */ \
+  uint pad
 
 const float CT_BIG = 3.0e38;
 
@@ -98,7 +100,21 @@ uint ct_voxel_index(ivec3 v, uvec3 dims) {
 // float atomic; every other build has the compare-and-swap loop on the bits, which needs only
 // the 32-bit integer atomics every Vulkan device has (the forward and gather kernels compile
 // it too, but never call it).
+//
+// ct_back_scatter.glsl defines CT_SCATTER_KERNEL: with its constant CT_FIXED = 1 img is a
+// 64-bit fixed-point accumulator (tl_fixed.glsl) and the sums come out the same on every run.
+#ifdef CT_SCATTER_KERNEL
+#include "tl_fixed.glsl"
+layout(constant_id = 3) const uint CT_FIXED = 0;
+int ct_fixed_k = 0;  // CT_FIXED: the call's scale exponent, set by main
+#endif
 void ct_scatter(TlFloats img, uint i, float v) {
+#ifdef CT_SCATTER_KERNEL
+  if (CT_FIXED == 1u) {
+    tl_fixed_add(TlUints(img), i, v, ct_fixed_k);
+    return;
+  }
+#endif
 #ifdef CT_FLOAT_ATOMIC
   atomicAdd(img.v[i], v);
 #else

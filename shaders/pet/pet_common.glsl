@@ -18,12 +18,17 @@
 //                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
 //   10 PET_TOR_SIGMA  tube-of-response tracer: Gaussian sigma across the tube, mm
 //   11, 12, 13    pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
+//   22 PET_FIXED  1 deterministic sums (tl_fixed.glsl): pet_back adds into a 64-bit fixed-point
+//                 accumulator at pc.dst; pet_em only forwards, writing each LOR's back-projection
+//                 weight to pc.dst and their largest |w| into the accumulator's head at pc.norm
+//                 (compute/pet/project/tl-projector-ray.c runs pet_back on them after it)
 // A kernel built with PET_NO_FLOAT_ATOMIC defined never declares the float-atomic capability,
 // so it also runs on devices without shaderBufferFloat32AtomicAdd.
 #ifndef PET_NO_FLOAT_ATOMIC
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "tl_common.glsl"
+#include "tl_fixed.glsl"
 
 layout(constant_id = 1) const uint PET_TRACER = 0;
 layout(constant_id = 2) const uint PET_LORS = 0;
@@ -35,6 +40,8 @@ layout(constant_id = 7) const float PET_TOF_SIGMA = 1.0;
 layout(constant_id = 8) const float PET_TOF_BIN = 1.0;
 layout(constant_id = 9) const float PET_TOF_NSIGMA = 3.0;
 layout(constant_id = 10) const float PET_TOR_SIGMA = 0.0;
+layout(constant_id = 22) const uint PET_FIXED = 0;
+int pet_fixed_k = 0;  // PET_FIXED: the call's scale exponent (tl_fixed_k), set by main
 
 const uint PET_LORS_EVENTS = 0u;
 const uint PET_LORS_BINS = 1u;
@@ -147,6 +154,10 @@ void pet_scatter(TlFloats img, uint i, float v) {
   pet_scatter_fixed(TlUints(img), i, v);
   return;
 #endif
+  if (PET_FIXED == 1u) {
+    tl_fixed_add(TlUints(img), i, v, pet_fixed_k);
+    return;
+  }
 #ifndef PET_NO_FLOAT_ATOMIC
   if (PET_ATOMIC == 1u) {
     atomicAdd(img.v[i], v);

@@ -19,8 +19,24 @@
 // from the forward value it already has, into per-workgroup partials (pet_loglik.glsl), so
 // OSEM's convergence plot needs no separate log-likelihood projection per sub-iteration. It
 // is the log-likelihood at the image this pass reads (before its update).
+//
+// PET_FIXED = 1: the back projection is left to pet_em_back (pet_back.glsl), whose sums are
+// deterministic (pet_common.glsl): this pass writes w_j = a_j m_j / ybar_j (0 where skipped)
+// to pc.dst, one per LOR of the call, and their largest value into the accumulator's head at
+// pc.norm.
+#define TL_FIXED_MAX
 #include "pet_trace.glsl"
 #include "pet_loglik.glsl"
+
+float pet_em_w = 0.0;  // PET_FIXED: this LOR's back-projection weight
+
+// Back projects w along l into dst, or with PET_FIXED keeps w for pet_em_back.
+void pet_em_back(PetLor l, float w, TlFloats dst) {
+  if (PET_FIXED == 1u)
+    pet_em_w = w;
+  else
+    pet_trace(l, PET_BACK, w, dst);
+}
 
 void main() {
   uint i = tl_local_item();
@@ -35,10 +51,12 @@ void main() {
       // multiplicative update keeps at zero; it carries nothing to back project, so it is
       // skipped (and left out of the log-likelihood, like tl_projector_loglik).
       if (y > 0.0 && l.m != 0.0) {
-        pet_trace(l, PET_BACK, a * l.m / y, pc.dst);
+        pet_em_back(l, a * l.m / y, pc.dst);
         if (PET_LOGLIK == 1u) ll = l.m * log(y);
       }
     }
+    if (PET_FIXED == 1u) pc.dst.v[pc.tl_base + i] = pet_em_w;
   }
+  if (PET_FIXED == 1u) tl_fixed_max_store(TlUints(pc.norm), pet_em_w);
   if (PET_LOGLIK == 1u) pet_loglik_store(ll);
 }

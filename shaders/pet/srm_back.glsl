@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // x_v += sum_i h(i; v) w_i for the LORs of a group (srm_common.glsl), scattered with float
-// atomics (or a compare-and-swap loop without SRM_FLOAT_ATOMIC).
+// atomics (or a compare-and-swap loop without SRM_FLOAT_ATOMIC). SRM_FIXED (srm_back_fixed):
+// into a 64-bit fixed-point accumulator at pc.image, its head filled, pc.bound its amax: the
+// sums are the same on every run (tl_fixed.glsl).
 #ifdef SRM_FLOAT_ATOMIC
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "srm_common.glsl"
+#include "tl_fixed.glsl"
+
+int srm_fixed_k = 0;  // SRM_FIXED: the call's scale exponent, set by main
 
 void srm_add(uint i, float v) {
-#ifdef SRM_FLOAT_ATOMIC
+#if defined(SRM_FIXED)
+  tl_fixed_add(TlUints(pc.image), i, v, srm_fixed_k);
+#elif defined(SRM_FLOAT_ATOMIC)
   atomicAdd(pc.image.v[i], v);
 #else
   TlUints bits = TlUints(pc.image);
@@ -21,6 +28,9 @@ void srm_add(uint i, float v) {
 }
 
 void main() {
+#ifdef SRM_FIXED
+  srm_fixed_k = tl_fixed_k(TlUints(pc.image), pc.bound);
+#endif
   uint g = srm_group();
   if (g >= pc.n_groups) return;
   uint first = pc.groups.v[4 * g], count = pc.groups.v[4 * g + 1], cls = pc.groups.v[4 * g + 2];

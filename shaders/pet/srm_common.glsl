@@ -22,6 +22,8 @@ layout(push_constant, scalar) uniform Push {
   int ey, ez;
   uint interchange, xsym;
   uint n_groups, lor_first;
+  float bound;        // srm_back_fixed: tl_fixed.glsl's amax (compute/pet/srm/tl-srm-operator.c)
+  uint pad;
 } pc;
 
 struct SrmLor {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Ray-tracing projectors on the device: pipelines per variant (created on first use) and the
  * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
+#include "tl-fixed.h"
 #include "tl-kernels.h"
 #include "tl-projector-ray.h"
 #include <math.h>
@@ -26,6 +27,8 @@ typedef struct {
   guint64 sens_counts[5]; /* ... how many are fixed by 1, 2, 4, 8, 16 symmetries */
   GPtrArray *sens_old;   /* pair lists replaced while work may still read them */
   TlPlanes *planes;      /* the CPU plane path's buffers (tl-projector-planes.c), or NULL */
+  TlFixed *fixed;        /* TL_SCATTER_FIXED: the accumulator (core/tl-fixed.h) */
+  TlArray *fixed_w;      /* ... the EM pass's back-projection weights, one per LOR */
 } RayPriv;
 
 gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **error) {
@@ -51,6 +54,8 @@ void tl_ray_projector_finalize(TlProjector *p) {
   g_free(r->sens_pairs_key);
   g_ptr_array_unref(r->sens_old);
   tl_planes_free(r->planes);
+  tl_fixed_free(r->fixed);
+  tl_array_free(r->fixed_w);
   g_free(r);
   p->priv = NULL;
 }
@@ -97,6 +102,33 @@ TlPipeline *tl_ray_pipeline(TlProjector *p, const char *key, const char *shader,
   return pl;
 }
 
+/* The scatter mode p->scatter resolves to on this device: AUTO is FIXED; grids too large for
+ * the fixed-point accumulator fall back to float atomics (CAS where the device lacks them). */
+static TlScatter scatter_mode(const TlProjector *p) {
+  gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
+  TlScatter mode = p->scatter;
+  /* $TOMOLAB_PET_SCATTER=float: AUTO takes float atomics (or CAS) for speed, giving up
+   * bit-identical reruns (bench/README.md, bench/determinism) */
+  if (mode == TL_SCATTER_AUTO)
+    mode = g_strcmp0(g_getenv("TOMOLAB_PET_SCATTER"), "float") == 0
+               ? (has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS)
+               : TL_SCATTER_FIXED;
+  if (mode == TL_SCATTER_FIXED && tl_image_grid_n_voxels(&p->grid) > TL_FIXED_MAX_ELEMENTS)
+    mode = has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS;
+  if (mode == TL_SCATTER_CAS && !has_fa) mode = TL_SCATTER_CAS_PORTABLE;
+  return mode;
+}
+
+/* The kernel a scatter mode runs: the portable build (no float-atomic capability) where the
+ * device lacks float atomics, or where it was asked for. */
+static const char *scatter_shader(const TlProjector *p, const char *kernel, TlScatter mode) {
+  if (g_str_equal(kernel, "pet_em_back")) return kernel; /* portable on every device */
+  gboolean portable = mode == TL_SCATTER_CAS_PORTABLE ||
+                      (mode == TL_SCATTER_FIXED && !tl_context_info(p->ctx)->float32_atomic_add);
+  if (!portable) return kernel;
+  return g_str_equal(kernel, "pet_back") ? "pet_back_cas" : "pet_em_cas";
+}
+
 /* The pipeline of `kernel` ("pet_forward", "pet_back", "pet_em") for a LOR source, with the
  * scatter mode resolved against the device; cost = rays' voxels x `passes` (em walks twice;
  * attenuated all-pairs sensitivity walks each pair twice too: mu first, then the image).
@@ -106,32 +138,76 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
   RayPriv *r = p->priv;
   gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
   gboolean scatters = g_strcmp0(kernel, "pet_forward") != 0;
-  guint32 atomic = 0;
+  guint32 atomic = 0, fixed = 0;
   const char *shader = kernel;
   if (scatters) {
-    TlScatter mode = p->scatter;
-    if (mode == TL_SCATTER_FLOAT_ATOMIC && !has_fa) {
+    if (p->scatter == TL_SCATTER_FLOAT_ATOMIC && !has_fa) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                   "float atomic add was asked for, but the device lacks "
                   "shaderBufferFloat32AtomicAdd");
       return NULL;
     }
-    if (mode == TL_SCATTER_AUTO) mode = has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS;
-    if (mode == TL_SCATTER_CAS && !has_fa) mode = TL_SCATTER_CAS_PORTABLE;
+    TlScatter mode = scatter_mode(p);
+    /* all pairs here is the float sensitivity of grids beyond the fixed-point kernels */
+    if (mode == TL_SCATTER_FIXED && lors == LORS_ALL_PAIRS)
+      mode = has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS_PORTABLE;
     atomic = mode == TL_SCATTER_FLOAT_ATOMIC;
-    if (mode == TL_SCATTER_CAS_PORTABLE)
-      shader = g_str_equal(kernel, "pet_back") ? "pet_back_cas" : "pet_em_cas";
+    fixed = mode == TL_SCATTER_FIXED;
+    shader = scatter_shader(p, kernel, mode);
   }
   /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_LOGLIK
    * (pet_forward and pet_em; pet_back ignores the entry), PET_TOF, its sigma, bin width and
-   * truncation, PET_TOR_SIGMA (shaders/pet/pet_common.glsl) */
-  guint32 spec[10];
+   * truncation, PET_TOR_SIGMA; 11..21 unused here (pet_sens, the plane path); 22 PET_FIXED
+   * (shaders/pet/pet_common.glsl) */
+  guint32 spec[22] = {0};
   tl_ray_spec(p, lors, atomic, atten, tof, loglik, spec);
-  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x", shader, lors,
+  spec[21] = fixed;
+  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x/%u", shader, lors,
                                          atomic, atten, loglik, spec[5], spec[6], spec[7],
-                                         spec[8]);
-  return tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec, G_N_ELEMENTS(spec),
+                                         spec[8], fixed);
+  return tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec,
+                         fixed ? G_N_ELEMENTS(spec) : 10,
                          MAX(r->tracer->ray_cost(p), 1u) * passes, error);
+}
+
+/* TL_SCATTER_FIXED's amax (tl-fixed.h): a LOR adds at most twice the voxel's diagonal to one
+ * voxel per unit weight (sens_scale_bits below says why), times a margin of 4 for attenuation
+ * factors slightly above 1 (a mu-map with negative noise). */
+static float fixed_amax(const TlProjector *p) {
+  const float *v = p->grid.voxel_mm;
+  return (float)(8.0 * sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]));
+}
+
+/* The fixed-point back projection of lors weighted by w (NULL: every weight 1; PET_ATTEN as
+ * pipeline's atten) into image with `kernel` (pet_back or pet_em_back): accumulator zeroed
+ * (unless em: pet_em zeroed it and stored the largest |w| in its head), the head from the
+ * weights, the scatter, the sum added into image. */
+static gboolean back_fixed(TlProjector *p, TlStream *s, const char *kernel, const TlLors *lors,
+                           guint32 atten, const TlArray *w, gboolean em, TlArray *image,
+                           const char *lb, GError **error) {
+  RayPriv *r = p->priv;
+  TlPipeline *pl = pipeline(p, kernel, tl_ray_lors_value(lors->kind), atten, lors->tof, 0, 1,
+                            error);
+  if (!pl) return FALSE;
+  if (!em) {
+    if (!r->fixed) r->fixed = tl_fixed_new(p->ctx);
+    if (!tl_fixed_begin(r->fixed, s, tl_image_grid_n_voxels(&p->grid), error)) return FALSE;
+  }
+  if (!(w ? tl_fixed_bound_weights(r->fixed, s, tl_array_address(w), lors->count, em, error)
+          : tl_fixed_bound_unit(r->fixed, s, lors->count, error)))
+    return FALSE;
+  float amax = fixed_amax(p);
+  TlPetPush push;
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
+  push.dst = tl_fixed_address(r->fixed);
+  push.pad = float_bits(amax);
+  if (w) {
+    push.aux = tl_array_address(w);
+    push.flags = 1;
+  }
+  return tl_stream_dispatch_1d(s, pl, lb, lors->count, &push, error) &&
+         tl_fixed_finish(r->fixed, s, image, amax, error);
 }
 
 void tl_ray_push_init(const TlProjector *p, TlPetPush *push) {
@@ -174,6 +250,11 @@ gboolean tl_ray_projector_forward(TlProjector *p, TlStream *s, const TlLors *lor
 
 gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
                                const TlArray *weights, TlArray *image, GError **error) {
+  if (scatter_mode(p) == TL_SCATTER_FIXED) {
+    g_autofree char *lb = label(p, "back");
+    return back_fixed(p, s, "pet_back", lors, lors->atten != NULL, weights, FALSE, image, lb,
+                      error);
+  }
   TlPipeline *pl = pipeline(p, "pet_back", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, 0, 1, error);
   if (!pl) return FALSE;
@@ -189,6 +270,40 @@ gboolean tl_ray_projector_back(TlProjector *p, TlStream *s, const TlLors *lors,
   return tl_stream_dispatch_1d(s, pl, lb, lors->count, &push, error);
 }
 
+/* TL_SCATTER_FIXED's EM pass in two kernels: pet_em forwards and writes each LOR's weight
+ * a_j m_j / ybar_j with their largest value, then pet_em_back (pet_back's code) adds them up
+ * in fixed point (the weights carry a_j already: PET_ATTEN 0 there). One walk forward and one
+ * back per LOR, as the fused kernel; the weights cost 4 bytes per LOR. */
+static gboolean em_fixed(TlProjector *p, TlStream *s, const TlLors *lors, const TlArray *image,
+                         TlArray *corr, TlArray *partials, GError **error) {
+  RayPriv *r = p->priv;
+  TlPipeline *pl = pipeline(p, "pet_em", tl_ray_lors_value(lors->kind), lors->atten != NULL,
+                            lors->tof, partials != NULL, 1, error);
+  if (!pl) return FALSE;
+  if (!r->fixed) r->fixed = tl_fixed_new(p->ctx);
+  guint64 n = MAX(lors->count, 1);
+  if (!r->fixed_w || tl_array_length(r->fixed_w) < n) {
+    /* recorded work may still read the old weights */
+    if (r->fixed_w && !tl_stream_finish(s, error)) return FALSE;
+    g_clear_pointer(&r->fixed_w, tl_array_free);
+    if (!(r->fixed_w = tl_array_new_float(p->ctx, n, error))) return FALSE;
+  }
+  if (!tl_fixed_begin(r->fixed, s, tl_image_grid_n_voxels(&p->grid), error)) return FALSE;
+  TlPetPush push;
+  tl_ray_push_init(p, &push);
+  tl_ray_push_lors(&push, lors);
+  push.image = tl_array_address(image);
+  push.dst = tl_array_address(r->fixed_w);
+  push.norm = tl_fixed_address(r->fixed);
+  if (partials) push.aux = tl_array_address(partials);
+  g_autofree char *lb = label(p, "em");
+  if (!tl_stream_dispatch_1d(s, pl, lb, lors->count, &push, error)) return FALSE;
+  TlLors back = *lors;
+  back.atten = NULL;
+  g_autofree char *lbb = label(p, "em back");
+  return back_fixed(p, s, "pet_em_back", &back, 0, r->fixed_w, TRUE, corr, lbb, error);
+}
+
 gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
                              const TlArray *image, TlArray *corr, TlArray *partials,
                              GError **error) {
@@ -197,6 +312,8 @@ gboolean tl_ray_projector_em(TlProjector *p, TlStream *s, const TlLors *lors,
     if (!r->planes) r->planes = tl_planes_new();
     return tl_planes_em(p, r->planes, s, lors, image, corr, partials, error);
   }
+  if (scatter_mode(p) == TL_SCATTER_FIXED)
+    return em_fixed(p, s, lors, image, corr, partials, error);
   /* PET_LOGLIK picks the variant, so the pass without the log-likelihood is the old kernel */
   TlPipeline *pl = pipeline(p, "pet_em", tl_ray_lors_value(lors->kind), lors->atten != NULL,
                              lors->tof, partials != NULL, 2, error);
@@ -218,12 +335,23 @@ const char *const *tl_ray_projector_kernels(const TlProjector *p, TlProjectorPas
   static const char *const back[] = {"pet_back", NULL}, *const back_cas[] = {"pet_back_cas", NULL};
   static const char *const em[] = {"pet_em", NULL}, *const em_cas[] = {"pet_em_cas", NULL};
   static const char *const planes[] = {"pet_em_rec", "pet_back_slabs", "pet_pairs", NULL};
+  /* TL_SCATTER_FIXED: fixed_bound sums the weights, pet_back (the EM pass: pet_em forwards,
+   * pet_em_back) adds in fixed point, fixed_finish converts */
+  static const char *const back_fx[] = {"fixed_bound", "pet_back", "fixed_finish", NULL},
+                           *const back_fx_cas[] = {"fixed_bound", "pet_back_cas", "fixed_finish",
+                                                   NULL},
+                           *const em_fx[] = {"pet_em", "fixed_bound", "pet_em_back",
+                                             "fixed_finish", NULL},
+                           *const em_fx_cas[] = {"pet_em_cas", "fixed_bound", "pet_em_back",
+                                                 "fixed_finish", NULL};
   if (pass == TL_PROJECTOR_FORWARD) return forward;
   if (pass == TL_PROJECTOR_EM && tl_planes_em_chosen(p, lors)) return planes;
-  /* the scatter mode as pipeline() resolves it: the portable CAS kernels without float atomics */
-  gboolean has_fa = tl_context_info(p->ctx)->float32_atomic_add;
-  gboolean portable = p->scatter == TL_SCATTER_CAS_PORTABLE ||
-                      (!has_fa && (p->scatter == TL_SCATTER_AUTO || p->scatter == TL_SCATTER_CAS));
+  TlScatter mode = scatter_mode(p);
+  gboolean portable = g_str_has_suffix(scatter_shader(p, "pet_back", mode), "_cas");
+  if (mode == TL_SCATTER_FIXED) {
+    if (pass == TL_PROJECTOR_BACK) return portable ? back_fx_cas : back_fx;
+    return portable ? em_fx_cas : em_fx;
+  }
   if (pass == TL_PROJECTOR_BACK) return portable ? back_cas : back;
   return portable ? em_cas : em;
 }

@@ -69,11 +69,16 @@ typedef struct {
 } TlLors;
 
 typedef enum {
-  TL_SCATTER_AUTO,         /* float atomic add if the device has it, else CAS */
+  TL_SCATTER_AUTO,         /* TL_SCATTER_FIXED (deterministic on every device); the CPU plane
+                            * path of Joseph's EM pass, itself deterministic, may replace it */
   TL_SCATTER_FLOAT_ATOMIC, /* float atomic add (fails on devices without it) */
   TL_SCATTER_CAS,          /* compare-and-swap loop, chosen by specialization constant */
   TL_SCATTER_CAS_PORTABLE, /* CAS in the kernel built without the float-atomic capability
                             * (what devices lacking it run; selectable to test it anywhere) */
+  TL_SCATTER_FIXED,        /* 64-bit fixed-point sums (core/tl-fixed.h): the same image on every
+                            * run, whatever the order the invocations add in; the float modes
+                            * above differ between runs by ~1e-7 relative. Grids of more than
+                            * 2^31 - 4 voxels fall back to float atomics or CAS. */
 } TlScatter;
 
 typedef struct _TlProjector TlProjector;

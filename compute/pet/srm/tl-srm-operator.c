@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pet/scanner/tl-scanner.h"
+#include "tl-fixed.h"
 #include "tl-kernels.h"
 
 #define GROUP 8 /* SRM_GROUP of shaders/pet/srm_common.glsl */
@@ -16,8 +17,10 @@ typedef struct {
   guint32 dims[3], D;
   gint32 ey, ez;
   guint32 interchange, xsym, n_groups, lor_first;
+  float bound; /* srm_back_fixed: the bound per unit weight (core/tl-fixed.h) */
+  guint32 pad;
 } SrmPush;
-G_STATIC_ASSERT(sizeof(SrmPush) == 96);
+G_STATIC_ASSERT(sizeof(SrmPush) == 104);
 
 typedef struct {
   TlSrmTables t;
@@ -28,6 +31,8 @@ typedef struct {
   guint64 *work;          /* per subset: element visits, for the submit budget */
   guint32 *pair_a, *pair_b; /* data order */
   TlPipeline *fwd, *back;
+  TlFixed *fixed;         /* deterministic adjoint (srm_back_fixed), or NULL: float atomics */
+  float max_val;          /* the largest stored |h| */
 } SrmOp;
 
 static void srm_finalize(TlOperator *op) {
@@ -43,11 +48,12 @@ static void srm_finalize(TlOperator *op) {
   g_free(c->pair_b);
   tl_pipeline_free(c->fwd);
   tl_pipeline_free(c->back);
+  tl_fixed_free(c->fixed);
   g_free(c);
 }
 
 static gboolean run(TlOperator *op, TlStream *s, guint subset, TlPipeline *p, const char *label,
-                    const TlArray *image, const TlArray *data, GError **error) {
+                    guint64 image, const TlArray *data, float bound, GError **error) {
   SrmOp *c = op->priv;
   guint32 n = c->n_groups[subset];
   if (n == 0) return TRUE;
@@ -56,7 +62,7 @@ static gboolean run(TlOperator *op, TlStream *s, guint subset, TlPipeline *p, co
                   .class_ptr = tl_array_address(c->class_ptr),
                   .keys = tl_array_address(c->keys),
                   .vals = tl_array_address(c->vals),
-                  .image = tl_array_address(image),
+                  .image = image,
                   .data = tl_array_address(data),
                   .dims = {c->t.nx, c->t.ny, c->t.nz},
                   .D = c->t.D,
@@ -65,7 +71,8 @@ static gboolean run(TlOperator *op, TlStream *s, guint subset, TlPipeline *p, co
                   .interchange = c->t.interchange,
                   .xsym = c->t.xsym,
                   .n_groups = n,
-                  .lor_first = (guint32)op->first[subset]};
+                  .lor_first = (guint32)op->first[subset],
+                  .bound = bound};
   guint32 gx = MIN(n, 65535u), gy = (n + gx - 1) / gx;
   return tl_stream_dispatch(s, p, label, gx, gy, 1, &push, c->work[subset], error);
 }
@@ -73,13 +80,22 @@ static gboolean run(TlOperator *op, TlStream *s, guint subset, TlPipeline *p, co
 static gboolean srm_forward(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                             TlArray *y, GError **error) {
   SrmOp *c = op->priv;
-  return run(op, s, subset, c->fwd, "srm forward", x, y, error);
+  return run(op, s, subset, c->fwd, "srm forward", tl_array_address(x), y, 0, error);
 }
 
 static gboolean srm_adjoint(TlOperator *op, TlStream *s, guint subset, const TlArray *w,
                             TlArray *x, GError **error) {
   SrmOp *c = op->priv;
-  return run(op, s, subset, c->back, "srm back", x, w, error);
+  if (!c->fixed) return run(op, s, subset, c->back, "srm back", tl_array_address(x), w, 0, error);
+  /* deterministic (core/tl-fixed.h); amax: a datum adds h w to a voxel at most a few times
+   * (stored elements that fall into one voxel through the half-voxel offsets: 4 at most),
+   * margin 2 */
+  guint64 n = op->first[subset + 1] - op->first[subset];
+  float amax = (float)(8.0 * MAX(c->max_val, 1e-30));
+  return tl_fixed_begin(c->fixed, s, (guint64)c->t.nx * c->t.ny * c->t.nz, error) &&
+         tl_fixed_bound_weights(c->fixed, s, tl_array_address(w), n, FALSE, error) &&
+         run(op, s, subset, c->back, "srm back", tl_fixed_address(c->fixed), w, amax, error) &&
+         tl_fixed_finish(c->fixed, s, x, amax, error);
 }
 
 static gboolean srm_counts(TlOperator *op, TlStream *s, TlArray *m, GError **error) {
@@ -234,15 +250,24 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
     if (!(c->groups[k] = upload(ctx, grp, 4ull * ng, error))) return NULL;
   }
   guint64 ne = t.class_ptr[t.n_classes];
-  /* $TOMOLAB_SRM_SCATTER=cas: the compare-and-swap kernel even with float atomics (bench) */
-  gboolean fa = tl_context_info(ctx)->float32_atomic_add &&
-                g_strcmp0(g_getenv("TOMOLAB_SRM_SCATTER"), "cas") != 0;
+  /* $TOMOLAB_SRM_SCATTER=cas: the compare-and-swap kernel even with float atomics (bench);
+   * =float: float atomics where the device has them; else (the default) the fixed-point
+   * kernel, whose sums are the same on every run */
+  const char *scatter = g_getenv("TOMOLAB_SRM_SCATTER");
+  gboolean fa = tl_context_info(ctx)->float32_atomic_add && g_strcmp0(scatter, "cas") != 0;
+  guint64 nvox = (guint64)t.nx * t.ny * t.nz;
+  if (g_strcmp0(scatter, "cas") != 0 && g_strcmp0(scatter, "float") != 0 &&
+      nvox <= TL_FIXED_MAX_ELEMENTS)
+    c->fixed = tl_fixed_new(ctx);
+  for (guint64 i = 0; i < t.class_ptr[t.n_classes]; i++)
+    c->max_val = MAX(c->max_val, fabsf(t.val[i]));
   if (!(c->class_ptr = upload(ctx, t.class_ptr, t.n_classes + 1, error)) ||
       !(c->keys = upload(ctx, t.key, ne, error)) || !(c->vals = upload(ctx, t.val, ne, error)) ||
       !(c->lors = upload(ctx, words, n_pairs, error)) ||
       !(c->counts = upload(ctx, counts, n_pairs, error)) ||
       !(c->fwd = pipeline(ctx, "srm_forward", error)) ||
-      !(c->back = pipeline(ctx, fa ? "srm_back" : "srm_back_cas", error)))
+      !(c->back = pipeline(ctx, c->fixed ? "srm_back_fixed" : fa ? "srm_back" : "srm_back_cas",
+                           error)))
     return NULL;
   guint32 ls = tl_pipeline_local_size(c->fwd);
   if (ls > 256 || ls < GROUP) {
