@@ -9,6 +9,7 @@
 #include "recon/tl-csr-operator.h"
 #include "recon/tl-metrics.h"
 #include "recon/tl-race.h"
+#include "image/tl-phantom.h"
 #include "tl-test-common.h"
 
 static TlContext *ctx;
@@ -107,6 +108,52 @@ static void test_metrics_reference(void) {
   double v4[4];
   g_assert_true(tl_metrics_evaluate(h, x->data, n, v4, &error));
   g_assert_cmpfloat(fabs(v4[3] - 0.25), <=, 1e-12);
+}
+
+/* NEMA regions: 6 sphere VOIs and a background; on the phantom's own truth (a NEMA image) the
+ * background mean is the phantom's background activity and each VOI's mean the sphere's */
+static void test_metrics_nema(void) {
+  GError *error = NULL;
+  TlImageGrid g = tl_image_grid_centred(70, 70, 30, 4, 4, 4);
+  TlPhantomOptions po;
+  tl_phantom_options_init(&po);
+  g_autoptr(TlPhantom) ph = tl_phantom_new_preset("nema", &po, &g, &error);
+  g_assert_no_error(error);
+  TlImage *t = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, &g, 0, &t, NULL, &error));
+  g_autoptr(TlImage) truth = t;
+  TlNemaLayout l;
+  TlNemaOptions no;
+  tl_nema_options_init(&no);
+  g_assert_true(tl_nema_layout_init(&l, &g, &no, &error));
+  g_autoptr(TlMetrics) m = tl_metrics_new(truth, &error);
+  g_assert_true(tl_metrics_add_nema(m, &l, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_metrics_n_voi(m), ==, TL_NEMA_N_SPHERES);
+  g_assert_cmpstr(tl_metrics_voi_name(m, 0), ==, "sphere 37 mm");
+  /* the background ROIs lie in the uniform background: its mean is the background value */
+  TlRoiStats st;
+  tl_roi_stats(&l.background[0][0], truth, &st);
+  g_assert_cmpfloat(fabs(tl_metrics_norm(m) - st.mean), <=, 1e-6 * st.mean);
+  g_autoptr(TlImage) x = tl_image_copy(truth);
+  double v[2 + TL_NEMA_N_SPHERES];
+  g_assert_true(tl_metrics_evaluate(m, x->data, tl_image_grid_n_voxels(&g), v, &error));
+  for (guint k = 0; k < 2 + TL_NEMA_N_SPHERES; k++) g_assert_cmpfloat(v[k], ==, 0);
+  g_assert_true(tl_metrics_met(m, v));
+  /* the 37 mm sphere's ROI 1 % hotter: that VOI's error is 1 % of its mean over the background
+   * mean, every other VOI's 0 (the ROIs do not overlap) */
+  TlRoiStats hot;
+  tl_roi_stats(&l.hot[0], truth, &hot);
+  g_assert_cmpfloat(hot.mean, >, 2 * st.mean); /* the sphere is hot: the ROI is inside it */
+  const guint *d = g.dims;
+  for (guint k = 0; k < d[2]; k++)
+    for (guint j = 0; j < d[1]; j++)
+      for (guint i = 0; i < d[0]; i++)
+        if (tl_roi_contains(&l.hot[0], &g, i, j, k)) x->data[i + d[0] * (j + d[1] * k)] *= 1.01f;
+  g_assert_true(tl_metrics_evaluate(m, x->data, tl_image_grid_n_voxels(&g), v, &error));
+  g_assert_cmpfloat(fabs(v[2] - 0.01 * hot.mean / st.mean), <=, 1e-6 * v[2]);
+  for (guint k = 3; k < 2 + TL_NEMA_N_SPHERES; k++) g_assert_cmpfloat(v[k], ==, 0);
+  g_assert_false(tl_metrics_met(m, v));
 }
 
 static void test_metrics_bad(void) {
@@ -331,6 +378,7 @@ int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
   g_test_add_func("/race/metrics-reference", test_metrics_reference);
+  g_test_add_func("/race/metrics-nema", test_metrics_nema);
   g_test_add_func("/race/metrics-bad", test_metrics_bad);
   g_test_add_func("/race/target", test_target);
   g_test_add_func("/race/csr", test_race_csr);

@@ -51,7 +51,7 @@ int tl_cli_race(int argc, char **argv) {
                   *csv = NULL, *grid_text = NULL, *device = NULL;
   gint updates = 50, reference_updates = 1000;
   double tolerance = 1e-7;
-  gboolean until_target = FALSE, objective = FALSE;
+  gboolean until_target = FALSE, objective = FALSE, nema = FALSE;
   GOptionEntry entries[] = {
       {"algo", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &algos,
        "An entrant: ALGORITHM[:KEY=VALUE,...] (keys subsets, projector, prior, beta, gamma, "
@@ -71,6 +71,9 @@ int tl_cli_race(int argc, char **argv) {
        "Background mask: the metrics are relative to the reference's mean there", "IMAGE"},
       {"voi", 0, 0, G_OPTION_ARG_STRING_ARRAY, &vois,
        "A volume of interest: [NAME=]MASK (repeatable)", "MASK"},
+      {"nema", 0, 0, G_OPTION_ARG_NONE, &nema,
+       "The NEMA IEC phantom's regions: each hot sphere a VOI, the background ROIs the "
+       "background mask (a scan of the phantom centred in the scanner)", NULL},
       {"updates", 'n', 0, G_OPTION_ARG_INT, &updates,
        "Updates (sub-iterations) per entrant (default 50)", "N"},
       {"until-target", 0, 0, G_OPTION_ARG_NONE, &until_target,
@@ -155,6 +158,13 @@ int tl_cli_race(int argc, char **argv) {
   gboolean ok = m && set_mask(m, "--object", object, &error) &&
                 set_mask(m, "--background", background, &error);
   for (guint i = 0; ok && vois && vois[i]; i++) ok = add_voi(m, vois[i], &error);
+  if (ok && nema) {
+    TlNemaOptions no;
+    TlNemaLayout layout;
+    tl_nema_options_init(&no);
+    ok = tl_nema_layout_init(&layout, &grid, &no, &error) && tl_metrics_add_nema(m, &layout, &error);
+    if (!ok) g_prefix_error(&error, "--nema: ");
+  }
   if (!ok) {
     tl_cli_interrupt_end(it);
     return tl_cli_usage_error("race", error);

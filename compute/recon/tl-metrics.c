@@ -133,6 +133,39 @@ gboolean tl_metrics_add_roi(TlMetrics *m, const char *name, const TlRoi *roi, GE
   return tl_metrics_add_voi(m, name, mask, error);
 }
 
+/* Whether voxel i of the grid is in any of rois[0..n). */
+static void mask_rois(const TlImageGrid *g, const TlRoi *rois, guint n, float *mask) {
+  const guint *d = g->dims;
+  for (guint k = 0; k < d[2]; k++)
+    for (guint j = 0; j < d[1]; j++)
+      for (guint i = 0; i < d[0]; i++)
+        for (guint r = 0; r < n; r++)
+          if (tl_roi_contains(&rois[r], g, i, j, k)) {
+            mask[i + (guint64)d[0] * (j + (guint64)d[1] * k)] = 1;
+            break;
+          }
+}
+
+gboolean tl_metrics_add_nema(TlMetrics *m, const TlNemaLayout *layout, GError **error) {
+  if (!tl_image_grid_equal(&layout->grid, &m->ref->grid)) {
+    g_autofree char *got = tl_image_grid_key(&layout->grid);
+    g_autofree char *want = tl_image_grid_key(&m->ref->grid);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "metrics: the NEMA layout is on grid %s: expected the reference's %s", got, want);
+    return FALSE;
+  }
+  g_autoptr(TlImage) bg = tl_image_new(&m->ref->grid);
+  mask_rois(&m->ref->grid, layout->background[0], layout->n_background, bg->data);
+  if (!tl_metrics_set_background(m, bg, error)) return FALSE;
+  for (guint s = 0; s < TL_NEMA_N_SPHERES; s++) {
+    g_autofree char *name = g_strdup_printf("sphere %g mm", layout->diameter_mm[s]);
+    g_autoptr(TlImage) v = tl_image_new(&m->ref->grid);
+    mask_rois(&m->ref->grid, &layout->hot[s], 1, v->data);
+    if (!tl_metrics_add_voi(m, name, v, error)) return FALSE;
+  }
+  return TRUE;
+}
+
 guint tl_metrics_n_voi(const TlMetrics *m) { return m->voi->len; }
 const char *tl_metrics_voi_name(const TlMetrics *m, guint v) {
   return v < m->voi->len ? ((Region *)m->voi->pdata[v])->name : NULL;

@@ -15,6 +15,7 @@
 #include "tl-api.h"
 #include "image/tl-image.h"
 #include "image/tl-roi.h"
+#include "image/tl-nema.h"
 
 G_BEGIN_DECLS
 
@@ -39,6 +40,10 @@ TL_API gboolean tl_metrics_add_voi(TlMetrics *m, const char *name, const TlImage
 /* A region drawn by the user (image/tl-roi.h) as a VOI. */
 TL_API gboolean tl_metrics_add_roi(TlMetrics *m, const char *name, const TlRoi *roi,
                                    GError **error);
+
+/* The NEMA IEC phantom's regions (image/tl-nema.h) as PETRIC's: each hot sphere's ROI a VOI
+ * ("sphere 37 mm", ...), the background mask the union of the 37 mm background ROIs. */
+TL_API gboolean tl_metrics_add_nema(TlMetrics *m, const TlNemaLayout *layout, GError **error);
 
 TL_API guint tl_metrics_n_voi(const TlMetrics *m);
 TL_API const char *tl_metrics_voi_name(const TlMetrics *m, guint v);
