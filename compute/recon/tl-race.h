@@ -6,7 +6,8 @@
  * epoch (data passes: sub-iterations / subsets), its objective (the solver's, computed after
  * the timed step when asked) and the PETRIC metrics against a reference (tl-metrics.h), and
  * each entrant's time to target. tl_race_reference runs one solver to a tolerance: the
- * reference image and objective the metrics and gaps are measured against. */
+ * reference image and objective the metrics and gaps are measured against. The race sets each
+ * solver's callback while it steps it and clears it after (the objective a step reports). */
 #pragma once
 #include "tl-api.h"
 #include "tl-solver.h"
