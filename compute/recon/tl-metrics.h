@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The PETRIC image-quality metrics of an image against a converged reference, and its
- * time to target (Thielemans et al. 2024: PETRIC's wiki, "Metrics and thresholds"; docs/recon.md, "Races").
+ * time to target (Thielemans et al. 2024: PETRIC's wiki, "Metrics and thresholds";
+ * docs/recon.md, "Races").
  *
  * With norm = the reference's mean over the background mask (over the whole-object mask
  * where no background mask is given):
