@@ -71,3 +71,4 @@ int tl_cli_simulate(int argc, char **argv);
 int tl_cli_recon(int argc, char **argv);
 int tl_cli_calibrate(int argc, char **argv);
 int tl_cli_norm_estimate(int argc, char **argv);
+int tl_cli_race(int argc, char **argv);

@@ -13,6 +13,7 @@ static const TlCliVerb verbs[] = {
     {"ct-recon", "FDK, SIRT, SART, CGLS or MLEM of a .tlct CT scan into an image", tl_cli_ct_recon},
     {"kernel", "built-in GLSL kernels: list, print, check an edited one (recon --kernel)", tl_cli_kernel},
     {"norm-estimate", "the normalisation (crystal efficiencies, geometric factors) from a cylinder scan", tl_cli_norm_estimate},
+    {"race", "2 to 8 algorithms on the same PET data, timed to the PETRIC target against a reference", tl_cli_race},
     {"recon", "list-mode or binned MLEM/OSEM of a list-mode file into an image", tl_cli_recon},
     {"simulate", "Monte-Carlo PET acquisition of a phantom into a list-mode file", tl_cli_simulate},
 };

@@ -331,7 +331,7 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
   if (add_functions(m, module_functions) < 0 || tlpy_context_init(m) < 0 ||
       tlpy_image_init(m) < 0 || tlpy_operator_init(m) < 0 || tlpy_pet_init(m) < 0 ||
       tlpy_ct_init(m) < 0 || tlpy_solver_init(m) < 0 || tlpy_run_init(m) < 0 ||
-      tlpy_dataset_init(m) < 0)
+      tlpy_dataset_init(m) < 0 || PyModule_AddFunctions(m, tlpy_race_functions) < 0)
     return NULL;
   if (tlpy_ctprep_init(m) < 0) return NULL;
   return m;

@@ -130,3 +130,5 @@ PyObject *tlpy_device_dict(const TlDeviceInfo *d);
 void tlpy_algebra_prepare(PyTypeObject *t); /* before PyType_Ready: number slots, call */
 int tlpy_algebra_init(PyTypeObject *t);     /* after: T, H, data_shape, aslinearoperator... */
 extern PyMethodDef tlpy_lines_functions[];
+/* tomolab.race's C half (tlpy-race.c). */
+extern PyMethodDef tlpy_race_functions[];

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Race entrants from "ALGORITHM[:KEY=VALUE,...]" (tl-run-race.h). */
+#include "tl-run-race.h"
+#include "run/tl-run-spec.h"
+#include "tl-error.h"
+#include <string.h>
+
+/* The keys that shape a solver on the dataset's own data model. */
+static const char *const solver_keys[] = {"subsets", "projector", "prior", "beta", "gamma",
+                                          "epsilon", "relaxation", "tof", "tof-nsigma",
+                                          "tor-fwhm", "binned", NULL};
+
+static gboolean parse(TlRunSpec *sp, const char *spec, GError **error) {
+  const char *colon = strchr(spec, ':');
+  g_autofree char *algo = colon ? g_strndup(spec, colon - spec) : g_strdup(spec);
+  if (!tl_run_spec_set(sp, "algorithm", g_strstrip(algo), error)) return FALSE;
+  if (!colon) return TRUE;
+  g_auto(GStrv) pairs = g_strsplit(colon + 1, ",", -1);
+  for (guint i = 0; pairs[i]; i++) {
+    char *eq = strchr(pairs[i], '=');
+    if (!eq) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "'%s': expected KEY=VALUE, e.g. subsets=10", pairs[i]);
+      return FALSE;
+    }
+    *eq = 0;
+    const char *key = g_strstrip(pairs[i]), *value = g_strstrip(eq + 1);
+    if (!g_strv_contains(solver_keys, key)) {
+      g_autofree char *known = g_strjoinv(", ", (char **)solver_keys);
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "key '%s': a race entrant takes only %s (every entrant sees the same data)",
+                  key, known);
+      return FALSE;
+    }
+    if (!tl_run_spec_set(sp, key, value, error)) return FALSE;
+  }
+  return TRUE;
+}
+
+TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageGrid *grid,
+                             const char *spec, GError **error) {
+  if (!ds || (ds->kind != TL_DATASET_PET_LISTMODE && ds->kind != TL_DATASET_PET_BINS)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "race: %s holds %s: expected PET list mode or a sinogram",
+                ds && ds->path ? ds->path : "the data",
+                ds ? tl_dataset_kind_name(ds->kind) : "nothing");
+    return NULL;
+  }
+  g_autoptr(TlRunSpec) sp = tl_run_spec_new();
+  TlReconOptions o;
+  TlFilter post;
+  if (!parse(sp, spec ? spec : "", error) || !tl_run_spec_to_recon_options(sp, &o, &post, error)) {
+    g_prefix_error(error, "race entrant '%s': ", spec ? spec : "");
+    return NULL;
+  }
+  if (!sp->subsets && o.subsets > 1) o.subsets = ds->subsets; /* auto: the dataset's */
+  o.loglik = TL_LOGLIK_NEVER;
+  TlRecon *r;
+  if (ds->kind == TL_DATASET_PET_BINS || sp->binned) {
+    g_autoptr(GArray) own = ds->kind == TL_DATASET_PET_BINS ? NULL : tl_listmode_histogram(ds->lm);
+    GArray *bins = own ? own : ds->bins;
+    r = tl_recon_new_binned(ctx, ds->lm->scanner, (const TlBin *)bins->data, bins->len, grid, &o,
+                            error);
+  } else {
+    r = tl_recon_new_listmode(ctx, ds->lm, grid, &o, error);
+  }
+  if (!r) g_prefix_error(error, "race entrant '%s': ", spec);
+  return r;
+}

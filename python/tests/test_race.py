@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""tomolab.race (python/src/tlpy-race.c over recon/tl-race.h): the table's shape and update
+counts, monotone times, epochs from the subsets, the metrics against the reference computed
+here in numpy with PETRIC's formulas, the CSV, the CLI's numbers on the same file, bad input."""
+import csv
+import io
+import math
+import subprocess
+
+import numpy as np
+import pytest
+
+import tomolab as tl
+
+
+@pytest.fixture(scope='module')
+def scan(listmode, tmp_path_factory):
+    path = tmp_path_factory.mktemp('race') / 'scan.tlm'
+    listmode.save(str(path))
+    return path
+
+
+def petric(x, ref, obj, bg, voi):
+    """PETRIC's metrics (SyneRBI PETRIC 2024, 'Metrics and thresholds') in numpy."""
+    x, ref = x.astype(np.float64), ref.astype(np.float64)
+    norm = ref[bg].mean()
+    return (np.sqrt(np.mean((x[obj] - ref[obj]) ** 2)) / norm,
+            np.sqrt(np.mean((x[bg] - ref[bg]) ** 2)) / norm,
+            abs(x[voi].mean() - ref[voi].mean()) / norm)
+
+
+def test_race_table(scan, grid, ctx):
+    r = tl.race(scan, ['mlem', 'osem:subsets=4'], reference_algo='osem:subsets=4',
+                reference_updates=40, grid=grid, updates=8, objective=True, context=ctx)
+    ref = r['reference']
+    assert ref.grid == grid and r['reference_updates'] == 40
+    assert math.isfinite(r['reference_objective'])
+    e = r['entrants']
+    assert list(e) == ['mlem', 'osem:subsets=4']
+    for label, subsets in (('mlem', 1), ('osem:subsets=4', 4)):
+        t = e[label]
+        np.testing.assert_array_equal(t['update'], np.arange(1, 9))
+        np.testing.assert_array_equal(t['epoch'], np.arange(1, 9) / subsets)
+        assert np.all(np.diff(t['seconds']) >= 0) and t['seconds'][0] > 0
+        assert np.all(np.isfinite(t['objective'])) and np.all(np.isfinite(t['rmse']))
+        assert np.all(np.isnan(t['background_rmse'])) and t['voi'] == {}
+    # MLEM raises the log-likelihood; no entrant passes the reference (OSEM's own 40 updates)
+    assert np.all(np.diff(e['mlem']['objective']) >= -1e-6 * abs(e['mlem']['objective'][-1]))
+    rows = list(csv.reader(io.StringIO(r['csv'])))
+    assert rows[0][:5] == ['label', 'update', 'seconds', 'epoch', 'objective']
+    assert len(rows) == 1 + 16 and rows[2][0] == 'osem:subsets=4'
+
+
+def test_race_metrics_against_numpy(scan, grid, ctx):
+    # the reference: a 4-iteration OSEM run of the Solver (any image will do for the metrics)
+    first = tl.race(scan, ['osem:subsets=4'], reference_algo='osem:subsets=4', reference_updates=16,
+                    grid=grid, updates=1, context=ctx)
+    ref = first['reference'].data
+    z, y, x = np.indices(ref.shape)
+    obj = ref > 0.05 * ref.max()
+    bg = obj & (z == 1)
+    voi = obj & (x < ref.shape[2] // 2)
+    r = tl.race(scan, ['osem:subsets=4', 'mlem'], reference=first['reference'], object=obj,
+                background=bg, vois={'left': voi}, updates=3, context=ctx)
+    assert r['norm'] == pytest.approx(ref[bg].astype(np.float64).mean(), rel=1e-12)
+    for label, t in r['entrants'].items():
+        want = petric(t['image'].data, ref, obj, bg, voi)
+        got = (t['rmse'][-1], t['background_rmse'][-1], t['voi']['left'][-1])
+        np.testing.assert_allclose(got, want, rtol=1e-9)
+        assert want[0] > 0 and not t['met'][-1]  # 3 updates from a flat start: far off
+    assert petric(ref, ref, obj, bg, voi) == (0.0, 0.0, 0.0)
+
+
+def test_race_bad_input(scan, grid, ctx):
+    with pytest.raises(ValueError, match='reference'):
+        tl.race(scan, ['mlem'], grid=grid, context=ctx)
+    with pytest.raises(ValueError, match='a race entrant takes only'):
+        tl.race(scan, ['osem:attenuation=mu.nii'], reference_algo='mlem', reference_updates=1,
+                grid=grid, context=ctx)
+    with pytest.raises(ValueError, match='1 to 8'):
+        tl.race(scan, [], reference_algo='mlem', grid=grid, context=ctx)
+    with pytest.raises(ValueError, match='no voxel'):
+        tl.race(scan, ['mlem'], reference=np.ones(grid.shape, np.float32), grid=grid,
+                object=np.zeros(grid.shape, np.float32), context=ctx)
+
+
+def test_cli_race(scan, grid, cli, tmp_path):
+    out = tmp_path / 'race.csv'
+    ref = tmp_path / 'ref.nii'
+    grid_arg = '%dx%dx%d@%g,%g,%g' % (grid.dims + grid.voxel_mm)
+    p = subprocess.run([cli, 'race', str(scan), '--grid', grid_arg, '--reference', str(ref),
+                        '--reference-algo', 'osem:subsets=4', '--reference-updates', '8',
+                        '--algo', 'mlem', '--algo', 'osem:subsets=4', '-n', '5', '--csv', str(out)],
+                       check=True, timeout=300, capture_output=True, text=True)
+    assert 'reference: osem:subsets=4, 8 updates' in p.stdout
+    assert 'osem:subsets=4' in p.stdout.splitlines()[-1]
+    rows = list(csv.reader(open(out)))
+    assert len(rows) == 1 + 10
+    assert tl.load_image(str(ref)).grid == grid
+    bad = subprocess.run([cli, 'race', str(scan), '--algo', 'mlem'], capture_output=True, text=True)
+    assert bad.returncode == 2 and '--reference IMAGE is required' in bad.stderr
