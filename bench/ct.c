@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* bench/ct: the CT-cone reference case (../shared/reference-cases.md; seeds 001 and 003),
+/* bench/ct: the CT-cone reference case (../shared/reference-cases.md; Petit 2020 and Siegl et al.
+ * 2011),
  * CPU size: circular cone beam, 496 views over 360 deg, flat detector 624 x 480, source-
  * isocentre 750 mm, source-detector 1200 mm, 256^3 voxels covering the field of view,
  * 3-D Shepp-Logan.
@@ -12,7 +13,8 @@
  * pitch is 0.64 mm x 624 / U across and 0.64 mm x 480 / V along the axis.
  *
  * Figures: seconds and GUPS (voxels x views / second) of back projection (the voxel-driven
- * one of seed 003 eq. 1) and, for Joseph, Siddon and ray casting, of the forward projection and
+ * one of Siegl et al. 2011 eq. 1) and, for Joseph, Siddon and ray casting, of the forward
+ * projection and
  * of the forms of its adjoint (TlCtBack: gather, scatter with float atomics, scatter with CAS,
  * and Joseph's tiled scatter) on the Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
  * eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run; seconds per CGLS
@@ -69,7 +71,7 @@ static void keep_best(Time *best, double wall, double cpu) {
   if (best->wall == 0 || wall < best->wall) best->wall = wall, best->cpu = cpu;
 }
 
-/* Seed 003 eq. 1 in plain C + OpenMP: for every voxel, sum over the views of the bilinear
+/* Siegl et al. 2011 eq. 1 in plain C + OpenMP: for every voxel, sum over the views of the bilinear
  * sample at its projection divided by w^2; rows of voxels along x innermost. */
 static void cpu_bp(const TlCtGeometry *g, const TlImageGrid *grid, const float *proj,
                    float *out) {

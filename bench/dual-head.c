@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* bench/dual-head: seed 004's case at a reduced size. A micro Derenzo phantom (rods 2.4 ...
+/* bench/dual-head: Chou et al. 2012's case at a reduced size. A micro Derenzo phantom (rods 2.4 ...
  * 0.75 mm, axis across the gap) between two planar heads 60 mm apart, scanned with a
  * Monte-Carlo written here that models the crystals the way the system response matrix does
  * (photons absorbed at an exponentially distributed depth in a LYSO slab, so crystal
@@ -419,7 +419,8 @@ int main(int argc, char **argv) {
   GError *error = NULL;
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) die(error);
-  /* seed 004's heads cut to heads x heads crystals: pitch 2.4 mm, 20 mm deep, 60 mm apart */
+  /* Chou et al. 2012's heads cut to heads x heads crystals: pitch 2.4 mm, 20 mm deep, 60 mm apart
+   * */
   TlScannerLayout l = {.kind = TL_SCANNER_DUAL_HEAD, .head_crystals = {heads, heads},
                        .head_pitch_mm = {2.4, 2.4}, .head_distance_mm = 60.0};
   g_autoptr(TlScanner) s = tl_scanner_new_from_layout("dual-head-reduced", &l, NULL, &error);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/ops: the "Array operations" reference case (/work/shared/reference-cases.md,
- * seed 001 Tables A.2 and B.1): the thesis' expressions and the fused reductions on
+ * Petit 2020 Tables A.2 and B.1): the thesis' expressions and the fused reductions on
  * float arrays of edge^3 elements, in GB/s, against a plain C triad (OpenMP, all
  * cores) measured in the same run as the machine's attainable memory bandwidth.
  *

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* bench/pet-extensions: seed 000's algorithmic extensions on the device.
+/* bench/pet-extensions: van Gendt et al. 2021's algorithmic extensions on the device.
  *
  *   bench/pet-extensions [--events 1e6] [--repeat 3] [--projector joseph] [--subsets 4]
  *                        [--skip-table] [--skip-tof]
  *
  * Part 1, the PET-extensions reference case at the CPU size (../shared/reference-cases.md):
- * the rows of seed 000's Table 3 on the DMI scanner, an image of 67 x 43 x 290 voxels of
+ * the rows of van Gendt et al. 2021's Table 3 on the DMI scanner, an image of 67 x 43 x 290 voxels
+ * of
  * 6 x 6 x 0.67 mm (402 x 258 x 194 mm: a torso-sized transaxial field over the whole axial
  * field of view of the DMI, z the long axis in voxels) and the NEMA IEC body phantom (its
  * 294 x 224 x 180 mm interior fits inside), events simulated with TOF and attenuation. Each
@@ -55,13 +56,14 @@ static void print_machine(TlContext *ctx, int repeat) {
   printf("; best of %d\n", repeat);
 }
 
-/* ---- Part 1: seed 000 Table 3 ---- */
+/* ---- Part 1: van Gendt et al. 2021 Table 3 ---- */
 
 typedef struct {
   const char *name;
   TlReconAlgo algo;
   gboolean uniform, atten, tof, median;
-  double v100, qetir; /* seed 000 Table 3, seconds (Tesla V100, QETIR on a CPU); 0 = N/A */
+  double v100, qetir; /* van Gendt et al. 2021 Table 3, seconds (Tesla V100, QETIR on a CPU); 0 =
+                         N/A */
 } Row;
 
 /* Rows 4-7 use the sensitivity image: with s = 1 the a_j cancel and attenuation correction
@@ -188,7 +190,7 @@ static void table3(TlContext *ctx, double events, int repeat, const char *projec
              .grid = tl_image_grid_centred(67, 43, 290, 6.0f, 6.0f, 0.67f)};
   progress("part 1: simulating %.3g TOF events with attenuation...", events);
   if (!pet_nema_simulate(&t.sim, &t.grid, events, TRUE, &error)) bench_die(error);
-  printf("PET-extensions (seed 000 Table 3, CPU size): DMI scanner, 67 x 43 x 290 voxels of "
+  printf("PET-extensions (van Gendt et al. 2021 Table 3, CPU size): DMI scanner, 67 x 43 x 290 voxels of "
          "6 x 6 x 0.67 mm,\n  NEMA IEC body, %" G_GUINT64_FORMAT " events with TOF and "
          "attenuation (simulated in %.1f s); %s projector;\n  %d iterations per row, OSEM with "
          "%u subsets; median3 once per iteration\n",
@@ -351,7 +353,7 @@ int main(int argc, char **argv) {
       {"skip-table", 0, 0, G_OPTION_ARG_NONE, &skip_table, "Skip part 1 (Table 3 rows)", NULL},
       {"skip-tof", 0, 0, G_OPTION_ARG_NONE, &skip_tof, "Skip part 2 (TOF vs non-TOF)", NULL},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("- seed 000 Table 3 and PET-DMI TOF");
+  g_autoptr(GOptionContext) oc = g_option_context_new("- van Gendt et al. 2021 Table 3 and PET-DMI TOF");
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);

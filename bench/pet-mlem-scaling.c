@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench/pet-mlem-scaling: the PET-MLEM-scaling reference case (../shared/reference-cases.md;
- * seed 000 Table 2): end-to-end seconds of 20 iterations of baseline list-mode MLEM on images
+ * van Gendt et al. 2021 Table 2): end-to-end seconds of 20 iterations of baseline list-mode MLEM
+ * on images
  * of 32^3, 128^3 (and, on a GPU, 512^3) voxels spanning the same field of view, three line
  * sources, the PET-DMI scanner, 10^6 events.
  *
  *   bench/pet-mlem-scaling [--events 1e6] [--sizes 32,128] [--iterations 20] [--repeat 1]
  *                          [--projector joseph]
  *
- * Seed 000's baseline excludes sensitivity correction, so s = 1 (uniform_sensitivity) and no
+ * van Gendt et al. 2021's baseline excludes sensitivity correction, so s = 1 (uniform_sensitivity)
+ * and no
  * sensitivity image is computed. The events are simulated once (tl_simulate, seed 1, the
  * "lines" phantom: three line sources in air along z) on the PET-DMI image grid, 215 x 215 x 71
  * voxels of 2.78 mm, and reconstructed at every size: N^3 voxels spanning that same field of
  * view (597.7 x 597.7 x 197.4 mm), so voxels are anisotropic (the reference case fixes the
- * voxel counts only). The projector defaults to Joseph, the closest to seed 000's slice-based
+ * voxel counts only). The projector defaults to Joseph, the closest to van Gendt et al. 2021's
+ * slice-based
  * ray tracing.
  *
  * End-to-end = TlRecon creation (events to the device) + the iterations + the image back to
- * the host, wall time, as seed 000's "end-to-end reconstruction time" (the simulation is not
+ * the host, wall time, as van Gendt et al. 2021's "end-to-end reconstruction time" (the simulation
+ * is not
  * part of it; it stands for reading the data). One untimed 1-iteration run at the first size
  * compiles the pipelines first, so no size pays for compilation. Best of --repeat. */
 #include <math.h>
@@ -27,19 +31,20 @@
 #include "pet/tl-recon.h"
 #include "pet/simulate/tl-simulate.h"
 
-/* seed 000 Table 2 (seconds, 20 iterations): QETIR C++ on a CPU, basic and optimised Julia on
+/* van Gendt et al. 2021 Table 2 (seconds, 20 iterations): QETIR C++ on a CPU, basic and optimised
+ * Julia on
  * a Tesla V100; 0 = not in the table */
 typedef struct {
   guint edge;
   double qetir, v100_basic, v100_opt;
-} Seed000;
-static const Seed000 seed000[] = {{32, 21.52, 0.72, 1.45},
+} PaperRow;
+static const PaperRow van_gendt_table2[] = {{32, 21.52, 0.72, 1.45},
                                   {128, 109.68, 3.05, 4.48},
                                   {512, 2455.42, 57.17, 20.03}};
 
-static const Seed000 *seed_row(guint edge) {
-  for (gsize i = 0; i < G_N_ELEMENTS(seed000); i++)
-    if (seed000[i].edge == edge) return &seed000[i];
+static const PaperRow *seed_row(guint edge) {
+  for (gsize i = 0; i < G_N_ELEMENTS(van_gendt_table2); i++)
+    if (van_gendt_table2[i].edge == edge) return &van_gendt_table2[i];
   return NULL;
 }
 
@@ -95,7 +100,7 @@ int main(int argc, char **argv) {
       {"projector", 'p', 0, G_OPTION_ARG_STRING, &projector, "siddon or joseph (default joseph)",
        "NAME"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("- seed 000 Table 2 (PET-MLEM-scaling)");
+  g_autoptr(GOptionContext) oc = g_option_context_new("- van Gendt et al. 2021 Table 2 (PET-MLEM-scaling)");
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);
@@ -138,7 +143,7 @@ int main(int argc, char **argv) {
   if (!ctx) bench_die(error);
   float fov[3];
   for (int k = 0; k < 3; k++) fov[k] = sim_grid.dims[k] * sim_grid.voxel_mm[k];
-  printf("PET-MLEM-scaling (seed 000 Table 2): DMI scanner, three line sources, %" G_GUINT64_FORMAT
+  printf("PET-MLEM-scaling (van Gendt et al. 2021 Table 2): DMI scanner, three line sources, %" G_GUINT64_FORMAT
          " events (simulated in %.1f s);\n  %d MLEM iterations, s = 1, %s projector, field of view "
          "%.1f x %.1f x %.1f mm; best of %d\ndevice: %s\n\n", lm->n_events, sim_s, iterations,
          projector, fov[0], fov[1], fov[2], repeat, tl_context_info(ctx)->name);
@@ -178,14 +183,14 @@ int main(int argc, char **argv) {
      * (a sanity figure, not a quality metric) */
     printf("%-8s %-22s %12.2f %10.3f %8.2f %9.0f", size, vox, best.total,
            best.iterations / iterations, best.setup, sum / mx);
-    const Seed000 *s = seed_row(edge);
+    const PaperRow *s = seed_row(edge);
     if (s)
       printf(" %8.2f %8.2f %8.2f\n", s->qetir, s->v100_basic, s->v100_opt);
     else
       printf(" %8s %8s %8s\n", "-", "-", "-");
   }
   printf("end-to-end: TlRecon creation + %d iterations + image download; QETIR s, V100 s, V100o "
-         "s: seed 000 Table 2\n(QETIR C++ on a CPU, basic and optimised Julia on a Tesla V100, "
+         "s: van Gendt et al. 2021 Table 2\n(QETIR C++ on a CPU, basic and optimised Julia on a Tesla V100, "
          "20 iterations of its GATE line sources)\n", iterations);
   return 0;
 }

@@ -6,7 +6,7 @@
 #include "ct/tl-ct-phantom.h"
 #include "image/tl-image.h"
 
-/* Seed 003 eq. 1 over views [first, first + count): out[voxel] = sum_n p^_n(u, v) / w^2
+/* Siegl et al. 2011 eq. 1 over views [first, first + count): out[voxel] = sum_n p^_n(u, v) / w^2
  * with p^ bilinear interpolation, zero boundary. proj: count views, contiguous. */
 void ct_ref_bp_voxel(const TlCtGeometry *g, guint first, guint count, const TlImageGrid *grid,
                      const float *proj, double *out);

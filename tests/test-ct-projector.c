@@ -3,7 +3,7 @@
  * projection in its three forms (gather, scatter with float atomics, scatter with CAS), cone and
  * parallel beams, rays along every dominant axis, view subsets; scatter against gather; Siddon's exact chords
  * through a uniform box and a voxelised ball, Joseph and ray casting on a uniform slab, and
- * the voxel-driven back projector against a plain C implementation of seed 003 eq. 1. */
+ * the voxel-driven back projector against a plain C implementation of Siegl et al. 2011 eq. 1. */
 #include <math.h>
 #include <string.h>
 #include "ct-ref.h"
@@ -392,7 +392,7 @@ static void test_uniform_slab(void) {
   }
 }
 
-/* The device's voxel-driven back projector against ct_ref_bp_voxel (seed 003 eq. 1). */
+/* The device's voxel-driven back projector against ct_ref_bp_voxel (Siegl et al. 2011 eq. 1). */
 static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
   GError *error = NULL;
   g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);

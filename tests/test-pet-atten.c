@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* PET attenuation correction (seed 000 sec. 2.3, eq. 6-7): the projector with per-LOR
+/* PET attenuation correction (van Gendt et al. 2021 sec. 2.3, eq. 6-7): the projector with per-LOR
  * attenuation factors is still adjoint and scales each LOR by its factor; the attenuated
  * sensitivity image and its cache key; a water cylinder simulated with attenuation reconstructs cupped without
  * correction and flat with it; bad mu-maps are refused with a GError. */
@@ -103,7 +103,7 @@ static void test_adjoint(gconstpointer name) {
   g_clear_error(&error);
 }
 
-/* Seed 000 eq. 7 on the device: with a mu-map of zeros s' = s (up to the order of the
+/* van Gendt et al. 2021 eq. 7 on the device: with a mu-map of zeros s' = s (up to the order of the
  * atomic adds); with the water cylinder 0 < s' <= s wherever s > 0, s' < s in the water
  * (every LOR through it crosses some), and at the centre s'/s is about exp(-2 mu R) (oblique pairs cross a little more). */
 static void test_sensitivity(gconstpointer name) {
@@ -181,7 +181,8 @@ static TlImage *reconstruct(const TlListmode *lm, const TlImage *mu, const char 
 
 /* The issue's acceptance test. A uniform water cylinder (R = 55 mm, mu = 0.0096 mm^-1) is
  * simulated by the Monte-Carlo simulator WITH attenuation (photon pairs survive with
- * probability exp(-integral of mu), seed 000 eq. 6) and reconstructed by OSEM (4 subsets x 4
+ * probability exp(-integral of mu), van Gendt et al. 2021 eq. 6) and reconstructed by OSEM (4
+ * subsets x 4
  * iterations) twice: without correction and with the same mu-map.
  * Measurement: the image is averaged over rings around the axis in the middle slices, so each
  * value is a mean over tens to hundreds of voxels (Poisson noise of single voxels is ~10% here;

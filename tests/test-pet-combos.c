@@ -230,7 +230,8 @@ static void test_filter_every(void) {
   }
 }
 
-/* uniform_sensitivity: s = 1 everywhere (seed 000 Table 3's baseline), and a step runs. */
+/* uniform_sensitivity: s = 1 everywhere (van Gendt et al. 2021 Table 3's baseline), and a step
+ * runs. */
 static void test_uniform_sensitivity(void) {
   GError *error = NULL;
   TlReconOptions o;

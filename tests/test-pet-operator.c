@@ -298,7 +298,8 @@ static void test_case(gconstpointer data) {
 }
 
 /* Sensitivity images against the reference sum over every allowed pair p of d_p a_p
- * (d_p = exp(-A mu) with a mu-map, seed 000 eq. 7): list mode s / S for every subset; binned
+ * (d_p = exp(-A mu) with a mu-map, van Gendt et al. 2021 eq. 7): list mode s / S for every subset;
+ * binned
  * each subset's own pairs (p mod S), which add up to the all-pairs image. */
 static void test_sensitivity(gconstpointer data) {
   const Case *c = data;

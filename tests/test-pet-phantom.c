@@ -75,7 +75,7 @@ static guint components(const float *v, guint nx, guint ny) {
   return n;
 }
 
-/* seed 004's six rod groups: every rod a separate blob in a fine slice; the 2.4 mm group
+/* Chou et al. 2012's six rod groups: every rod a separate blob in a fine slice; the 2.4 mm group
  * holds 4 rows (1 + 2 + 3 + 4 rods) inside the 20 mm rod radius. */
 static void test_derenzo(void) {
   TlImageGrid g = tl_image_grid_centred(460, 460, 1, 0.1f, 0.1f, 0.1f);

@@ -135,7 +135,7 @@ static void test_mlem_lines(gconstpointer projector) {
 }
 
 /* OSEM with S subsets reaches, within 2 iterations, the log-likelihood MLEM has after S
- * iterations (seed 000: OSEM converges about S times faster). */
+ * iterations (van Gendt et al. 2021: OSEM converges about S times faster). */
 static void test_osem_vs_mlem(void) {
   GError *error = NULL;
   const guint S = 4;

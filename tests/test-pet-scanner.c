@@ -49,7 +49,7 @@ static void test_dmi(void) {
   g_assert_cmpfloat_with_epsilon(tl_scanner_tof_sigma_mm(s), 24.50, 0.01);
 }
 
-/* seed 004: two heads of 104 x 72 crystals, 2.4 mm pitch, 60 mm apart. */
+/* Chou et al. 2012: two heads of 104 x 72 crystals, 2.4 mm pitch, 60 mm apart. */
 static void test_dual_head(void) {
   g_autoptr(TlScanner) s = preset("dual-head");
   g_assert_cmpuint(s->kind, ==, TL_SCANNER_DUAL_HEAD);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* The sensitivity image (every allowed crystal pair back-projected, seed 000 eq. 7): the
+/* The sensitivity image (every allowed crystal pair back-projected, van Gendt et al. 2021 eq. 7):
+ * the
  * fixed-point sums against an independent double-precision plain C reference (tests/pet-ref.c,
  * all pairs listed on the host), the symmetric method against the full one, the automatic
  * choice between them (symmetries found where they hold, refused where the grid, the

@@ -99,7 +99,8 @@ static void test_exact_randoms(void) {
 /* A point source at the centre of a water cylinder (radius R = 50 mm, half-length H = 10 mm)
  * in a 34-sided ring of 36 contiguous rings (the DMI without module gaps). A pair along
  * polar angle theta (from the axis) and azimuth phi crosses L(theta) = 2 min(R / sin theta,
- * H / |cos theta|) of water and survives with exp(-mu L) (seed 000 eq. 6). It is detected
+ * H / |cos theta|) of water and survives with exp(-mu L) (van Gendt et al. 2021 eq. 6). It is
+ * detected
  * when its photon meets a crystal face: on the side facing phi, at transaxial offset
  * u = R_s tan(phi - phi_s) within half a side's crystals, and at axial height
  * z = R_s / cos(phi - phi_s) * cot theta within the rings (the opposite photon mirrors it).

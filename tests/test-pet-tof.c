@@ -285,7 +285,8 @@ static GArray *osem_rmse(const TlListmode *lm, const TlImage *truth, const char 
 /* The same simulated TOF acquisition (sigma 12.7 mm = 200 ps FWHM, 21 bins of 8 mm; 3 * 10^5
  * events) reconstructed with and without TOF by OSEM, 4 subsets: TOF localises each event
  * along its LOR, so after each of the same sub-iterations its RMSE against the phantom is
- * lower (seed 000 sec. 2.3; seen: about 0.7x). Compared in the first iteration, where the
+ * lower (van Gendt et al. 2021 sec. 2.3; seen: about 0.7x). Compared in the first iteration, where
+ * the
  * error is still mostly the unconverged image: later, at these counts, both images fill
  * with noise (the more converged TOF image sooner), and RMSE measures noise, not TOF.
  * Control: the same events with every bin negated (TOF pointing the wrong way along each

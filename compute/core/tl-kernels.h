@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Built-in kernels as text, and run-time replacements of them (the workbench's kernel editor,
- * `tomolab-cli recon --kernel NAME=FILE.comp`; seed 001's kernels made at run time).
+ * `tomolab-cli recon --kernel NAME=FILE.comp`; Petit 2020's kernels made at run time).
  *
  * Every built-in kernel's GLSL and every include are embedded at build time. A kernel's source
  * as the editor shows it is self-contained: its #include lines replaced by the included text

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* FDK (Feldkamp, Davis & Kress 1984; seed 003 ref. 6) for the circular cone beam, and
+/* FDK (Feldkamp, Davis & Kress 1984; Siegl et al. 2011 ref. 6) for the circular cone beam, and
  * filtered back projection for the parallel beam, on the device:
  *
  *   f(x) = pi / N  sum_n  (D_n / w_n(x))^2  q_n(u_n(x), v_n(x)),
@@ -9,7 +9,7 @@
  * D / sqrt(D^2 + a^2 + b^2)), tau_n = pixel spacing at the isocentre (D_n / f_u), D_n the
  * source-isocentre distance, g the dimensionless ramp kernel with its window, N the number
  * of views. D_n^2 / (tau_n N) folds into the pre-weighting, and the back projection is the
- * voxel-driven one of seed 003 eq. 1 (sum of p^ / w^2). Parallel beam: w = 1, D = 1,
+ * voxel-driven one of Siegl et al. 2011 eq. 1 (sum of p^ / w^2). Parallel beam: w = 1, D = 1,
  * tau = pixel spacing, no cosine.
  *
  * pi / N is exact for a full 360 deg cone-beam orbit and for parallel beams over 180 or 360

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtGeometry: a CT acquisition as one 3x4 projection matrix per view (the general form
- * of RabbitCT, elsa and RTK; seed 003 eq. 1), plus the detector size in pixels.
+ * of RabbitCT, elsa and RTK; Siegl et al. 2011 eq. 1), plus the detector size in pixels.
  *
  * Conventions (docs/ct.md):
  *  - world coordinates in mm; the volume is a TlImageGrid in the same frame; the rotation
  *    axis of the generated orbits is z and the isocentre is the world origin;
  *  - P maps a world point X (homogeneous) to (u w, v w, w): u = column, v = row of the
  *    detector in pixel indices, pixel centres at integers (0 .. det_u-1, 0 .. det_v-1);
- *  - rows of P are stored row-major: P[0..3] = first row. Seed 003 numbers the same entries
+ *  - rows of P are stored row-major: P[0..3] = first row. Siegl et al. 2011 numbers the same
+ * entries
  *    column-major (a0 = P[0], a1 = P[4], a2 = P[8], a3 = P[1], ...);
  *  - cone beam: P = [M | p], M invertible; stored normalised so that the third row of M is
  *    a unit vector and w(origin) > 0, so w is the depth of X in mm along the principal ray;

@@ -5,7 +5,7 @@
  *   "shepp-logan"           3-D Shepp-Logan (Shepp & Logan 1974 contrasts: 2, -0.98, ...)
  *   "modified-shepp-logan"  the higher-contrast variant (Toft: 1, -0.8, -0.2, ..., 0.1)
  *   "ball"                  one ball of radius 0.8, value 1
- * The slice z = 0 of either Shepp-Logan is the familiar 2-D phantom (seed 001 Code 3.2
+ * The slice z = 0 of either Shepp-Logan is the familiar 2-D phantom (Petit 2020 Code 3.2
  * uses the modified one). Values are attenuation per mm once multiplied by `scale`.
  * A PET phantom's mu-map (compute/image/tl-phantom.h, mm^-1 at 511 keV) is reused as an
  * attenuation object through tl_ct_phantom_mu_map(). */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlCtProjector: the CT system matrix A of one geometry and one volume grid, on the device
- * (seed 001 eq. 2.4-2.5: y = A x forward, x = A^T y back). Methods:
+ * (Petit 2020 eq. 2.4-2.5: y = A x forward, x = A^T y back). Methods:
  *
- *   joseph   Joseph's interpolating projector (seed 001 ch. 3)          forward + adjoint
- *   siddon   Siddon's exact intersection lengths (seed 001 ch. 3)       forward + adjoint
- *   raycast  equidistant trilinear samples (seed 003 Algorithm 2)        forward + adjoint
+ *   joseph   Joseph's interpolating projector (Petit 2020 ch. 3)          forward + adjoint
+ *   siddon   Siddon's exact intersection lengths (Petit 2020 ch. 3)       forward + adjoint
+ *   raycast  equidistant trilinear samples (Siegl et al. 2011 Algorithm 2)        forward + adjoint
  *   voxel    voxel-driven back projection with bilinear detector
- *            interpolation and 1/w^2 weights (seed 003 eq. 1, Alg. 1)   back only (FDK's)
+ *            interpolation and 1/w^2 weights (Siegl et al. 2011 eq. 1, Alg. 1)   back only (FDK's)
  *
  * Forward projection is ray-driven: one work item per detector pixel. The back projectors of
  * joseph, siddon and raycast are the exact adjoints of their forwards, in two forms

@@ -15,9 +15,10 @@
  *
  *   SIRT     x <- x + lambda C A^T R (y - A x)                          (one subset)
  *   SART     the same per ordered subset s of views (A_s, y_s, C_s): OS-SART; with one
- *            view per subset it is SART of seed 003 ref. 7 (Andersen & Kak); subset s holds
- *            views s, s + S, s + 2S ... The relaxed update of seed 003 sec. 2.3
- *   CGLS     conjugate gradients on the normal equations of seed 001 eq. 2.6,
+ *            view per subset it is SART of Siegl et al. 2011 ref. 7 (Andersen & Kak); subset s
+ * holds
+ *            views s, s + S, s + 2S ... The relaxed update of Siegl et al. 2011 sec. 2.3
+ *   CGLS     conjugate gradients on the normal equations of Petit 2020 eq. 2.6,
  *            min 1/2 |A x - y|^2 (Hestenes-Stiefel / Paige-Saunders CGLS); its residual
  *            norm |y - A x_k| never increases
  *   MLEM     x <- x / C_s^-1 * A_s^T (y_s / A_s x) for emission data (OSEM with S > 1)

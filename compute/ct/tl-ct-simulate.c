@@ -41,7 +41,7 @@ static gboolean add_noise(TlContext *ctx, TlCtData *d, const TlCtSimOptions *o, 
     return TRUE;
   }
   if (!(o->i0 > 0)) return TRUE;
-  /* Beer-Lambert (seed 001 eq. 2.1): I = I0 exp(-p), detected as a Poisson count */
+  /* Beer-Lambert (Petit 2020 eq. 2.1): I = I0 exp(-p), detected as a Poisson count */
   for (guint k = 0; k < g->n_views; k++) {
     TlRng r;
     tl_rng_init(&r, o->seed, k);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT acquisition simulation: line integrals of an object (an attenuation image through a
  * projector on the device, or an ellipsoid phantom exactly), then optionally
- *   transmission noise, Beer-Lambert (seed 001 eq. 2.1): I = Poisson(I0 exp(-p)),
+ *   transmission noise, Beer-Lambert (Petit 2020 eq. 2.1): I = Poisson(I0 exp(-p)),
  *     and the log transform back to line integrals p' = -log(max(I, 1/2) / I0)
  *     (a pixel that counted nothing is taken as half a photon, so p' stays finite);
  *   emission noise: counts Poisson(s p) for MLEM, stored as counts / s.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlFilter: image filters on device volumes, post-reconstruction or between iterations
- * (seed 000 sec. 2.3, "Filtering techniques"):
+ * (van Gendt et al. 2021 sec. 2.3, "Filtering techniques"):
  *   "... we consider two simple filtering techniques, which can be applied
  *   post-reconstruction or inter-iteration. A Gaussian filter is capable of lowering the
  *   noise in the reconstructed images [...]. It does, however, add blurriness. As a result,

@@ -65,7 +65,8 @@ static void add_nema(TlPhantom *ph, const TlPhantomOptions *o) {
 }
 
 /* Hot-rod Derenzo: six sectors of 60 degrees, one rod diameter d each, rods on a triangular
- * lattice with centre spacing 2d (seed 004: "The spacing between the rods in the same group is
+ * lattice with centre spacing 2d (Chou et al. 2012: "The spacing between the rods in the same
+ * group is
  * twice their diameter"). Row k of a sector holds k+1 rods at r0 + k*2d*sqrt(3)/2 from the
  * centre; with r0 = 2d every edge rod keeps d from the sector edge. Rows are added while the
  * outermost rod stays inside r_rods. Group 0 (largest) points along +v, then
@@ -130,7 +131,7 @@ TlPhantom *tl_phantom_new_preset(const char *name, const TlPhantomOptions *opt,
     TlShape s = shape(TL_SHAPE_CYLINDER, c, 0, 0, 0, radius, length / 2, o.axis, 1, TL_MU_WATER, both);
     tl_phantom_add(ph, &s);
   } else if (g_strcmp0(name, "lines") == 0) {
-    /* seed 000: "a simulated scan of a phantom image containing three radioactive line
+    /* van Gendt et al. 2021: "a simulated scan of a phantom image containing three radioactive line
      * sources". In air, parallel to the axis, at unequal distances so flips show. */
     int u, v;
     plane_axes(o.axis, &u, &v);
@@ -142,7 +143,7 @@ TlPhantom *tl_phantom_new_preset(const char *name, const TlPhantomOptions *opt,
       tl_phantom_add(ph, &s);
     }
   } else if (g_strcmp0(name, "derenzo") == 0) {
-    /* seed 004's micro Derenzo: rods of 2.4 ... 0.75 mm in a 45 mm wide, 20 mm long body */
+    /* Chou et al. 2012's micro Derenzo: rods of 2.4 ... 0.75 mm in a 45 mm wide, 20 mm long body */
     static const float d[6] = {2.4f, 2.0f, 1.7f, 1.35f, 1.0f, 0.75f};
     add_derenzo(ph, &o, d, 22.5f, 20.0f, 10.0f);
   } else if (g_strcmp0(name, "derenzo-clinical") == 0) {

@@ -41,7 +41,7 @@ typedef struct {
 typedef struct {
   float centre_mm[3]; /* where the phantom's centre goes (default 0, 0, 0) */
   float sphere_ratio; /* NEMA sphere : background activity (default 4; 0 = cold spheres) */
-  guint axis;         /* cylinder and Derenzo rod axis (default 2 = z; seed 004 uses x) */
+  guint axis;         /* cylinder and Derenzo rod axis (default 2 = z; Chou et al. 2012 uses x) */
   float radius_mm;    /* cylinder radius / line-source spread (0 = from the grid) */
   float length_mm;    /* cylinder and line length (0 = from the grid) */
 } TlPhantomOptions;
@@ -52,7 +52,7 @@ TL_API void tl_phantom_add(TlPhantom *ph, const TlShape *shape);
 TL_API void tl_phantom_free(TlPhantom *ph);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlPhantom, tl_phantom_free)
 
-/* "cylinder", "lines", "derenzo" (seed 004's micro rods), "derenzo-clinical", "nema",
+/* "cylinder", "lines", "derenzo" (Chou et al. 2012's micro rods), "derenzo-clinical", "nema",
  * "point". `grid` (may be NULL) sizes the cylinder and line sources when the options
  * leave them 0. */
 TL_API TlPhantom *tl_phantom_new_preset(const char *name, const TlPhantomOptions *opt,

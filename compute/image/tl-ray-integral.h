@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Exact line integrals through a voxel image on the CPU (Siddon's intersection lengths,
  * walked voxel by voxel as Amanatides & Woo do): the simulator's attenuation
- * exp(-sum_n l(A; r_n) mu_n) of seed 000 eq. 6. */
+ * exp(-sum_n l(A; r_n) mu_n) of van Gendt et al. 2021 eq. 6. */
 #pragma once
 #include "tl-api.h"
 #include "tl-image.h"

@@ -185,7 +185,8 @@ static gboolean pet_adjoint(TlOperator *op, TlStream *s, guint subset, const TlA
   return tl_projector_back(priv(op)->proj, s, &l, w, x, error);
 }
 
-/* The fused pass of seed 000 Listing 1 (shaders/pet/pet_em.glsl), with the log-likelihood
+/* The fused pass of van Gendt et al. 2021 Listing 1 (shaders/pet/pet_em.glsl), with the
+ * log-likelihood
  * partial sums from the same forward values when asked for. */
 static gboolean pet_em(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
                        TlArray *corr, TlArray *partials, GError **error) {
@@ -227,7 +228,8 @@ static guint64 pet_em_partials(TlOperator *op, guint subset) {
   return MAX(tl_projector_loglik_partials(priv(op)->proj, &l), 1);
 }
 
-/* Pairs p with p mod stride = offset; seed 000 eq. 7 with n_j a_j (s_n = sum_p n_p a_p a_pn)
+/* Pairs p with p mod stride = offset; van Gendt et al. 2021 eq. 7 with n_j a_j (s_n = sum_p n_p
+ * a_p a_pn)
  * with a mu-map and a normalisation. */
 static TlArray *sens_image(TlOperator *op, TlStream *s, guint stride, guint offset,
                            GError **error) {
@@ -262,7 +264,7 @@ static TlArray *sens_chunked(TlOperator *op, TlStream *s, GError **error) {
 }
 
 /* List mode: subset s is an interleaved 1/S sample of the events, so its expected share of
- * the all-pairs sensitivity is s_n / S (seed 000 sec. 2.3 OSEM on list mode). */
+ * the all-pairs sensitivity is s_n / S (van Gendt et al. 2021 sec. 2.3 OSEM on list mode). */
 static gboolean listmode_sensitivity(TlOperator *op, TlStream *s, guint subset, TlArray *out,
                                      GError **error) {
   PetOp *p = priv(op);
@@ -277,7 +279,7 @@ static gboolean listmode_sensitivity(TlOperator *op, TlStream *s, guint subset, 
   return tl_expr_assign(op->ctx, s, "o = s / k", args, error);
 }
 
-/* Binned: the subset's own detectable pairs, counted or not (seed 004 eq. 4,
+/* Binned: the subset's own detectable pairs, counted or not (Chou et al. 2012 eq. 4,
  * sum_{i in S_k} H_ij). */
 static gboolean binned_sensitivity(TlOperator *op, TlStream *s, guint subset, TlArray *out,
                                    GError **error) {
@@ -423,7 +425,7 @@ static TlOperator *pet_new(TlContext *ctx, const TlOperatorClass *klass,
   return g_steal_pointer(&op);
 }
 
-/* Seed 000 sec. 2.3, eq. 6: "The attenuation factor of a LOR can be computed as
+/* van Gendt et al. 2021 sec. 2.3, eq. 6: "The attenuation factor of a LOR can be computed as
  *   alpha_j = exp(-sum_{n=1}^{N} l(A_j; r_n) mu'_n)            (6)"
  * once per dataset: one forward projection of the mu-map over every record with this
  * projector's weights, a = exp(-a), and D = a (the records are the data order). */

@@ -7,7 +7,8 @@
  *
  * with A the projector's weights a_jn (tl-projector.h: Siddon, Joseph, TOR; TOF list mode)
  * and D per-record factors applied inside the kernels (TL_OPERATOR_NATIVE_DIAG: D reaches
- * them as TlLors.atten): D_j = n_j a_j, with a mu-map a_j = exp(-A mu)_j (seed 000 eq. 6),
+ * them as TlLors.atten): D_j = n_j a_j, with a mu-map a_j = exp(-A mu)_j (van Gendt et al. 2021
+ * eq. 6),
  * computed once per dataset at creation, and with a normalisation n_j its factor of record
  * j's crystal pair (tl-norm.h), both set with tl_operator_set_diag.
  *
@@ -18,9 +19,10 @@
  *              by dominant axis in pieces of 2^20 (the sums do not depend on the order);
  *   binned     bin (a, b) belongs to subset tl_pair_index(a, b) mod S, subsets one after the
  *              other, each sorted by pair index.
- * Sensitivity (column sums of D_s A_s over every pair the scanner could record, seed 000 eq. 7
+ * Sensitivity (column sums of D_s A_s over every pair the scanner could record, van Gendt et al.
+ * 2021 eq. 7
  * with n_j a_j): list mode s / S with s the all-pairs image (each subset a 1/S sample);
- * binned the subset's own pairs (p mod S = s, seed 004 eq. 4). Images are computed on first
+ * binned the subset's own pairs (p mod S = s, Chou et al. 2012 eq. 4). Images are computed on first
  * use, cached on disk as tl-sensitivity.c does (the mu-map's and the normalisation's hashes in
  * the key), and kept. They use the attenuation and normalisation of the options only: factors
  * later set or combined with tl_operator_set_diag are not known for unrecorded pairs and do
@@ -51,7 +53,7 @@ typedef struct {
   const TlImage *attenuation;
   /* Normalisation (tl-norm.h) or NULL: made for the data's scanner (else a GError naming
    * both), copied at creation; each record's D gains its pair's n, and the sensitivity images
-   * weigh every pair by n (seed 000 eq. 7 with n_j a_j). */
+   * weigh every pair by n (van Gendt et al. 2021 eq. 7 with n_j a_j). */
   const TlNorm *norm;
   gboolean use_cache;        /* sensitivity images cached on disk */
   /* Distributed list mode (docs/scale.md): this process's share of the sensitivity is the

@@ -5,21 +5,25 @@
  * registry (mlem, osem, osl, bsrem; binned data also sirt, os-sart, cgls) and a prior. The
  * maths below is what those algorithms do on this operator.
  *
- * MLEM (seed 000 eq. 5, seed 002 eq. 2), with a_jn the projector's weights, s_n the
+ * MLEM (van Gendt et al. 2021 eq. 5, Kovács (n.d.) eq. 2), with a_jn the projector's weights, s_n
+ * the
  * sensitivity image and m_j the measured count of LOR j (1 per list-mode event):
  *   f_n <- f_n / s_n * sum_j a_jn m_j / sum_n' a_jn' f_n'
- * OSEM (seed 000 sec. 2.3; seed 004 eq. 3-5) applies the update per subset S_k in turn:
+ * OSEM (van Gendt et al. 2021 sec. 2.3; Chou et al. 2012 eq. 3-5) applies the update per subset
+ * S_k in turn:
  *   f_n <- f_n / s_n^(k) * sum_{j in S_k} a_jn m_j / sum_n' a_jn' f_n'
  * List mode: event j belongs to subset j mod S (interleaved, so each subset is a 1/S sample
  * of the acquisition) and s^(k) = s / S. Binned: bin (a, b) belongs to subset
  * tl_pair_index(a, b) mod S and s^(k) is that subset's own sensitivity image, exactly as in
- * seed 004 eq. 4 (every detectable pair of the subset, counted or not).
+ * Chou et al. 2012 eq. 4 (every detectable pair of the subset, counted or not).
  *
- * (Seed 000 eq. 4 is this update for the image f_n / s_n, the sensitivity moved inside the
+ * (van Gendt et al. 2021 eq. 4 is this update for the image f_n / s_n, the sensitivity moved
+ * inside the
  * forward sum, with a global 1/T factor; eq. 5 puts the intersection length l(A_j; r_n) = a_jn
  * for p(A_j | r_n).)
  * One sub-iteration = the fused EM kernel over the subset (Algorithm 1 lines 4-9: forward,
- * ratio, back; seed 000 Listing 1) + the update (line 10) as ONE fused array expression
+ * ratio, back; van Gendt et al. 2021 Listing 1) + the update (line 10) as ONE fused array
+ * expression
  *   c = select(s > 0, f * c * k / s, 0)
  * (zero sensitivity -> voxel 0; LORs with zero forward value are skipped in the kernel).
  * The new image is written into the correction buffer and the two are swapped only when the
@@ -32,7 +36,8 @@
  * TlLoglikWhen. RMSE against a ground truth compares the image scaled to the truth's total
  * (reconstructions are in counts per unit sensitivity, phantoms in their own units).
  *
- * Attenuation (TlReconOptions.attenuation, a mu-map in mm^-1 on the recon grid): seed 000
+ * Attenuation (TlReconOptions.attenuation, a mu-map in mm^-1 on the recon grid): van Gendt et al.
+ * 2021
  * eq. 6, the chance that both photons of LOR j escape, a_j = exp(-integral along j of mu),
  * is computed once per dataset (one forward projection of the mu-map over every record, then
  * the fused expression a = exp(-a)) and the system matrix becomes A' = diag(a) A:
@@ -80,13 +85,15 @@ typedef struct {
   double tof_n_sigma;
   /* Projector "tor": FWHM (mm) of its Gaussian across the tube (TlProjectorParams). */
   double tor_fwhm_mm;
-  /* Filter between iterations (seed 000 "inter-iteration" filtering; STIR's inter-iteration
+  /* Filter between iterations (van Gendt et al. 2021 "inter-iteration" filtering; STIR's
+   * inter-iteration
    * filter interval): after every filter_every-th sub-iteration the new image is filtered
    * before it becomes the current one (filter_every = subsets: once per iteration).
    * filter_every = 0 or kind TL_FILTER_NONE: never. */
   TlFilter filter;
   guint filter_every;
-  /* s_n = 1 everywhere instead of the sensitivity image (seed 000 Table 3's baseline "MLEM
+  /* s_n = 1 everywhere instead of the sensitivity image (van Gendt et al. 2021 Table 3's baseline
+   * "MLEM
    * without extensions"; not a correct model, for comparisons only). */
   gboolean uniform_sensitivity;
   /* Any algorithm of the registry by name (NULL: algo's mlem / osem). */
@@ -119,7 +126,8 @@ typedef struct {
   gpointer scatter_pair_factor_data;
   /* Normalisation (NULL = none; tl-norm.h, e.g. tl_norm_load or tl_norm_estimate): made for the
    * data's scanner (else a GError naming both); each record's D = n_j a_j and the sensitivity
-   * weighs every pair by n_j a_j (seed 000 eq. 7). Copied at creation. List-mode and binned
+   * weighs every pair by n_j a_j (van Gendt et al. 2021 eq. 7). Copied at creation. List-mode and
+   * binned
    * ray projectors (not "srm"). */
   const TlNorm *norm;
 } TlReconOptions;

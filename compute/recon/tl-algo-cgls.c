@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* CGLS: conjugate gradients on the normal equations A^T A x = A^T y of seed 001 eq. 2.6,
+/* CGLS: conjugate gradients on the normal equations A^T A x = A^T y of Petit 2020 eq. 2.6,
  * min 1/2 |A x - y|^2 (A = D A), in the residual form that never forms A^T A (Hestenes &
  * Stiefel 1952; Paige & Saunders' CGLS):
  *

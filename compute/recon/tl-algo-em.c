@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* MLEM and OSEM for the Poisson model ybar = D A x + a (seed 000 eq. 4-5; Shepp & Vardi 1982,
+/* MLEM and OSEM for the Poisson model ybar = D A x + a (van Gendt et al. 2021 eq. 4-5; Shepp &
+ * Vardi 1982,
  * Hudson & Larkin 1994 for ordered subsets), and the EM back projection the penalised EM
  * algorithms (osl, bsrem) share:
  *
@@ -8,7 +9,7 @@
  *                                (every measurable datum of the subset; 0 where s = 0)
  *
  * With the operator's own counts, no additive term and D inside its kernels, c comes from the
- * operator's fused forward-ratio-back pass (seed 000 Listing 1), which also sums
+ * operator's fused forward-ratio-back pass (van Gendt et al. 2021 Listing 1), which also sums
  * m_j log ybar_j for the log-likelihood, so the objective costs no extra projection. */
 #include "tl-solver-private.h"
 #include <math.h>

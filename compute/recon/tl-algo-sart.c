@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* SIRT and OS-SART (Andersen & Kak 1984; seed 003 sec. 2.3, ref. 7), for any operator:
+/* SIRT and OS-SART (Andersen & Kak 1984; Siegl et al. 2011 sec. 2.3, ref. 7), for any operator:
  *
  *   x <- x + lambda C_k A_k^T R_k (y_k - A_k x)
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlOperator: a linear map A from an image grid to a data vector, cut into subsets, the only
  * thing reconstruction algorithms see of a scanner (PETSc's MatShell: mult / multTranspose
- * callbacks plus a context pointer; elsa's LinearOperator, seed 001 ch. 3).
+ * callbacks plus a context pointer; elsa's LinearOperator, Petit 2020 ch. 3).
  *
  * The data model (every operator):
  *
@@ -62,7 +62,8 @@ typedef struct {
   /* Optional. The measured counts m of the stored data in data order (list mode: 1 per
    * event; binned: each bin's count), for problems that take their data from the operator. */
   gboolean (*counts)(TlOperator *op, TlStream *s, TlArray *m, GError **error);
-  /* Optional fused EM pass (seed 000 Listing 1), with m the operator's own counts and no
+  /* Optional fused EM pass (van Gendt et al. 2021 Listing 1), with m the operator's own counts and
+   * no
    * additive term:  corr += A_s^T D_s (m_s / (D_s A_s x))  over data with D_s A_s x > 0.
    * With partials != NULL the same pass also writes sum m_j log (D_s A_s x)_j over those data
    * as float partial sums into `partials` (tl_operator_em_partials long); their sum (in double,

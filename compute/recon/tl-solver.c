@@ -120,7 +120,7 @@ static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
   if (!(sv->sens_all = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
   tl_expr_args_array(sv->args, "S", sv->sens_all);
   if (sv->opt.uniform_sensitivity) {
-    /* seed 000 Table 3's baseline: s = 1 in total, 1/S per subset */
+    /* van Gendt et al. 2021 Table 3's baseline: s = 1 in total, 1/S per subset */
     tl_expr_args_scalar(sv->args, "k", 1.0f / S);
     if (!tl_solver_expr(sv, "S = 1", error)) return FALSE;
     for (guint s = 0; s < S; s++) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlSolver: one reconstruction run = a problem (operator + data) + an algorithm from the
  * registry + options, with the step / callback / cancel contract every front end uses
- * (elsa's Problem / Solver split, seed 001 ch. 3; PETSc's KSP over a MatShell).
+ * (elsa's Problem / Solver split, Petit 2020 ch. 3; PETSc's KSP over a MatShell).
  *
  *   step      one sub-iteration (the next subset); the new image is written into a second
  *             buffer and becomes current only when the step completed, so a cancel between
@@ -11,7 +11,7 @@
  *   cancel    a GCancellable checked before each step and between submissions
  *
  * Algorithms (one file each, listed in compute/tl-registry.c; formulas in their files):
- *   mlem, osem       EM for Poisson data with the additive term (seed 000 eq. 4-5)
+ *   mlem, osem       EM for Poisson data with the additive term (van Gendt et al. 2021 eq. 4-5)
  *   osl              MAP one-step-late EM (Green 1990) with a prior
  *   bsrem            block sequential regularised EM (De Pierro & Yamagishi 2001), convergent
  *   sirt, os-sart    simultaneous / ordered-subset algebraic reconstruction
@@ -83,7 +83,8 @@ typedef struct {
    * filtered before it becomes current (STIR's inter-iteration filter). 0 / NONE: never. */
   TlFilter filter;
   guint filter_every;
-  /* s = 1 instead of the sensitivity (seed 000 Table 3's baseline; comparisons only). */
+  /* s = 1 instead of the sensitivity (van Gendt et al. 2021 Table 3's baseline; comparisons only).
+   * */
   gboolean uniform_sensitivity;
   /* RMSE of the image scaled to the truth's total (emission images are in counts per unit
    * sensitivity; phantoms in their own units), or of the image as it is. */

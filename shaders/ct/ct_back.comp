@@ -1,7 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // SPDX-License-Identifier: GPL-3.0-or-later
-// CT back projection, the exact adjoint of ct_forward (x = A^T y, seed 001 eq. 2.5), as a
+// CT back projection, the exact adjoint of ct_forward (x = A^T y, Petit 2020 eq. 2.5), as a
 // gather: one invocation per voxel, no atomics. For each view the voxel's support box is
 // projected onto the detector; every pixel inside that footprint has its ray rebuilt exactly
 // as ct_forward builds it, and the voxel's weight on that ray (the same a_jn the forward sum

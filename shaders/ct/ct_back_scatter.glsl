@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// CT back projection, ray-driven (x = A^T y, seed 001 eq. 2.5): one invocation per detector
+// CT back projection, ray-driven (x = A^T y, Petit 2020 eq. 2.5): one invocation per detector
 // pixel of the selected views, as ct_forward, walking the same ray with the same code (the
 // *_walk functions of ct_joseph, ct_siddon and ct_raycast.glsl with back = true) and adding
 // a_jn y_j into every voxel n it touches. It is the transpose of ct_forward term by term, so

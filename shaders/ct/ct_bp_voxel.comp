@@ -1,7 +1,7 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Voxel-driven back projection of seed 003 (RabbitCT), eq. 1 and Algorithm 1:
+// Voxel-driven back projection of Siegl et al. 2011 (RabbitCT), eq. 1 and Algorithm 1:
 //   f(x, y, z) = sum_n 1 / w_n(x, y, z)^2 * p^_n(u_n(x, y, z), v_n(x, y, z))
 //   u_n = (a0 x + a3 y + a6 z + a9) / w_n,  v_n = (a1 x + a4 y + a7 z + a10) / w_n,
 //   w_n = a2 x + a5 y + a8 z + a11

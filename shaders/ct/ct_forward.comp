@@ -2,8 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // SPDX-License-Identifier: GPL-3.0-or-later
 // CT forward projection, ray-driven: one invocation per detector pixel of the selected views
-// (seed 001 eq. 2.4, y = A x). The method is specialization constant 1:
-// 0 Joseph, 1 Siddon, 2 ray casting with trilinear samples (seed 003 Algorithm 2).
+// (Petit 2020 eq. 2.4, y = A x). The method is specialization constant 1:
+// 0 Joseph, 1 Siddon, 2 ray casting with trilinear samples (Siegl et al. 2011 Algorithm 2).
 #include "ct_common.glsl"
 
 layout(constant_id = 1) const uint METHOD = 0;

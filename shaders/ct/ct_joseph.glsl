@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Joseph's projector (seed 001 ch. 3, [Jos82]): the ray is cut by the planes through the voxel
+// Joseph's projector (Petit 2020 ch. 3, [Jos82]): the ray is cut by the planes through the voxel
 // centres perpendicular to its dominant axis m (the axis it advances along fastest, so it
 // moves at most one voxel sideways per plane); on each plane the image is interpolated
 // bilinearly from the four nearest voxel centres (zero outside), and each sample is weighted

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Ray casting with trilinear samples (seed 003 sec. 2.3, Algorithm 2 and eq. 3): the image is
+// Ray casting with trilinear samples (Siegl et al. 2011 sec. 2.3, Algorithm 2 and eq. 3): the
+// image is
 // sampled at equidistant points A + t_k D, t_k = k * alpha (k integer, alpha = pc.step mm),
 // by trilinear interpolation f^ with zero outside, and the line integral is alpha * sum_k
 // f^(sp_k). So a_jn = alpha * sum_k (trilinear weight of voxel n at sample k).

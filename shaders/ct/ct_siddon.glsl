@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Siddon's projector (seed 001 ch. 3, [Sid85]): a_jn = length in mm of ray j inside voxel n,
+// Siddon's projector (Petit 2020 ch. 3, [Sid85]): a_jn = length in mm of ray j inside voxel n,
 // exactly. Forward walks the ray voxel by voxel (the incremental form of Siddon's merged
 // plane crossings: the nearest next x/y/z plane ends each segment), and so does the scatter
 // back projector with the same segments; the gather back

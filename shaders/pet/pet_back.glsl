@@ -2,9 +2,9 @@
 // Back projection, one invocation per LOR: x_n += sum_j a_jn w_j, the exact adjoint of
 // pet_forward (same tracer loop). w_j = aux[j] when flags bit 0 is set, else 1. With
 // PET_LORS = all pairs this is the sensitivity image, s_n = sum over detectable pairs of a_jn
-// (seed 002's precomputed "Denom"): pairs are decoded from their index here, on the device.
+// (Kovács (n.d.)'s precomputed "Denom"): pairs are decoded from their index here, on the device.
 // PET_ATTEN = 1 multiplies w by the LOR's attenuation factor a_j (pet_atten): back projection
-// of A' = diag(a) A, and with all pairs seed 000 eq. 7, s'_n = sum_j a_j a_jn.
+// of A' = diag(a) A, and with all pairs van Gendt et al. 2021 eq. 7, s'_n = sum_j a_j a_jn.
 //
 // PET_FIXED = 1 (pet_common.glsl): pc.dst is a fixed-point accumulator (tl_fixed.glsl) with
 // its head filled; pc.pad the bits of amax, the most one LOR adds to one voxel per unit weight

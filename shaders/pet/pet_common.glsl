@@ -7,7 +7,7 @@
 //   2 PET_LORS    0 list-mode events, 1 bins (crystal pair + count), 2 explicit end points,
 //                 3 every allowed crystal pair (the sensitivity image)
 //   3 PET_ATOMIC  1 float atomicAdd, 0 compare-and-swap loop on the bits
-//   4 PET_ATTEN   1 attenuation (seed 000 eq. 6-7): LOR j carries the factor a_j =
+//   4 PET_ATTEN   1 attenuation (van Gendt et al. 2021 eq. 6-7): LOR j carries the factor a_j =
 //                 exp(-integral of mu along j). Events/bins/end points read a_j from
 //                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
 //                 image) integrate the mu-map in pc.image along the pair first.
@@ -63,7 +63,7 @@ layout(push_constant, scalar) uniform Push {
   uint flags;          // bit 0: aux holds back-projection weights
   vec3 vox;            // voxel size, mm
   uint n_crystals;
-  uint stride;         // all pairs: pair p = item * stride + first (subsets of seed 004 eq. 4)
+  uint stride;         // all pairs: pair p = item * stride + first (subsets of Chou et al. 2012 eq. 4)
   uint max_ring_diff;
   uint n_pairs;        // all pairs: n (n - 1) / 2
   uint pad;

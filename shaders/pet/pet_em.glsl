@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The fused EM kernel (seed 000 Listing 1), one invocation per LOR j: forward project the
+// The fused EM kernel (van Gendt et al. 2021 Listing 1), one invocation per LOR j: forward project
+// the
 // current image f, form the ratio and back project it into the correction image c,
 //   c_n += a_jn m_j / sum_n' a_jn' f_n'
-// i.e. the sum over j in seed 000 eq. 5 / seed 002 eq. 2 (m_j = 1 for a list-mode event; the
-// measured count g_i of a bin in seed 004 eq. 4). The update f <- f c / s is a separate fused
-// array expression (compute/pet/tl-recon.c). Seed 000 splits an event over slice threads that
+// i.e. the sum over j in van Gendt et al. 2021 eq. 5 / Kovács (n.d.) eq. 2 (m_j = 1 for a
+// list-mode event; the
+// measured count g_i of a bin in Chou et al. 2012 eq. 4). The update f <- f c / s is a separate
+// fused
+// array expression (compute/pet/tl-recon.c). van Gendt et al. 2021 splits an event over slice
+// threads that
 // meet in shared memory; one invocation walking the whole ray keeps its sum in a register.
 //
-// PET_ATTEN = 1 (seed 000 eq. 6): the forward model is ybar_j = a_j sum_n a_jn f_n and the
+// PET_ATTEN = 1 (van Gendt et al. 2021 eq. 6): the forward model is ybar_j = a_j sum_n a_jn f_n
+// and the
 // back projection of m_j / ybar_j carries a_j too (A' = diag(a) A, so A'^T (m / A' f)):
 //   c_n += a_j a_jn m_j / (a_j sum_n' a_jn' f_n')
 // The a_j cancel here, so attenuation reaches the update only through the sensitivity

@@ -5,7 +5,8 @@
 // Stage 1 of the CPU plane path of Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c; stage 2 is pet_back_slabs.comp). One invocation per event of a
 // chunk: the forward projection (pet_joseph.glsl, the image in pc.image), the ratio
-// w_j = a_j m_j / ybar_j of seed 000 Listing 1 (pet_em.glsl) and the event's plane walk, written
+// w_j = a_j m_j / ybar_j of van Gendt et al. 2021 Listing 1 (pet_em.glsl) and the event's plane
+// walk, written
 // as one record so stage 2 can walk the same planes without the crystals:
 //   words 0-7: a_m a_u a_v su sv wl w kw   (PetPlanes of pet_planes.glsl; kw = k0 | k1 << 15 |
 //              m << 30, m = 3: nothing to back project)

@@ -1,8 +1,8 @@
 #version 460
 #extension GL_GOOGLE_include_directive : require
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Forward projection, one invocation per LOR: y_j = sum_n a_jn x_n (seed 002 eq. 1); with
-// PET_ATTEN = 1 y_j = a_j sum_n a_jn x_n (a_j = exp(-integral of mu), seed 000 eq. 6).
+// Forward projection, one invocation per LOR: y_j = sum_n a_jn x_n (Kovács (n.d.) eq. 1); with
+// PET_ATTEN = 1 y_j = a_j sum_n a_jn x_n (a_j = exp(-integral of mu), van Gendt et al. 2021 eq. 6).
 // PET_LOGLIK = 1 keeps no per-LOR value (list mode holds no more than its 12-byte events on
 // the device) and writes per-workgroup partial sums of m_j log y_j over LORs with y_j > 0 to
 // aux (pet_loglik.glsl), for the Poisson log-likelihood (compute/pet/tl-recon.c).

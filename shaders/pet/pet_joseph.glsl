@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Joseph's projector (Joseph 1982; seed 001 ch. 3) on the plane walk of pet_planes.glsl: on
+// Joseph's projector (Joseph 1982; Petit 2020 ch. 3) on the plane walk of pet_planes.glsl: on
 // each plane the image is interpolated bilinearly from the four nearest voxel centres (zero
 // outside the image), so a_jn = (bilinear weight of voxel n on its plane) * len_mm / |d_m|
 // (times the TOF weight of the plane's sample with PET_TOF).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The normalisation n_ab of a crystal pair (compute/pet/tl-norm.h) from the compact tables of
-// tl_norm_upload in pc.norm, for the sensitivity image (seed 000 eq. 7 with n_j a_j:
+// tl_norm_upload in pc.norm, for the sensitivity image (van Gendt et al. 2021 eq. 7 with n_j a_j:
 // s_n = sum over the pairs j of n_j a_j a_jn). The component model
 //   n_ab = eps_a eps_b g_ax(ring_a, ring_b) g_tr(d_ab, u_ab)
 // with t = id mod C the crystal's place in its ring, d the shorter way round from t_a to t_b

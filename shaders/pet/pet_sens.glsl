@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// The sensitivity image s_n = sum over the detectable crystal pairs j of a_jn (seed 000
+// The sensitivity image s_n = sum over the detectable crystal pairs j of a_jn (van Gendt et al.
+// 2021
 // eq. 7 with attenuation: s'_n = sum_j a_j a_jn), accumulated exactly in 64-bit fixed point
 // (pet_common.glsl PET_FIXED_SCATTER; pet_sens_finish.comp turns it into floats). Only 32-bit
 // integer atomics: no device feature is needed. PET_LORS is "all pairs" (3).
@@ -12,7 +13,8 @@
 // the symmetries, which counts every pair of every orbit once:
 //   sum_p B(p) = sum over orbits O of sum_{q in O} B(q) = sum_{g in G} g(sum_{p listed} B(p) / |G_p|).
 // PET_SYM = 0: every allowed pair p = item * stride + first.
-// PET_NORM = 1: each pair also weighted by its normalisation n_ab (pet_norm.glsl): seed 000
+// PET_NORM = 1: each pair also weighted by its normalisation n_ab (pet_norm.glsl): van Gendt et
+// al. 2021
 // eq. 7 with n_j a_j. With PET_SYM the host keeps only the symmetries that leave n unchanged
 // (tl_norm_invariant), so the listed pair's n is its whole orbit's.
 #define PET_NO_FLOAT_ATOMIC

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Siddon's projector: a_jn = length (mm) of LOR j inside voxel n, exactly (seed 000 eq. 5 uses
+// Siddon's projector: a_jn = length (mm) of LOR j inside voxel n, exactly (van Gendt et al. 2021
+// eq. 5 uses
 // these intersection lengths l(A_j; r_n)). The ray is walked voxel by voxel (Jacobs'
 // incremental form of Siddon's merged plane crossings): at each step the nearest of the three
 // next x/y/z plane crossings ends the current segment.

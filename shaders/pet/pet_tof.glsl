@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Time of flight along a LOR (seed 000 sec. 2.3: d_j = c dt_j / 2, eq. 8, "the probabilities
+// Time of flight along a LOR (van Gendt et al. 2021 sec. 2.3: d_j = c dt_j / 2, eq. 8, "the
+// probabilities
 // p(A_j|r_n) in Equation (4) must be re-weighted according to the Gaussian distribution that
 // gives a higher weight to voxels that lie closer to the estimated point of annihilation").
 // The definition (compute/pet/tl-projector.h, TlTof): the Gaussian N(x; c_b, sigma) along

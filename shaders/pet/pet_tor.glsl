@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Tube of response (seed 002 sec. 2.2 item 3: "We use a Tube Of Response (TOR or projection
+// Tube of response (Kovács (n.d.) sec. 2.2 item 3: "We use a Tube Of Response (TOR or projection
 // tube) for every event to model the positron range effect. The event's contribution to the
 // voxels in the TOR is weighted with a Gaussian function"), walked plane by plane across the
-// dominant axis like Joseph's projector (seed 002 processes events grouped by dominant
+// dominant axis like Joseph's projector (Kovács (n.d.) processes events grouped by dominant
 // direction slice by slice; the slice's direction is the group's dominant axis).
 //
 // Weight: Joseph's bilinear hat H(x) = max(0, 1 - |x|) convolved with the Gaussian of the

@@ -21,11 +21,13 @@ float pet_trace(PetLor l, uint mode, float w, TlFloats img) {
 }
 
 // The attenuation factor a_j of LOR item i (pet_lor's argument) when PET_ATTEN = 1, else 1.
-// Seed 000 eq. 6: the probability that both photons of an annihilation on LOR j escape is
+// van Gendt et al. 2021 eq. 6: the probability that both photons of an annihilation on LOR j
+// escape is
 //   a_j = exp(-integral over the whole LOR of mu(x) dx),
 // independent of where on the line the annihilation happened. Records read the a_j computed
 // once per dataset (compute/pet/tl-recon.c); every crystal pair (the sensitivity image,
-// seed 000 eq. 7) integrates the mu-map in pc.image with this projector's own weights first.
+// van Gendt et al. 2021 eq. 7) integrates the mu-map in pc.image with this projector's own weights
+// first.
 float pet_atten(uint i, PetLor l) {
   if (PET_ATTEN == 0u) return 1.0;
   if (PET_LORS == PET_LORS_ALL_PAIRS) return exp(-pet_trace(l, PET_FORWARD, 0.0, pc.image));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Shared by srm_forward / srm_back: the dual-head system response matrix stored by symmetry
 // class (compute/pet/tl-srm.h) applied to groups of LORs. One workgroup per group of up to
-// SRM_GROUP LORs of the same class (seed 004 Algorithm 3: the LORs of a group share the
+// SRM_GROUP LORs of the same class (Chou et al. 2012 Algorithm 3: the LORs of a group share the
 // stored responses, read once; each invocation strides over the class's elements and maps
 // each element to every LOR of the group through the symmetries).
 #include "tl_common.glsl"

@@ -3,7 +3,7 @@
  * of response (LOR) j in mm (intersection length for Siddon, interpolation weight x step for
  * Joseph). Every reconstruction algorithm reaches projections through this interface only:
  * forward (y = A x), back (x += A^T w, the exact adjoint: same traversal code), the fused EM
- * step of seed 000 Listing 1, the log-likelihood sum and the sensitivity image.
+ * step of van Gendt et al. 2021 Listing 1, the log-likelihood sum and the sensitivity image.
  *
  * A projector is created by name ("siddon", "joseph", "tor"). Each name is a TlProjectorClass in its
  * own file (tl-siddon.c, tl-joseph.c); the ray-tracing classes share the kernels of
@@ -31,7 +31,7 @@ typedef enum {
   TL_LORS_END_POINTS, /* 6 floats per LOR: x0 y0 z0 x1 y1 z1 in mm (24 bytes) */
 } TlLorKind;
 
-/* Time of flight (seed 000 sec. 2.3 eq. 8, d_j = c dt_j / 2). An event's TOF bin b
+/* Time of flight (van Gendt et al. 2021 sec. 2.3 eq. 8, d_j = c dt_j / 2). An event's TOF bin b
  * (TlEvent.tof_bin; docs/formats.md: bin 0 centred on the LOR midpoint, positive towards
  * crystal b, centre c_b = b * bin_mm) weights the point at signed distance x (mm) from the
  * midpoint along the LOR by the Gaussian N(x; c, sigma) integrated over the bin and truncated
@@ -62,7 +62,8 @@ typedef struct {
   guint64 first, count;     /* records [first, first + count) */
   /* Attenuation (may be NULL = none): a_j = exp(-integral of mu along LOR j) per record,
    * indexed like `records` (record first + i reads atten[first + i]). With it the system
-   * matrix is A' = diag(a) A (seed 000 eq. 6) in forward, back, em and loglik alike. */
+   * matrix is A' = diag(a) A (van Gendt et al. 2021 eq. 6) in forward, back, em and loglik alike.
+   * */
   const TlArray *atten;
   /* Time of flight (NULL = none): only with TL_LORS_EVENTS, whose third word is the bin. */
   const TlTof *tof;
@@ -83,7 +84,8 @@ typedef enum {
 
 typedef struct _TlProjector TlProjector;
 
-/* The normalisation in a sensitivity image (seed 000 eq. 7 with n_j a_j: s_n = sum over the
+/* The normalisation in a sensitivity image (van Gendt et al. 2021 eq. 7 with n_j a_j: s_n = sum
+ * over the
  * pairs j of n_j a_j a_jn): the model (made for the scanner; the symmetric method keeps only
  * the symmetries it is invariant under, tl_norm_invariant) and its device tables
  * (tl_norm_upload, read by shaders/pet/pet_norm.glsl). */
@@ -262,14 +264,15 @@ TL_API gboolean tl_projector_loglik(TlProjector *p, TlStream *s, const TlLors *l
 TL_API gboolean tl_projector_sensitivity(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   TlArray *image, GError **error);
-/* The same with attenuation (seed 000 eq. 7): image += sum over those pairs p of
+/* The same with attenuation (van Gendt et al. 2021 eq. 7): image += sum over those pairs p of
  * a_p (back projection of p), a_p = exp(-integral along p of mu) with this projector's
  * weights; mu (mm^-1) on the projector's grid, NULL = tl_projector_sensitivity. */
 TL_API gboolean tl_projector_sensitivity_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                         const TlArray *crystals, guint stride, guint offset,
                                         const TlArray *mu, TlArray *image, GError **error);
 
-/* The same with the normalisation too (seed 000 eq. 7 with n_j a_j): image += sum over those
+/* The same with the normalisation too (van Gendt et al. 2021 eq. 7 with n_j a_j): image += sum
+ * over those
  * pairs of n_p a_p (back projection of p). norm NULL = tl_projector_sensitivity_atten; its
  * model must be for `scanner` (tl_norm_check_scanner). Grids above 2^31 voxels (the float
  * path) refuse a normalisation. */
@@ -298,11 +301,11 @@ TL_API TlSensMethod tl_projector_sensitivity_plan_norm(const TlProjector *p, con
 
 /* Reorders events, stably, so that those whose dominant axis (the one along which the LOR
  * crosses the most voxels of grid) is x come first, then y, then z: neighbouring invocations
- * then walk rays of one kind and length range (seed 002 groups events by dominant direction),
+ * then walk rays of one kind and length range (Kovács (n.d.) groups events by dominant direction),
  * while the order within a group (random in time) keeps concurrent scatters apart. */
 TL_API void tl_events_group_by_axis(TlEvent *ev, guint64 n, const TlScanner *s, const TlImageGrid *g);
 /* The same groups, each ordered by line: by transaxial direction, then offset from the axis,
- * then axial position, so neighbouring invocations walk nearly the same voxels (seed 002
+ * then axial position, so neighbouring invocations walk nearly the same voxels (Kovács (n.d.)
  * groups by direction too). For CPU devices, where no two lanes' atomics contend and the
  * cache decides: 20 % off the EM sub-iteration on lavapipe for Siddon and Joseph alike
  * (bench/README.md). GPUs keep the grouping alone, whose random order keeps a warp's atomics

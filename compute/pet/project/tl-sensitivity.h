@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The sensitivity image s_n = sum over every detectable crystal pair j of a_jn: the S_n of
- * seed 000 eq. 3-4, the "Denom" seed 002 precomputes, sum_{i in S_k} H_ij of seed 004 eq. 4.
+ * van Gendt et al. 2021 eq. 3-4, the "Denom" Kovács (n.d.) precomputes, sum_{i in S_k} H_ij of
+ * Chou et al. 2012 eq. 4.
  * The device iterates the pairs itself (tl_projector_sensitivity); the image is cached in
  * $XDG_CACHE_HOME/tomolab/sensitivity-<sha256>.f32, keyed by tl_scanner_key +
  * tl_image_grid_key + projector name + subset, since a clinical scanner has ~2 * 10^8 pairs. */
@@ -16,14 +17,15 @@ G_BEGIN_DECLS
 TL_API TlArray *tl_sensitivity_image(TlProjector *p, TlStream *s, const TlScanner *scanner,
                               const TlArray *crystals, guint subsets, guint subset,
                               gboolean use_cache, gboolean *from_cache, GError **error);
-/* With attenuation (seed 000 eq. 7): s'_n = sum over the pairs p of a_p a_pn, a_p =
+/* With attenuation (van Gendt et al. 2021 eq. 7): s'_n = sum over the pairs p of a_p a_pn, a_p =
  * exp(-integral of mu along p); mu (mm^-1, on the projector's grid) may be NULL. The cache
  * key then includes mu_hash (tl_sensitivity_mu_hash of the map); mu_hash NULL = no caching. */
 TL_API TlArray *tl_sensitivity_image_atten(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                     const TlArray *crystals, guint subsets, guint subset,
                                     const TlArray *mu, const char *mu_hash, gboolean use_cache,
                                     gboolean *from_cache, GError **error);
-/* With the normalisation too (seed 000 eq. 7 with n_j a_j): s''_n = sum over the pairs p of
+/* With the normalisation too (van Gendt et al. 2021 eq. 7 with n_j a_j): s''_n = sum over the
+ * pairs p of
  * n_p a_p a_pn (norm NULL = tl_sensitivity_image_atten). The cache key then includes the
  * normalisation's sha256 (TlNorm.sha256). */
 TL_API TlArray *tl_sensitivity_image_norm(TlProjector *p, TlStream *s, const TlScanner *scanner,

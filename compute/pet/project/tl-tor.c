@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Tube of response (seed 002): Joseph's plane walk with the bilinear hat convolved with a
+/* Tube of response (Kovács (n.d.)): Joseph's plane walk with the bilinear hat convolved with a
  * Gaussian across the tube (shaders/pet/pet_tor.glsl); TlProjectorParams.tor_fwhm_mm sets it. */
 #include "tl-projector-ray.h"
 #include <math.h>
@@ -46,7 +46,7 @@ static char *tor_key(const TlProjector *p) {
 
 const TlProjectorClass tl_tor_class = {
     .name = "tor",
-    .summary = "tube of response: Joseph's planes with a Gaussian across the tube (seed 002)",
+    .summary = "tube of response: Joseph's planes with a Gaussian across the tube (Kovács (n.d.))",
     .label = "Tube of response",
     .flags = TL_PROJECTOR_LISTMODE | TL_PROJECTOR_BINNED | TL_PROJECTOR_TOF,
     .init = tor_init,

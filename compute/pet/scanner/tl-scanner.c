@@ -39,7 +39,7 @@ static const Preset presets[] = {
      {.kind = TL_SCANNER_RING, .n_rings = 80, .n_sides = 16, .crystals_per_side = 20,
       .radius_mm = 80.5, .crystal_pitch_mm = 1.59, .ring_pitch_mm = 1.59},
      {1.59f, 1.59f, 10.0f}, 0, 0.0f, 0.0f, {350.0f, 625.0f}, 0.146f},
-    /* Seed 004 (Chou et al. 2012): "two HRRT detectors ... placed at only ~6 cm apart ...
+    /* Chou et al. 2012 (Chou et al. 2012): "two HRRT detectors ... placed at only ~6 cm apart ...
      * a 104 x 72 array of 20 x 2.1 x 2.1 mm^3 ... crystals having a crystal thickness and a
      * pitch equal to 20 mm and 2.4 mm". 104 crystals along y (249.6 mm), 72 along z
      * (172.8 mm); the 2.4 mm pitch cell is taken as the sensitive face. Energy: the HRRT's
@@ -339,7 +339,7 @@ TlImageGrid tl_scanner_default_grid(const TlScanner *s) {
   if (g_strcmp0(s->name, "dmi") == 0) return tl_image_grid_centred(215, 215, 71, 2.78f, 2.78f, 2.78f);
   if (g_strcmp0(s->name, "small-animal") == 0)
     return tl_image_grid_centred(128, 128, 159, 0.795f, 0.795f, 0.795f);
-  /* seed 004: 0.5 x 0.6 x 0.6 mm voxels, 119 planes across the gap; 60 mm in y and z */
+  /* Chou et al. 2012: 0.5 x 0.6 x 0.6 mm voxels, 119 planes across the gap; 60 mm in y and z */
   if (g_strcmp0(s->name, "dual-head") == 0)
     return tl_image_grid_centred(119, 100, 100, 0.5f, 0.6f, 0.6f);
   float v = 0.5f * MIN(s->crystal_size[0], s->crystal_size[1]);

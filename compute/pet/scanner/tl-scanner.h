@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* TlScanner: a PET scanner as a crystal table (centre + inward normal per crystal),
  * uploaded once to the device. Ring scanners (regular-polygon rings) and the planar
- * dual-head scanner of seed 004 share the representation: every crystal has a `group`
+ * dual-head scanner of Chou et al. 2012 share the representation: every crystal has a `group`
  * (polygon side or head) and a `ring`; a pair (a, b) is a valid line of response iff
  * group(a) != group(b) and |ring(a) - ring(b)| <= max_ring_difference. The same rule
  * runs on the device when the sensitivity image iterates all pairs. */

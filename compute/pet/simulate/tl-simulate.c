@@ -183,7 +183,8 @@ static void turn(double d[3], double ct, double phi) {
 
 /* One photon from p along d until a crystal detects it (TRUE) or it is lost (FALSE).
  * Without scatter: cast onto the crystals, then survival exp(-integral of mu) up to the hit
- * (seed 000 eq. 6, per photon). With scatter: the first interaction point is where the optical
+ * (van Gendt et al. 2021 eq. 6, per photon). With scatter: the first interaction point is where
+ * the optical
  * depth reaches -ln(u) (tl_ray_march); there the photon scatters by theta from Kahn's sampler
  * of Klein-Nishina, azimuth uniform, energy E' = E / (1 + (E / m c^2)(1 - cos theta)); it then
  * crosses mu(E') = mu(511) sigma_KN(E') / sigma_KN(511) (Compton-only water, tl-compton.h),
@@ -327,7 +328,8 @@ static void run_block(gpointer data, gpointer user) {
       if (cr[a].group == cr[c].group || (ra > rc ? ra - rc : rc - ra) > sim->scanner->max_ring_difference)
         continue;
       b->geometric++;
-      /* seed 000 eq. 6: alpha = exp(-sum_n l(A; r_n) mu_n); the pair survives with that
+      /* van Gendt et al. 2021 eq. 6: alpha = exp(-sum_n l(A; r_n) mu_n); the pair survives with
+       * that
        * probability, i.e. when -ln(u) exceeds the line integral between the two hits */
       if (sim->mu && tl_ray_integral(sim->mu, ha, hb, -log(survive)) > -log(survive)) {
         b->attenuated++;

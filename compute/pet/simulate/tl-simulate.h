@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Monte-Carlo PET simulator (CPU, threaded): annihilations sampled from an activity image,
  * back-to-back photons in isotropic directions, detection on the scanner's crystals,
- * survival exp(-integral of mu) along the line (seed 000 eq. 6), TOF from a Gaussian
+ * survival exp(-integral of mu) along the line (van Gendt et al. 2021 eq. 6), TOF from a Gaussian
  * timing resolution, Poisson total counts. Optional physics (docs/pet.md, Simulator):
  * Compton scatter in the object (single scatter, Klein-Nishina, tl-compton.h) with the
  * scanner's energy window and resolution, per-crystal efficiencies, and random coincidences

@@ -107,7 +107,7 @@ const TlOperatorClass tl_pet_srm_operator_class = {
     .name = "pet-srm",
     .modality = "pet",
     .summary = "dual-head bins, precomputed system response matrix stored by symmetry "
-               "(seed 004)",
+               "(Chou et al. 2012)",
     .flags = 0,
     .finalize = srm_finalize,
     .forward = srm_forward,

@@ -7,7 +7,7 @@
  * default sensitivity (A_s^T 1 over the stored data) is the column sum over every measurable
  * LOR of the subset. Subset of pair (a, b): tl_pair_index(a, b) mod S as "pet-binned";
  * within a subset the pairs are ordered by (class, interchange flag, pair index) and cut into
- * groups of up to 8 pairs of one class, one workgroup each (seed 004 Algorithm 3). Forward:
+ * groups of up to 8 pairs of one class, one workgroup each (Chou et al. 2012 Algorithm 3). Forward:
  * a gather within the group's workgroup (shared-memory reduction); back projection: float
  * atomics (CAS loop on devices without them). The matrix is shared (kept by reference). */
 #pragma once

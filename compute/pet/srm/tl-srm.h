@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* TlSrm: a precomputed system response matrix (SRM) of the dual-head scanner (seed 004,
+/* TlSrm: a precomputed system response matrix (SRM) of the dual-head scanner (Chou et al. 2012,
  * Chou et al. 2012), stored once per symmetry class.
  *
  * Detector response. h(c_u, c_l; v) is "the probability for an annihilation taking place in
- * voxel v to be detected at the LOR (c_u, c_l)" (seed 004). Here it is numerically
+ * voxel v to be detected at the LOR (c_u, c_l)" (Chou et al. 2012). Here it is numerically
  * integrated for a point at the voxel centre: back-to-back photons in isotropic directions,
  *
  *   h = (2 / 4 pi) Int_{omega towards head 0} f_A(omega) f_B(-omega) d omega,
@@ -18,7 +18,7 @@
  * window, no gaps, no lateral head edges: the slab is unbounded sideways, which is what
  * makes the shift invariance exact).
  *
- * Symmetries (seed 004 eq. 6-9), valid when the y and z voxel sizes are pitch / D (D >= 1
+ * Symmetries (Chou et al. 2012 eq. 6-9), valid when the y and z voxel sizes are pitch / D (D >= 1
  * integer) and the grid is centred on the scanner:
  *   shift      h(c_u + m, c_l + m; v + (0, D m)) = h(c_u, c_l; v)            (eq. 6)
  *   reflection y -> -y and z -> -z map direction (du, dv) to (-du, dv), (du, -dv)  (eq. 8)
