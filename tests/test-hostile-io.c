@@ -50,7 +50,20 @@ static void put_floats(const char *name, guint n, float base) {
   put(name, b, 4u * n);
 }
 
+static void remove_tree(const char *dir) {
+  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+  for (const char *name; d && (name = g_dir_read_name(d));) {
+    g_autofree char *p = g_build_filename(dir, name, NULL);
+    if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      remove_tree(p);
+    else
+      g_remove(p);
+  }
+  g_rmdir(dir);
+}
+
 static void fresh_root(void) {
+  if (root) remove_tree(root);
   g_free(root);
   GError *e = NULL;
   root = g_dir_make_tmp("tl-hostile-io-XXXXXX", &e);
@@ -343,6 +356,19 @@ static void test_stale_temps(void) {
   g_assert_false(g_file_test(tdir, G_FILE_TEST_EXISTS));
   g_assert_false(g_file_test(pp, G_FILE_TEST_EXISTS));
   expect_loads("in/t.raw", 10);
+  /* tomolab-cli cleans its working directory when it starts */
+  if (!cli) return;
+  g_autofree char *stale_name = g_strdup_printf("work/.x.nii.tmp-%d-3.nii", dead);
+  put_floats(stale_name, 8, 0);
+  put_text("work/.x.nii.tmp-1-0.nii", "pid 1 runs: kept"); /* a live PID's temp file */
+  g_autofree char *work = at("work"), *stale = at(stale_name), *live = at("work/.x.nii.tmp-1-0.nii");
+  const char *argv[] = {cli, "info", NULL};
+  int status = 0;
+  g_assert_true(g_spawn_sync(work, (char **)argv, NULL,
+                             G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                             NULL, NULL, &status, NULL));
+  g_assert_false(g_file_test(stale, G_FILE_TEST_EXISTS));
+  g_assert_true(g_file_test(live, G_FILE_TEST_EXISTS));
 }
 
 int main(int argc, char **argv) {
@@ -354,5 +380,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/hostile-io/outputs", test_outputs);
   g_test_add_func("/hostile-io/pairs", test_pairs);
   g_test_add_func("/hostile-io/stale-temps", test_stale_temps);
-  return g_test_run();
+  int rc = g_test_run();
+  if (root) remove_tree(root);
+  return rc;
 }
