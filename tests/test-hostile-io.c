@@ -18,6 +18,7 @@
 #include "image/tl-file.h"
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
+#include "pet/data/tl-format-mmr.h"
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -371,6 +372,34 @@ static void test_stale_temps(void) {
   g_assert_true(g_file_test(live, G_FILE_TEST_EXISTS));
 }
 
+/* ---- fuzz-mmr's finding: list-mode words that spell "!INTERFILE" are data, not a header ---- */
+
+static void test_mmr_data_like_header(void) {
+  fresh_root();
+  const char *real = "../shared/data/mmr/PET_ACQ_small.l.hdr.STIR"; /* from the source root */
+  g_autofree char *text = NULL;
+  if (!g_file_get_contents(real, &text, NULL, NULL)) {
+    g_test_skip("no ../shared/data/mmr");
+    return;
+  }
+  /* the shared header (Siemens' layout) naming in.l; the words start with the magic text */
+  GString *h = g_string_new(text);
+  g_assert_cmpuint(g_string_replace(h, "small_listmode_file.l", "in.l", 1), ==, 1);
+  put("in/in.l.hdr", h->str, h->len);
+  g_string_free(h, TRUE);
+  put("in/in.l", "!INTERFILE:=\n\n\n\n", 16);
+  g_autofree char *hdr = at("in/in.l.hdr"), *words = at("in/in.l");
+  TlMmrStats scan, load;
+  g_autoptr(GError) e = NULL;
+  g_assert_true(tl_mmr_scan(hdr, &scan, &e));
+  g_assert_no_error(e);
+  g_autoptr(TlListmode) lm = tl_mmr_load(words, NULL, &load, &e);
+  g_assert_no_error(e);
+  g_assert_nonnull(lm);
+  g_assert_cmpuint(load.words, ==, 4);
+  g_assert_cmpuint(scan.words, ==, 4);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   if (argc > 1) cli = argv[1];
@@ -380,6 +409,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/hostile-io/outputs", test_outputs);
   g_test_add_func("/hostile-io/pairs", test_pairs);
   g_test_add_func("/hostile-io/stale-temps", test_stale_temps);
+  g_test_add_func("/hostile-io/mmr-data-like-header", test_mmr_data_like_header);
   int rc = g_test_run();
   if (root) remove_tree(root);
   return rc;
