@@ -142,6 +142,15 @@ static void test_resolver_interfile(void) {
     put_text(refused[i].header, t);
     expect_refused(refused[i].header, refused[i].header, why[i], TL_DATAFILE_OUTSIDE_ENV, NULL);
   }
+  /* the header as its own data (fuzz-mmr), by name and through a link */
+  g_autofree char *self = hv_text("self.hv");
+  put_text("in/self.hv", self);
+  expect_refused("in/self.hv", "the header itself", NULL);
+  g_autofree char *self_target = at("in/self2.hv"), *self_link = at("in/self2-link.hv");
+  g_autofree char *self2 = hv_text("self2-link.hv");
+  put_text("in/self2.hv", self2);
+  g_assert_cmpint(symlink(self_target, self_link), ==, 0);
+  expect_refused("in/self2.hv", "the header itself", NULL);
   /* inside the folder: a plain name, a `..` that stays, a link that stays */
   g_autofree char *t1 = hv_text("x.v"), *t2 = hv_text("sub/../x.v"), *t3 = hv_text("in.v");
   put_text("in/ok.hv", t1);

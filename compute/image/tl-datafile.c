@@ -44,6 +44,18 @@ char *tl_datafile_resolve(const char *header, const char *key, const char *name,
   g_autofree char *cdir = g_canonicalize_filename(dir, NULL);
   /* lexical: `..` resolved without the file system, so "a/../../x" is seen leaving */
   char *path = g_canonicalize_filename(name, cdir);
+  /* the header read as its own data (fuzz-mmr: a header naming itself scanned its text as
+   * list-mode words): refused whatever the opt-in */
+  GStatBuf sh, sd;
+  g_autofree char *cheader = g_canonicalize_filename(header, NULL);
+  if (strcmp(cheader, path) == 0 || (g_stat(header, &sh) == 0 && g_stat(path, &sd) == 0 &&
+                                     sh.st_dev == sd.st_dev && sh.st_ino == sd.st_ino)) {
+    g_free(path);
+    g_autofree char *q = tl_text_quote(name, -1, 200);
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: key '%s': data file '%s' is the header "
+                "itself (expected a separate data file)", header, key, q);
+    return NULL;
+  }
   if (anywhere) return path;
   if (!is_within(cdir, path) || strcmp(cdir, path) == 0) {
     g_free(path);

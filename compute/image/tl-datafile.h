@@ -6,6 +6,7 @@
  *  - an absolute name, a `..` that leaves the folder, or a symbolic link whose target lies
  *    outside it is refused, unless the user opts in with TOMOLAB_DATA_OUTSIDE=1 (a hostile
  *    header then cannot make Tomolab read /etc/passwd as an image);
+ *  - the header itself (by name or inode) is never its own data file;
  *  - the data file's size must be exactly what the header describes (tl_datafile_check_size):
  *    a larger file means a key was misread (a size given twice), a smaller one truncation. */
 #pragma once
