@@ -225,6 +225,33 @@ static void test_hostile(void) {
   hostile("text.h5", NULL, NULL, NULL);
 }
 
+/* Issue 27: HDF5 reads other files for an external link, external raw storage (a dataset whose
+ * values are in /etc/passwd) or a virtual dataset; all refused (image/tl-datafile.h's policy:
+ * data only from the header's folder, here from the file itself). */
+static void test_external(void) {
+  g_autofree char *target = write_case("ext-target.h5", &(Case){0});
+  g_autofree char *link = write_case("extlink.h5", &(Case){.omit = "data"});
+  hid_t f = H5Fopen(link, H5F_ACC_RDWR, H5P_DEFAULT);
+  g_assert_cmpint(f, >=, 0);
+  g_assert_cmpint(H5Lcreate_external(target, "/exchange/data", f, "/exchange/data", H5P_DEFAULT,
+                                     H5P_DEFAULT), >=, 0);
+  H5Fclose(f);
+  hostile("extlink.h5", NULL, "/exchange/data", "external link");
+  g_autofree char *store = write_case("extstore.h5", &(Case){.omit = "data"});
+  f = H5Fopen(store, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  g_assert_cmpint(H5Pset_external(dcpl, "/etc/passwd", 0, V * R * C * 4), >=, 0);
+  hid_t space = H5Screate_simple(3, (hsize_t[]){V, R, C}, NULL);
+  hid_t d = H5Dcreate2(f, "/exchange/data", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl,
+                       H5P_DEFAULT);
+  g_assert_cmpint(d, >=, 0);
+  H5Dclose(d);
+  H5Sclose(space);
+  H5Pclose(dcpl);
+  H5Fclose(f);
+  hostile("extstore.h5", NULL, "/exchange/data", "external files");
+}
+
 /* tests/data/dxchange-libhdf5-segv.h5: the test's good file with its /exchange/data layout
  * message changed by fuzz-dxchange (6 bytes). libhdf5 1.10.8 dereferences a null pointer in
  * H5Dread (H5VM_memcpyvv) on it; read in this process, that killed the CLI and the window.
@@ -317,6 +344,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-dxchange/variants", test_variants);
   g_test_add_func("/format-dxchange/hostile", test_hostile);
   g_test_add_func("/format-dxchange/libhdf5-crash", test_libhdf5_crash);
+  g_test_add_func("/format-dxchange/external", test_external);
   g_test_add_func("/format-dxchange/tooth-centre", test_tooth);
   int rc = g_test_run();
   g_autofree char *rm = g_strdup_printf("rm -rf '%s'", dir);

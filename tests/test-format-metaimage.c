@@ -211,8 +211,12 @@ static void test_hostile(void) {
                  "elementnumberofchannels", "3", NULL);
   expect_refused("ElementType", "HeaderSize = 4096\nElementType", 32, "headersize", "4096", NULL);
   expect_refused("ElementType", "HeaderSize = 8\nElementType", 32, "32", "8", NULL);
-  expect_refused("ElementType", "CompressedData = True\nCompressedDataSize = 20\nElementType", 32,
+  expect_refused("ElementType", "CompressedData = True\nCompressedDataSize = 32\nElementType", 32,
                  "zlib", NULL);
+  /* issue 27: fewer bytes than the file holds (exact size, image/tl-datafile.h) */
+  expect_refused("ElementType", "CompressedData = True\nCompressedDataSize = 20\nElementType", 32,
+                 "32 bytes", "expected exactly 20", NULL);
+  expect_refused(NULL, NULL, 36, "36 bytes", "expected exactly 32", NULL);
   expect_refused("ElementType", "CompressedData = True\nCompressedDataSize = 99\nElementType", 32,
                  "compresseddatasize", "99", NULL);
   expect_refused("ElementType", "CompressedData = maybe\nElementType", 32, "compresseddata",

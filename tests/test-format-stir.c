@@ -498,6 +498,13 @@ static void test_hostile(void) {
   expect_refused("Scanner parameters:=\nScanner type := test scanner\n"
                  "Number of rings                          := 4\n", "", ok, "number of rings",
                  "Scanner parameters", "ecat 962", NULL);
+  /* issue 27: a data file larger than the header describes (a size key read too small: half
+   * the data reconstructed), and data outside the header's folder (image/tl-datafile.h) */
+  expect_refused(NULL, NULL, ok + 4, "125956 bytes", "expected exactly 125952", NULL);
+  expect_refused("name of data file := bad.s", "name of data file := /etc/passwd", ok,
+                 "/etc/passwd", "absolute path", NULL);
+  expect_refused("name of data file := bad.s", "name of data file := ../bad.s", ok,
+                 "../bad.s", "leaves the header's folder", NULL);
   {
     /* a scanner STIR names, without the block: its table's geometry (ECAT HR+: 32 rings of
      * 576 detectors, 4.85 mm apart) */

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* sigaction */
 #include "tl-cli.h"
 #include "dataset/tl-formats.h"
+#include "dataset/tl-outputs.h"
 #include "image/tl-file.h"
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -110,33 +111,17 @@ int tl_cli_usage_error(const char *verb, GError *error) {
   return 2;
 }
 
-/* Same file: same device and inode when both exist, else the same absolute path. */
-static gboolean same_file(const char *a, const char *b) {
-  GStatBuf sa, sb;
-  if (g_stat(a, &sa) == 0 && g_stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
-  return strcmp(ca, cb) == 0;
-}
-
 gboolean tl_cli_check_outputs(const TlCliFile *inputs, gsize n_inputs, const TlCliFile *outputs,
                               gsize n_outputs, GError **error) {
+  /* the one check over every file a header names (dataset/tl-outputs.h) */
+  g_autofree TlNamedFile *in = g_new0(TlNamedFile, MAX(n_inputs, 1));
+  g_autofree TlNamedFile *out = g_new0(TlNamedFile, MAX(n_outputs, 1));
+  for (gsize i = 0; i < n_inputs; i++) in[i] = (TlNamedFile){inputs[i].option, inputs[i].path};
+  for (gsize o = 0; o < n_outputs; o++) out[o] = (TlNamedFile){outputs[o].option, outputs[o].path};
+  if (!tl_outputs_check(in, n_inputs, out, n_outputs, error)) return FALSE;
   for (gsize o = 0; o < n_outputs; o++) {
     const char *path = outputs[o].path;
     if (!path) continue;
-    for (gsize i = 0; i < n_inputs; i++)
-      if (inputs[i].path && same_file(path, inputs[i].path)) {
-        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                    "%s '%s' is the input %s '%s': an output never replaces an input",
-                    outputs[o].option, path, inputs[i].option, inputs[i].path);
-        return FALSE;
-      }
-    for (gsize k = 0; k < o; k++)
-      if (outputs[k].path && same_file(path, outputs[k].path)) {
-        g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                    "%s '%s' is also the output of %s: each output needs its own file",
-                    outputs[o].option, path, outputs[k].option);
-        return FALSE;
-      }
     /* writable now, not after the work: a temp file is made and removed in its folder */
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
       g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s '%s' is a directory (expected a file name)",

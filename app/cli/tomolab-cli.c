@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* tomolab-cli: the headless front end of the compute core. */
 #include "tl-cli.h"
+#include "image/tl-file.h"
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,6 +42,9 @@ int main(int argc, char **argv) {
     printf("tomolab-cli 0.1.0\n");
     return 0;
   }
+  /* temp files and folders of killed saves here (image/tl-file.h); a save elsewhere cleans
+   * its own folder */
+  tl_file_remove_stale_temps(".");
   for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
     if (strcmp(argv[1], verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
   fprintf(stderr, "tomolab-cli: unknown verb '%s'\n\n", argv[1]);

@@ -106,11 +106,35 @@ static gboolean dx_open(DxLayout *l, const char *name, gboolean required, hid_t 
     return dx_fail(l, name, error, "missing (a Data Exchange file holds /exchange/data, "
                    "data_white and theta)");
   }
+  /* data only from this file (image/tl-datafile.h's policy, docs/reliability.md): an external
+   * link, external raw storage or a virtual dataset would make HDF5 read other files, found
+   * relative to the working directory or HDF5's own prefixes, not the file's folder */
+  H5L_info_t li; /* H5Lget_info: 1.10 and 1.12+ (mapped to H5Lget_info2) */
+  if (H5Lget_info(l->file, "/exchange", &li, H5P_DEFAULT) >= 0 && li.type == H5L_TYPE_EXTERNAL)
+    return dx_fail(l, "/exchange", error, "is an external link to another file (expected data "
+                   "stored in this file)");
+  if (H5Lget_info(l->file, name, &li, H5P_DEFAULT) < 0)
+    return dx_fail(l, name, error, "the file's link table cannot be read");
+  if (li.type == H5L_TYPE_EXTERNAL)
+    return dx_fail(l, name, error, "is an external link to another file (expected data stored "
+                   "in this file)");
   hid_t obj = H5Oopen(l->file, name, H5P_DEFAULT);
   if (obj < 0) return dx_fail(l, name, error, "cannot be opened");
   if (H5Iget_type(obj) != H5I_DATASET) {
     H5Oclose(obj);
     return dx_fail(l, name, error, "not a dataset");
+  }
+  hid_t dcpl = H5Dget_create_plist(obj);
+  int n_external = dcpl >= 0 ? H5Pget_external_count(dcpl) : -1;
+  H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+  if (dcpl >= 0) H5Pclose(dcpl);
+  const char *refused = NULL;
+  if (n_external > 0) refused = "keeps its values in external files";
+  else if (layout == H5D_VIRTUAL) refused = "is a virtual dataset over other files";
+  else if (n_external < 0 || layout == H5D_LAYOUT_ERROR) refused = "has no readable storage layout";
+  if (refused) {
+    H5Oclose(obj);
+    return dx_fail(l, name, error, "%s (expected data stored in this file)", refused);
   }
   *out = obj; /* a dataset opened by H5Oopen is closed by H5Dclose */
   return TRUE;

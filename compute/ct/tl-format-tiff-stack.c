@@ -6,6 +6,7 @@
  * transmission clamped below at TL_DXCHANGE_MIN_TRANSMISSION. */
 #include "tl-ct-formats.h"
 #include "image/tl-file.h"
+#include "image/tl-datafile.h"
 #include "image/tl-format.h"
 #include <math.h>
 #include <string.h>
@@ -291,11 +292,12 @@ TlCtData *tl_ct_tiff_stack_load(const char *path, GError **error) {
   g_autofree char *folder = g_path_get_dirname(side);
   gboolean ok = proj != NULL;
   if (ok && sc.values == TL_TIFF_COUNTS) {
-    g_autofree char *fp = g_build_filename(folder, sc.flat, NULL);
-    ok = (flat = read_pages(fp, &nf, &w, &h, error)) != NULL;
+    /* through the one data-file resolver (image/tl-datafile.h): no file outside the folder */
+    g_autofree char *fp = tl_datafile_resolve(side, "flat", sc.flat, error);
+    ok = fp && (flat = read_pages(fp, &nf, &w, &h, error)) != NULL;
     if (ok && sc.dark) {
-      g_autofree char *dp = g_build_filename(folder, sc.dark, NULL);
-      ok = (dark = read_pages(dp, &nd, &w, &h, error)) != NULL;
+      g_autofree char *dp = tl_datafile_resolve(side, "dark", sc.dark, error);
+      ok = dp && (dark = read_pages(dp, &nd, &w, &h, error)) != NULL;
     }
   }
   TlCtOrbit o;
@@ -354,6 +356,28 @@ static gpointer tiff_load(const char *path, GError **error) {
   return tl_ct_tiff_stack_load(path, error);
 }
 
+/* The sidecar and the flat and dark stacks it names. */
+static char **tiff_companions(const char *path, gboolean writing) {
+  if (writing) return NULL;
+  GPtrArray *v = g_ptr_array_new();
+  char *side = g_strconcat(path, ".tlgeom", NULL);
+  g_ptr_array_add(v, side);
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  TlTiffSidecar sc;
+  if (g_file_get_contents(side, &text, &len, NULL) &&
+      tl_ct_tiff_sidecar_parse(text, len, side, &sc, NULL)) {
+    const char *names[2] = {sc.flat, sc.dark};
+    for (guint i = 0; i < 2; i++) {
+      char *p = names[i] ? tl_datafile_resolve(side, i ? "dark" : "flat", names[i], NULL) : NULL;
+      if (p) g_ptr_array_add(v, p);
+    }
+    tl_ct_tiff_sidecar_clear(&sc);
+  }
+  g_ptr_array_add(v, NULL);
+  return (char **)g_ptr_array_free(v, FALSE);
+}
+
 const TlFormatClass tl_format_tiff_stack = {
     .name = "tiff-stack",
     .summary = "TIFF stack of projections (one page per view) with a .tlgeom sidecar; read only",
@@ -361,4 +385,5 @@ const TlFormatClass tl_format_tiff_stack = {
     .extensions = ".tif .tiff",
     .probe = tiff_probe,
     .load = tiff_load,
+    .companions = tiff_companions,
 };

@@ -22,18 +22,121 @@ static int temp_pid(const char *name) {
   return (int)pid;
 }
 
-/* Temp files of processes that no longer run (killed during a save) in `dir`. A live PID is
- * never touched: another Tomolab may be saving there now. */
-static void remove_stale_temps(const char *dir) {
+/* A killed DICOM save's temp folder: its files (the slices written so far), then itself.
+ * Only plain files one level down: a temp folder never holds more. */
+static void remove_temp_folder(const char *path) {
+  GDir *d = g_dir_open(path, 0, NULL);
+  if (!d) return;
+  for (const char *n; (n = g_dir_read_name(d));) {
+    g_autofree char *p = g_build_filename(path, n, NULL);
+    if (!g_file_test(p, G_FILE_TEST_IS_SYMLINK) && g_file_test(p, G_FILE_TEST_IS_REGULAR))
+      g_remove(p);
+  }
+  g_dir_close(d);
+  g_rmdir(path);
+}
+
+/* Temp files and folders of processes that no longer run (killed during a save) in `dir`. A
+ * live PID is never touched: another Tomolab may be saving there now. */
+void tl_file_remove_stale_temps(const char *dir) {
   GDir *d = g_dir_open(dir, 0, NULL);
   if (!d) return;
   for (const char *n; (n = g_dir_read_name(d));) {
     int pid = temp_pid(n);
     if (!pid || pid == (int)getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
     g_autofree char *p = g_build_filename(dir, n, NULL);
-    g_remove(p);
+    if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+      remove_temp_folder(p);
+    else
+      g_remove(p);
   }
   g_dir_close(d);
+}
+
+/* TL_TEST_FAIL_AT=N: the Nth step kills the process (SIGKILL: nothing flushed, nothing
+ * cleaned up, as a power cut or `kill -9` would). The environment is read at every step, so
+ * a test sets it in a forked child; unset, a step costs one getenv. */
+void tl_file_fault_point(void) {
+  static gint steps;
+  const char *at = g_getenv("TL_TEST_FAIL_AT");
+  if (!at) return;
+  gint n = g_atomic_int_add(&steps, 1) + 1;
+  if (n == atoi(at)) raise(SIGKILL);
+}
+
+gboolean tl_file_rename(const char *from, const char *to) {
+  tl_file_fault_point();
+  return g_rename(from, to) == 0;
+}
+
+/* X.hv -> X.v and X~1.v: a pair's two data names, used in turn */
+static void pair_names(const char *header, const char *data_ext, char **a, char **b) {
+  const char *dot = strrchr(header, '.'), *slash = strrchr(header, '/');
+  gsize stem = dot && (!slash || dot > slash) ? (gsize)(dot - header) : strlen(header);
+  g_autofree char *s = g_strndup(header, stem);
+  *a = g_strconcat(s, data_ext, NULL);
+  *b = g_strconcat(s, "~1", data_ext, NULL);
+}
+
+char **tl_file_pair_data_paths(const char *header, const char *data_ext) {
+  char **v = g_new0(char *, 3);
+  pair_names(header, data_ext, &v[0], &v[1]);
+  return v;
+}
+
+static gboolean same_path(const char *a, const char *b) {
+  g_autofree char *ca = g_canonicalize_filename(a, NULL), *cb = g_canonicalize_filename(b, NULL);
+  return strcmp(ca, cb) == 0;
+}
+
+char *tl_file_pair_next_data(const char *header, const char *data_ext, const char *named_now) {
+  g_autofree char *a = NULL, *b = NULL;
+  pair_names(header, data_ext, &a, &b);
+  /* X~1.v unless the current header names it (a save killed before settling): never the
+   * file the current header names */
+  return g_strdup(named_now && same_path(b, named_now) ? a : b);
+}
+
+gboolean tl_file_pair_commit(const char *header, const char *data_ext, const char *data_path,
+                             TlFilePairText text, gconstpointer data, GError **error) {
+  g_autofree char *stable = NULL, *other = NULL;
+  pair_names(header, data_ext, &stable, &other);
+  g_autofree char *name = g_path_get_basename(data_path);
+  g_autofree char *t = text(data, name);
+  if (!tl_file_write_text(header, t, error)) { /* the commit */
+    g_remove(data_path);
+    return FALSE;
+  }
+  const char *final = data_path;
+  if (!same_path(data_path, stable)) {
+    /* settle on the stable name X.v: a hard link renamed over it (the header names X~1.v, so
+     * X.v is free), then the header naming X.v; both names hold the new data throughout.
+     * Where links fail the pair stays valid under X~1.v. */
+    g_autofree char *tmp = tl_file_temp_name(stable, NULL);
+    if (link(data_path, tmp) == 0) {
+      if (tl_file_rename(tmp, stable)) {
+        g_autofree char *stable_name = g_path_get_basename(stable);
+        g_autofree char *t2 = text(data, stable_name);
+        if (tl_file_write_text(header, t2, NULL)) final = stable;
+      } else {
+        g_remove(tmp);
+      }
+    }
+  }
+  tl_file_pair_finish(header, data_ext, final);
+  return TRUE;
+}
+
+void tl_file_pair_finish(const char *header, const char *data_ext, const char *data_path) {
+  g_auto(GStrv) v = tl_file_pair_data_paths(header, data_ext);
+  g_autofree char *cd = g_canonicalize_filename(data_path, NULL);
+  for (guint i = 0; v[i]; i++) {
+    g_autofree char *c = g_canonicalize_filename(v[i], NULL);
+    if (strcmp(c, cd) == 0) continue;
+    /* the data the old header named, or new data a killed save left unnamed */
+    tl_file_fault_point();
+    g_remove(v[i]);
+  }
 }
 
 gboolean tl_file_write_text(const char *path, const char *text, GError **error) {
@@ -52,7 +155,7 @@ gboolean tl_file_write_text(const char *path, const char *text, GError **error) 
 char *tl_file_temp_name(const char *path, const char *ext) {
   g_autofree char *dir = g_path_get_dirname(path);
   g_autofree char *base = g_path_get_basename(path);
-  remove_stale_temps(dir);
+  tl_file_remove_stale_temps(dir);
   /* hidden, unique per process and call, in the same folder so rename() is atomic */
   static gint counter;
   return g_strdup_printf("%s/.%s.tmp-%d-%d%s", dir, base, (int)getpid(),
@@ -71,13 +174,14 @@ FILE *tl_file_begin(const char *path, char **tmp, GError **error) {
 }
 
 gboolean tl_file_commit(FILE *f, char **tmp, const char *path, GError **error) {
-  gboolean ok = fflush(f) == 0 && !ferror(f);
+  /* on disk before the rename, so a crash after it never finds a named but empty file */
+  gboolean ok = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
   int e = errno;
   if (fclose(f) != 0 && ok) {
     ok = FALSE;
     e = errno;
   }
-  if (ok && g_rename(*tmp, path) != 0) {
+  if (ok && !tl_file_rename(*tmp, path)) {
     ok = FALSE;
     e = errno;
   }

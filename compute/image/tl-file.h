@@ -22,6 +22,38 @@ TL_API gboolean tl_file_write_text(const char *path, const char *text, GError **
  * open files themselves. */
 TL_API char *tl_file_temp_name(const char *path, const char *ext);
 
+/* Temp files and folders that killed saves left in `dir` (names as tl_file_temp_name makes
+ * them, of processes no longer running) are removed; every save does it in its folder,
+ * tomolab-cli at its start in the working directory. */
+TL_API void tl_file_remove_stale_temps(const char *dir);
+/* rename(2) after a fault point (below); TRUE on success, errno set otherwise. */
+TL_API gboolean tl_file_rename(const char *from, const char *to);
+/* The test hook of every commit step (renames, removals of replaced data): with the
+ * environment variable TL_TEST_FAIL_AT=N the Nth step of the process kills it (SIGKILL), so
+ * the interrupt test (tests/test-file-interrupt.c) can stop a writer at every step. */
+TL_API void tl_file_fault_point(void);
+
+/* Two-file outputs (a header and the data file it names: .hv/.v, .mhd/.raw, .hs/.s,
+ * .cdh/.cdf) commit by one rename (docs/reliability.md, "Crash-safe pairs"). A pair has two
+ * data names, X.v (stable) and X~1.v (X.hv; tl_file_pair_data_paths). A save:
+ *  1. writes the data to the name the current header does not name (tl_file_pair_next_data:
+ *     X~1.v, or X.v when the header names X~1.v; `named_now` NULL when no readable header),
+ *     temp file + fsync + rename;
+ *  2. tl_file_pair_commit: renames the header naming it over the old one — the commit;
+ *  3. when that was X~1.v: hard-links it to a temp renamed over X.v, then renames in a header
+ *     naming X.v (each step leaves a header naming complete new data);
+ *  4. removes the other name (the old data, or what a killed save left: tl_file_pair_finish).
+ * A kill at any step leaves the old header with its intact data, or the new pair; the next
+ * save removes the leftovers. `text` makes the header naming `data_name`. */
+typedef char *(*TlFilePairText)(gconstpointer data, const char *data_name);
+TL_API char **tl_file_pair_data_paths(const char *header, const char *data_ext);
+TL_API char *tl_file_pair_next_data(const char *header, const char *data_ext,
+                                    const char *named_now);
+TL_API gboolean tl_file_pair_commit(const char *header, const char *data_ext,
+                                    const char *data_path, TlFilePairText text,
+                                    gconstpointer data, GError **error);
+TL_API void tl_file_pair_finish(const char *header, const char *data_ext, const char *data_path);
+
 /* Splits "key = value  # comment" in place. Returns FALSE for blank and comment lines;
  * sets *bad for a line with no '='. */
 TL_API gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad);

@@ -404,7 +404,7 @@ gboolean tl_dicom_save_series(gconstpointer image, const char *out_path,
     } else {
       g_autofree char *tmp = tl_file_temp_name(final, ".dcm");
       ok = tl_dicom_write_slice(tmp, final, &w, error);
-      if (ok && g_rename(tmp, final) != 0) {
+      if (ok && !tl_file_rename(tmp, final)) {
         int e = errno;
         g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", final, g_strerror(e));
         ok = FALSE;
@@ -414,7 +414,7 @@ gboolean tl_dicom_save_series(gconstpointer image, const char *out_path,
     if (ok) done++;
   }
   g_free(words);
-  if (ok && folder && g_rename(tmpdir, path) != 0) {
+  if (ok && folder && !tl_file_rename(tmpdir, path)) {
     int e = errno;
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
     ok = FALSE;

@@ -9,6 +9,8 @@
  * centred on the scanner). No axis is flipped. */
 #include "tl-interfile.h"
 #include "tl-file.h"
+#include "tl-datafile.h"
+#include <glib/gstdio.h>
 #include "tl-format.h"
 #include <math.h>
 #include <string.h>
@@ -92,40 +94,9 @@ TlImage *tl_image_load_interfile(const char *path, GError **error) {
   return im;
 }
 
-gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error) {
-  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
-  if (!tl_format_path_has_extension(path, ".hv")) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "'%s': an Interfile image header is named *.hv (its data goes to *.v)", path);
-    return FALSE;
-  }
-  /* X.hv -> X.v (X.HV -> X.V): the 'h' taken out */
-  gsize len = strlen(path);
-  g_autofree char *data_path = g_strndup(path, len - 1);
-  data_path[len - 2] = path[len - 1];
-  g_autofree char *data_name = g_path_get_basename(data_path);
-  const TlImageGrid *g = &im->grid;
-  guint64 n = tl_image_grid_n_voxels(g);
-  /* the data first: a header never names a data file that is not complete */
-  g_autofree char *tmp = NULL;
-  FILE *f = tl_file_begin(data_path, &tmp, error);
-  if (!f) return FALSE;
-  gboolean ok = TRUE;
-  if (G_BYTE_ORDER == G_LITTLE_ENDIAN)
-    ok = fwrite(im->data, 4, n, f) == n;
-  else
-    for (guint64 i = 0; i < n && ok; i++) {
-      guint32 v;
-      memcpy(&v, &im->data[i], 4);
-      v = GUINT32_TO_LE(v);
-      ok = fwrite(&v, 4, 1, f) == 1;
-    }
-  if (!ok) {
-    tl_file_abort(f, &tmp);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write Interfile data '%s'", data_path);
-    return FALSE;
-  }
-  if (!tl_file_commit(f, &tmp, data_path, error)) return FALSE;
+/* The header of `im` naming `data_name` (float32 little endian, STIR's keys). */
+static char *interfile_header_text(gconstpointer data, const char *data_name) {
+  const TlImageGrid *g = &((const TlImage *)data)->grid;
   GString *s = g_string_new("!INTERFILE  :=\n!imaging modality := PET\n");
   g_string_append_printf(s, "name of data file := %s\n", data_name);
   g_string_append(s, "!version of keys := STIR4.0\n!GENERAL DATA :=\n!GENERAL IMAGE DATA :=\n"
@@ -146,8 +117,49 @@ gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **e
   g_string_append(s, "number of time frames := 1\nimage scaling factor[1] := 1\n"
                      "data offset in bytes[1] := 0\nquantification units := 1\n"
                      "!END OF INTERFILE :=\n");
-  g_autofree char *text = g_string_free(s, FALSE);
-  return tl_file_write_text(path, text, error);
+  return g_string_free(s, FALSE);
+}
+
+gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error) {
+  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
+  if (!tl_format_path_has_extension(path, ".hv")) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "'%s': an Interfile image header is named *.hv (its data goes to *.v)", path);
+    return FALSE;
+  }
+  /* X.hv -> X.v, through X~1.v: the header's rename is the commit (image/tl-file.h,
+   * "Two-file outputs") */
+  g_autofree char *named_now = tl_interfile_data_path(path);
+  g_autofree char *data_path = tl_file_pair_next_data(path, ".v", named_now);
+  guint64 n = tl_image_grid_n_voxels(&im->grid);
+  /* the data first: a header never names a data file that is not complete */
+  g_autofree char *tmp = NULL;
+  FILE *f = tl_file_begin(data_path, &tmp, error);
+  if (!f) return FALSE;
+  gboolean ok = TRUE;
+  if (G_BYTE_ORDER == G_LITTLE_ENDIAN)
+    ok = fwrite(im->data, 4, n, f) == n;
+  else
+    for (guint64 i = 0; i < n && ok; i++) {
+      guint32 v;
+      memcpy(&v, &im->data[i], 4);
+      v = GUINT32_TO_LE(v);
+      ok = fwrite(&v, 4, 1, f) == 1;
+    }
+  if (!ok) {
+    tl_file_abort(f, &tmp);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write Interfile data '%s'", data_path);
+    return FALSE;
+  }
+  if (!tl_file_commit(f, &tmp, data_path, error)) return FALSE;
+  return tl_file_pair_commit(path, ".v", data_path, interfile_header_text, im, error);
+}
+
+char *tl_interfile_data_path(const char *header) {
+  if (!g_file_test(header, G_FILE_TEST_IS_REGULAR)) return NULL;
+  g_autoptr(TlInterfile) h = tl_interfile_load(header, NULL);
+  const char *name = h ? tl_interfile_get(h, "name of data file") : NULL;
+  return name ? tl_datafile_resolve(header, "name of data file", name, NULL) : NULL;
 }
 
 /* --- the format table's entry --- */
@@ -205,6 +217,20 @@ static gboolean interfile_save(gconstpointer data, const char *path, GError **er
   return tl_image_save_interfile(data, path, error);
 }
 
+/* Shared with STIR projection data (pet/data/tl-format-stir-sino.c): `data_ext` ".v" / ".s". */
+char **tl_interfile_companions(const char *path, gboolean writing, const char *data_ext) {
+  if (writing) return tl_file_pair_data_paths(path, data_ext);
+  char *data = tl_interfile_data_path(path);
+  if (!data) return NULL;
+  char **v = g_new0(char *, 2);
+  v[0] = data;
+  return v;
+}
+
+static char **interfile_companions(const char *path, gboolean writing) {
+  return tl_interfile_companions(path, writing, ".v");
+}
+
 const TlFormatClass tl_format_interfile = {
     .name = "interfile",
     .summary = "Interfile image (.hv + .v; STIR's extended keys)",
@@ -214,4 +240,5 @@ const TlFormatClass tl_format_interfile = {
     .describe = interfile_describe,
     .load = interfile_load,
     .save = interfile_save,
+    .companions = interfile_companions,
 };

@@ -7,6 +7,7 @@
 #include "tl-metaimage.h"
 #include "tl-interfile.h"
 #include "tl-file.h"
+#include "tl-datafile.h"
 #include "tl-format.h"
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -118,6 +119,22 @@ static const struct {
     {"met_float", TL_INTERFILE_FLOAT, 4},    {"met_double", TL_INTERFILE_FLOAT, 8},
 };
 
+char *tl_metaimage_data_path(const char *path) {
+  if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) return NULL;
+  g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+  g_autoptr(GHashTable) lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  Header h = {path, keys, lines, 0};
+  FILE *f = g_fopen(path, "rb");
+  if (!f) return NULL;
+  g_autofree char *buf = g_malloc(TL_METAIMAGE_MAX_HEADER);
+  gsize nb = fread(buf, 1, TL_METAIMAGE_MAX_HEADER, f);
+  fclose(f);
+  if (!parse_header(&h, buf, nb, NULL)) return NULL;
+  const char *edf = get(&h, "elementdatafile");
+  if (!edf || g_ascii_strcasecmp(edf, "local") == 0) return NULL;
+  return tl_datafile_resolve(path, "ElementDataFile", edf, NULL);
+}
+
 TlImage *tl_image_load_metaimage(const char *path, GError **error) {
   if (!tl_file_check_input(path, "MetaImage file", error)) return NULL;
   g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -222,8 +239,8 @@ TlImage *tl_image_load_metaimage(const char *path, GError **error) {
         strchr(edf, ' '))
       return fail(&h, "elementdatafile", edf, "LOCAL or one file name (lists and patterns of "
                   "slice files are not read)", error), NULL;
-    g_autofree char *dir = g_path_get_dirname(path);
-    data_path = g_path_is_absolute(edf) ? g_strdup(edf) : g_build_filename(dir, edf, NULL);
+    data_path = tl_datafile_resolve(path, "ElementDataFile", edf, error);
+    if (!data_path) return NULL;
     if (!tl_file_check_input(data_path, "MetaImage data file", error)) {
       g_prefix_error(error, "MetaImage '%s' (ElementDataFile = %s): ", path, edf);
       return NULL;
@@ -264,6 +281,15 @@ TlImage *tl_image_load_metaimage(const char *path, GError **error) {
                 "ElementType %s%s)", path, data_path, size, stored, start, get(&h, "dimsize"), et,
                 compressed ? ", compressed" : "");
     return NULL;
+  }
+  /* exactly the header's bytes (HeaderSize -1 excepted: it means "the data are the file's
+   * end"): a larger file means DimSize was misread (given twice, the smaller first) */
+  if (hs != -1 && start + stored != size) {
+    g_autofree char *layout = g_strdup_printf("%" G_GUINT64_FORMAT " bytes of DimSize %s, "
+                                              "ElementType %s%s from offset %" G_GUINT64_FORMAT,
+                                              stored, get(&h, "dimsize"), et,
+                                              compressed ? ", compressed" : "", start);
+    if (!tl_datafile_check_size(path, data_path, start + stored, layout, error)) return NULL;
   }
   /* deflate expands at most 1032:1 (zlib's technical notes): a header asking for more than
    * that from the stored bytes is refused before the buffer is allocated */
@@ -326,6 +352,19 @@ static gboolean write_floats(FILE *f, const float *v, guint64 n) {
   return TRUE;
 }
 
+/* The header of `im` (MET_FLOAT, little endian, uncompressed) naming `data_name`. */
+static char *metaimage_header_text(gconstpointer data, const char *data_name) {
+  const TlImageGrid *g = &((const TlImage *)data)->grid;
+  char v[3][32], o[3][32];
+  for (int d = 0; d < 3; d++) tl_format_float(v[d], g->voxel_mm[d]), tl_format_float(o[d], g->origin_mm[d]);
+  return g_strdup_printf(
+      "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
+      "CompressedData = False\nTransformMatrix = 1 0 0 0 1 0 0 0 1\nOffset = %s %s %s\n"
+      "CenterOfRotation = 0 0 0\nElementSpacing = %s %s %s\nDimSize = %u %u %u\n"
+      "ElementType = MET_FLOAT\nElementDataFile = %s\n", o[0], o[1], o[2], v[0], v[1], v[2],
+      g->dims[0], g->dims[1], g->dims[2], data_name);
+}
+
 gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **error) {
   if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
   gboolean mha = tl_format_path_has_extension(path, ".mha");
@@ -334,21 +373,10 @@ gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **e
                 "'%s': a MetaImage is named *.mha (one file) or *.mhd (+ *.raw)", path);
     return FALSE;
   }
-  const TlImageGrid *g = &im->grid;
-  guint64 n = tl_image_grid_n_voxels(g);
-  g_autofree char *stem = g_strndup(path, strlen(path) - 4);
-  g_autofree char *raw_path = g_strconcat(stem, ".raw", NULL);
-  g_autofree char *raw_name = g_path_get_basename(raw_path);
-  char v[3][32], o[3][32];
-  for (int d = 0; d < 3; d++) tl_format_float(v[d], g->voxel_mm[d]), tl_format_float(o[d], g->origin_mm[d]);
-  g_autofree char *text = g_strdup_printf(
-      "ObjectType = Image\nNDims = 3\nBinaryData = True\nBinaryDataByteOrderMSB = False\n"
-      "CompressedData = False\nTransformMatrix = 1 0 0 0 1 0 0 0 1\nOffset = %s %s %s\n"
-      "CenterOfRotation = 0 0 0\nElementSpacing = %s %s %s\nDimSize = %u %u %u\n"
-      "ElementType = MET_FLOAT\nElementDataFile = %s\n", o[0], o[1], o[2], v[0], v[1], v[2],
-      g->dims[0], g->dims[1], g->dims[2], mha ? "LOCAL" : raw_name);
+  guint64 n = tl_image_grid_n_voxels(&im->grid);
   g_autofree char *tmp = NULL;
   if (mha) {
+    g_autofree char *text = metaimage_header_text(im, "LOCAL");
     FILE *f = tl_file_begin(path, &tmp, error);
     if (!f) return FALSE;
     if (fputs(text, f) < 0 || !write_floats(f, im->data, n)) {
@@ -358,6 +386,10 @@ gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **e
     }
     return tl_file_commit(f, &tmp, path, error);
   }
+  /* .mhd: X.raw, through X~1.raw: the header's rename is the commit (image/tl-file.h,
+   * "Two-file outputs") */
+  g_autofree char *named_now = tl_metaimage_data_path(path);
+  g_autofree char *raw_path = tl_file_pair_next_data(path, ".raw", named_now);
   FILE *f = tl_file_begin(raw_path, &tmp, error);
   if (!f) return FALSE;
   if (!write_floats(f, im->data, n)) {
@@ -366,7 +398,7 @@ gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **e
     return FALSE;
   }
   if (!tl_file_commit(f, &tmp, raw_path, error)) return FALSE;
-  return tl_file_write_text(path, text, error);
+  return tl_file_pair_commit(path, ".raw", raw_path, metaimage_header_text, im, error);
 }
 
 /* "ObjectType = Image" or "NDims = " at the start, with an ElementType key in the head. */
@@ -387,6 +419,17 @@ static gboolean metaimage_save(gconstpointer data, const char *path, GError **er
   return tl_image_save_metaimage(data, path, error);
 }
 
+static char **metaimage_companions(const char *path, gboolean writing) {
+  if (writing)
+    return tl_format_path_has_extension(path, ".mhd") ? tl_file_pair_data_paths(path, ".raw")
+                                                      : NULL;
+  char *data = tl_metaimage_data_path(path);
+  if (!data) return NULL;
+  char **v = g_new0(char *, 2);
+  v[0] = data;
+  return v;
+}
+
 const TlFormatClass tl_format_metaimage = {
     .name = "metaimage",
     .summary = "MetaImage (.mha one file, .mhd + .raw/.zraw; zlib-compressed data read)",
@@ -395,4 +438,5 @@ const TlFormatClass tl_format_metaimage = {
     .probe = metaimage_probe,
     .load = metaimage_load,
     .save = metaimage_save,
+    .companions = metaimage_companions,
 };

@@ -50,6 +50,12 @@ struct _TlFormatClass {
   gpointer (*load)(const char *path, GError **error);
   /* Writes atomically (image/tl-file.h). NULL: cannot write. */
   gboolean (*save)(gconstpointer data, const char *path, GError **error);
+  /* The other files of the file `path` (NULL-terminated, g_strfreev; NULL: none), for the one
+   * output-safety check (dataset/tl-outputs.h). writing FALSE: every file a load of `path`
+   * reads besides it (a header's data file through image/tl-datafile.h, a sidecar); names the
+   * resolver refuses are left out (the load refuses them). TRUE: every other file a save to
+   * `path` may write, replace or remove. */
+  char **(*companions)(const char *path, gboolean writing);
 };
 
 /* Detection and choice of a writer within a NULL-terminated list of formats: the whole table

@@ -91,7 +91,7 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
                     (guint64)st.st_size < (guint64)chk->iname_offset + 4 * chk->nvox))
     ok = FALSE;
   if (chk) nifti_image_free(chk);
-  if (ok && g_rename(tmp, path) != 0) ok = FALSE;
+  if (ok && !tl_file_rename(tmp, path)) ok = FALSE;
   if (!ok) {
     g_remove(tmp);
     g_set_error(error, TL_ERROR, TL_ERROR_IO,

@@ -150,6 +150,27 @@ static gboolean is_pending_name(const char *name, const char *base) {
   return *p && strspn(p, "0123456789-") == strlen(p);
 }
 
+/* Pending files of killed saves that the sidecar does not name: killed before step 2, or
+ * between 2 and 3 (the sidecar named it until this save replaced the pair; before the fix of
+ * issue 27 such an image-sized file stayed for good). Only those of processes that no longer
+ * run: another one may be saving there now. */
+static void remove_stale_pending(const char *dir, const char *base, const char *sidecar) {
+  g_autofree char *current = NULL;
+  g_file_get_contents(sidecar, &current, NULL, NULL);
+  GDir *dh = g_dir_open(dir, 0, NULL);
+  for (const char *n; dh && (n = g_dir_read_name(dh));) {
+    if (!is_pending_name(n, base)) continue;
+    g_autofree char *line = g_strdup_printf("data = %s\n", n);
+    if (current && strstr(current, line)) continue;
+    long pid = strtol(n + strlen(base) + 6, NULL, 10);
+    if (pid <= 0 || pid > G_MAXINT || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+      continue;
+    g_autofree char *stale = g_build_filename(dir, n, NULL);
+    g_remove(stale);
+  }
+  if (dh) g_dir_close(dh);
+}
+
 /* The pair is replaced so that a crash at any point leaves the old pair or the new pair:
  * (1) the new data go to a pending file; (2) the sidecar, replaced atomically, names that
  * file: from here on readers get the new pair; (3) the pending file is renamed over the data
@@ -165,23 +186,7 @@ gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) 
   g_autofree char *pending_name =
       g_strdup_printf(".%s.new-%d-%d", base, (int)getpid(), g_atomic_int_add(&counter, 1));
   g_autofree char *pending = g_build_filename(dir, pending_name, NULL);
-  /* pending files of killed saves that the sidecar does not name (killed before step 2) */
-  g_autofree char *current = NULL;
-  g_file_get_contents(sidecar, &current, NULL, NULL);
-  GDir *dh = g_dir_open(dir, 0, NULL);
-  for (const char *n; dh && (n = g_dir_read_name(dh));) {
-    if (!is_pending_name(n, base)) continue;
-    g_autofree char *line = g_strdup_printf("data = %s\n", n);
-    if (current && strstr(current, line)) continue;
-    /* only those of processes that no longer run: another one may be saving there now */
-    long pid = strtol(n + strlen(base) + 6, NULL, 10);
-    if (pid <= 0 || pid > G_MAXINT || pid == getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-      continue;
-    g_autofree char *stale = g_build_filename(dir, n, NULL);
-    g_remove(stale);
-  }
-  if (dh) g_dir_close(dh);
-
+  remove_stale_pending(dir, base, sidecar);
   FILE *f = g_fopen(pending, "wb");
   if (!f) {
     int e = errno;
@@ -213,13 +218,15 @@ gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error) 
     g_remove(pending);
     return FALSE;
   }
-  if (g_rename(pending, path) != 0) {
+  if (!tl_file_rename(pending, path)) {
     e = errno;
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", path, g_strerror(e));
     return FALSE; /* the sidecar names the pending file: the new pair stands */
   }
   g_autofree char *text = raw_sidecar_text(g, base);
-  return tl_file_write_text(sidecar, text, error);
+  if (!tl_file_write_text(sidecar, text, error)) return FALSE;
+  remove_stale_pending(dir, base, sidecar);
+  return TRUE;
 }
 
 TlImage *tl_image_load_raw(const char *path, GError **error) {
@@ -352,6 +359,14 @@ static gboolean raw_save(gconstpointer data, const char *path, GError **error) {
   return tl_image_save_raw(data, path, error);
 }
 
+/* The grid sidecar, read and written beside the data. */
+static char **raw_companions(const char *path, gboolean writing) {
+  (void)writing;
+  char **v = g_new0(char *, 2);
+  v[0] = g_strconcat(path, ".txt", NULL);
+  return v;
+}
+
 const TlFormatClass tl_format_raw = {
     .name = "raw",
     .summary = "raw float32 image (.raw + .raw.txt grid sidecar)",
@@ -360,4 +375,5 @@ const TlFormatClass tl_format_raw = {
     .probe = raw_probe,
     .load = raw_load,
     .save = raw_save,
+    .companions = raw_companions,
 };

@@ -4,6 +4,7 @@
  * into a hash table of (value, line); every typed getter names source, line, key and value. */
 #include "tl-interfile.h"
 #include "tl-file.h"
+#include "tl-datafile.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -333,9 +334,8 @@ float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
     tl_interfile_fail(h, "name of data file", "the data file's name", error);
     return NULL;
   }
-  g_autofree char *dir = g_path_get_dirname(header_path);
-  g_autofree char *data_path = g_path_is_absolute(name) ? g_strdup(name)
-                                                       : g_build_filename(dir, name, NULL);
+  g_autofree char *data_path = tl_datafile_resolve(header_path, "name of data file", name, error);
+  if (!data_path) return NULL;
   gint64 offset, block;
   if (!tl_interfile_int(h, "data offset in bytes[1]", FALSE, -1, 0, G_MAXINT64 / 4, &offset,
                         error) ||
@@ -346,23 +346,14 @@ float *tl_interfile_read_data(const TlInterfile *h, const char *header_path,
     g_prefix_error(error, "Interfile '%s' (name of data file := %s): ", header_path, name);
     return NULL;
   }
-  GStatBuf st;
-  if (g_stat(data_path, &st) != 0) {
-    int e = errno;
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "Interfile '%s': data file '%s': %s", header_path,
-                data_path, g_strerror(e));
-    return NULL;
-  }
   guint64 need = n * fmt->bytes; /* n bounded by the callers (<= 2^31) */
-  if ((guint64)offset > (guint64)st.st_size || need > (guint64)st.st_size - (guint64)offset) {
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
-                "Interfile '%s': data file '%s' has %" G_GUINT64_FORMAT " bytes, the header asks "
-                "for %" G_GUINT64_FORMAT " values of %u bytes from 'data offset in bytes[1]' %"
-                G_GINT64_FORMAT
-                " (%" G_GUINT64_FORMAT " bytes)", header_path, data_path,
-                (guint64)st.st_size, n, fmt->bytes, offset, need + (guint64)offset);
+  /* exactly the offset and the values: a larger file means a size key was misread (given
+   * twice, the smaller first), and reading part of it would reconstruct the wrong data */
+  g_autofree char *layout = g_strdup_printf("%" G_GUINT64_FORMAT " values of %u bytes after "
+                                            "'data offset in bytes[1]' %" G_GINT64_FORMAT, n,
+                                            fmt->bytes, offset);
+  if (!tl_datafile_check_size(header_path, data_path, need + (guint64)offset, layout, error))
     return NULL;
-  }
   FILE *f = g_fopen(data_path, "rb");
   if (!f) {
     int e = errno;

@@ -84,8 +84,14 @@ G_BEGIN_DECLS
 /* .hv header + data file; any number format above, converted to float32. */
 TL_API TlImage *tl_image_load_interfile(const char *path, GError **error);
 /* STIR-compatible .hv + .v (float32 little endian, data offset 0, first pixel offsets); the .v
- * is named after the header (X.hv -> X.v); both written atomically. */
+ * is named after the header (X.hv -> X.v, or X~1.v when the header being replaced names X.v);
+ * the pair is replaced by one rename (image/tl-file.h, "Two-file outputs"). */
 TL_API gboolean tl_image_save_interfile(const TlImage *im, const char *path, GError **error);
+/* The data file the Interfile header `header` names (through image/tl-datafile.h's policy),
+ * or NULL when it is not a readable header or names none (g_free). */
+TL_API char *tl_interfile_data_path(const char *header);
+/* The format class's companions (image/tl-format.h) of a header whose data go to `data_ext`. */
+TL_API char **tl_interfile_companions(const char *path, gboolean writing, const char *data_ext);
 /* A lower-cased copy of the first n bytes without blanks, for content probes. */
 TL_API char *tl_interfile_squash(const guint8 *head, gsize n);
 /* "holds", "grid" and "values" lines for `tomolab-cli info` (as the generic description). */

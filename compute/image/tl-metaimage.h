@@ -13,8 +13,12 @@ G_BEGIN_DECLS
  * raw or zlib-compressed (CompressedData), LOCAL or in a named file; an identity
  * TransformMatrix (other orientations are refused naming the matrix). */
 TL_API TlImage *tl_image_load_metaimage(const char *path, GError **error);
-/* .mha: one file (ElementDataFile = LOCAL); .mhd: header + X.raw. MET_FLOAT little endian,
- * uncompressed; atomic. */
+/* .mha: one file (ElementDataFile = LOCAL); .mhd: header + X.raw (X~1.raw when the header
+ * being replaced names X.raw: one rename commits the pair, image/tl-file.h). MET_FLOAT little
+ * endian, uncompressed. */
+/* The data file the .mhd header `path` names (image/tl-datafile.h's policy); NULL when it is
+ * not a readable header or its data are LOCAL (g_free). */
+TL_API char *tl_metaimage_data_path(const char *path);
 TL_API gboolean tl_image_save_metaimage(const TlImage *im, const char *path, GError **error);
 
 TL_API extern const TlFormatClass tl_format_metaimage;

@@ -15,6 +15,7 @@
  * orientation, mean DOI < 0 meaning depth/2. */
 #include "tl-format-castor.h"
 #include "image/tl-file.h"
+#include "image/tl-datafile.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -185,23 +186,34 @@ static gboolean kv_flag(const char *path, GPtrArray *kvs, const char *key, gbool
   return TRUE;
 }
 
-/* The file a header names: its name part, next to the header. */
-static char *sibling(const char *header, const char *value) {
+/* The file a header names: its name part, next to the header, through the one data-file
+ * resolver (image/tl-datafile.h: no symbolic link out of the folder). NULL: no usable name
+ * (*error set only when the resolver refused it). */
+static char *sibling(const char *header, const char *key, const char *value, GError **error) {
   const char *s1 = strrchr(value, '/'), *s2 = strrchr(value, '\\');
   const char *name = s1 && (!s2 || s1 > s2) ? s1 + 1 : s2 ? s2 + 1 : value;
   if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) return NULL;
-  g_autofree char *dir = g_path_get_dirname(header);
-  return g_build_filename(dir, name, NULL);
+  return tl_datafile_resolve(header, key, name, error);
 }
 
 /* --- datafiles --- */
+
+char *tl_castor_data_path(const char *cdh) {
+  if (!g_file_test(cdh, G_FILE_TEST_IS_REGULAR)) return NULL;
+  g_autoptr(GPtrArray) kvs = read_kv(cdh, NULL);
+  const Kv *kv;
+  if (!kvs || !kv_required(cdh, kvs, "data filename", &kv, NULL)) return NULL;
+  return sibling(cdh, "data filename", kv->value, NULL);
+}
 
 static gboolean read_cdh(const char *path, TlCastorData *d, char **cdf, GError **error) {
   g_autoptr(GPtrArray) kvs = read_kv(path, error);
   if (!kvs) return FALSE;
   const Kv *kv;
   if (!kv_required(path, kvs, "data filename", &kv, error)) return FALSE;
-  *cdf = sibling(path, kv->value);
+  GError *e = NULL;
+  *cdf = sibling(path, "data filename", kv->value, &e);
+  if (e) return g_propagate_error(error, e), FALSE;
   if (!*cdf) return kv_bad(error, path, kv, "(expected a file name)");
   if (!kv_required(path, kvs, "data type", &kv, error)) return FALSE;
   if (g_ascii_strcasecmp(kv->value, "PET") != 0) return kv_bad(error, path, kv, "(expected PET)");
@@ -391,22 +403,12 @@ static void put_num(GString *s, const char *key, double v) {
   g_string_append_printf(s, "%s: %s\n", key, buf);
 }
 
-gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error) {
-  if (!g_str_has_suffix(cdh, ".cdh")) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': a CASToR header ends in .cdh", cdh);
-    return FALSE;
-  }
-  if (!d->scanner_name || !*d->scanner_name || strpbrk(d->scanner_name, "\r\n#:/\\")) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': scanner name '%s' (expected one "
-                "line without '#', ':', '/' or '\\')", cdh, d->scanner_name ? d->scanner_name : "");
-    return FALSE;
-  }
-  g_autofree char *stem = g_strndup(cdh, strlen(cdh) - 4);
-  g_autofree char *cdf = g_strconcat(stem, ".cdf", NULL);
-  g_autofree char *cdf_name = g_path_get_basename(cdf);
+/* The header of `d` naming `data_name`. */
+static char *castor_header_text(gconstpointer data, const char *data_name) {
+  const TlCastorData *d = data;
   GString *h = g_string_new(NULL);
   g_string_append_printf(h, "Data filename: %s\nNumber of events: %" G_GUINT64_FORMAT
-                         "\nData mode: %s\nData type: PET\nScanner name: %s\n", cdf_name,
+                         "\nData mode: %s\nData type: PET\nScanner name: %s\n", data_name,
                          d->n_events, d->histogram ? "histogram" : "list-mode", d->scanner_name);
   put_num(h, "Start time (s)", d->start_s);
   put_num(h, "Duration (s)", d->duration_s);
@@ -428,12 +430,26 @@ gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error) 
       if (d->tof_quant_ps > 0) put_num(h, "List TOF quantization bin size (ps)", d->tof_quant_ps);
     }
   }
-  char *tmp = NULL;
-  FILE *f = tl_file_begin(cdf, &tmp, error);
-  if (!f) {
-    g_string_free(h, TRUE);
+  return g_string_free(h, FALSE);
+}
+
+gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error) {
+  if (!g_str_has_suffix(cdh, ".cdh")) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': a CASToR header ends in .cdh", cdh);
     return FALSE;
   }
+  if (!d->scanner_name || !*d->scanner_name || strpbrk(d->scanner_name, "\r\n#:/\\")) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': scanner name '%s' (expected one "
+                "line without '#', ':', '/' or '\\')", cdh, d->scanner_name ? d->scanner_name : "");
+    return FALSE;
+  }
+  /* X.cdf, through X~1.cdf: the header's rename is the commit (image/tl-file.h, "Two-file
+   * outputs") */
+  g_autofree char *named_now = tl_castor_data_path(cdh);
+  g_autofree char *cdf = tl_file_pair_next_data(cdh, ".cdf", named_now);
+  char *tmp = NULL;
+  FILE *f = tl_file_begin(cdf, &tmp, error);
+  if (!f) return FALSE;
   guint64 nb = d->histogram ? d->tof_bins : 1;
   GByteArray *b = g_byte_array_new();
   gboolean ok = TRUE;
@@ -464,13 +480,11 @@ gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error) 
   if (!ok) {
     int e = errno;
     tl_file_abort(f, &tmp);
-    g_string_free(h, TRUE);
     g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write '%s': %s", cdf, g_strerror(e));
     return FALSE;
   }
-  ok = tl_file_commit(f, &tmp, cdf, error) && tl_file_write_text(cdh, h->str, error);
-  g_string_free(h, TRUE);
-  return ok;
+  if (!tl_file_commit(f, &tmp, cdf, error)) return FALSE;
+  return tl_file_pair_commit(cdh, ".cdf", cdf, castor_header_text, d, error);
 }
 
 /* --- to and from Tomolab list mode --- */
@@ -925,10 +939,10 @@ static guint castor_probe(const char *path, const guint8 *head, gsize n) {
 /* The scanner a datafile names: <name>.hscan next to it, else in $CASTOR_CONFIG/scanner. */
 static TlScanner *find_scanner(const char *cdh, const char *name, GError **error) {
   g_autofree char *file = g_strconcat(name, ".hscan", NULL);
-  g_autofree char *near = sibling(cdh, file);
+  g_autofree char *near = sibling(cdh, "scanner name", file, NULL);
   if (near && g_file_test(near, G_FILE_TEST_IS_REGULAR)) return tl_castor_scanner_load(near, error);
   g_autofree char *gfile = g_strconcat(name, ".geom", NULL);
-  g_autofree char *gnear = sibling(cdh, gfile);
+  g_autofree char *gnear = sibling(cdh, "scanner name", gfile, NULL);
   if (gnear && g_file_test(gnear, G_FILE_TEST_IS_REGULAR)) return tl_castor_geom_load(gnear, error);
   const char *cfg = g_getenv("CASTOR_CONFIG");
   if (cfg && !strpbrk(name, "/\\")) {
@@ -1003,6 +1017,34 @@ static gboolean castor_describe(const char *path, GString *out, GError **error) 
   return TRUE;
 }
 
+/* The data file; a list-mode save also writes the scanner next to it (<stem>-scanner.hscan
+ * + .lut, tl_castor_save_listmode). */
+static char **castor_companions(const char *path, gboolean writing) {
+  GPtrArray *v = g_ptr_array_new();
+  if (writing) {
+    g_auto(GStrv) pair = tl_file_pair_data_paths(path, ".cdf");
+    for (guint i = 0; pair[i]; i++) g_ptr_array_add(v, g_strdup(pair[i]));
+    if (g_str_has_suffix(path, ".cdh")) {
+      g_autofree char *stem = g_strndup(path, strlen(path) - 4);
+      g_ptr_array_add(v, g_strconcat(stem, "-scanner.hscan", NULL));
+      g_ptr_array_add(v, g_strconcat(stem, "-scanner.lut", NULL));
+    }
+  } else {
+    char *data = tl_castor_data_path(path);
+    if (data) g_ptr_array_add(v, data);
+  }
+  g_ptr_array_add(v, NULL);
+  return (char **)g_ptr_array_free(v, FALSE);
+}
+
+static char **hscan_companions(const char *path, gboolean writing) {
+  (void)writing; /* the look-up table is read and written under the same name */
+  if (!tl_format_path_has_extension(path, ".hscan")) return NULL;
+  char **v = g_new0(char *, 2);
+  v[0] = lut_path(path);
+  return v;
+}
+
 const TlFormatClass tl_format_castor = {
     .name = "castor",
     .summary = "CASToR PET data (.cdh + .cdf: list mode or histogram; the scanner as .hscan + .lut)",
@@ -1012,6 +1054,7 @@ const TlFormatClass tl_format_castor = {
     .describe = castor_describe,
     .load = castor_load,
     .save = castor_save,
+    .companions = castor_companions,
 };
 
 static guint hscan_probe(const char *path, const guint8 *head, gsize n) {
@@ -1046,4 +1089,5 @@ const TlFormatClass tl_format_castor_scanner = {
     .probe = hscan_probe,
     .load = hscan_load,
     .save = hscan_save,
+    .companions = hscan_companions,
 };

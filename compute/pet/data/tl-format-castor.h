@@ -39,7 +39,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCastorData, tl_castor_free)
 /* Bytes per event of the header's layout. */
 TL_API guint tl_castor_event_bytes(const TlCastorData *d);
 TL_API TlCastorData *tl_castor_load(const char *cdh, GError **error);
-/* Writes `cdh` and `<cdh without .cdh>.cdf` next to it (both atomically). */
+/* Writes `cdh` and `<cdh without .cdh>.cdf` next to it (`~1.cdf` when the header being
+ * replaced names `.cdf`): one rename commits the pair (image/tl-file.h). */
+/* The data file the header `cdh` names (image/tl-datafile.h), NULL when none (g_free). */
+TL_API char *tl_castor_data_path(const char *cdh);
 TL_API gboolean tl_castor_save(const TlCastorData *d, const char *cdh, GError **error);
 
 /* List-mode data as Tomolab events on `scanner` (ids checked against it). TOF: the CASToR

@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L /* fseeko */
 #include "tl-format-mmr.h"
 #include "image/tl-file.h"
+#include "image/tl-datafile.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
@@ -258,9 +259,9 @@ static gboolean parse_header(const char *path, const char *text, gsize len, Head
         g_autofree char *q = tl_text_quote(value, -1, 60);
         return bad_key(error, path, line, key, "value '%s' (expected a file name)", q);
       }
-      g_autofree char *dir = g_path_get_dirname(path);
       g_free(h->data_path);
-      h->data_path = g_build_filename(dir, name, NULL);
+      h->data_path = tl_datafile_resolve(path, key, name, error);
+      if (!h->data_path) return FALSE;
     }
       continue;
     case 1:
@@ -376,8 +377,21 @@ static char *find_header(const char *path) {
 /* The header of `path` (itself, or found next to the data file). */
 static gboolean open_header(const char *path, Header *h, GError **error) {
   if (!tl_file_check_input(path, "mMR list-mode file", error)) return FALSE;
-  if (head_is_interfile(path)) return read_header(path, h, error);
+  /* data whose first words spell "!INTERFILE" are still data when a header beside them names
+   * them (found by fuzz-mmr: the data file was read as its own header) */
   g_autofree char *hdr = find_header(path);
+  if (hdr) {
+    Header named = {0};
+    gboolean names_path = FALSE;
+    if (read_header(hdr, &named, NULL)) {
+      g_autofree char *a = g_canonicalize_filename(path, NULL);
+      g_autofree char *b = g_canonicalize_filename(named.data_path, NULL);
+      names_path = strcmp(a, b) == 0;
+    }
+    header_clear(&named);
+    if (!names_path && head_is_interfile(path)) g_clear_pointer(&hdr, g_free);
+  }
+  if (!hdr && head_is_interfile(path)) return read_header(path, h, error);
   if (!hdr) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s: no mMR list-mode header found for it (expected '%s.hdr' or an Interfile "
@@ -602,6 +616,23 @@ static gboolean mmr_describe(const char *path, GString *out, GError **error) {
   return TRUE;
 }
 
+/* The header's data file, or the data file's header. */
+static char **mmr_companions(const char *path, gboolean writing) {
+  if (writing || !g_file_test(path, G_FILE_TEST_IS_REGULAR)) return NULL;
+  char *other = NULL;
+  if (head_is_interfile(path)) {
+    Header h = {0};
+    if (read_header(path, &h, NULL)) other = g_steal_pointer(&h.data_path);
+    header_clear(&h);
+  } else {
+    other = find_header(path);
+  }
+  if (!other) return NULL;
+  char **v = g_new0(char *, 2);
+  v[0] = other;
+  return v;
+}
+
 const TlFormatClass tl_format_mmr = {
     .name = "mmr",
     .summary = "Siemens Biograph mMR list mode (.l + Interfile header; prompts, delayeds, time tags)",
@@ -610,4 +641,5 @@ const TlFormatClass tl_format_mmr = {
     .probe = mmr_probe,
     .describe = mmr_describe,
     .load = mmr_load,
+    .companions = mmr_companions,
 };

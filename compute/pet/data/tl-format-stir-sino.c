@@ -8,6 +8,7 @@
 #include "tl-sinogram.h"
 #include "image/tl-interfile.h"
 #include "image/tl-file.h"
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
@@ -201,34 +202,9 @@ static void append_list(GString *s, const char *key, guint n, const gint *vi, co
   g_string_append(s, "}\n");
 }
 
-gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error) {
-  if (!tl_sinogram_validate(s, path, error)) return FALSE;
-  if (!tl_format_path_has_extension(path, ".hs")) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "'%s': STIR projection data headers are named *.hs (the data go to *.s)", path);
-    return FALSE;
-  }
-  /* X.hs -> X.s (X.HS -> X.S): the 'h' taken out */
-  gsize len = strlen(path);
-  g_autofree char *data_path = g_strndup(path, len - 1);
-  data_path[len - 2] = path[len - 1];
-  g_autofree char *data_name = g_path_get_basename(data_path);
-  g_autofree char *tmp = NULL;
-  FILE *f = tl_file_begin(data_path, &tmp, error);
-  if (!f) return FALSE;
-  gboolean ok = TRUE;
-  for (guint64 i = 0; i < s->n_bins && ok; i++) {
-    guint32 u;
-    memcpy(&u, &s->data[i], 4);
-    u = GUINT32_TO_LE(u);
-    ok = fwrite(&u, 4, 1, f) == 1;
-  }
-  if (!ok) {
-    tl_file_abort(f, &tmp);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write STIR projection data '%s'", data_path);
-    return FALSE;
-  }
-  if (!tl_file_commit(f, &tmp, data_path, error)) return FALSE;
+/* The header of `s` naming `data_name` (float32 little endian, STIR 4 keys). */
+static char *stir_header_text(gconstpointer data, const char *data_name) {
+  const TlSinogram *s = data;
   GString *t = g_string_new("!INTERFILE  :=\n!imaging modality := PT\n");
   g_string_append_printf(t, "name of data file := %s\n", data_name);
   g_string_append_printf(t, "originating system := %s\n", s->name && *s->name ? s->name : "userdefined");
@@ -263,8 +239,37 @@ gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error)
                          "!END OF INTERFILE :=\n",
                          s->name && *s->name ? s->name : "userdefined", s->n_rings,
                          s->n_detectors, d, doi, rs, bs, vo, s->n_tangential);
-  g_autofree char *text = g_string_free(t, FALSE);
-  return tl_file_write_text(path, text, error);
+  return g_string_free(t, FALSE);
+}
+
+gboolean tl_sinogram_save(const TlSinogram *s, const char *path, GError **error) {
+  if (!tl_sinogram_validate(s, path, error)) return FALSE;
+  if (!tl_format_path_has_extension(path, ".hs")) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "'%s': STIR projection data headers are named *.hs (the data go to *.s)", path);
+    return FALSE;
+  }
+  /* X.hs -> X.s, through X~1.s: the header's rename is the commit (image/tl-file.h,
+   * "Two-file outputs") */
+  g_autofree char *named_now = tl_interfile_data_path(path);
+  g_autofree char *data_path = tl_file_pair_next_data(path, ".s", named_now);
+  g_autofree char *tmp = NULL;
+  FILE *f = tl_file_begin(data_path, &tmp, error);
+  if (!f) return FALSE;
+  gboolean ok = TRUE;
+  for (guint64 i = 0; i < s->n_bins && ok; i++) {
+    guint32 u;
+    memcpy(&u, &s->data[i], 4);
+    u = GUINT32_TO_LE(u);
+    ok = fwrite(&u, 4, 1, f) == 1;
+  }
+  if (!ok) {
+    tl_file_abort(f, &tmp);
+    g_set_error(error, TL_ERROR, TL_ERROR_IO, "cannot write STIR projection data '%s'", data_path);
+    return FALSE;
+  }
+  if (!tl_file_commit(f, &tmp, data_path, error)) return FALSE;
+  return tl_file_pair_commit(path, ".s", data_path, stir_header_text, s, error);
 }
 
 /* "!INTERFILE" and a segment / tangential axis; Siemens list-mode headers score 0. */
@@ -284,6 +289,10 @@ static gboolean stir_save(gconstpointer data, const char *path, GError **error) 
   return tl_sinogram_save(data, path, error);
 }
 
+static char **stir_companions(const char *path, gboolean writing) {
+  return tl_interfile_companions(path, writing, ".s");
+}
+
 const TlFormatClass tl_format_stir_sino = {
     .name = "stir",
     .summary = "STIR Interfile projection data (.hs + .s; segments, span, view mashing)",
@@ -292,4 +301,5 @@ const TlFormatClass tl_format_stir_sino = {
     .probe = stir_probe,
     .load = stir_load,
     .save = stir_save,
+    .companions = stir_companions,
 };
