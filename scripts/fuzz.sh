@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run info)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -36,7 +36,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run info; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -125,6 +125,30 @@ if [ ! -f "$c/mmr/.seeded" ]; then
   { cat "$s/a-scanner.hscan"; printf '\000'; cat "$s/a-scanner.lut"; } >"$c/castor-scanner/ring"
   rm -rf "$s"
   touch "$c/mmr/.seeded"
+fi
+
+# info (fuzz-info.c): the first byte picks the file names (its table), then the text file, a
+# NUL, the binary one: a NIfTI, an Interfile image with its data, list mode, CT projections, a
+# raw image with its sidecar, a CASToR .geom scanner
+if [ -z "$(ls -A "$c/info")" ]; then
+  s=$(mktemp -d)
+  printf 'kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\n' >"$s/ring.txt"
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --events 40 \
+    --truth "$s/t.nii" -o "$s/a.tlm" -q
+  "$cli" ct-simulate --grid 8x8x1@2 --beam parallel --views 2 --projector joseph -o "$s/b.tlct" -q
+  "$cli" convert "$s/t.nii" "$s/t.hv" >/dev/null
+  "$cli" convert "$s/t.nii" "$s/t.raw" >/dev/null
+  { printf '\000'; cat "$s/t.nii"; } >"$c/info/nii"
+  { printf '\001'; sed 's/^name of data file := .*/name of data file := in.v/' "$s/t.hv"; printf '\000'; cat "$s/t.v"; } >"$c/info/hv"
+  { printf '\206'; cat "$s/a.tlm"; } >"$c/info/tlm"
+  { printf '\207'; cat "$s/b.tlct"; } >"$c/info/tlct"
+  { printf '\010'; sed 's/^data = .*//' "$s/t.raw.txt"; printf '\000'; cat "$s/t.raw"; } >"$c/info/raw"
+  { printf '\016modality : PET\nscanner name : g4\nnumber of elements : 48\nnumber of layers : 1\n'
+    printf 'scanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\n'
+    printf 'number of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\n'
+    printf 'crystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n'; } >"$c/info/geom"
+  printf '\001modality : PET\nscanner name : g4\nnumber of elements : 48\nnumber of layers : 1\nscanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\nnumber of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\ncrystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n' >"$c/castor-scanner/geom"
+  rm -rf "$s"
 fi
 
 # normalisation files (seeded when the corpus is empty, also in a corpus seeded before): one

@@ -8,6 +8,7 @@
  * half a quantisation step), and tests/dicom-check.py checks the files with pydicom against
  * the same formula recomputed there; bad images and targets give GErrors and leave nothing. */
 #include "tomolab-compute.h"
+#include "dataset/tl-dataset.h"
 #include "dataset/tl-formats.h"
 #include "image/tl-dicom.h"
 #include "image/tl-image.h"
@@ -118,6 +119,12 @@ static void hostile(const char *rel, const char *key, const char *value) {
   g_assert_nonnull(strstr(error->message, dir));
   g_assert_nonnull(strstr(error->message, key));
   if (value) g_assert_nonnull(strstr(error->message, value));
+  /* `info` runs the same loader (issue 27: it described such files and said OK) */
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(GError) info_error = NULL;
+  g_assert_false(tl_dataset_info(p, FALSE, out, &info_error));
+  g_assert_nonnull(info_error);
+  g_assert_nonnull(strstr(info_error->message, error->message));
 }
 
 static void test_hostile(void) {
@@ -126,6 +133,10 @@ static void test_hostile(void) {
   hostile("sizes/a.dcm", "Rows, Columns", "64 x 64");
   hostile("gaps/s0.dcm", "ImagePositionPatient", "2 mm");
   hostile("truncated/half.dcm", "DICOM", "premature end");
+  /* issue 27: pixel data cut short, an oblique slice, two slices at one position */
+  hostile("short/short.dcm", "PixelData", NULL);
+  hostile("oblique/oblique.dcm", "ImageOrientationPatient", NULL);
+  hostile("duplicate/a.dcm", "ImagePositionPatient", NULL);
 }
 
 /* --- writing --- */
