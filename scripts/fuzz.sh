@@ -209,16 +209,17 @@ TMPDIR=$(mktemp -d -p /dev/shm tl-fuzz-XXXXXX 2>/dev/null || mktemp -d -p "$PWD/
 export TMPDIR
 run_one() {
   local n=$1 log=build-fuzz/fuzz-$1.log
-  # dxchange: libhdf5 1.10 mallocs sizes read from the file (a 20 GiB local heap from a 5 KB
-  # input) before checking them; untouched, that costs no memory (the reader then fails with a
-  # GError), so only the resident limit applies to it (docs/formats.md "Fuzzing")
+  # dxchange (and info, which loads Data Exchange too): libhdf5 1.10 mallocs sizes read from
+  # the file (a 20 GiB local heap from a 5 KB input) before checking them; untouched, that
+  # costs no memory (the reader then fails with a GError), so only the resident limit applies
+  # to it (docs/formats.md "Fuzzing")
   local extra="" asan=$ASAN_OPTIONS
   # its reader processes are forked per input, and a fork costs as much as the fuzzer's
   # resident memory, which ASan's quarantine of freed blocks (256 MB by default) fills: with
   # 8 MB it runs at ~140/s instead of ~40/s after 10^5 inputs. A reader process stuck in
   # libhdf5 is stopped after 20 s (TOMOLAB_READER_TIMEOUT_S, image/tl-isolate.h), well inside
   # the fuzzer's own timeout.
-  if [ "$n" = dxchange ]; then extra="-malloc_limit_mb=65536"; asan=$asan:quarantine_size_mb=8; fi
+  if [ "$n" = dxchange ] || [ "$n" = info ]; then extra="-malloc_limit_mb=65536"; asan=$asan:quarantine_size_mb=8; fi
   if TOMOLAB_READER_TIMEOUT_S=20 ASAN_OPTIONS=$asan build-fuzz/tests/fuzz/fuzz-"$n" -runs="$runs" -max_total_time="$max_time" -max_len=65536 \
       -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=3072 $extra \
       -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$n"- "$c/$n" >"$log" 2>&1; then

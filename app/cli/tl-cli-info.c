@@ -55,7 +55,9 @@ int tl_cli_info(int argc, char **argv) {
   g_option_context_add_main_entries(oc, entries, NULL);
   g_option_context_set_description(
       oc, "With files: the format (detected by content), what the file holds (modality,\n"
-          "scanner, counts, grid...) for every format 'tomolab-cli info --formats' lists.");
+          "scanner, counts, grid...) for every format 'tomolab-cli info --formats' lists;\n"
+          "then each is loaded as a reconstruction would load it (read whole): a file the\n"
+          "loader refuses exits 1 with its message.");
   gboolean list_formats = FALSE, defaults = FALSE;
   GOptionEntry more[] = {{"formats", 0, 0, G_OPTION_ARG_NONE, &list_formats,
                           "List the file formats read and written", NULL},
