@@ -147,6 +147,26 @@ if [ -z "$(ls -A "$c/info")" ]; then
     printf 'scanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\n'
     printf 'number of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\n'
     printf 'crystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n'; } >"$c/info/geom"
+  # MetaImage naming in.raw, STIR projection data naming in.s, an mMR header naming in.l (with
+  # the real list mode's first 8 KiB where there is one), pydicom's CT_small.dcm where installed
+  { printf '\003NDims = 2\nDimSize = 3 2\nElementType = MET_SHORT\nBinaryDataByteOrderMSB = True\nElementDataFile = in.raw\n\000'
+    head -c 12 /dev/urandom; } >"$c/info/mhd"
+  { printf '\002!INTERFILE :=\nname of data file := in.s\nimagedata byte order := LITTLEENDIAN\n'
+    printf '!number format := float\n!number of bytes per pixel := 4\nnumber of dimensions := 4\n'
+    printf 'matrix axis label [4] := segment\n!matrix size [4] := 3\nmatrix axis label [3] := view\n'
+    printf '!matrix size [3] := 2\nmatrix axis label [2] := axial coordinate\n!matrix size [2] := {2,1,1}\n'
+    printf 'matrix axis label [1] := tangential coordinate\n!matrix size [1] := 3\n'
+    printf 'minimum ring difference per segment := {0,-1,1}\nmaximum ring difference per segment := {0,-1,1}\n'
+    printf 'number of rings := 2\nnumber of detectors per ring := 4\ninner ring diameter (cm) := 10\n'
+    printf 'distance between rings (cm) := 0.4\n!END OF INTERFILE :=\n\000'; head -c 96 /dev/zero; } >"$c/info/stir"
+  { printf '\011!INTERFILE:=\n!originating system:=2008\nname of data file := in.l\ndata format:=CoincidenceList\n'
+    printf 'number of rings:=64\n%%LM event and tag words format (bits):=32\n%%axial compression:=1\n'
+    printf '%%maximum ring difference:=60\n%%number of projections:=344\n%%number of views:=252\n'
+    printf 'gantry crystal radius (cm):=32.8\n%%total listmode word counts:=331257106\n\000'
+    if [ -f ../shared/data/mmr/small_listmode_file.l ]; then head -c 8192 ../shared/data/mmr/small_listmode_file.l
+    else printf '\000\000\000\200\001\002\003\100\001\000\000\200'; fi; } >"$c/info/mmr"
+  dcm=$(/usr/bin/python3 -c "from pydicom.data import get_testdata_file as g; print(g('CT_small.dcm'))" 2>/dev/null || true)
+  if [ -n "$dcm" ] && [ -f "$dcm" ]; then { printf '\013'; cat "$dcm"; } >"$c/info/dcm"; fi
   printf '\001modality : PET\nscanner name : g4\nnumber of elements : 48\nnumber of layers : 1\nscanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\nnumber of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\ncrystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n' >"$c/castor-scanner/geom"
   rm -rf "$s"
 fi
