@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
-names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird)
+names=(scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird info)
 # FUZZ_NAMES="kv expr" runs some only; FUZZ_MAX_TIME=S stops each after S seconds;
 # FUZZ_TIMEOUT=S (default 60): one input slower than this is a finding. The slowest valid input
 # known (a 2^21-crystal scanner, loaded, printed and reloaded) costs ~3 s of CPU under ASan and
@@ -36,7 +36,7 @@ fi
 cli=$PWD/build/app/cli/tomolab-cli
 c=build-fuzz/corpus
 mkdir -p build-fuzz/artifacts "$c"
-for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird; do mkdir -p "$c/$n"; done
+for n in scanner listmode image ct-geometry tlct kv filter cli expr interfile metaimage mmr castor castor-scanner srm norm sss checkpoint dxchange dicom tiff-sidecar tiff randoms run petsird info; do mkdir -p "$c/$n"; done
 # srm: the harness writes a valid matrix file of its fixed scanner and grid as the seed
 [ -n "$(ls -A "$c/srm")" ] || SRM_SEED="$c/srm" build-fuzz/tests/fuzz/fuzz-srm -runs=1 >/dev/null 2>&1
 if [ ! -f "$c/.seeded" ]; then
@@ -127,6 +127,50 @@ if [ ! -f "$c/mmr/.seeded" ]; then
   touch "$c/mmr/.seeded"
 fi
 
+# info (fuzz-info.c): the first byte picks the file names (its table), then the text file, a
+# NUL, the binary one: a NIfTI, an Interfile image with its data, list mode, CT projections, a
+# raw image with its sidecar, a CASToR .geom scanner
+if [ -z "$(ls -A "$c/info")" ]; then
+  s=$(mktemp -d)
+  printf 'kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = 4\nradius_mm = 40\nring_pitch_mm = 4\ncrystal_size_mm = 4 4 10\n' >"$s/ring.txt"
+  "$cli" simulate --scanner "$s/ring.txt" --phantom cylinder --grid 8x8x4@4 --events 40 \
+    --truth "$s/t.nii" -o "$s/a.tlm" -q
+  "$cli" ct-simulate --grid 8x8x1@2 --beam parallel --views 2 --projector joseph -o "$s/b.tlct" -q
+  "$cli" convert "$s/t.nii" "$s/t.hv" >/dev/null
+  "$cli" convert "$s/t.nii" "$s/t.raw" >/dev/null
+  { printf '\000'; cat "$s/t.nii"; } >"$c/info/nii"
+  { printf '\001'; sed 's/^name of data file := .*/name of data file := in.v/' "$s/t.hv"; printf '\000'; cat "$s/t.v"; } >"$c/info/hv"
+  { printf '\206'; cat "$s/a.tlm"; } >"$c/info/tlm"
+  { printf '\207'; cat "$s/b.tlct"; } >"$c/info/tlct"
+  { printf '\010'; sed 's/^data = .*//' "$s/t.raw.txt"; printf '\000'; cat "$s/t.raw"; } >"$c/info/raw"
+  { printf '\016modality : PET\nscanner name : g4\nnumber of elements : 48\nnumber of layers : 1\n'
+    printf 'scanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\n'
+    printf 'number of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\n'
+    printf 'crystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n'; } >"$c/info/geom"
+  # MetaImage naming in.raw, STIR projection data naming in.s, an mMR header naming in.l (with
+  # the real list mode's first 8 KiB where there is one), pydicom's CT_small.dcm where installed
+  { printf '\003NDims = 2\nDimSize = 3 2\nElementType = MET_SHORT\nBinaryDataByteOrderMSB = True\nElementDataFile = in.raw\n\000'
+    head -c 12 /dev/urandom; } >"$c/info/mhd"
+  { printf '\002!INTERFILE :=\nname of data file := in.s\nimagedata byte order := LITTLEENDIAN\n'
+    printf '!number format := float\n!number of bytes per pixel := 4\nnumber of dimensions := 4\n'
+    printf 'matrix axis label [4] := segment\n!matrix size [4] := 3\nmatrix axis label [3] := view\n'
+    printf '!matrix size [3] := 2\nmatrix axis label [2] := axial coordinate\n!matrix size [2] := {2,1,1}\n'
+    printf 'matrix axis label [1] := tangential coordinate\n!matrix size [1] := 3\n'
+    printf 'minimum ring difference per segment := {0,-1,1}\nmaximum ring difference per segment := {0,-1,1}\n'
+    printf 'number of rings := 2\nnumber of detectors per ring := 4\ninner ring diameter (cm) := 10\n'
+    printf 'distance between rings (cm) := 0.4\n!END OF INTERFILE :=\n\000'; head -c 96 /dev/zero; } >"$c/info/stir"
+  { printf '\011!INTERFILE:=\n!originating system:=2008\nname of data file := in.l\ndata format:=CoincidenceList\n'
+    printf 'number of rings:=64\n%%LM event and tag words format (bits):=32\n%%axial compression:=1\n'
+    printf '%%maximum ring difference:=60\n%%number of projections:=344\n%%number of views:=252\n'
+    printf 'gantry crystal radius (cm):=32.8\n%%total listmode word counts:=331257106\n\000'
+    if [ -f ../shared/data/mmr/small_listmode_file.l ]; then head -c 8192 ../shared/data/mmr/small_listmode_file.l
+    else printf '\000\000\000\200\001\002\003\100\001\000\000\200'; fi; } >"$c/info/mmr"
+  dcm=$(/usr/bin/python3 -c "from pydicom.data import get_testdata_file as g; print(g('CT_small.dcm'))" 2>/dev/null || true)
+  if [ -n "$dcm" ] && [ -f "$dcm" ]; then { printf '\013'; cat "$dcm"; } >"$c/info/dcm"; fi
+  printf '\001modality : PET\nscanner name : g4\nnumber of elements : 48\nnumber of layers : 1\nscanner radius : 100\nnumber of rsectors : 4\nnumber of crystals transaxial : 2\nnumber of crystals axial : 3\ncrystals size depth : 10\ncrystals size transaxial : 4\ncrystals size axial : 5\nnumber of modules axial : 2\nmodule gap axial : 1.5\n' >"$c/castor-scanner/geom"
+  rm -rf "$s"
+fi
+
 # normalisation files (seeded when the corpus is empty, also in a corpus seeded before): one
 # estimated from a small ring scanner's cylinder, and the same without its geometric factors
 if [ -z "$(ls -A "$c/norm")" ]; then
@@ -192,16 +236,17 @@ TMPDIR=$(mktemp -d -p /dev/shm tl-fuzz-XXXXXX 2>/dev/null || mktemp -d -p "$PWD/
 export TMPDIR
 run_one() {
   local n=$1 log=build-fuzz/fuzz-$1.log
-  # dxchange: libhdf5 1.10 mallocs sizes read from the file (a 20 GiB local heap from a 5 KB
-  # input) before checking them; untouched, that costs no memory (the reader then fails with a
-  # GError), so only the resident limit applies to it (docs/formats.md "Fuzzing")
+  # dxchange (and info, which loads Data Exchange too): libhdf5 1.10 mallocs sizes read from
+  # the file (a 20 GiB local heap from a 5 KB input) before checking them; untouched, that
+  # costs no memory (the reader then fails with a GError), so only the resident limit applies
+  # to it (docs/formats.md "Fuzzing")
   local extra="" asan=$ASAN_OPTIONS
   # its reader processes are forked per input, and a fork costs as much as the fuzzer's
   # resident memory, which ASan's quarantine of freed blocks (256 MB by default) fills: with
   # 8 MB it runs at ~140/s instead of ~40/s after 10^5 inputs. A reader process stuck in
   # libhdf5 is stopped after 20 s (TOMOLAB_READER_TIMEOUT_S, image/tl-isolate.h), well inside
   # the fuzzer's own timeout.
-  if [ "$n" = dxchange ]; then extra="-malloc_limit_mb=65536"; asan=$asan:quarantine_size_mb=8; fi
+  if [ "$n" = dxchange ] || [ "$n" = info ]; then extra="-malloc_limit_mb=65536"; asan=$asan:quarantine_size_mb=8; fi
   if TOMOLAB_READER_TIMEOUT_S=20 ASAN_OPTIONS=$asan build-fuzz/tests/fuzz/fuzz-"$n" -runs="$runs" -max_total_time="$max_time" -max_len=65536 \
       -timeout="${FUZZ_TIMEOUT:-60}" -rss_limit_mb=3072 $extra \
       -print_final_stats=1 -artifact_prefix=build-fuzz/artifacts/"$n"- "$c/$n" >"$log" 2>&1; then

@@ -76,6 +76,20 @@ for k, z in ((0, 0.0), (1, 2.0), (2, 7.0)):
         d.ImagePositionPatient = [0, 0, z]
     variant("s%d.dcm" % k, gaps, "gaps")
 
+# issue 27 (info runs the loader): pixel data cut short (the element's length says so, the
+# file is whole); an oblique orientation (30 degrees about z); two slices at one position
+variant("short.dcm", lambda d: setattr(d, "PixelData", d.PixelData[: len(d.PixelData) // 2]),
+        "short")
+variant("oblique.dcm", lambda d: setattr(d, "ImageOrientationPatient",
+                                         [0.866025, 0.5, 0, -0.5, 0.866025, 0]), "oblique")
+uid4 = pydicom.uid.generate_uid()
+for name in ("a.dcm", "b.dcm"):
+    def dup(d):
+        d.SeriesInstanceUID = uid4
+        d.SOPInstanceUID = pydicom.uid.generate_uid()
+        d.ImagePositionPatient = [0, 0, 5.0]
+    variant(name, dup, "duplicate")
+
 # truncated: the first half of the file
 with open(src, "rb") as f:
     data = f.read()

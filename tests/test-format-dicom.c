@@ -8,6 +8,7 @@
  * half a quantisation step), and tests/dicom-check.py checks the files with pydicom against
  * the same formula recomputed there; bad images and targets give GErrors and leave nothing. */
 #include "tomolab-compute.h"
+#include "dataset/tl-dataset.h"
 #include "dataset/tl-formats.h"
 #include "image/tl-dicom.h"
 #include "image/tl-image.h"
@@ -118,6 +119,39 @@ static void hostile(const char *rel, const char *key, const char *value) {
   g_assert_nonnull(strstr(error->message, dir));
   g_assert_nonnull(strstr(error->message, key));
   if (value) g_assert_nonnull(strstr(error->message, value));
+  /* `info` runs the same loader (issue 27: it described such files and said OK) */
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(GError) info_error = NULL;
+  g_assert_false(tl_dataset_info(p, FALSE, out, &info_error));
+  g_assert_nonnull(info_error);
+  g_assert_nonnull(strstr(info_error->message, error->message));
+}
+
+/* A SeriesInstanceUID (0020,000E; explicit VR "UI" in CT_small.dcm) holding a byte that is not
+ * UTF-8: the description quotes it (fuzz-info found it printed raw, unfit for GTK). */
+static void test_describe_quotes(void) {
+  Ref r;
+  ref_load(&r);
+  g_autofree char *bytes = NULL;
+  gsize n = 0;
+  g_assert_true(g_file_get_contents(r.src, &bytes, &n, NULL));
+  const char tag[] = {0x20, 0x00, 0x0e, 0x00, 'U', 'I'};
+  char *at = NULL;
+  for (gsize i = 0; !at && i + sizeof tag + 2 < n; i++)
+    if (memcmp(bytes + i, tag, sizeof tag) == 0) at = bytes + i;
+  g_assert_nonnull(at);
+  g_assert_cmpuint((guint8)at[6] | (guint8)at[7] << 8, >, 4); /* the value's length */
+  at[8 + 3] = (char)0xca;
+  g_autofree char *p = path_in("baduid.dcm");
+  g_assert_true(g_file_set_contents(p, bytes, (gssize)n, NULL));
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(GError) error = NULL;
+  g_assert_true(tl_format_describe_file(p, out, &error));
+  g_assert_no_error(error);
+  g_assert_true(g_utf8_validate(out->str, -1, NULL));
+  g_assert_nonnull(strstr(out->str, "\\xca"));
+  g_free(r.src);
+  g_free(r.hu);
 }
 
 static void test_hostile(void) {
@@ -126,6 +160,10 @@ static void test_hostile(void) {
   hostile("sizes/a.dcm", "Rows, Columns", "64 x 64");
   hostile("gaps/s0.dcm", "ImagePositionPatient", "2 mm");
   hostile("truncated/half.dcm", "DICOM", "premature end");
+  /* issue 27: pixel data cut short, an oblique slice, two slices at one position */
+  hostile("short/short.dcm", "PixelData", NULL);
+  hostile("oblique/oblique.dcm", "ImageOrientationPatient", NULL);
+  hostile("duplicate/a.dcm", "ImagePositionPatient", NULL);
 }
 
 /* --- writing --- */
@@ -414,6 +452,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-dicom/ct-small-vs-pydicom", test_ct_small);
   g_test_add_func("/format-dicom/series-order-spacing", test_series);
   g_test_add_func("/format-dicom/hostile", test_hostile);
+  g_test_add_func("/format-dicom/describe-quotes", test_describe_quotes);
   g_test_add_func("/format-dicom/write-sc-folder", test_write_sc_folder);
   g_test_add_func("/format-dicom/write-pet-pattern", test_write_pet_pattern);
   g_test_add_func("/format-dicom/write-pet-bqml", test_write_pet_bqml);

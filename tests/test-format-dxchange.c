@@ -4,6 +4,7 @@
  * published layout (De Carlo et al. 2014: /exchange/data, data_white, data_dark, theta),
  * never by the reader; the real scan is ../shared/data/tooth/tooth.h5. */
 #include "tl-test-common.h"
+#include "dataset/tl-dataset.h"
 #include "dataset/tl-formats.h"
 #include "ct/tl-ct-centre.h"
 #include "ct/tl-ct-formats.h"
@@ -198,6 +199,12 @@ static void hostile(const char *name, const Case *c, const char *key, const char
   g_assert_nonnull(strstr(error->message, p));
   if (key) g_assert_nonnull(strstr(error->message, key));
   if (value) g_assert_nonnull(strstr(error->message, value));
+  /* `info` runs the same loader (issue 27: it described a NaN angle or value and said OK) */
+  g_autoptr(GString) out = g_string_new(NULL);
+  g_autoptr(GError) info_error = NULL;
+  g_assert_false(tl_dataset_info(p, FALSE, out, &info_error));
+  g_assert_nonnull(info_error);
+  g_assert_nonnull(strstr(info_error->message, error->message));
 }
 
 static void test_hostile(void) {

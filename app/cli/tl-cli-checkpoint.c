@@ -68,6 +68,7 @@ static gboolean parse_header(FILE *f, const char *path, TlCliCheckpoint *c, TlIm
   size_t cap = 0;
   guint lineno = 0, seen = 0;
   gboolean ok = FALSE;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (;;) {
     ssize_t len = getline(&line, &cap, f);
     lineno++;
@@ -98,6 +99,7 @@ static gboolean parse_header(FILE *f, const char *path, TlCliCheckpoint *c, TlIm
                   lineno);
       goto out;
     }
+    if (!tl_kv_once(keys_seen, path, key, lineno, error)) goto out;
     guint64 u;
     double d[3];
     if (strcmp(key, "sub_iterations") == 0) {
@@ -157,6 +159,7 @@ static gboolean parse_header(FILE *f, const char *path, TlCliCheckpoint *c, TlIm
       goto out;
     }
   ok = tl_image_grid_validate(g, error);
+  if (!ok) g_prefix_error(error, "checkpoint '%s': ", path);
 out:
   free(line);
   return ok;

@@ -610,6 +610,18 @@ static int recon_spec(const TlRunSpec *sp) {
                   cp.hash, hash);
       return fail(error);
     }
+    /* the options hash leaves the iterations out (a run may be resumed for more), so a
+     * count beyond what this run does is caught here: its iterations, with SSS's rounds */
+    guint64 run_steps = (guint64)o.iterations * o.subsets * ((sss ? sp->scatter_rounds : 0) + 1);
+    if (cp.sub_iterations > run_steps) {
+      g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "--resume %s: the checkpoint claims %u sub-iterations done, but this run has "
+                  "only %" G_GUINT64_FORMAT " (%u iterations x %u subsets%s)", resume,
+                  cp.sub_iterations, run_steps, o.iterations, o.subsets,
+                  sss ? ", with the scatter rounds" : "");
+      tl_cli_checkpoint_clear(&cp);
+      return fail(error);
+    }
     gboolean ok = tl_solver_resume(tl_recon_solver(r), cp.image, cp.sub_iterations, &error);
     tl_cli_checkpoint_clear(&cp);
     if (!ok) return fail(error);

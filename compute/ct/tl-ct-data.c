@@ -138,6 +138,7 @@ TlCtData *tl_ct_data_load(const char *path, GError **error) {
   GString *geo = g_string_new("\n"); /* line 1, the magic */
   gboolean in_geo = FALSE, have_geo = FALSE, have_values = FALSE, have_order = FALSE;
   g_autoptr(TlCtData) d = g_new0(TlCtData, 1);
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (guint i = 1; lines[i]; i++) {
     guint line = i + 1;
     if (strcmp(lines[i], "begin_geometry") == 0 && !have_geo) {
@@ -161,8 +162,9 @@ TlCtData *tl_ct_data_load(const char *path, GError **error) {
       g_string_free(geo, TRUE);
       return NULL;
     }
-    gboolean ok = TRUE;
-    if (strcmp(key, "values") == 0) {
+    gboolean ok = tl_kv_once(keys_seen, path, key, line, error);
+    if (!ok) {
+    } else if (strcmp(key, "values") == 0) {
       have_values = TRUE;
       if (strcmp(value, "line-integrals") == 0) d->values = TL_CT_LINE_INTEGRALS;
       else if (strcmp(value, "counts") == 0) d->values = TL_CT_COUNTS;

@@ -63,6 +63,7 @@ TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GEr
   g_autofree double *m = NULL;
   g_autofree guint8 *seen = NULL;
   g_autofree char *description = NULL;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (guint i = 0; lines[i]; i++) {
     guint line = i + 1;
     char *key, *value;
@@ -73,6 +74,7 @@ TlCtGeometry *tl_ct_geometry_from_text(const char *text, const char *source, GEr
                   source, line, lines[i]);
       return NULL;
     }
+    if (!tl_kv_once(keys_seen, source, key, line, error)) return NULL;
     guint64 k;
     if (strcmp(key, "tomolab-ct-geometry") == 0) {
       if (strcmp(value, "1") != 0) {

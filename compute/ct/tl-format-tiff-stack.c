@@ -40,6 +40,7 @@ gboolean tl_ct_tiff_sidecar_parse(const char *text, gsize len, const char *src,
   g_autofree char *copy = g_strndup(text, len);
   g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
   gboolean magic = FALSE, angles = FALSE, pixel = FALSE, sid = FALSE, sdd = FALSE;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   gboolean ok = TRUE;
   for (guint i = 0; lines[i] && ok; i++) {
     guint line = i + 1;
@@ -50,6 +51,10 @@ gboolean tl_ct_tiff_sidecar_parse(const char *text, gsize len, const char *src,
       g_autofree char *q = tl_text_quote(lines[i], -1, 60);
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value', found '%s'",
                   src, line, q);
+      ok = FALSE;
+      break;
+    }
+    if (!tl_kv_once(keys_seen, src, key, line, error)) {
       ok = FALSE;
       break;
     }

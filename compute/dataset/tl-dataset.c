@@ -232,3 +232,34 @@ void tl_dataset_describe(const TlDataset *ds, GString *out) {
                            : ds->centre_known ? "the file's geometry"
                                               : "the middle column until searched");
 }
+
+gboolean tl_dataset_info(const char *path, gboolean defaults, GString *out, GError **error) {
+  if (!tl_format_describe_file(path, out, error)) return FALSE;
+  const TlFormatClass *f = tl_format_detect(path, error);
+  if (!f) return FALSE;
+  gboolean data = f->kind == TL_DATA_IMAGE || f->kind == TL_DATA_PET_LISTMODE ||
+                  f->kind == TL_DATA_PET_SINOGRAM || f->kind == TL_DATA_CT;
+  if (data) {
+    g_autoptr(TlDataset) ds = tl_dataset_open(path, error);
+    if (!ds) {
+      g_prefix_error(error, "does not load: ");
+      return FALSE;
+    }
+    if (defaults) tl_dataset_describe(ds, out);
+    return TRUE;
+  }
+  if (defaults) {
+    g_autofree char *q = tl_text_quote(path, -1, 200);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "--defaults: '%s' holds %s, not data a "
+                "reconstruction reads", q, tl_data_kind_name(f->kind));
+    return FALSE;
+  }
+  if (!f->describe) return TRUE; /* the description above loaded it already */
+  gpointer loaded = f->load(path, error);
+  if (!loaded) {
+    g_prefix_error(error, "does not load: ");
+    return FALSE;
+  }
+  tl_data_free(f->kind, loaded);
+  return TRUE;
+}

@@ -119,4 +119,14 @@ TL_API double tl_dataset_measurements(const TlDataset *ds);
 /* "key: value" lines: kind, format, time frame, what it allows, the defaults. */
 TL_API void tl_dataset_describe(const TlDataset *ds, GString *out);
 
+/* What `tomolab-cli info FILE` does (and tests/fuzz/fuzz-info.c): the file's description
+ * (tl_format_describe_file, often from its header alone), then the loader a reconstruction
+ * would run on it: tl_dataset_open for data, the format's own loader for the rest (scanners,
+ * normalisations). A description alone said "OK" on files every loader refuses (a CASToR
+ * crystal id 10^9, DICOM pixel data cut short, a NaN angle). `defaults` appends
+ * tl_dataset_describe. FALSE + the loader's GError, prefixed "does not load: ", when it
+ * refuses; `out` then holds the description. */
+TL_API gboolean tl_dataset_info(const char *path, gboolean defaults, GString *out,
+                                GError **error);
+
 G_END_DECLS

@@ -216,6 +216,43 @@ gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad) {
   return TRUE;
 }
 
+typedef struct {
+  guint line;
+  char *value; /* NULL for tl_kv_once: no repeat allowed */
+} Seen;
+
+static void seen_free(gpointer p) {
+  Seen *e = p;
+  g_free(e->value);
+  g_free(e);
+}
+
+GHashTable *tl_kv_seen_new(void) {
+  return g_hash_table_new_full(g_str_hash, g_str_equal, g_free, seen_free);
+}
+
+gboolean tl_kv_once_or_same(GHashTable *seen, const char *src, const char *key,
+                            const char *value, guint line, GError **error) {
+  const Seen *first = g_hash_table_lookup(seen, key);
+  if (!first) {
+    Seen *e = g_new(Seen, 1);
+    *e = (Seen){line, g_strdup(value)};
+    g_hash_table_insert(seen, g_strdup(key), e);
+    return TRUE;
+  }
+  if (value && first->value && strcmp(value, first->value) == 0) return TRUE;
+  g_autofree char *k = tl_text_quote(key, -1, 60);
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+              "%s:%u: key '%s' given twice (first on line %u%s; expected each key once)", src,
+              line, k, first->line, value ? " with another value" : "");
+  return FALSE;
+}
+
+gboolean tl_kv_once(GHashTable *seen, const char *src, const char *key, guint line,
+                    GError **error) {
+  return tl_kv_once_or_same(seen, src, key, NULL, line, error);
+}
+
 gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *value,
                     guint64 max, guint64 *out, GError **error) {
   char *end = NULL;

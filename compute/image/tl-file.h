@@ -58,6 +58,19 @@ TL_API void tl_file_pair_finish(const char *header, const char *data_ext, const 
  * sets *bad for a line with no '='. */
 TL_API gboolean tl_kv_split(char *line, char **key, char **value, gboolean *bad);
 
+/* The one rule on repeated keys, for every "key = value" and Interfile-style reader
+ * (docs/reliability.md): a key given twice is refused, the message naming the source, the
+ * key and both lines, since keeping either value silently reads another file than the one
+ * written (a size given twice read half the data). `seen` comes from tl_kv_seen_new.
+ * Interfile-style headers use tl_kv_once_or_same, which lets a key repeat with the very
+ * same value: STIR writes "imaging modality := PET" twice, and section titles
+ * ("!GENERAL DATA :=") carry none. */
+TL_API GHashTable *tl_kv_seen_new(void);
+TL_API gboolean tl_kv_once(GHashTable *seen, const char *src, const char *key, guint line,
+                           GError **error);
+TL_API gboolean tl_kv_once_or_same(GHashTable *seen, const char *src, const char *key,
+                                   const char *value, guint line, GError **error);
+
 /* Strict number parsers: the whole value must be consumed. */
 TL_API gboolean tl_kv_uint(const char *src, guint line, const char *key, const char *value,
                     guint64 max, guint64 *out, GError **error);

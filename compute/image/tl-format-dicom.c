@@ -485,9 +485,13 @@ static gboolean dicom_describe(const char *dir_or_file, GString *out, GError **e
   if (!tl_file_check_input(path, "DICOM file", error) || !tl_dicom_read(path, FALSE, &s, error))
     return FALSE;
   g_autoptr(GPtrArray) files = series_files(path, &s, error);
+  /* the file's strings quoted: a UID of bytes that are not UTF-8 reached the description
+   * GTK shows (found by fuzz-info) */
+  g_autofree char *modality = tl_text_quote(s.modality, -1, 40);
+  g_autofree char *uid = tl_text_quote(s.series_uid, -1, 80);
   g_string_append_printf(out, "modality: %s\nslice: %u columns x %u rows of %g x %g mm\n"
                          "rescale: slope %g, intercept %g\nslice thickness: %g mm\n",
-                         s.modality[0] ? s.modality : "(none)", s.cols, s.rows, s.spacing[1],
+                         s.modality[0] ? modality : "(none)", s.cols, s.rows, s.spacing[1],
                          s.spacing[0], s.slope, s.intercept, s.thickness);
   if (s.has_position)
     g_string_append_printf(out, "position (LPS): %g %g %g mm\n", s.position[0], s.position[1],
@@ -497,7 +501,7 @@ static gboolean dicom_describe(const char *dir_or_file, GString *out, GError **e
                            s.orientation[1], s.orientation[2], s.orientation[3],
                            s.orientation[4], s.orientation[5]);
   g_string_append_printf(out, "series: %s, %u file(s) of it in the folder\n",
-                         s.series_uid[0] ? s.series_uid : "(no SeriesInstanceUID)", files->len);
+                         s.series_uid[0] ? uid : "(no SeriesInstanceUID)", files->len);
   return TRUE;
 }
 

@@ -70,6 +70,7 @@ static gboolean boolean(const Header *h, const char *key, gboolean def, gboolean
 static gboolean parse_header(Header *h, const char *buf, gsize n, GError **error) {
   const char *p = buf, *end = buf + n;
   guint line = 0;
+  g_autoptr(GHashTable) seen = tl_kv_seen_new(); /* DimSize twice read half the data */
   while (p < end) {
     const char *nl = memchr(p, '\n', (gsize)(end - p));
     if (!nl) {
@@ -93,6 +94,10 @@ static gboolean parse_header(Header *h, const char *buf, gsize n, GError **error
     }
     *eq = '\0';
     char *key = g_ascii_strdown(g_strstrip(text), -1);
+    if (!tl_kv_once(seen, h->path, key, line, error)) {
+      g_free(key);
+      return FALSE;
+    }
     char *value = g_strdup(g_strstrip(eq + 1));
     g_hash_table_replace(h->lines, g_strdup(key), GUINT_TO_POINTER(line));
     gboolean last = g_str_equal(key, "elementdatafile");

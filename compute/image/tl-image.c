@@ -242,6 +242,7 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
   TlImageGrid g = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
   guint seen = 0;
   g_autofree char *data_name = NULL;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   for (guint i = 0; lines[i]; i++) {
     char *key, *value;
@@ -252,6 +253,7 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value'", sidecar, i + 1);
       return NULL;
     }
+    if (!tl_kv_once(keys_seen, sidecar, key, i + 1, error)) return NULL;
     if (strcmp(key, "format") == 0) {
       if (strcmp(value, "float32-le") != 0) {
         g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,

@@ -53,12 +53,14 @@ TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source,
   h->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, entry_free);
   const char *p = text, *end = text + len;
   guint line = 0;
+  GHashTable *seen = tl_kv_seen_new(); /* the one rule on repeats (tl-file.h) */
   while (p < end) {
     const char *nl = memchr(p, '\n', (gsize)(end - p));
     gsize n = nl ? (gsize)(nl - p) : (gsize)(end - p);
     line++;
     /* each line checked as it comes: what follows "!END OF INTERFILE" may be anything */
     if (!tl_text_check(source, p, n, line, error)) {
+      g_hash_table_destroy(seen);
       tl_interfile_free(h);
       return NULL;
     }
@@ -76,12 +78,20 @@ TlInterfile *tl_interfile_parse(const char *text, gsize len, const char *source,
     }
     /* "!END OF INTERFILE :=" ends the header */
     gboolean last = g_str_equal(key, "end of interfile");
+    g_autofree char *value = g_strstrip(g_strdup(sep + 2));
+    if (!tl_kv_once_or_same(seen, source, key, value, line, error)) {
+      g_free(key);
+      g_hash_table_destroy(seen);
+      tl_interfile_free(h);
+      return NULL;
+    }
     Entry *e = g_new(Entry, 1);
-    e->value = g_strstrip(g_strdup(sep + 2));
+    e->value = g_steal_pointer(&value);
     e->line = line;
     g_hash_table_replace(h->keys, key, e);
     if (last) break;
   }
+  g_hash_table_destroy(seen);
   return h;
 }
 

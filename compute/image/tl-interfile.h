@@ -6,7 +6,8 @@
  * runs of blanks become one space, no space before '[' nor inside "[ i ]", so
  * "!matrix size [1]", "matrix size[1]" and "Matrix  Size [ 1 ]" are the same key
  * "matrix size[1]". ';' starts a comment (whole line or after a value). A key given twice
- * keeps its last value (STIR's own headers repeat "imaging modality"). Values are trimmed;
+ * is refused naming both lines unless both give the same value (STIR's own headers repeat
+ * "imaging modality := PET"): tl_kv_once_or_same of tl-file.h. Values are trimmed;
  * "{a, b, c}" lists are read by tl_interfile_int_list. */
 #pragma once
 #include "tl-api.h"

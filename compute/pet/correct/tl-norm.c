@@ -288,6 +288,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
   /* bounds before anything is allocated: the scanner's own limit, and the class limits */
   const guint64 max[5] = {TL_SCANNER_MAX_CRYSTALS, TL_NORM_MAX_RINGS, TL_SCANNER_MAX_CRYSTALS,
                           TL_SCANNER_MAX_CRYSTALS, TL_SCANNER_MAX_CRYSTALS};
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (;;) {
     ssize_t len = getline(&line, &cap, f);
     lineno++;
@@ -314,6 +315,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     }
     g_strchomp(line);
     if (g_str_has_prefix(line, "description =")) {
+      if (!tl_kv_once(keys_seen, path, "description", lineno, error)) goto out;
       /* free text on one line: a lone CR becomes a space, as saving writes it (fuzz-norm) */
       g_free(h->description);
       h->description = g_strdup(g_strstrip(g_strdelimit(line + strlen("description ="), "\r", ' ')));
@@ -338,6 +340,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value'", path, lineno);
       goto out;
     }
+    if (!tl_kv_once(keys_seen, path, key, lineno, error)) goto out;
     int k = -1;
     for (int i = 0; i < 5; i++)
       if (strcmp(key, header_keys[i]) == 0) k = i;

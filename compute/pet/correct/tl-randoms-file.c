@@ -110,6 +110,7 @@ TlRandoms *tl_randoms_load(const char *path, const TlScanner *scanner, GError **
   guint64 n = 0;
   gboolean have_n = FALSE, ended = FALSE;
   guint ln = 1;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   char **l = lines + 1;
   for (; *l && !ended; l++) {
     ln++;
@@ -125,6 +126,7 @@ TlRandoms *tl_randoms_load(const char *path, const TlScanner *scanner, GError **
       }
       continue;
     }
+    if (!tl_kv_once(keys_seen, path, key, ln, error)) return NULL;
     if (strcmp(key, "scanner") == 0) g_free(name), name = g_strdup(value);
     else if (strcmp(key, "scanner_sha256") == 0) g_free(hash), hash = g_strdup(value);
     else if (strcmp(key, "crystals") == 0) {

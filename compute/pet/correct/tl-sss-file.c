@@ -107,6 +107,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
   size_t cap = 0;
   guint lineno = 0;
   gboolean in_scanner = FALSE, ok = FALSE;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (;;) {
     ssize_t len = getline(&line, &cap, f);
     lineno++;
@@ -138,6 +139,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     }
     g_strchomp(line);
     if (g_str_has_prefix(line, "description =")) {
+      if (!tl_kv_once(keys_seen, path, "description", lineno, error)) goto out;
       g_free(h->description);
       h->description = g_strdup(g_strstrip(line + strlen("description =")));
       continue;
@@ -161,6 +163,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value'", path, lineno);
       goto out;
     }
+    if (!tl_kv_once(keys_seen, path, key, lineno, error)) goto out;
     guint64 v;
     if (strcmp(key, "transaxial_samples") == 0) {
       if (!tl_kv_uint(path, lineno, key, value, TL_SCANNER_MAX_CRYSTALS, &h->n_t, error)) goto out;

@@ -81,6 +81,7 @@ static GPtrArray *read_kv(const char *path, GError **error) {
   if (!tl_text_check(path, text, len, 1, error)) return NULL;
   GPtrArray *kvs = g_ptr_array_new_with_free_func(kv_free);
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (guint i = 0; lines[i]; i++) {
     char *hash = strchr(lines[i], '#');
     if (hash) *hash = 0;
@@ -105,15 +106,11 @@ static GPtrArray *read_kv(const char *path, GError **error) {
     kv->key = g_ascii_strdown(g_strstrip(l), -1);
     kv->value = g_strdup(g_strstrip(colon + 1));
     kv->line = i + 1;
-    for (guint j = 0; j < kvs->len; j++)
-      if (strcmp(((Kv *)kvs->pdata[j])->key, kv->key) == 0) {
-        g_autofree char *q = tl_text_quote(kv->key, -1, 60);
-        g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: key '%s' given twice", path,
-                    kv->line, q);
-        kv_free(kv);
-        g_ptr_array_free(kvs, TRUE);
-        return NULL;
-      }
+    if (!tl_kv_once(keys_seen, path, kv->key, kv->line, error)) {
+      kv_free(kv);
+      g_ptr_array_free(kvs, TRUE);
+      return NULL;
+    }
     g_ptr_array_add(kvs, kv);
   }
   return kvs;

@@ -218,6 +218,7 @@ static gboolean parse_header(const char *path, const char *text, gsize len, Head
   g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
   guint seen = 0;
   gboolean first = TRUE;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   for (guint i = 0; lines[i]; i++) {
     guint line = i + 1;
     char *l = g_strstrip(lines[i]);
@@ -243,6 +244,7 @@ static gboolean parse_header(const char *path, const char *text, gsize len, Head
     *sep = 0;
     g_autofree char *key = norm_key(g_strstrip(l));
     char *value = g_strstrip(sep + 2);
+    if (!tl_kv_once_or_same(keys_seen, path, key, value, line, error)) return FALSE;
     int idx = -1;
     for (guint r = 0; r < G_N_ELEMENTS(required); r++)
       if (strcmp(key, required[r]) == 0) idx = (int)r;

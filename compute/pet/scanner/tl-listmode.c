@@ -229,6 +229,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
   size_t cap = 0;
   guint lineno = 0;
   gboolean in_scanner = FALSE, done = FALSE, ok = FALSE;
+  g_autoptr(GHashTable) keys_seen = tl_kv_seen_new();
   while (!done) {
     ssize_t len = getline(&line, &cap, f);
     lineno++;
@@ -261,11 +262,13 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
     gboolean bad;
     g_strchomp(line);
     if (g_str_has_prefix(line, "description =")) { /* free text: '#' is no comment here */
+      if (!tl_kv_once(keys_seen, path, "description", lineno, error)) goto out;
       g_free(h->description);
       h->description = g_strdup(g_strstrip(line + strlen("description =")));
       continue;
     }
     if (strcmp(line, "begin_scanner") == 0) {
+      if (!tl_kv_once(keys_seen, path, line, lineno, error)) goto out;
       in_scanner = TRUE;
       h->scanner_line = lineno + 1;
       h->seen |= 16;
@@ -277,6 +280,7 @@ static gboolean read_header(FILE *f, const char *path, Header *h, GError **error
       g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s:%u: expected 'key = value'", path, lineno);
       goto out;
     }
+    if (!tl_kv_once(keys_seen, path, key, lineno, error)) goto out;
     guint64 v;
     if (strcmp(key, "events") == 0) {
       if (!tl_kv_uint(path, lineno, key, value, G_MAXUINT64 / 12, &h->events, error)) goto out;
