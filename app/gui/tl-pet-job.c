@@ -541,8 +541,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   TlPetJob *self = g_new0(TlPetJob, 1);
   self->parent = (TlJob){&kPetJob, *grid, o.subsets, counts};
   if (quant) g_strlcpy(self->parent.unit, "Bq/mL", sizeof self->parent.unit);
-  /* a simulation (its truth known, no calibration): shown in the truth's units */
-  if (truth && !quant && tl_image_grid_equal(&truth->grid, grid) && tl_image_sum(truth) > 0) {
+  /* a simulation made in the window (its truth known, no calibration): shown in the truth's
+   * units. A run's `truth =` file is the RMSE's reference only: the image stays the
+   * reconstruction's, as the CLI and Python write it (the cross-door test) */
+  if (truth && !run->truth && !quant && tl_image_grid_equal(&truth->grid, grid) &&
+      tl_image_sum(truth) > 0) {
     self->truth_sum = tl_image_sum(truth);
     g_strlcpy(self->parent.unit, truth->unit[0] ? truth->unit : TL_PET_TRUTH_UNIT, sizeof self->parent.unit);
   }
