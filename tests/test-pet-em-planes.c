@@ -290,6 +290,10 @@ static void check_chunks(TlScanner *sc, const TlImageGrid *g, gboolean with_tof,
     g_autofree float *planes = em_with(p, TL_EM_PLANES, &l, dx, &ll_planes);
     if (!planes) return; /* not on this device (em_with says why) */
     g_autofree float *fused = em_with(p, TL_EM_FUSED, &l, dx, &ll_fused);
+    /* the automatic choice is the one-kernel pass: the plane path is not within 1e-6 */
+    double ll_auto;
+    g_autofree float *chosen = em_with(p, TL_EM_AUTO, &l, dx, &ll_auto);
+    g_assert_cmpmem(chosen, nv * sizeof(float), fused, nv * sizeof(float));
     double t_planes = 0, t_fused = 0, t_ref = 0;
     for (guint64 i = 0; i < nv; i++) {
       t_planes += (double)x[i] * planes[i];
