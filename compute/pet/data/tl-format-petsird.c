@@ -461,6 +461,7 @@ TlListmode *tl_petsird_load(const char *path, TlPetsirdInfo **info_out, GError *
     TlScanner *s = NULL;
     if (read_blocks(&p, info, prompts, delayed, error) && (s = make_scanner(&p, info, error))) {
       lm = tl_listmode_new(s, 0);
+      g_free(lm->events); /* the one placeholder event tl_listmode_new makes */
       lm->n_events = prompts->len;
       lm->events = (TlEvent *)g_array_free(g_steal_pointer(&prompts), FALSE);
       lm->n_delayed = delayed->len;
