@@ -10,6 +10,8 @@
 # The corpus grows in build-fuzz/corpus/NAME between runs; a crash, leak or timeout leaves
 # its input in build-fuzz/artifacts/ and fails the script. Figures: build-fuzz/fuzz-NAME.log.
 set -euo pipefail
+# a failure while seeding the corpus says where (CI saw only "1 failed" once: a SIGPIPE)
+trap 'echo "fuzz.sh: line $LINENO failed (exit $?)" >&2' ERR
 cd "$(dirname "$0")/.."
 runs=${1:-100000}
 jobs=${2:-2}
