@@ -4,6 +4,7 @@
 #include <string.h>
 #include "tl-plot.h"
 #include "tl-axis.h"
+#include "tl-text.h"
 #include "tl-screenshot.h"
 
 typedef struct {
@@ -71,29 +72,13 @@ static gint64 scale_key(const Series *se, guint index) {
   return se->group > 0 ? -(gint64)se->group : (gint64)index;
 }
 
-/* Text at (x, y) (the baseline's start; angle -pi/2 reads upwards), recorded for the tests
- * with whether it left the widget (a label cut by the edge is a defect). */
+/* Text at (x, y) (baseline start; upwards reads bottom to top),
+ * recorded for the tests with whether it left the widget. */
 static void text_at(TlPlot *self, cairo_t *cr, double x, double y, const char *text, gboolean upwards,
                     double W, double H) {
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, text, &e);
-  double x0, x1, y0, y1;
-  if (upwards) {
-    x0 = x + e.y_bearing; x1 = x0 + e.height;
-    y1 = y - e.x_bearing; y0 = y1 - e.width;
-  } else {
-    x0 = x + e.x_bearing; x1 = x0 + e.width;
-    y0 = y + e.y_bearing; y1 = y0 + e.height;
-  }
-  if (x0 < -0.5 || y0 < -0.5 || x1 > W + 0.5 || y1 > H + 0.5)
+  if (tl_text_draw(cr, x, y, text, upwards, FALSE, W, H))
     self->clipped++;
   g_ptr_array_add(self->drawn, g_strdup(text));
-  cairo_save(cr);
-  cairo_move_to(cr, x, y);
-  if (upwards)
-    cairo_rotate(cr, -G_PI / 2);
-  cairo_show_text(cr, text);
-  cairo_restore(cr);
 }
 
 static double text_width(cairo_t *cr, const char *text) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "tl-slice-view.h"
 #include "tl-axis.h"
+#include "tl-text.h"
 #include "image/tl-roi.h"
 
 #define COLORBAR_W 12
@@ -207,36 +208,13 @@ static void crosshair(TlSliceView *self, double *col, double *row) {
   }
 }
 
-/* Text at (x, y) (baseline start; upwards: rotated to read bottom to top) with a dark halo
- * so it reads over any colour, recorded with whether it left the widget. */
+/* Text at (x, y) (baseline start; upwards reads bottom to top) with a dark halo so it reads over any colour,
+ * recorded for the tests with whether it left the widget. */
 static void text_at(TlSliceView *self, cairo_t *cr, double x, double y, const char *text, gboolean upwards,
                     double W, double H) {
-  cairo_text_extents_t e;
-  cairo_text_extents(cr, text, &e);
-  double x0, x1, y0, y1;
-  if (upwards) {
-    x0 = x + e.y_bearing; x1 = x0 + e.height;
-    y1 = y - e.x_bearing; y0 = y1 - e.width;
-  } else {
-    x0 = x + e.x_bearing; x1 = x0 + e.width;
-    y0 = y + e.y_bearing; y1 = y0 + e.height;
-  }
-  if (x0 < -0.5 || y0 < -0.5 || x1 > W + 0.5 || y1 > H + 0.5)
+  if (tl_text_draw(cr, x, y, text, upwards, TRUE, W, H))
     self->clipped++;
   g_ptr_array_add(self->drawn, g_strdup(text));
-  cairo_save(cr);
-  cairo_move_to(cr, x, y);
-  if (upwards)
-    cairo_rotate(cr, -G_PI / 2);
-  cairo_text_path(cr, text);
-  cairo_pattern_t *colour = cairo_pattern_reference(cairo_get_source(cr));
-  cairo_set_source_rgba(cr, 0, 0, 0, 0.8);
-  cairo_set_line_width(cr, 2.5);
-  cairo_stroke_preserve(cr);
-  cairo_set_source(cr, colour);
-  cairo_fill(cr);
-  cairo_pattern_destroy(colour);
-  cairo_restore(cr);
 }
 
 static double text_width(cairo_t *cr, const char *text) {
