@@ -165,6 +165,10 @@ static TlSinogram *load(const char *path, GError **error) {
   s->ring_spacing_mm = 10.0 * rs_cm;
   s->bin_size_mm = 10.0 * bin_cm;
   s->view_offset_deg = vo;
+  /* block gaps: STIR models them as virtual crystals of the scanners it knows, not in keys */
+  const TlCylinder *cyl = tl_cylinder_find(tl_interfile_get(h, "scanner type"), s->n_rings, s->n_detectors);
+  if (!cyl) cyl = tl_cylinder_find(tl_interfile_get(h, "originating system"), s->n_rings, s->n_detectors);
+  s->block_positions = cyl ? cyl->block_positions : 0;
   /* counts bounded before the product: each factor is, so the sum cannot overflow */
   guint64 total = 0;
   for (guint i = 0; i < s->n_segments; i++)
@@ -235,10 +239,15 @@ static char *stir_header_text(gconstpointer data, const char *data_name) {
                          "Distance between rings (cm) := %s\nDefault bin size (cm) := %s\n"
                          "View offset (degrees) := %s\n"
                          "Maximum number of non-arc-corrected bins := %u\n"
-                         "End scanner parameters :=\ndata offset in bytes[1] := 0\n"
-                         "!END OF INTERFILE :=\n",
+                         "Default number of arc-corrected bins := %u\n",
                          s->name && *s->name ? s->name : "userdefined", s->n_rings,
-                         s->n_detectors, d, doi, rs, bs, vo, s->n_tangential);
+                         s->n_detectors, d, doi, rs, bs, vo, s->n_tangential, s->n_tangential);
+  /* the blocks as STIR's Scanner.cxx counts them: the gap is its virtual crystal */
+  if (s->block_positions)
+    g_string_append_printf(t, "Number of crystals per block in transaxial direction := %u\n",
+                           s->block_positions);
+  g_string_append(t, "End scanner parameters :=\ndata offset in bytes[1] := 0\n"
+                     "!END OF INTERFILE :=\n");
   return g_string_free(t, FALSE);
 }
 
