@@ -165,6 +165,9 @@ static void test_header(void) {
   g_assert_true(g_file_get_contents(hs, &text, NULL, NULL));
   g_assert_nonnull(strstr(text, "Scanner type := Siemens mMR\n"));
   g_assert_nonnull(strstr(text, "originating system := Siemens mMR\n"));
+  /* as STIR's template_span11.hs writes them */
+  g_assert_nonnull(strstr(text, "Default bin size (cm) := 0.208626\n"));
+  g_assert_nonnull(strstr(text, "Average depth of interaction (cm) := 0.7\n"));
   g_assert_cmpfloat(header_number(text, "Number of detectors per ring"), ==, 504);
   g_assert_cmpfloat(header_number(text, "Number of rings"), ==, 64);
   g_assert_cmpfloat(header_number(text, "!matrix size [3]"), ==, 252);

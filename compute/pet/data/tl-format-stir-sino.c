@@ -227,10 +227,12 @@ static char *stir_header_text(gconstpointer data, const char *data_name) {
   append_list(t, "minimum ring difference per segment", s->n_segments, s->min_ring_difference, NULL);
   append_list(t, "maximum ring difference per segment", s->n_segments, s->max_ring_difference, NULL);
   char d[32], doi[32], rs[32], bs[32], vo[32];
-  tl_format_double(d, 2 * s->inner_radius_mm / 10);
-  tl_format_double(doi, s->doi_mm / 10);
-  tl_format_double(rs, s->ring_spacing_mm / 10);
-  tl_format_double(bs, s->bin_size_mm / 10);
+  /* mm to cm rounded to 12 significant digits (nm), as STIR writes them: 2.08626 mm / 10 is
+   * 0.20862599999999998 in shortest round-trip form */
+  g_ascii_formatd(d, sizeof d, "%.12g", 2 * s->inner_radius_mm / 10);
+  g_ascii_formatd(doi, sizeof doi, "%.12g", s->doi_mm / 10);
+  g_ascii_formatd(rs, sizeof rs, "%.12g", s->ring_spacing_mm / 10);
+  g_ascii_formatd(bs, sizeof bs, "%.12g", s->bin_size_mm / 10);
   tl_format_double(vo, s->view_offset_deg);
   g_string_append_printf(t, "number of time frames := 1\nScanner parameters :=\n"
                          "Scanner type := %s\nNumber of rings := %u\n"
