@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Cylindrical scanners with block gaps, as STIR describes them (tl-cylinder.h). */
+/* Cylindrical scanners with block gaps, as STIR describes them (tl-cylinder.h; Thielemans et
+ * al. 2012, and STIR's Scanner.cxx for the values). */
 #include "tl-cylinder.h"
 #include <math.h>
 #include <string.h>
