@@ -569,7 +569,8 @@ static gboolean mmr_describe(const char *path, GString *out, GError **error) {
   g_string_append_printf(
       out,
       "holds: PET list mode\nmodality: PET\nscanner: Siemens Biograph mMR, %u crystals (%u rings "
-      "x %u, 56 blocks of 8 + 1 gap position), max ring difference %u\nTOF: no\n"
+      "x %u, 56 blocks of 8 + 1 gap position; at 335 mm: 328 mm inner radius + 7 mm average "
+      "depth of interaction, as STIR), max ring difference %u\nTOF: no\n"
       "words: %" G_GUINT64_FORMAT "\nprompts: %" G_GUINT64_FORMAT "\ndelayeds: %" G_GUINT64_FORMAT
       "\ntime tags: %" G_GUINT64_FORMAT " (%u..%u ms)\nother tags: %" G_GUINT64_FORMAT
       " (%" G_GUINT64_FORMAT " dead time, %" G_GUINT64_FORMAT " motion, %" G_GUINT64_FORMAT
