@@ -62,8 +62,10 @@ static gboolean decode(guint32 address, Lor *l) {
 
 /* Siemens' span 11 as STIR lays it out (examples/Siemens-mMR/template_span11.hs): segments in
  * ascending order with ring differences -60..-50, ..., -5..5, ..., 50..60; axial positions per
- * segment 27, 49, 71, 93, 115, 127, ...; within a segment [view][axial][tangential], the axial
- * position counted in half rings from the segment's lowest ring sum (min |rd|). */
+ * segment 27, 49, 71, 93, 115, 127, ...; within a segment [view][axial][tangential]. Axial
+ * position (ProjDataInfoCylindrical's comment): (r1 + r2 - (rings - 1)) * inc / 2 + (n_axial - 1)
+ * / 2 with inc 2 positions per ring when a segment holds several ring differences, 1 otherwise:
+ * r1 + r2 - min |rd| in span 11, min(r1, r2) in span 1. */
 static const int span11_axial[11] = {27, 49, 71, 93, 115, 127, 115, 93, 71, 49, 27};
 
 static guint64 span11_bin(const Lor *l) {
