@@ -21,7 +21,8 @@
  * A bin of span > 1 or view mashing covers several crystal pairs: tl_sinogram_to_bins splits its
  * value evenly among them (an approximation: the pairs' own sensitivities are not known).
  * Block gaps (block_positions): a detector position that is a gap holds no crystal, and a bin
- * with a gap at either end no pair; crystals are numbered as tl-cylinder.h does. */
+ * with a gap at either end no pair (counts there, none in measured data, are not reconstructed);
+ * crystals are numbered as tl-cylinder.h does. */
 #pragma once
 #include "tl-api.h"
 #include <glib.h>
