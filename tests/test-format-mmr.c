@@ -124,7 +124,7 @@ static void test_composed(void) {
       const TlCrystal *ca = &lm->scanner->crystals[ea], *cb = &lm->scanner->crystals[eb];
       double dx = cb->centre[0] - ca->centre[0], dy = cb->centre[1] - ca->centre[1];
       double dist = fabs(ca->centre[0] * dy - ca->centre[1] * dx) / hypot(dx, dy);
-      g_assert_cmpfloat_with_epsilon(dist, 328.0 * sin(abs(good[i].tang) * G_PI / 504), 0.01);
+      g_assert_cmpfloat_with_epsilon(dist, 335.0 * sin(abs(good[i].tang) * G_PI / 504), 0.01);
       g_assert_cmpuint(ca->ring, ==, good[i].seg >= 0 ? good[i].ax : good[i].ax - good[i].seg);
       g_assert_cmpint((int)cb->ring - (int)ca->ring, ==, good[i].seg);
     }

@@ -9,11 +9,14 @@
 
 int tl_cli_convert(int argc, char **argv) {
   g_autofree char *format = NULL, *norm_path = NULL; /* GOption allocates them */
-  int max_rd = -1;
+  int max_rd = -1, span = 1;
   GOptionEntry entries[] = {
       {"max-ring-difference", 0, 0, G_OPTION_ARG_INT, &max_rd,
-       "List mode into a sinogram: ring differences kept (default: the scanner's acceptance; "
-       "one segment each)", "N"},
+       "List mode into a sinogram: ring differences kept (default: the scanner's acceptance)",
+       "N"},
+      {"span", 0, 0, G_OPTION_ARG_INT, &span,
+       "List mode into a sinogram: ring differences per segment (odd; default 1, one segment "
+       "each; 11 is Siemens' mMR layout)", "N"},
       {"norm", 0, 0, G_OPTION_ARG_FILENAME, &norm_path,
        "List mode into CASToR (.cdh): each event's normalization correction factor 1/n from "
        "this normalisation (.tln, for the data's scanner)", "FILE.tln"},
@@ -28,13 +31,19 @@ int tl_cli_convert(int argc, char **argv) {
           "The input's format is detected by content; OUT must hold the same kind of data\n"
           "(image, PET list mode, sinogram, CT projections, scanner, normalisation); PET list\n"
           "mode into CASToR with --norm carries each event's normalisation; PET list mode into a\n"
-          "sinogram format (.hs) is histogrammed (span 1, every ring difference). OUT is written\n"
-          "atomically and never over IN.");
+          "sinogram format (.hs) is histogrammed in the scanner's own geometry as STIR writes it\n"
+          "(the mMR: 'Siemens mMR', 504 detectors with block gaps, 252 views x 344; --span,\n"
+          "--max-ring-difference). OUT is written atomically and never over IN.");
   g_autoptr(GError) error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) return tl_cli_usage_error("convert", error);
   if (max_rd < -1) {
     g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "--max-ring-difference %d: expected >= 0",
                 max_rd);
+    return tl_cli_usage_error("convert", error);
+  }
+  if (span < 1 || span % 2 == 0) {
+    g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "--span %d: expected an odd number >= 1",
+                span);
     return tl_cli_usage_error("convert", error);
   }
   if (argc != 3) {
@@ -67,17 +76,18 @@ int tl_cli_convert(int argc, char **argv) {
   if (histogram) {
     const TlListmode *lm = data;
     guint64 outside = 0;
-    g_autoptr(TlSinogram) sino = tl_sinogram_new_for_scanner(lm->scanner, max_rd < 0 ? G_MAXUINT : (guint)max_rd, &error);
+    g_autoptr(TlSinogram) sino = tl_sinogram_new_stir(lm->scanner, (guint)span,
+                                                      max_rd < 0 ? G_MAXUINT : (guint)max_rd, &error);
     ok = sino && tl_sinogram_add_events(sino, lm, &outside, &error) &&
          tl_format_save(to, sino, out.path, &error);
     if (ok)
       fprintf(stderr, "tomolab-cli convert: %" G_GUINT64_FORMAT " events histogrammed into %u "
-              "segments x %u views x %u tangential positions (span 1, %.1f MB)\n",
+              "segments x %u views x %u tangential positions (%s, span %d, %.1f MB)\n",
               lm->n_events - outside, sino->n_segments, sino->n_views, sino->n_tangential,
-              sino->n_bins * 4e-6);
+              sino->name, span, sino->n_bins * 4e-6);
     if (ok && outside)
       fprintf(stderr, "tomolab-cli convert: %" G_GUINT64_FORMAT " events outside the sinogram "
-              "(ring differences beyond --max-ring-difference)\n", outside);
+              "(ring differences beyond --max-ring-difference, or beyond the tangential positions)\n", outside);
   } else if (norm_path) {
     const TlListmode *lm = data;
     g_autoptr(TlNorm) norm = tl_norm_load(norm_path, lm->scanner, &error);

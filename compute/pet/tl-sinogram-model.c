@@ -131,6 +131,8 @@ gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg,
                 scanner->n_crystals);
     return FALSE;
   }
+  TlCylinder cyl; /* detector positions to crystals, block gaps left out */
+  tl_sinogram_cylinder(s, &cyl);
   gint N = (gint)s->n_detectors, rd = s->min_ring_difference[seg];
   gint r1 = rd >= 0 ? (gint)ax : (gint)ax - rd, r2 = r1 + rd;
   gint t0 = -(gint)(s->n_tangential / 2);
@@ -146,7 +148,8 @@ gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg,
       gint t = t0 + (gint)ti;
       guint d1 = (guint)mod((gint)v + floor_half(t), N);
       guint d2 = (guint)mod((gint)v - floor_half(t + 1) + N / 2, N);
-      guint a = (guint)r1 * (guint)N + d1, b = (guint)r2 * (guint)N + d2;
+      guint32 a = tl_cylinder_crystal(&cyl, (guint)r1, d1), b = tl_cylinder_crystal(&cyl, (guint)r2, d2);
+      if (a == G_MAXUINT32 || b == G_MAXUINT32) continue;
       if (a == b || !tl_scanner_pair_allowed(scanner, a, b)) continue;
       TlBin bin = {MIN(a, b), MAX(a, b), 1.0f};
       guint px = v * s->n_tangential + ti;

@@ -20,6 +20,7 @@
 #include "tl-format-mmr.h"
 #include "image/tl-file.h"
 #include "image/tl-datafile.h"
+#include "pet/scanner/tl-cylinder.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
@@ -30,13 +31,9 @@
 #define MMR_RADIUS_MM 328.0
 #define MMR_RING_PITCH_MM 4.0625
 #define MMR_HEADER_MAX (1u << 20) /* an Interfile header is a few kB; refuse more */
-#define MMR_HEAD_SIZE 9           /* positions per block, the 9th a gap */
 
 guint32 tl_mmr_crystal_id(guint ring, guint position) {
-  if (ring >= TL_MMR_RINGS || position >= TL_MMR_POSITIONS || position % MMR_HEAD_SIZE == 0)
-    return G_MAXUINT32;
-  return ring * TL_MMR_CRYSTALS_PER_RING + (position / MMR_HEAD_SIZE) * 8 +
-         position % MMR_HEAD_SIZE - 1;
+  return tl_cylinder_crystal(tl_cylinder_mmr(), ring, position);
 }
 
 /* sinogram z -> ring pair, built once */
@@ -79,48 +76,19 @@ TlMmrDecode tl_mmr_decode_bin(guint32 bin_address, guint32 *a, guint32 *b) {
   return TL_MMR_DECODED;
 }
 
-/* The crystal table, built once (a load per frame or per fuzz input copies it). */
-static gpointer build_crystals(gpointer unused) {
+/* The crystal table, built once (a load per frame or per fuzz input copies it): the mMR as
+ * STIR describes it (pet/scanner/tl-cylinder.h), the same table its sinograms give. */
+static gpointer build_scanner(gpointer unused) {
   (void)unused;
-  TlCrystal *table = g_new0(TlCrystal, TL_MMR_RINGS * TL_MMR_CRYSTALS_PER_RING);
-  for (guint r = 0; r < TL_MMR_RINGS; r++)
-    for (guint d = 0; d < TL_MMR_POSITIONS; d++) {
-      guint32 id = tl_mmr_crystal_id(r, d);
-      if (id == G_MAXUINT32) continue;
-      /* STIR's cylinder: psi from -y towards +x; the centre on the inner face (radius 328) */
-      double psi = 2.0 * G_PI * d / TL_MMR_POSITIONS;
-      TlCrystal *k = &table[id];
-      k->centre[0] = (float)(MMR_RADIUS_MM * sin(psi));
-      k->centre[1] = (float)(-MMR_RADIUS_MM * cos(psi));
-      k->centre[2] = (float)((r - 0.5 * (TL_MMR_RINGS - 1)) * MMR_RING_PITCH_MM);
-      k->normal[0] = (float)-sin(psi);
-      k->normal[1] = (float)cos(psi);
-      k->normal[2] = 0.0f;
-      k->group = d / MMR_HEAD_SIZE; /* block: no line of response inside one block */
-      k->ring = r;
-    }
-  return table;
+  const TlCylinder *c = tl_cylinder_mmr();
+  return tl_cylinder_scanner_new(c, NULL, c->max_ring_difference, NULL);
 }
 
 TlScanner *tl_mmr_scanner_new(void) {
   static GOnce once = G_ONCE_INIT;
-  const TlCrystal *table = g_once(&once, build_crystals, NULL);
-  TlScanner *s = g_new0(TlScanner, 1);
-  s->name = g_strdup("siemens-mmr");
-  s->kind = TL_SCANNER_RING;
-  s->n_rings = TL_MMR_RINGS;
-  s->crystals_per_ring = TL_MMR_CRYSTALS_PER_RING;
-  s->n_crystals = TL_MMR_RINGS * TL_MMR_CRYSTALS_PER_RING;
-  s->max_ring_difference = TL_MMR_MAX_RING_DIFFERENCE;
-  s->crystal_size[0] = 4.0f; /* LSO 4 x 4 x 20 mm (Delso et al. 2011) */
-  s->crystal_size[1] = 4.0f;
-  s->crystal_size[2] = 20.0f;
-  /* energy window 430-610 keV, resolution 14.5 % FWHM at 511 keV (Delso et al. 2011) */
-  s->energy_window_kev[0] = 430.0f;
-  s->energy_window_kev[1] = 610.0f;
-  s->energy_resolution = 0.145f;
-  s->crystals = g_memdup2(table, sizeof(TlCrystal) * s->n_crystals);
-  return s;
+  const TlScanner *s = g_once(&once, build_scanner, NULL);
+  g_assert(s); /* a constant geometry that validates */
+  return tl_scanner_copy(s);
 }
 
 /* --- the header --- */
@@ -601,7 +569,8 @@ static gboolean mmr_describe(const char *path, GString *out, GError **error) {
   g_string_append_printf(
       out,
       "holds: PET list mode\nmodality: PET\nscanner: Siemens Biograph mMR, %u crystals (%u rings "
-      "x %u, 56 blocks of 8 + 1 gap position), max ring difference %u\nTOF: no\n"
+      "x %u, 56 blocks of 8 + 1 gap position; at 335 mm: 328 mm inner radius + 7 mm average "
+      "depth of interaction, as STIR), max ring difference %u\nTOF: no\n"
       "words: %" G_GUINT64_FORMAT "\nprompts: %" G_GUINT64_FORMAT "\ndelayeds: %" G_GUINT64_FORMAT
       "\ntime tags: %" G_GUINT64_FORMAT " (%u..%u ms)\nother tags: %" G_GUINT64_FORMAT
       " (%" G_GUINT64_FORMAT " dead time, %" G_GUINT64_FORMAT " motion, %" G_GUINT64_FORMAT

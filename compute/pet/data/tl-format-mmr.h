@@ -5,6 +5,7 @@
 #pragma once
 #include "tl-api.h"
 #include "pet/scanner/tl-listmode.h"
+#include "pet/scanner/tl-cylinder.h"
 #include "image/tl-format.h"
 
 G_BEGIN_DECLS
@@ -12,7 +13,9 @@ G_BEGIN_DECLS
 /* mMR geometry (STIR's Scanner.cxx "Siemens mMR"; Delso et al., J Nucl Med 52:1914, 2011):
  * 64 rings 4.0625 mm apart, 504 angular positions per ring = 56 blocks of 8 crystals + 1 gap
  * position (no crystal; position d = 0 mod 9 in the list mode's numbering), inner radius
- * 328 mm, LSO 4 x 4 x 20 mm. */
+ * 328 mm + 7 mm average depth of interaction (crystals at 335 mm, where STIR places its lines
+ * of response), LSO 4 x 4 x 20 mm. The crystal table is tl_cylinder_mmr()'s
+ * (pet/scanner/tl-cylinder.h), the one the mMR's STIR sinograms give too. */
 #define TL_MMR_RINGS 64
 #define TL_MMR_POSITIONS 504          /* detectors per ring, gaps included */
 #define TL_MMR_CRYSTALS_PER_RING 448  /* gaps left out of the crystal table */
@@ -33,7 +36,7 @@ typedef enum {
 /* The 30-bit bin address of an event word to its crystal pair (docs/formats.md). */
 TL_API TlMmrDecode tl_mmr_decode_bin(guint32 bin_address, guint32 *a, guint32 *b);
 
-/* The mMR as a Tomolab scanner: an explicit crystal table of 64 x 448 crystals. */
+/* The mMR as a Tomolab scanner: 64 x 448 crystals (tl_cylinder_mmr(), max ring difference 60). */
 TL_API TlScanner *tl_mmr_scanner_new(void);
 
 /* A time frame [start_s, end_s) by the time tags (ms since the start of the acquisition);

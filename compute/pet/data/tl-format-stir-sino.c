@@ -165,6 +165,10 @@ static TlSinogram *load(const char *path, GError **error) {
   s->ring_spacing_mm = 10.0 * rs_cm;
   s->bin_size_mm = 10.0 * bin_cm;
   s->view_offset_deg = vo;
+  /* block gaps: STIR models them as virtual crystals of the scanners it knows, not in keys */
+  const TlCylinder *cyl = tl_cylinder_find(tl_interfile_get(h, "scanner type"), s->n_rings, s->n_detectors);
+  if (!cyl) cyl = tl_cylinder_find(tl_interfile_get(h, "originating system"), s->n_rings, s->n_detectors);
+  s->block_positions = cyl ? cyl->block_positions : 0;
   /* counts bounded before the product: each factor is, so the sum cannot overflow */
   guint64 total = 0;
   for (guint i = 0; i < s->n_segments; i++)
@@ -223,10 +227,12 @@ static char *stir_header_text(gconstpointer data, const char *data_name) {
   append_list(t, "minimum ring difference per segment", s->n_segments, s->min_ring_difference, NULL);
   append_list(t, "maximum ring difference per segment", s->n_segments, s->max_ring_difference, NULL);
   char d[32], doi[32], rs[32], bs[32], vo[32];
-  tl_format_double(d, 2 * s->inner_radius_mm / 10);
-  tl_format_double(doi, s->doi_mm / 10);
-  tl_format_double(rs, s->ring_spacing_mm / 10);
-  tl_format_double(bs, s->bin_size_mm / 10);
+  /* mm to cm rounded to 12 significant digits (nm), as STIR writes them: 2.08626 mm / 10 is
+   * 0.20862599999999998 in shortest round-trip form */
+  g_ascii_formatd(d, sizeof d, "%.12g", 2 * s->inner_radius_mm / 10);
+  g_ascii_formatd(doi, sizeof doi, "%.12g", s->doi_mm / 10);
+  g_ascii_formatd(rs, sizeof rs, "%.12g", s->ring_spacing_mm / 10);
+  g_ascii_formatd(bs, sizeof bs, "%.12g", s->bin_size_mm / 10);
   tl_format_double(vo, s->view_offset_deg);
   g_string_append_printf(t, "number of time frames := 1\nScanner parameters :=\n"
                          "Scanner type := %s\nNumber of rings := %u\n"
@@ -235,10 +241,15 @@ static char *stir_header_text(gconstpointer data, const char *data_name) {
                          "Distance between rings (cm) := %s\nDefault bin size (cm) := %s\n"
                          "View offset (degrees) := %s\n"
                          "Maximum number of non-arc-corrected bins := %u\n"
-                         "End scanner parameters :=\ndata offset in bytes[1] := 0\n"
-                         "!END OF INTERFILE :=\n",
+                         "Default number of arc-corrected bins := %u\n",
                          s->name && *s->name ? s->name : "userdefined", s->n_rings,
-                         s->n_detectors, d, doi, rs, bs, vo, s->n_tangential);
+                         s->n_detectors, d, doi, rs, bs, vo, s->n_tangential, s->n_tangential);
+  /* the blocks as STIR's Scanner.cxx counts them: the gap is its virtual crystal */
+  if (s->block_positions)
+    g_string_append_printf(t, "Number of crystals per block in transaxial direction := %u\n",
+                           s->block_positions);
+  g_string_append(t, "End scanner parameters :=\ndata offset in bytes[1] := 0\n"
+                     "!END OF INTERFILE :=\n");
   return g_string_free(t, FALSE);
 }
 

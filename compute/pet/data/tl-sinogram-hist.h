@@ -18,13 +18,26 @@
 
 G_BEGIN_DECLS
 
-/* Geometry for `scanner` (ring layouts with an even number of crystals per ring), segments for
- * ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
+/* Geometry for `scanner` (ring layouts with an even number of crystals per ring, or a real
+ * scanner's own geometry as tl_sinogram_new_stir gives it), span 1 in the order 0, -1, +1, ...
+ * for ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
 TL_API TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
-/* The bin holding crystal pair (a, b), either order, for a sinogram of span 1 without view
- * mashing; FALSE when no bin holds it (same crystal, ring difference outside the segments, a
+/* The sinogram STIR would write for `scanner` (issue 26): segments in STIR's order (ascending
+ * ring differences), span `span` (odd; 1: one segment per ring difference; Siemens' mMR data
+ * use 11), ring differences up to max_rd (G_MAXUINT: the scanner's acceptance). A scanner
+ * Tomolab knows as a real one (tl_cylinder_of_scanner: the mMR's list mode) gets its own
+ * geometry: STIR's name, detector positions with the block gaps, views and tangential
+ * positions, depth of interaction and bin size (the mMR: "Siemens mMR", 504 positions, 252
+ * views x 344); any other ring scanner the layout above. Sized by its bins, data zero. */
+TL_API TlSinogram *tl_sinogram_new_stir(const TlScanner *scanner, guint span, guint max_rd,
+                                        GError **error);
+/* The bin holding crystal pair (a, b), either order, for a sinogram without view mashing (any
+ * span); FALSE when no bin holds it (same crystal, ring difference outside the segments, a
  * tangential position outside the sinogram). */
 TL_API gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin);
+/* The same with the sinogram's geometry given (tl_sinogram_cylinder), for loops over pairs. */
+TL_API gboolean tl_sinogram_bin_of_pair_in(const TlSinogram *s, const TlCylinder *cyl, guint a,
+                                           guint b, guint64 *bin);
 /* Every event counted in its bin (TOF bins summed); *outside (optional) counts events with no
  * bin. The events' scanner must be the one the sinogram was made for (crystal ids in range). */
 TL_API gboolean tl_sinogram_add_events(TlSinogram *s, const TlListmode *lm, guint64 *outside,

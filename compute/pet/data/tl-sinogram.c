@@ -78,6 +78,9 @@ gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **
                "mm, bin size %g mm, view offset %g degrees (expected positive radius and "
                "spacing, the others finite and >= 0)", s->inner_radius_mm, s->doi_mm,
                s->ring_spacing_mm, s->bin_size_mm, s->view_offset_deg);
+  if (s->block_positions && (s->block_positions < 2 || s->n_detectors % s->block_positions))
+    return bad(error, source, "blocks of %u detector positions with a gap each (expected at least "
+               "2 dividing the %u detectors per ring)", s->block_positions, s->n_detectors);
   if (s->arc_corrected && !(s->bin_size_mm > 0))
     return bad(error, source, "arc-corrected data without 'default bin size (cm)' (expected the "
                "tangential sampling)");
@@ -114,47 +117,36 @@ gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GError **
   return TRUE;
 }
 
-TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error) {
-  guint n = s->n_detectors, nr = s->n_rings;
-  if ((guint64)n * nr > TL_SCANNER_MAX_CRYSTALS) {
-    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR scanner %s: %u rings x %u detectors "
-                "(expected at most %u crystals)", s->name ? s->name : "", nr, n,
-                TL_SCANNER_MAX_CRYSTALS);
-    return NULL;
+void tl_sinogram_cylinder(const TlSinogram *s, TlCylinder *c) {
+  const TlCylinder *k = tl_cylinder_find(s->name, s->n_rings, s->n_detectors);
+  /* the known scanner only when every geometric field agrees (a header may override one) */
+  if (k && k->block_positions == s->block_positions &&
+      fabs(k->inner_radius_mm - s->inner_radius_mm) < 1e-3 && fabs(k->doi_mm - s->doi_mm) < 1e-3 &&
+      fabs(k->ring_spacing_mm - s->ring_spacing_mm) < 1e-3 &&
+      fabs(k->view_offset_deg - s->view_offset_deg) < 1e-6) {
+    *c = *k;
+    return;
   }
-  TlScanner *sc = g_new0(TlScanner, 1);
-  sc->name = g_strdup_printf("STIR %s", s->name && *s->name ? s->name : "cylindrical scanner");
-  sc->kind = TL_SCANNER_RING;
-  sc->n_crystals = n * nr;
-  sc->crystals = g_new0(TlCrystal, sc->n_crystals);
-  sc->n_rings = nr;
-  sc->crystals_per_ring = n;
+  double R = s->inner_radius_mm + s->doi_mm;
+  *c = (TlCylinder){
+      .stir_name = s->name, .rings = s->n_rings, .positions = s->n_detectors,
+      .block_positions = s->block_positions, .inner_radius_mm = s->inner_radius_mm,
+      .doi_mm = s->doi_mm, .ring_spacing_mm = s->ring_spacing_mm, .bin_size_mm = s->bin_size_mm,
+      .view_offset_deg = s->view_offset_deg, .views = s->n_detectors / 2,
+      .tangential = s->n_tangential, .max_ring_difference = s->n_rings - 1,
+      .crystal_size = {(float)(2 * G_PI * R / s->n_detectors), (float)s->ring_spacing_mm,
+                       (float)(s->doi_mm > 0 ? 2 * s->doi_mm : 10.0)}};
+}
+
+TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error) {
   guint maxrd = 0;
   for (guint i = 0; i < s->n_segments; i++)
     maxrd = MAX(maxrd, (guint)MAX(ABS(s->min_ring_difference[i]), ABS(s->max_ring_difference[i])));
-  sc->max_ring_difference = MIN(maxrd, nr - 1);
-  double R = s->inner_radius_mm + s->doi_mm;
-  sc->crystal_size[0] = (float)(2 * G_PI * R / n);
-  sc->crystal_size[1] = (float)s->ring_spacing_mm;
-  sc->crystal_size[2] = (float)(s->doi_mm > 0 ? 2 * s->doi_mm : 10.0);
-  for (guint r = 0; r < nr; r++)
-    for (guint d = 0; d < n; d++) {
-      double psi = 2 * G_PI * d / n + s->view_offset_deg * G_PI / 180.0;
-      TlCrystal *k = &sc->crystals[r * n + d];
-      k->centre[0] = (float)(R * sin(psi));
-      k->centre[1] = (float)(-R * cos(psi));
-      k->centre[2] = (float)((r - 0.5 * (nr - 1)) * s->ring_spacing_mm);
-      k->normal[0] = (float)-sin(psi);
-      k->normal[1] = (float)cos(psi);
-      k->normal[2] = 0;
-      k->group = d;
-      k->ring = r;
-    }
-  if (!tl_scanner_validate(sc, error)) {
-    tl_scanner_free(sc);
-    return NULL;
-  }
-  return sc;
+  TlCylinder c;
+  tl_sinogram_cylinder(s, &c);
+  g_autofree char *name =
+      g_strdup_printf("STIR %s", s->name && *s->name ? s->name : "cylindrical scanner");
+  return tl_cylinder_scanner_new(&c, name, maxrd, error);
 }
 
 /* floor division by 2 for negative t too (STIR's t >> 1) */
@@ -163,8 +155,8 @@ static gint half_floor(gint t) { return t >= 0 ? t / 2 : -((-t + 1) / 2); }
 /* Calls visit for each crystal pair (a, b; a of detector 1) of bin (seg, view, ax, t). */
 typedef void (*PairVisit)(guint a, guint b, guint n_pairs, gpointer data);
 
-static guint bin_pairs(const TlSinogram *s, guint seg, guint view, guint ax, gint t,
-                       PairVisit visit, gpointer data) {
+static guint bin_pairs(const TlSinogram *s, const TlCylinder *cyl, guint seg, guint view,
+                       guint ax, gint t, PairVisit visit, gpointer data) {
   guint N = s->n_detectors, mash = (N / 2) / s->n_views;
   gint lo = s->min_ring_difference[seg], hi = s->max_ring_difference[seg];
   guint k = lo == hi ? 2 : 1;
@@ -179,8 +171,10 @@ static guint bin_pairs(const TlSinogram *s, guint seg, guint view, guint ax, gin
         if ((sum - rd) % 2) continue;
         gint r1 = (sum - rd) / 2, r2 = r1 + rd;
         if (r1 < 0 || r2 < 0 || r1 >= (gint)s->n_rings || r2 >= (gint)s->n_rings) continue;
+        guint32 a = tl_cylinder_crystal(cyl, (guint)r1, d1), b = tl_cylinder_crystal(cyl, (guint)r2, d2);
+        if (a == G_MAXUINT32 || b == G_MAXUINT32) continue; /* a block gap: no crystal */
         if (pass == 0) count++;
-        else visit((guint)r1 * N + d1, (guint)r2 * N + d2, count, data);
+        else visit(a, b, count, data);
       }
     }
   return count;
@@ -197,7 +191,19 @@ static void add_pair(guint a, guint b, guint n_pairs, gpointer data) {
   g_array_append_val(c->bins, bin);
 }
 
-static gboolean check_pairs(const TlSinogram *s, GError **error) {
+/* Ring pairs (r1, r2) with r2 - r1 in [lo, hi]. */
+static guint64 ring_pairs(const TlSinogram *s, guint seg) {
+  guint64 n = 0;
+  for (gint rd = s->min_ring_difference[seg]; rd <= s->max_ring_difference[seg]; rd++)
+    n += (guint64)MAX((gint)s->n_rings - ABS(rd), 0);
+  return n;
+}
+
+/* The pairs that would be expanded, bounded: every bin's (keep_zero) or the non-zero bins' only,
+ * each bin counted with its segment's ring pairs per axial position at most (issue 26: the
+ * bound once counted every ring for every axial position, refusing the mMR's 0.6 s of data as
+ * "up to 777125888 crystal pairs"). */
+static gboolean check_pairs(const TlSinogram *s, gboolean keep_zero, GError **error) {
   if (s->arc_corrected) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
                 "STIR projection data of %s: arc-corrected bins are not crystal pairs; only "
@@ -206,21 +212,32 @@ static gboolean check_pairs(const TlSinogram *s, GError **error) {
     return FALSE;
   }
   guint64 pairs = 0, mash = (s->n_detectors / 2) / s->n_views;
-  for (guint i = 0; i < s->n_segments; i++)
-    pairs += (guint64)s->n_views * s->n_tangential * mash *
-             (guint64)(s->max_ring_difference[i] - s->min_ring_difference[i] + 1) * s->n_rings;
+  const float *v = s->data;
+  for (guint i = 0; i < s->n_segments; i++) {
+    guint64 seg_bins = (guint64)s->n_views * s->n_axial[i] * s->n_tangential, used = seg_bins;
+    if (!keep_zero) {
+      used = 0;
+      for (guint64 j = 0; j < seg_bins; j++) used += v[j] != 0;
+    }
+    v += seg_bins;
+    /* pairs per bin: the views mashed times the ring pairs of one axial position */
+    guint64 per_bin = mash * ((ring_pairs(s, i) + s->n_axial[i] - 1) / s->n_axial[i]);
+    pairs += used * per_bin;
+  }
   if (pairs > TL_SINOGRAM_MAX_BINS / 4) {
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
-                "STIR projection data of %s: up to %" G_GUINT64_FORMAT " crystal pairs (at most %"
-                G_GUINT64_FORMAT " are expanded)", s->name ? s->name : "(unnamed)", pairs,
-                TL_SINOGRAM_MAX_BINS / 4);
+                "STIR projection data of %s: up to %" G_GUINT64_FORMAT " crystal pairs in %s bins "
+                "(at most %" G_GUINT64_FORMAT " are expanded)", s->name ? s->name : "(unnamed)",
+                pairs, keep_zero ? "all" : "the non-zero", TL_SINOGRAM_MAX_BINS / 4);
     return FALSE;
   }
   return TRUE;
 }
 
 GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **error) {
-  if (!check_pairs(s, error)) return NULL;
+  if (!check_pairs(s, keep_zero, error)) return NULL;
+  TlCylinder cyl;
+  tl_sinogram_cylinder(s, &cyl);
   PairsCtx c = {g_array_new(FALSE, FALSE, sizeof(TlBin)), 0};
   const float *v = s->data;
   gint t0 = -(gint)(s->n_tangential / 2);
@@ -237,7 +254,7 @@ GArray *tl_sinogram_to_bins(const TlSinogram *s, gboolean keep_zero, GError **er
           }
           if (*v == 0 && !keep_zero) continue;
           c.value = *v;
-          bin_pairs(s, seg, view, ax, t0 + (gint)t, add_pair, &c);
+          bin_pairs(s, &cyl, seg, view, ax, t0 + (gint)t, add_pair, &c);
         }
   return c.bins;
 }
@@ -256,7 +273,9 @@ static void sum_pair(guint a, guint b, guint n_pairs, gpointer data) {
 
 gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const float *values,
                                     GError **error) {
-  if (!check_pairs(s, error)) return FALSE;
+  if (!check_pairs(s, TRUE, error)) return FALSE;
+  TlCylinder cyl;
+  tl_sinogram_cylinder(s, &cyl);
   SumCtx c = {values, 0, pairs->len, 0};
   float *v = s->data;
   gint t0 = -(gint)(s->n_tangential / 2);
@@ -265,7 +284,7 @@ gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const fl
       for (guint ax = 0; ax < s->n_axial[seg]; ax++)
         for (guint t = 0; t < s->n_tangential; t++, v++) {
           c.sum = 0;
-          bin_pairs(s, seg, view, ax, t0 + (gint)t, sum_pair, &c);
+          bin_pairs(s, &cyl, seg, view, ax, t0 + (gint)t, sum_pair, &c);
           *v = (float)c.sum;
         }
   if (c.next != pairs->len) {
@@ -286,6 +305,10 @@ void tl_sinogram_describe(const TlSinogram *s, GString *out) {
                          "positions, %s\n", s->n_segments, s->n_views,
                          (s->n_detectors / 2) / MAX(s->n_views, 1), s->n_tangential,
                          s->arc_corrected ? "arc-corrected" : "not arc-corrected");
+  if (s->block_positions)
+    g_string_append_printf(out, "block gaps: blocks of %u detector positions, the first a gap "
+                           "(%u crystals per ring)\n", s->block_positions,
+                           s->n_detectors - s->n_detectors / s->block_positions);
   /* every geometric field of STIR's header, so a STIR user can compare (issue 26) */
   g_string_append_printf(out, "geometry: inner ring radius %g mm, average depth of interaction %g "
                          "mm (effective radius %g mm), ring spacing %g mm, default bin size %g mm%s, "

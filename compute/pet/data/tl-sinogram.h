@@ -19,7 +19,10 @@
  *     position per ring) and 1 when lo < hi (span > 1: positions half a ring apart);
  *   tangential positions t = -(n_tangential / 2) ... n_tangential - 1 - n_tangential / 2.
  * A bin of span > 1 or view mashing covers several crystal pairs: tl_sinogram_to_bins splits its
- * value evenly among them (an approximation: the pairs' own sensitivities are not known). */
+ * value evenly among them (an approximation: the pairs' own sensitivities are not known).
+ * Block gaps (block_positions): a detector position that is a gap holds no crystal, and a bin
+ * with a gap at either end no pair (counts there, none in measured data, are not reconstructed);
+ * crystals are numbered as tl-cylinder.h does. */
 #pragma once
 #include "tl-api.h"
 #include <glib.h>
@@ -27,6 +30,7 @@
 #include "image/tl-format.h"
 #include "pet/scanner/tl-listmode.h"
 #include "pet/scanner/tl-scanner.h"
+#include "pet/scanner/tl-cylinder.h"
 #include "recon/tl-operator.h"
 
 G_BEGIN_DECLS
@@ -51,6 +55,10 @@ typedef struct {
   double view_offset_deg;
   guint64 n_bins;
   float *data;                   /* n_bins, layout above */
+  /* Detector positions per transaxial block whose first is a gap without crystal (STIR's
+   * virtual crystals: the mMR's 9), 0 = every position a crystal. Set by the loader for the
+   * scanners Tomolab knows (pet/scanner/tl-cylinder.h). */
+  guint block_positions;
 } TlSinogram;
 
 TL_API void tl_sinogram_free(TlSinogram *s);
@@ -65,9 +73,13 @@ TL_API gboolean tl_sinogram_validate(const TlSinogram *s, const char *source, GE
 /* First bin of segment `seg` in data. */
 TL_API guint64 tl_sinogram_segment_offset(const TlSinogram *s, guint seg);
 
-/* The cylindrical scanner as an explicit crystal table: crystal r * n_detectors + d, group d
- * (every detector of a ring its own group), max ring difference from the segments. */
+/* The cylindrical scanner as an explicit crystal table (tl_cylinder_scanner_new: crystals at the
+ * inner radius + depth of interaction, gaps left out), max ring difference from the segments.
+ * A geometry equal to a scanner Tomolab knows (the mMR) gives that scanner's own table, the one
+ * its list mode gives. */
 TL_API TlScanner *tl_sinogram_scanner(const TlSinogram *s, GError **error);
+/* The sinogram's scanner geometry as a TlCylinder (the known scanner's when it is one). */
+TL_API void tl_sinogram_cylinder(const TlSinogram *s, TlCylinder *c);
 /* Crystal pairs (a < b) with their counts (a bin's value split evenly over its pairs), for
  * tl_pet_operator_new_binned with tl_sinogram_scanner; pairs with value 0 kept when
  * keep_zero. Arc-corrected data are refused (their bins are not crystal pairs). */
