@@ -3,6 +3,7 @@
 independent references: the STIR binning formulas written here in numpy (pet/data/tl-sinogram.h
 states them), the bytes of a .hs/.s pair read with numpy by the header's own keys, the binned
 list-mode operator of the same events, and the library's tl_sinogram_forward."""
+import os
 import re
 import subprocess
 
@@ -236,3 +237,29 @@ def test_refused(listmode, tmp_path):
         bad.save(tmp_path / 'bad.hs')
     with pytest.raises(tl.FileError):
         tl.Sinogram.load(tmp_path / 'missing.hs')
+
+
+MMR = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared', 'data', 'mmr',
+                   'PET_ACQ_small.l.hdr.STIR')
+
+
+def test_real_mmr_listmode(cli, tmp_path):
+    # the real Siemens mMR list mode (../shared/data/mmr): its prompts binned by Python equal
+    # STIR's formulas in numpy, and the CLI's STIR file of the same data read by its header
+    if not os.path.exists(MMR):
+        pytest.skip(f'{MMR}: the shared data are not here')
+    lm = tl.Listmode.load(MMR)
+    sc = lm.scanner
+    s, outside = tl.Sinogram.from_listmode(lm, max_ring_difference=2, return_outside=True)
+    assert (s.n_rings, s.n_detectors, s.n_views, s.n_tangential) == (64, 448, 224, 448)
+    segs, ref, ref_out = stir_reference(sc, lm.events, 2)
+    assert [lo for lo, _, _ in s.segments] == segs and outside == ref_out
+    for i in range(s.n_segments):
+        np.testing.assert_array_equal(s.segment(i), ref[i])
+    hs = tmp_path / 'mmr.hs'
+    subprocess.run([cli, 'convert', MMR, str(hs), '--max-ring-difference', '0'], check=True,
+                   timeout=300, capture_output=True)
+    h, file_segs = read_by_header(hs)
+    assert h['axial'] == [64] and h['detectors'] == 448
+    np.testing.assert_array_equal(file_segs[0], ref[0])
+    np.testing.assert_array_equal(tl.Sinogram.load(hs).segment(0), ref[0])
