@@ -16,8 +16,9 @@
  * across columns faster than a stripe's height per window (the sharp edge of a large object)
  * the median follows the object and part of the stripe stays (measured: tooth.h5 with 40
  * added stripes, residual stripe power 15-27x lower; a synthetic Shepp-Logan sinogram,
- * 33-105x; discs centred on the axis, 4-6x: their edge columns are equal in every view, so a
- * stripe there is the sinogram of a ring, which no sinogram-only method tells apart). */
+ * 33-105x; a disc centred on the axis, 4.6-5.5x, half the residual in its edge columns:
+ * those are equal in every view, so a stripe there is the sinogram of a ring, which no
+ * sinogram-only method tells apart). */
 #pragma once
 #include "tl-api.h"
 #include <glib.h>
