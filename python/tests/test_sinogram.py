@@ -237,6 +237,16 @@ def test_refused(listmode, tmp_path):
         bad.save(tmp_path / 'bad.hs')
     with pytest.raises(tl.FileError):
         tl.Sinogram.load(tmp_path / 'missing.hs')
+    with pytest.raises(ValueError, match='max_ring_difference -3'):
+        tl.Sinogram.from_listmode(listmode, max_ring_difference=-3)
+    with pytest.raises(ValueError, match='crystals'):
+        s.operator(tl.Grid.centred((4, 4, 1), (1.0, 1.0, 1.0)),
+                   scanner=tl.Scanner.preset('dual-head'))
+    dual = tl.Scanner.preset('dual-head')
+    act, _ = tl.phantom('cylinder', tl.Grid.centred((8, 8, 2), (3.0, 3.0, 4.0)), radius_mm=9)
+    lm = tl.Listmode.simulate(dual, act, None, events=50, seed=3, threads=1)
+    with pytest.raises(tl.UnsupportedError, match='ring scanner'):
+        tl.Sinogram.from_listmode(lm)
 
 
 MMR = os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared', 'data', 'mmr',
