@@ -2,7 +2,8 @@
 /* CT preprocessing on numpy arrays, the library's own code (docs/python.md "CT
  * preprocessing"): normalize (flat/dark, optionally -log: compute/ct/tl-ct-normalise.h, the
  * Data Exchange reader's arithmetic), minus_log, find_centre (tl-ct-centre.h: the CLI's
- * --centre auto) and remove_stripes (tl-ct-stripe.h: Vo et al. 2018, sorting-based). */
+ * --centre auto) and remove_stripes (tl-ct-stripe.h: Vo et al. 2018, sorting-based, and
+ * optionally their dead columns first). */
 #include "tlpy.h"
 #include "ct/tl-ct-centre.h"
 #include "ct/tl-ct-formats.h"
@@ -99,10 +100,13 @@ static PyObject *py_minus_log(PyObject *self, PyObject *args, PyObject *kw) {
 }
 
 static PyObject *py_remove_stripes(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"projections", "size", NULL};
+  static char *kwlist[] = {"projections", "size", "dead", "dead_size", "dead_ratio", NULL};
   PyObject *po;
-  unsigned size = TL_CT_STRIPE_SIZE;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|I:remove_stripes", kwlist, &po, &size))
+  unsigned size = TL_CT_STRIPE_SIZE, dead_size = 0; /* 0: the default, at most the width */
+  int dead = 0;
+  double dead_ratio = TL_CT_DEAD_RATIO;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|I$pId:remove_stripes", kwlist, &po, &size,
+                                   &dead, &dead_size, &dead_ratio))
     return NULL;
   PyArrayObject *p = float_array(po, 2, 3, "remove_stripes: projections (views, [rows,] columns)");
   if (!p) return NULL;
@@ -116,7 +120,11 @@ static PyObject *py_remove_stripes(PyObject *self, PyObject *args, PyObject *kw)
   GError *error = NULL;
   gboolean ok;
   Py_BEGIN_ALLOW_THREADS
-  ok = tl_ct_remove_stripes(PyArray_DATA(out), views, rows, cols, size, &error);
+  /* Vo et al.'s order: dead columns first, so the sorting sees them repaired */
+  guint dsz = dead_size ? dead_size : MIN(TL_CT_DEAD_SIZE, 2 * cols + 1);
+  ok = (!dead || tl_ct_remove_dead_stripes(PyArray_DATA(out), views, rows, cols, dsz, dead_ratio,
+                                           NULL, &error)) &&
+       tl_ct_remove_stripes(PyArray_DATA(out), views, rows, cols, size, &error);
   Py_END_ALLOW_THREADS
   if (!ok) {
     Py_DECREF(out);
@@ -255,9 +263,12 @@ static PyMethodDef ctprep_functions[] = {
      "(views, rows, columns) with theta (radians, one per view); row: the middle one"},
     {"remove_stripes", (PyCFunction)(void (*)(void))py_remove_stripes,
      METH_VARARGS | METH_KEYWORDS,
-     "remove_stripes(projections, size=21) -> a copy without stripes (ring artefacts): "
-     "projections (views, rows, columns) or one sinogram (views, columns); sorting-based "
-     "removal of Vo, Atwood & Drakopoulos (2018) with a median window of size columns (odd)"},
+     "remove_stripes(projections, size=21, *, dead=False, dead_size=51, dead_ratio=0.1) -> a "
+     "copy without stripes (ring artefacts): projections (views, rows, columns) or one "
+     "sinogram (views, columns); sorting-based removal of Vo, Atwood & Drakopoulos (2018) with "
+     "a median window of size columns (odd); dead: first their dead (unresponsive) columns, "
+     "those varying over the views less than dead_ratio times the median of dead_size "
+     "columns around them, interpolated from their neighbours"},
     {NULL}};
 
 int tlpy_ctprep_init(PyObject *m) {

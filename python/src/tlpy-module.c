@@ -334,5 +334,6 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
       tlpy_dataset_init(m) < 0 || PyModule_AddFunctions(m, tlpy_race_functions) < 0)
     return NULL;
   if (tlpy_ctprep_init(m) < 0) return NULL;
+  if (tlpy_sinogram_init(m) < 0) return NULL;
   return m;
 }

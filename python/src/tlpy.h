@@ -119,6 +119,7 @@ int tlpy_solver_init(PyObject *m);
 int tlpy_run_init(PyObject *m);
 int tlpy_dataset_init(PyObject *m); /* tlpy-dataset.c: _open, __version__ */
 int tlpy_ctprep_init(PyObject *m);  /* tlpy-ctprep.c: CT preprocessing */
+int tlpy_sinogram_init(PyObject *m); /* tlpy-sinogram.c: PET sinograms */
 extern PyMethodDef tlpy_context_functions[], tlpy_image_functions[], tlpy_pet_functions[],
     tlpy_ct_functions[];
 

@@ -261,3 +261,9 @@ def race(data, algos, reference=None, reference_algo=None, grid=None, object=Non
                          reference_updates=reference_updates, tolerance=tolerance,
                          context=context)
 
+
+# PET sinograms with their geometry (tomolab/sinogram.py, python/src/tlpy-sinogram.c;
+# docs/python.md "PET sinograms").
+from .sinogram import Sinogram  # noqa: E402,F401
+
+__all__ += ['Sinogram']
