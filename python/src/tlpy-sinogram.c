@@ -162,7 +162,8 @@ static gboolean do_save(gpointer d, GError **error) {
 
 static gboolean do_histogram(gpointer d, GError **error) {
   SinoJob *j = d;
-  return (j->s = tl_sinogram_new_for_scanner(j->lm->scanner, j->max_rd, error)) &&
+  /* the sinogram the CLI's convert writes: STIR's layout and segment order, span 1 */
+  return (j->s = tl_sinogram_new_stir(j->lm->scanner, 1, j->max_rd, error)) &&
          tl_sinogram_add_events(j->s, j->lm, &j->outside, error);
 }
 

@@ -19,26 +19,33 @@ def rel(a, b):
     return float(np.linalg.norm(a - b) / np.linalg.norm(b))
 
 
-def stir_reference(scanner, events, max_rd):
+def stir_reference(scanner, events, max_rd, positions=None, tangential=None, block=0):
     """Span 1, no mashing: for every view v and tangential index t STIR's detectors
     d1 = (v + floor(t/2)) mod N, d2 = (v - floor((t+1)/2) + N/2) mod N; an event (a, b) is in
     the bin whose (d1, d2) are its detectors, detector 1's ring r1, segment r2 - r1, axial
-    position min(r1, r2); the lower crystal id is detector 1 when both orders match."""
-    n = scanner.crystals_per_ring
-    nt = n
+    position min(r1, r2); the lower crystal id is detector 1 when both orders match. Segments
+    in STIR's file order, -max_rd .. max_rd. With block gaps (the mMR: N = 504 positions, blocks
+    of 9 whose first is a gap, STIR's Scanner.cxx) a ring's crystal i sits at position
+    (i // 8) * 9 + i % 8 + 1; `tangential` of the N positions are kept, centred."""
+    per_ring = scanner.crystals_per_ring
+    n = positions or per_ring
+    nt = tangential or n
+
+    def position(i):
+        return (i // (block - 1)) * block + i % (block - 1) + 1 if block else i
     table = {}
     for v in range(n // 2):
         for t in range(-(nt // 2), nt - nt // 2):
             d1 = (v + t // 2) % n
             d2 = (v - (t + 1) // 2 + n // 2) % n
             table.setdefault((d1, d2), (v, t))
-    segs = [0] + [d for k in range(1, max_rd + 1) for d in (-k, k)]
+    segs = list(range(-max_rd, max_rd + 1))
     rings = scanner.n_rings
     ref = [np.zeros((n // 2, rings - abs(d), nt), np.float32) for d in segs]
     outside = 0
     for a, b in zip(events['a'].tolist(), events['b'].tolist()):
         a, b = min(a, b), max(a, b)
-        ra, da, rb, db = a // n, a % n, b // n, b % n
+        ra, da, rb, db = a // per_ring, position(a % per_ring), b // per_ring, position(b % per_ring)
         if (da, db) in table:
             (v, t), r1, r2 = table[(da, db)], ra, rb
         elif (db, da) in table:
@@ -72,8 +79,9 @@ def test_from_listmode_equals_stir_formulas(listmode):
     np.testing.assert_array_equal(tl.Sinogram.from_array(s, arr).data, s.data)
     # a narrower acceptance: the rest counted outside
     s0, out0 = tl.Sinogram.from_listmode(listmode, max_ring_difference=0, return_outside=True)
-    assert s0.n_segments == 1 and out0 == listmode.n_events - float(ref[0].sum())
-    np.testing.assert_array_equal(s0.segment(0), ref[0])
+    direct = ref[segs.index(0)]
+    assert s0.n_segments == 1 and out0 == listmode.n_events - float(direct.sum())
+    np.testing.assert_array_equal(s0.segment(0), direct)
 
 
 def header_layout(hs):
@@ -261,8 +269,9 @@ def test_real_mmr_listmode(cli, tmp_path):
     lm = tl.Listmode.load(MMR)
     sc = lm.scanner
     s, outside = tl.Sinogram.from_listmode(lm, max_ring_difference=2, return_outside=True)
-    assert (s.n_rings, s.n_detectors, s.n_views, s.n_tangential) == (64, 448, 224, 448)
-    segs, ref, ref_out = stir_reference(sc, lm.events, 2)
+    # STIR's mMR: 504 positions (56 blocks of 9, the first a gap), 252 views, 344 bins
+    assert (s.n_rings, s.n_detectors, s.n_views, s.n_tangential) == (64, 504, 252, 344)
+    segs, ref, ref_out = stir_reference(sc, lm.events, 2, positions=504, tangential=344, block=9)
     assert [lo for lo, _, _ in s.segments] == segs and outside == ref_out
     for i in range(s.n_segments):
         np.testing.assert_array_equal(s.segment(i), ref[i])
@@ -270,6 +279,6 @@ def test_real_mmr_listmode(cli, tmp_path):
     subprocess.run([cli, 'convert', MMR, str(hs), '--max-ring-difference', '0'], check=True,
                    timeout=300, capture_output=True)
     h, file_segs = read_by_header(hs)
-    assert h['axial'] == [64] and h['detectors'] == 448
-    np.testing.assert_array_equal(file_segs[0], ref[0])
-    np.testing.assert_array_equal(tl.Sinogram.load(hs).segment(0), ref[0])
+    assert h['axial'] == [64] and h['detectors'] == 504
+    np.testing.assert_array_equal(file_segs[0], ref[segs.index(0)])
+    np.testing.assert_array_equal(tl.Sinogram.load(hs).segment(0), ref[segs.index(0)])
