@@ -272,7 +272,8 @@ static int recon_main(int argc, char **argv) {
               "subiteration", "WHEN"),
       RUN_OPT("filter", 'f',
               "Filter the final image (or, with --filter-every, between iterations): median3, "
-              "median5 or gauss:FWHM (mm) (default none)", "FILTER"),
+              "median5, gauss:FWHM (mm) or metz:FWHM:N (STIR's Metz filter of power N) (default none)",
+              "FILTER"),
       RUN_OPT("filter-every", 0,
               "With --filter: filter inside the reconstruction after every N-th sub-iteration "
               "instead of the final image (N = subsets: once per iteration)", "N"),

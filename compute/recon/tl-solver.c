@@ -209,9 +209,9 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
     why = "the relaxation must lie in (0, 2)";
   if (!why && !strcmp(k->name, "bsrem") && !(o->relaxation > 0 && o->relaxation <= 1))
     why = "bsrem's relaxation alpha_0 must lie in (0, 1]";
-  if (!why && o->filter.kind == TL_FILTER_GAUSS && o->filter_every &&
-      (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
-    why = "the Gaussian filter's FWHM must be finite and > 0";
+  if (!why && (o->filter.kind == TL_FILTER_GAUSS || o->filter.kind == TL_FILTER_METZ) &&
+      o->filter_every && (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
+    why = "the Gaussian or Metz filter's FWHM must be finite and > 0";
   if (!why) return TRUE;
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: %s", k->name,
               tl_operator_label(op), why);
@@ -598,7 +598,8 @@ gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **e
   if (sv->prior) g_ptr_array_add(runs, "prior");
   const TlFilter *f = &sv->opt.filter;
   if (f->kind != TL_FILTER_NONE && sv->opt.filter_every > 0)
-    g_ptr_array_add(runs, f->kind == TL_FILTER_GAUSS ? "filter_gauss" : "filter_median");
+    g_ptr_array_add(runs, f->kind == TL_FILTER_GAUSS || f->kind == TL_FILTER_METZ ? "filter_gauss"
+                                                                                  : "filter_median");
   for (guint i = 0; !used && i < runs->len; i++) used = g_str_equal(runs->pdata[i], name);
   if (used || runs->len == 0) return TRUE;
   g_ptr_array_add(runs, NULL);
