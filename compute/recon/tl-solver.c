@@ -212,6 +212,12 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
   if (!why && (o->filter.kind == TL_FILTER_GAUSS || o->filter.kind == TL_FILTER_METZ) &&
       o->filter_every && (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
     why = "the Gaussian or Metz filter's FWHM must be finite and > 0";
+  if (!why && o->start_subset >= tl_operator_n_subsets(op)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s on %s: start subset %u; expected 0 to %u (the operator's subsets - 1)",
+                k->name, tl_operator_label(op), o->start_subset, tl_operator_n_subsets(op) - 1);
+    return FALSE;
+  }
   if (!why) return TRUE;
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: %s", k->name,
               tl_operator_label(op), why);
@@ -541,7 +547,7 @@ static gboolean rmse(TlSolver *sv, double *out, GError **error) {
 gboolean tl_solver_step(TlSolver *sv, GError **error) {
   if (g_cancellable_set_error_if_cancelled(sv->cancellable, error)) return FALSE;
   gint64 t0 = g_get_monotonic_time();
-  guint S = sv->n_subsets, k = sv->sub_iterations % S;
+  guint S = sv->n_subsets, k = (sv->sub_iterations + sv->opt.start_subset) % S;
   double objective = NAN;
   gboolean is_new = FALSE;
   tl_expr_args_array(sv->args, "x", sv->x);
@@ -560,8 +566,9 @@ gboolean tl_solver_step(TlSolver *sv, GError **error) {
   tl_expr_args_array(sv->args, "n", sv->next);
   sv->sub_iterations++;
 
+  /* an iteration ends after S sub-iterations, whichever subset it started at */
   gboolean want = sv->opt.objective == TL_OBJECTIVE_SUBITERATION ||
-                  (sv->opt.objective == TL_OBJECTIVE_ITERATION && k == S - 1);
+                  (sv->opt.objective == TL_OBJECTIVE_ITERATION && sv->sub_iterations % S == 0);
   TlSolverProgress p = {.iteration = (sv->sub_iterations - 1) / S + 1, .subset = k,
                         .n_subsets = S, .sub_iterations = sv->sub_iterations, .image = sv->x,
                         .objective = NAN, .rmse = NAN, .filtered = filter,

@@ -179,6 +179,10 @@ static const Key keys[] = {
     {INFO("filter-every", TL_RUN_KEY_COUNT, "0 to 1000000", "0 (the final image only)", "",
           "PET: filter inside the reconstruction after every N-th sub-iteration"),
      V_UINT, OFF(filter_every), 0, 1000000, .modalities = PET},
+    {INFO("start-subset", TL_RUN_KEY_COUNT, "0 to subsets - 1", "0", "",
+          "PET: the subset of the first sub-iteration (STIR's start subset); the order goes on "
+          "cyclically from it"),
+     V_UINT, OFF(start_subset), 0, 999, .modalities = PET},
     {INFO("calibration", TL_RUN_KEY_NUMBER, "none or > 0", "none", "(image / s) / (Bq/mL)",
           "PET: write the image in Bq/mL with this calibration factor"),
      V_DOUBLE, OFF(calibration), 0, 1e300, TRUE, TRUE, .modalities = PET},
@@ -693,6 +697,9 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
     return bad(error, "tor-fwhm = %g needs projector = tor", s->tor_fwhm_mm);
   if (s->filter_every && s->filter.kind == TL_FILTER_NONE)
     return bad(error, "filter-every = %u needs a filter", s->filter_every);
+  if (s->start_subset && s->start_subset >= tl_run_spec_subsets(s))
+    return bad(error, "start-subset = %u: expected 0 to %u (subsets = %u)", s->start_subset,
+               tl_run_spec_subsets(s) - 1, tl_run_spec_subsets(s));
   if (s->randoms == TL_RUN_RANDOMS_FILE && !s->randoms_file)
     return bad(error, "randoms = file needs randoms-file");
   if (s->randoms != TL_RUN_RANDOMS_FILE && s->randoms_file)
@@ -749,6 +756,7 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->prior_params.epsilon = s->epsilon;
   o->relaxation = (float)s->relaxation;
   o->seed = s->seed;
+  o->start_subset = s->start_subset;
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;
