@@ -183,6 +183,11 @@ static const Key keys[] = {
           "PET: the subset of the first sub-iteration (STIR's start subset); the order goes on "
           "cyclically from it"),
      V_UINT, OFF(start_subset), 0, 999, .modalities = PET},
+    {INFO("zero-end-planes", TL_RUN_KEY_BOOL, "true | false", "false", "",
+          "PET: leave out the data of the first and the last direct plane, both crystals in the "
+          "first or both in the last ring (STIR's zero end planes of segment 0); the sensitivity "
+          "keeps them"),
+     V_BOOL, OFF(zero_end_planes), .modalities = PET},
     {INFO("calibration", TL_RUN_KEY_NUMBER, "none or > 0", "none", "(image / s) / (Bq/mL)",
           "PET: write the image in Bq/mL with this calibration factor"),
      V_DOUBLE, OFF(calibration), 0, 1e300, TRUE, TRUE, .modalities = PET},
@@ -757,6 +762,7 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->relaxation = (float)s->relaxation;
   o->seed = s->seed;
   o->start_subset = s->start_subset;
+  o->zero_end_planes = s->zero_end_planes;
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;
