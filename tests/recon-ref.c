@@ -45,10 +45,15 @@ static void em_backproject(const ReconRefProblem *p, guint64 r0, guint64 r1,
 }
 
 void recon_ref_osem(const ReconRefProblem *p, guint iterations, double *x) {
+  recon_ref_osem_from(p, iterations, 0, x);
+}
+
+void recon_ref_osem_from(const ReconRefProblem *p, guint iterations, guint start, double *x) {
   g_autofree double *ybar = g_new(double, p->m), *s = g_new(double, p->n);
   g_autofree double *bp = g_new(double, p->n);
   for (guint it = 0; it < iterations; it++)
-    for (guint b = 0; b < p->S; b++) {
+    for (guint bb = 0; bb < p->S; bb++) {
+      guint b = (bb + start) % p->S;
       guint64 r0 = p->first[b], r1 = p->first[b + 1];
       colsums(p, r0, r1, s);
       model(p, r0, r1, x, ybar);

@@ -48,6 +48,8 @@ typedef void (*ReconRefGrad)(const double *x, double *g, void *user);
  *   x_j <- x_j / s_bj * sum_{i in b} M_ij y_i / ybar_i     if s_bj > 0
  *   x_j <- 0                                               if s_bj = 0 */
 void recon_ref_osem(const ReconRefProblem *p, guint iterations, double *x);
+/* The same with the sub-iterations' subsets in the order start, start + 1, ... mod S. */
+void recon_ref_osem_from(const ReconRefProblem *p, guint iterations, guint start, double *x);
 
 /* SIRT (S = 1) / OS-SART, per sub-iteration b, relaxation lambda:
  *   r_i = 1 / sum_j M_ij   (0 where the row sum is 0)          (i in b)

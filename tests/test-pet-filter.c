@@ -157,6 +157,86 @@ static void test_gauss_reference(void) {
   }
 }
 
+/* Metz (STIR's separable Cartesian filter): the response written here from its definition,
+ * M = (1 - (1 - G^2)^(N+1)) / G with G the Gaussian's transfer function exp(-2 pi^2 sigma^2 f^2),
+ * against the discrete-time Fourier transform of the sampled half kernel. Sampling the
+ * continuous kernel periodises its response (Poisson summation): the DTFT at nu cycles per
+ * voxel is sum_k M(nu + k), up to the truncation (4 sigma of the widest of its Gaussians). */
+static double metz_ref(double sigma_vox, guint n, double nu) {
+  double g = exp(-2 * G_PI * G_PI * sigma_vox * sigma_vox * nu * nu);
+  return g < 1e-300 ? 0 : (1 - pow(1 - g * g, n + 1.0)) / g;
+}
+
+static void test_metz_response(void) {
+  const double vox = 2.0;
+  const guint powers[] = {0, 1, 2, 3, 5};
+  const double fwhms[] = {6.0, 9.0};
+  for (gsize i = 0; i < G_N_ELEMENTS(powers); i++)
+    for (gsize k = 0; k < G_N_ELEMENTS(fwhms); k++) {
+      guint n = powers[i];
+      guint r = tl_filter_metz_radius(fwhms[k], n, vox);
+      g_autofree double *w = g_new(double, r + 1);
+      g_assert_cmpuint(tl_filter_metz_weights(fwhms[k], n, vox, w), ==, r);
+      double sigma = fwhms[k] / (2 * sqrt(2 * log(2.0))) / vox, worst = 0, peak = 0;
+      for (int q = 0; q <= 100; q++) {
+        double nu = 0.5 * q / 100.0, dtft = w[0];
+        for (guint t = 1; t <= r; t++) dtft += 2 * w[t] * cos(2 * G_PI * nu * t);
+        double want = 0;
+        for (int a = -3; a <= 3; a++) want += metz_ref(sigma, n, nu + a);
+        worst = MAX(worst, fabs(dtft - want));
+        peak = MAX(peak, want);
+        /* the library's own response (per mm) is the same function */
+        g_assert_cmpfloat(fabs(tl_filter_metz_response(fwhms[k], n, nu / vox) -
+                               metz_ref(sigma, n, nu)), <=, 1e-12);
+      }
+      g_test_message("metz:%g:%u (voxel %g mm): r = %u, peak response %.4f, |DTFT - M| <= %.2e",
+                     fwhms[k], n, vox, r, peak, worst);
+      g_assert_cmpfloat(worst, <=, 1e-3);
+      /* a power above 0 restores mid frequencies: its response rises above 1 somewhere only
+       * when N >= 2 for these widths; it never falls below the Gaussian's */
+      if (n > 0) g_assert_cmpfloat(metz_ref(sigma, n, 0.1), >, metz_ref(sigma, 0, 0.1));
+    }
+  /* N = 0 is the Gaussian: the same sampled weights, with the Metz truncation */
+  guint r = tl_filter_metz_radius(6.0, 0, 1.5);
+  g_autofree double *w = g_new(double, r + 1);
+  tl_filter_metz_weights(6.0, 0, 1.5, w);
+  double sigma = 6.0 / (2 * sqrt(2 * log(2.0))) / 1.5, sum = 0;
+  for (guint t = 0; t <= r; t++) sum += (t ? 2 : 1) * exp(-0.5 * t * t / (sigma * sigma));
+  for (guint t = 0; t <= r; t++)
+    g_assert_cmpfloat(fabs(w[t] - exp(-0.5 * t * t / (sigma * sigma)) / sum), <=, 1e-15);
+}
+
+/* A point through the device is the separable product of the weights (away from the faces). */
+static void test_metz_device(void) {
+  TlImageGrid g = grid(41, 37, 33, 2.0f, 2.5f, 3.0f);
+  guint64 n = tl_image_grid_n_voxels(&g);
+  g_autofree float *in = g_new0(float, n);
+  guint cx = 20, cy = 18, cz = 16;
+  in[cx + 41 * (cy + 37 * cz)] = 1000.0f;
+  g_autofree float *got = device_filter("metz:7:3", &g, in);
+  guint r[3];
+  double *w[3];
+  for (int a = 0; a < 3; a++) {
+    r[a] = tl_filter_metz_radius(7.0, 3, g.voxel_mm[a]);
+    g_assert_cmpuint(r[a], <, 16); /* inside the grid: no edge replication */
+    w[a] = g_new(double, r[a] + 1);
+    tl_filter_metz_weights(7.0, 3, g.voxel_mm[a], w[a]);
+  }
+  gboolean negative = FALSE;
+  for (guint z = 0; z < 33; z++)
+    for (guint y = 0; y < 37; y++)
+      for (guint x = 0; x < 41; x++) {
+        guint d[3] = {(guint)abs((int)x - (int)cx), (guint)abs((int)y - (int)cy),
+                      (guint)abs((int)z - (int)cz)};
+        double want = 1000.0;
+        for (int a = 0; a < 3; a++) want *= d[a] <= r[a] ? w[a][d[a]] : 0.0;
+        negative |= want < 0;
+        g_assert_cmpfloat(fabs(got[x + 41 * (y + 37 * z)] - want), <=, 1e-5 * 1000.0 * w[0][0]);
+      }
+  g_assert_true(negative); /* a Metz kernel of power > 0 has negative lobes */
+  for (int a = 0; a < 3; a++) g_free(w[a]);
+}
+
 static void test_constant(void) {
   TlImageGrid g = grid(13, 11, 7, 2.0f, 2.5f, 3.0f);
   guint64 n = tl_image_grid_n_voxels(&g);
@@ -263,6 +343,7 @@ static void test_parse(void) {
   struct { const char *text; TlFilterKind kind; double fwhm; } good[] = {
     {"median3", TL_FILTER_MEDIAN3, 0}, {"median5", TL_FILTER_MEDIAN5, 0},
     {"gauss:4", TL_FILTER_GAUSS, 4}, {"gauss:2.5", TL_FILTER_GAUSS, 2.5},
+    {"metz:4:0", TL_FILTER_METZ, 4}, {"metz:6.5:3", TL_FILTER_METZ, 6.5},
     {"none", TL_FILTER_NONE, 0},
   };
   for (gsize i = 0; i < G_N_ELEMENTS(good); i++) {
@@ -279,7 +360,9 @@ static void test_parse(void) {
   struct { const char *text, *names; } bad[] = {
     {"gauss:-2", "-2"}, {"gauss:0", "0"}, {"gauss:", "gauss:"}, {"gauss:abc", "abc"},
     {"gauss:4mm", "4mm"}, {"gauss:nan", "nan"}, {"gauss:inf", "inf"}, {"median7", "median7"},
-    {"median3x", "median3x"}, {"", "\"\""}, {"Gauss:4", "Gauss:4"},
+    {"median3x", "median3x"}, {"", "\"\""}, {"Gauss:4", "Gauss:4"}, {"metz:4", "metz:4"},
+    {"metz:4:21", "21"}, {"metz:4:-1", "-1"}, {"metz:0:2", "0"}, {"metz:4:2.5", "2.5"},
+    {"metz:4:", "metz:4:"},
   };
   for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
     GError *error = NULL;
@@ -364,6 +447,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/pet-filter/parse", test_parse);
   g_test_add_func("/pet-filter/median-exact", test_median_exact);
   g_test_add_func("/pet-filter/gauss-reference", test_gauss_reference);
+  g_test_add_func("/pet-filter/metz-response", test_metz_response);
+  g_test_add_func("/pet-filter/metz-device", test_metz_device);
   g_test_add_func("/pet-filter/constant", test_constant);
   g_test_add_func("/pet-filter/hot-corner", test_hot_corner);
   g_test_add_func("/pet-filter/blob-total", test_blob_total);

@@ -69,6 +69,7 @@ typedef struct {
   const char *algo;
   guint S;
   gboolean with_d, with_a;
+  guint start; /* start subset (STIR's): osem only */
 } Case;
 
 static gboolean is_emission(const char *algo) {
@@ -105,6 +106,7 @@ static void run_case(gconstpointer data) {
   tl_solver_options_init(&opt);
   opt.iterations = ITERATIONS;
   opt.objective = TL_OBJECTIVE_NEVER;
+  opt.start_subset = c->start;
   double lambda = 1.0, beta = 0;
   gboolean nonneg = FALSE;
   if (!strcmp(c->algo, "sirt") || !strcmp(c->algo, "os-sart")) {
@@ -148,7 +150,7 @@ static void run_case(gconstpointer data) {
   double x[N];
   for (int j = 0; j < N; j++) x[j] = em ? 1.0 : 0.0;
   if (!strcmp(c->algo, "mlem") || !strcmp(c->algo, "osem"))
-    recon_ref_osem(&p, ITERATIONS, x);
+    recon_ref_osem_from(&p, ITERATIONS, c->start, x);
   else if (!strcmp(c->algo, "sirt") || !strcmp(c->algo, "os-sart"))
     recon_ref_sart(&p, lambda, nonneg, ITERATIONS, x);
   else if (!strcmp(c->algo, "cgls"))
@@ -179,6 +181,24 @@ static void run_case(gconstpointer data) {
   g_assert_cmpfloat(obj_rel, <=, 1e-5);
 }
 
+static void test_start_refused(void) {
+  GError *error = NULL;
+  TlImageGrid grid = tl_image_grid_centred(NX, NY, NZ, 1.0f, 1.0f, 2.0f);
+  g_autoptr(TlOperator) op = tl_csr_operator_new_dense(ctx, &grid, M, fx.A, 3, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlArray) y = upload(fx.y_em, M);
+  TlProblem problem = {.op = op, .data = y};
+  TlSolverOptions opt;
+  tl_solver_options_init(&opt);
+  opt.start_subset = 3;
+  g_autoptr(TlSolver) sv = tl_solver_new(ctx, "osem", &problem, &opt, &error);
+  g_assert_null(sv);
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_test_message("%s", error->message);
+  g_assert_nonnull(strstr(error->message, "start subset 3; expected 0 to 2"));
+  g_clear_error(&error);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
@@ -200,6 +220,15 @@ int main(int argc, char **argv) {
         g_ptr_array_add(cases, c);
       }
   }
+  /* STIR's start subset: the order 2, 0, 1 against the reference's; then 3 is refused */
+  for (guint start = 1; start <= 2; start++) {
+    Case *c = g_new(Case, 1);
+    *c = (Case){.algo = "osem", .S = 3, .with_d = TRUE, .with_a = TRUE, .start = start};
+    g_autofree char *path = g_strdup_printf("/recon/algorithms/osem/S3/D+a/start%u", start);
+    g_test_add_data_func(path, c, run_case);
+    g_ptr_array_add(cases, c);
+  }
+  g_test_add_func("/recon/algorithms/start-subset-refused", test_start_refused);
   int rc = g_test_run();
   g_ptr_array_unref(cases);
   tl_test_context_done(ctx);

@@ -124,6 +124,9 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
   /* --kernel replacements change the image too: their sources enter the hash; so does a
    * normalisation (a line only with one: checkpoints without stay resumable) */
   g_autoptr(GString) all = g_string_new(text);
+  /* a line only when set: checkpoints of runs from subset 0 stay resumable */
+  if (o->start_subset) g_string_append_printf(all, "start subset %u\n", o->start_subset);
+  if (o->zero_end_planes) g_string_append(all, "zero end planes\n");
   if (norm) g_string_append_printf(all, "normalisation %s\n", norm->sha256);
   if (scatter_file) { /* --scatter FILE: the estimate's bytes (already read) */
     g_autofree char *src = NULL;
@@ -272,10 +275,17 @@ static int recon_main(int argc, char **argv) {
               "subiteration", "WHEN"),
       RUN_OPT("filter", 'f',
               "Filter the final image (or, with --filter-every, between iterations): median3, "
-              "median5 or gauss:FWHM (mm) (default none)", "FILTER"),
+              "median5, gauss:FWHM (mm) or metz:FWHM:N (STIR's Metz filter of power N) (default none)",
+              "FILTER"),
       RUN_OPT("filter-every", 0,
               "With --filter: filter inside the reconstruction after every N-th sub-iteration "
               "instead of the final image (N = subsets: once per iteration)", "N"),
+      RUN_OPT("start-subset", 0,
+              "The subset of the first sub-iteration, 0 to subsets - 1 (STIR's start subset; "
+              "default 0)", "K"),
+      RUN_FLAG("zero-end-planes", 0,
+               "Leave out the data of the first and last direct planes (both crystals in the first "
+               "or both in the last ring; STIR's zero end planes of segment 0)"),
       RUN_FLAG("profile", 0, "Print GPU time per kernel at the end"),
       RUN_FLAG("no-cache", 0,
                "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab"),

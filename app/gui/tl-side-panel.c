@@ -21,9 +21,9 @@ struct _TlSidePanel {
   /* CT FDK / FBP: the ramp filter's window (no row: the window's Shepp-Logan, or a run's) */
   TlCtFilter fdk_filter;
   /* PET extensions */
-  AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *every_row;
+  AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *power_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
-  GtkSpinButton *tor_spin, *fwhm_spin, *every_spin;
+  GtkSpinButton *tor_spin, *fwhm_spin, *power_spin, *every_spin;
   GtkSwitch *tof_switch;
   /* the model's other corrections: normalisation, randoms, scatter, units */
   AdwActionRow *norm_row, *randoms_file_row, *scatter_rounds_row, *scatter_file_row;
@@ -110,7 +110,8 @@ static GListModel *pet_projector_labels(void) {
     if ((*p)->flags & TL_PROJECTOR_LISTMODE) gtk_string_list_append(l, (*p)->label);
   return G_LIST_MODEL(l);
 }
-static const TlFilterKind kFilters[] = {TL_FILTER_NONE, TL_FILTER_MEDIAN3, TL_FILTER_MEDIAN5, TL_FILTER_GAUSS};
+static const TlFilterKind kFilters[] = {TL_FILTER_NONE, TL_FILTER_MEDIAN3, TL_FILTER_MEDIAN5, TL_FILTER_GAUSS,
+                                        TL_FILTER_METZ};
 
 static TlPetMu selected_mu(TlSidePanel *self) {
   return self->mu_kinds[MIN(adw_combo_row_get_selected(self->mu_row), G_N_ELEMENTS(self->mu_kinds) - 1)];
@@ -172,7 +173,9 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   g_strlcpy(opt->isotope, selected_isotope(self), sizeof opt->isotope);
   opt->mu = selected_mu(self);
   opt->mu_path = opt->mu == TL_PET_MU_FILE ? g_strdup(self->mu_path) : NULL;
-  opt->filter = (TlFilter){selected_filter(self), gtk_spin_button_get_value(self->fwhm_spin)};
+  opt->filter = (TlFilter){selected_filter(self), gtk_spin_button_get_value(self->fwhm_spin),
+                           (guint)gtk_spin_button_get_value_as_int(self->power_spin)};
+  if (opt->filter.kind != TL_FILTER_METZ) opt->filter.power = 0;
   if (opt->filter.kind != TL_FILTER_NONE && adw_combo_row_get_selected(self->placement_row) == 1)
     opt->filter_every = (guint)gtk_spin_button_get_value_as_int(self->every_spin);
 }
@@ -272,7 +275,8 @@ static void update_pet_rows(TlSidePanel *self) {
       : g_strdup("s (these data state no duration: give it)");
   adw_action_row_set_subtitle(self->duration_row, dur);
   TlFilterKind f = selected_filter(self);
-  gtk_widget_set_visible(GTK_WIDGET(self->fwhm_row), f == TL_FILTER_GAUSS);
+  gtk_widget_set_visible(GTK_WIDGET(self->fwhm_row), f == TL_FILTER_GAUSS || f == TL_FILTER_METZ);
+  gtk_widget_set_visible(GTK_WIDGET(self->power_row), f == TL_FILTER_METZ);
   gtk_widget_set_sensitive(GTK_WIDGET(self->placement_row), f != TL_FILTER_NONE);
   gtk_widget_set_visible(GTK_WIDGET(self->every_row),
                          f != TL_FILTER_NONE && adw_combo_row_get_selected(self->placement_row) == 1);
@@ -618,6 +622,8 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, filter_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, fwhm_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, fwhm_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, power_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, power_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, placement_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, every_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, every_spin);
@@ -823,7 +829,9 @@ gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every) {
   for (guint i = 0; i < G_N_ELEMENTS(kFilters); i++)
     if (kFilters[i] == f->kind) adw_combo_row_set_selected(self->filter_row, i);
-  if (f->kind == TL_FILTER_GAUSS) gtk_spin_button_set_value(self->fwhm_spin, f->fwhm_mm);
+  if (f->kind == TL_FILTER_GAUSS || f->kind == TL_FILTER_METZ)
+    gtk_spin_button_set_value(self->fwhm_spin, f->fwhm_mm);
+  if (f->kind == TL_FILTER_METZ) gtk_spin_button_set_value(self->power_spin, f->power);
   adw_combo_row_set_selected(self->placement_row, every ? 1 : 0);
   if (every) gtk_spin_button_set_value(self->every_spin, every);
 }

@@ -64,9 +64,11 @@ static TlPipeline *pipeline(TlContext *ctx, TlFilterKind kind, GError **error) {
       if (*all[i]) g_ptr_array_add(c->stale, g_steal_pointer(all[i]));
     c->kernels_generation = generation;
   }
-  TlPipeline **slot = kind == TL_FILTER_GAUSS ? &c->gauss : &c->median[kind == TL_FILTER_MEDIAN5];
+  /* the Metz filter is separable too: the Gaussian's kernel with other weights */
+  gboolean separable = kind == TL_FILTER_GAUSS || kind == TL_FILTER_METZ;
+  TlPipeline **slot = separable ? &c->gauss : &c->median[kind == TL_FILTER_MEDIAN5];
   if (!*slot) {
-    if (kind == TL_FILTER_GAUSS) {
+    if (separable) {
       *slot = tl_pipeline_new_builtin(ctx, "filter_gauss", sizeof(GaussPush), NULL, 0, error);
       /* 2r+1 taps; fixed here (not per radius) because the pipeline is shared by threads */
       if (*slot) tl_pipeline_set_item_cost(*slot, 8);
@@ -83,8 +85,9 @@ static TlPipeline *pipeline(TlContext *ctx, TlFilterKind kind, GError **error) {
 }
 
 gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error) {
-  TlFilter f = {TL_FILTER_NONE, 0.0};
-  const char *expected = "expected median3, median5, gauss:FWHM (FWHM in mm, > 0) or none";
+  TlFilter f = {TL_FILTER_NONE, 0.0, 0};
+  const char *expected = "expected median3, median5, gauss:FWHM (FWHM in mm, > 0), metz:FWHM:N "
+                         "(N = 0 to 20) or none";
   if (!text) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "no filter given; %s", expected);
     return FALSE;
@@ -117,6 +120,32 @@ gboolean tl_filter_parse(const char *text, TlFilter *out, GError **error) {
     }
     f.kind = TL_FILTER_GAUSS;
     f.fwhm_mm = v;
+  } else if (g_str_has_prefix(text, "metz:")) {
+    const char *num = text + strlen("metz:");
+    char *end = NULL;
+    double v = g_ascii_strtod(num, &end);
+    if (end == num || *end != ':') {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter \"%s\": expected metz:FWHM:N with the FWHM in mm and the power N, "
+                  "e.g. metz:4:2", text);
+      return FALSE;
+    }
+    if (!isfinite(v) || v <= 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter \"%s\": FWHM %g mm; expected a finite FWHM > 0 mm", text, v);
+      return FALSE;
+    }
+    const char *pw = end + 1;
+    guint64 n = 0;
+    if (!*pw || !g_ascii_string_to_unsigned(pw, 10, 0, TL_FILTER_METZ_MAX_POWER, &n, NULL)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "filter \"%s\": Metz power \"%s\"; expected a whole number from 0 to %u", text,
+                  pw, TL_FILTER_METZ_MAX_POWER);
+      return FALSE;
+    }
+    f.kind = TL_FILTER_METZ;
+    f.fwhm_mm = v;
+    f.power = (guint)n;
   } else {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown filter \"%s\"; %s", text,
                 expected);
@@ -133,6 +162,10 @@ char *tl_filter_to_string(const TlFilter *f) {
   case TL_FILTER_GAUSS: {
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     return g_strconcat("gauss:", g_ascii_dtostr(buf, sizeof buf, f->fwhm_mm), NULL);
+  }
+  case TL_FILTER_METZ: {
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return g_strdup_printf("metz:%s:%u", g_ascii_dtostr(buf, sizeof buf, f->fwhm_mm), f->power);
   }
   default: return g_strdup("none");
   }
@@ -156,6 +189,44 @@ guint tl_filter_gauss_weights(double fwhm_mm, double voxel_mm, double *w) {
   }
   for (guint t = 0; t <= r; t++) w[t] /= sum;
   return r;
+}
+
+/* Metz: M = (1 - (1 - G^2)^(N+1)) / G = sum_{j=1}^{N+1} (-1)^(j+1) C(N+1, j) G^(2j-1), and
+ * G^(2j-1) is the response of a unit-area Gaussian of variance (2j - 1) sigma^2: the kernel is
+ * that signed sum of Gaussians, sampled. */
+guint tl_filter_metz_radius(double fwhm_mm, guint power, double voxel_mm) {
+  double widest = fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm * sqrt(2.0 * power + 1.0);
+  double r = floor(TL_FILTER_METZ_TRUNCATE * widest);
+  if (!(r >= 0)) return 0;
+  return r > G_MAXUINT / 2 ? G_MAXUINT / 2 : (guint)r;
+}
+
+guint tl_filter_metz_weights(double fwhm_mm, guint power, double voxel_mm, double *w) {
+  guint r = tl_filter_metz_radius(fwhm_mm, power, voxel_mm);
+  if (!w) return r;
+  double sigma = fwhm_mm / TL_FWHM_PER_SIGMA / voxel_mm, sum = 0;
+  for (guint t = 0; t <= r; t++) {
+    double v = 0, binom = 1; /* C(N+1, j) */
+    for (guint j = 1; j <= power + 1; j++) {
+      binom = binom * (power + 2 - j) / j;
+      double var = (2.0 * j - 1.0) * sigma * sigma;
+      /* as for the Gaussian: a vanishing width is the identity, not 0/0 */
+      double g = var > 0 ? exp(-0.5 * (double)t * t / var) / sqrt(2 * G_PI * var) : (t == 0);
+      v += (j % 2 ? 1.0 : -1.0) * binom * g;
+    }
+    w[t] = v;
+    sum += t ? 2 * v : v;
+  }
+  if (sum != 0)
+    for (guint t = 0; t <= r; t++) w[t] /= sum;
+  return r;
+}
+
+double tl_filter_metz_response(double fwhm_mm, guint power, double f) {
+  double sigma = fwhm_mm / TL_FWHM_PER_SIGMA;
+  double g = exp(-2.0 * G_PI * G_PI * sigma * sigma * f * f);
+  if (g < 1e-300) return 0;
+  return (1.0 - pow(1.0 - g * g, power + 1.0)) / g;
 }
 
 static gboolean check_arrays(const TlImageGrid *grid, const TlArray *image, const TlArray *scratch,
@@ -195,7 +266,8 @@ static gboolean record(TlContext *ctx, TlStream *s, const TlFilter *f, const TlI
   guint64 n = tl_image_grid_n_voxels(grid);
   TlPipeline *p = pipeline(ctx, f->kind, error);
   if (!p) return FALSE;
-  if (f->kind != TL_FILTER_GAUSS) {
+  gboolean metz = f->kind == TL_FILTER_METZ;
+  if (f->kind != TL_FILTER_GAUSS && !metz) {
     MedianPush push = {.src = tl_array_address(image), .dst = tl_array_address(scratch)};
     memcpy(push.dims, grid->dims, sizeof push.dims);
     return tl_stream_dispatch_1d(s, p, f->kind == TL_FILTER_MEDIAN5 ? "median5" : "median3", n,
@@ -206,11 +278,13 @@ static gboolean record(TlContext *ctx, TlStream *s, const TlFilter *f, const TlI
   /* Half kernels of the three axes, one after the other in one small array. */
   guint r[3], off[3], total = 0;
   for (int a = 0; a < 3; a++) {
-    r[a] = tl_filter_gauss_radius(f->fwhm_mm, grid->voxel_mm[a]);
+    r[a] = metz ? tl_filter_metz_radius(f->fwhm_mm, f->power, grid->voxel_mm[a])
+                : tl_filter_gauss_radius(f->fwhm_mm, grid->voxel_mm[a]);
     if (r[a] > TL_FILTER_GAUSS_MAX_RADIUS) {
+      g_autofree char *name = tl_filter_to_string(f);
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                  "filter gauss:%g: %u-voxel kernel radius along %c (voxel %g mm); expected at "
-                  "most %u (a smaller FWHM)", f->fwhm_mm, r[a], "xyz"[a], grid->voxel_mm[a],
+                  "filter %s: %u-voxel kernel radius along %c (voxel %g mm); expected at "
+                  "most %u (a smaller FWHM)", name, r[a], "xyz"[a], grid->voxel_mm[a],
                   TL_FILTER_GAUSS_MAX_RADIUS);
       return FALSE;
     }
@@ -219,14 +293,18 @@ static gboolean record(TlContext *ctx, TlStream *s, const TlFilter *f, const TlI
   }
   g_autofree double *wd = g_new(double, total);
   g_autofree float *wf = g_new(float, total);
-  for (int a = 0; a < 3; a++) tl_filter_gauss_weights(f->fwhm_mm, grid->voxel_mm[a], wd + off[a]);
+  for (int a = 0; a < 3; a++) {
+    if (metz) tl_filter_metz_weights(f->fwhm_mm, f->power, grid->voxel_mm[a], wd + off[a]);
+    else tl_filter_gauss_weights(f->fwhm_mm, grid->voxel_mm[a], wd + off[a]);
+  }
   for (guint i = 0; i < total; i++) wf[i] = (float)wd[i];
   if (!(*weights = tl_array_new_float(ctx, total, error)) || !tl_array_upload(*weights, wf, error))
     return FALSE;
 
   /* x: image -> scratch, y: scratch -> image, z: image -> scratch, then copy back.
    * An axis with r = 0 is the identity and is skipped (only the buffer roles swap). */
-  static const char *labels[3] = {"gauss x", "gauss y", "gauss z"};
+  static const char *labels[2][3] = {{"gauss x", "gauss y", "gauss z"},
+                                     {"metz x", "metz y", "metz z"}};
   TlArray *src = image, *dst = scratch;
   for (guint32 a = 0; a < 3; a++) {
     if (r[a] == 0) continue;
@@ -234,7 +312,7 @@ static gboolean record(TlContext *ctx, TlStream *s, const TlFilter *f, const TlI
                       .w = tl_array_address(*weights) + off[a] * sizeof(float),
                       .axis = a, .radius = r[a]};
     memcpy(push.dims, grid->dims, sizeof push.dims);
-    if (!tl_stream_dispatch_1d(s, p, labels[a], n, &push, error)) return FALSE;
+    if (!tl_stream_dispatch_1d(s, p, labels[metz][a], n, &push, error)) return FALSE;
     TlArray *t = src;
     src = dst;
     dst = t;
@@ -249,14 +327,21 @@ gboolean tl_filter_apply(TlContext *ctx, TlStream *stream, const TlFilter *f,
                          GError **error) {
   g_return_val_if_fail(ctx && f && grid, FALSE);
   if (f->kind != TL_FILTER_NONE && f->kind != TL_FILTER_MEDIAN3 && f->kind != TL_FILTER_MEDIAN5 &&
-      f->kind != TL_FILTER_GAUSS) {
+      f->kind != TL_FILTER_GAUSS && f->kind != TL_FILTER_METZ) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "filter: unknown kind %d; expected none, median3, median5 or gauss", f->kind);
+                "filter: unknown kind %d; expected none, median3, median5, gauss or metz", f->kind);
     return FALSE;
   }
-  if (f->kind == TL_FILTER_GAUSS && (!isfinite(f->fwhm_mm) || f->fwhm_mm <= 0)) {
+  if ((f->kind == TL_FILTER_GAUSS || f->kind == TL_FILTER_METZ) &&
+      (!isfinite(f->fwhm_mm) || f->fwhm_mm <= 0)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "filter gauss: FWHM %g mm; expected a finite FWHM > 0 mm", f->fwhm_mm);
+                "filter %s: FWHM %g mm; expected a finite FWHM > 0 mm",
+                f->kind == TL_FILTER_GAUSS ? "gauss" : "metz", f->fwhm_mm);
+    return FALSE;
+  }
+  if (f->kind == TL_FILTER_METZ && f->power > TL_FILTER_METZ_MAX_POWER) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "filter metz: power %u; expected 0 to %u", f->power, TL_FILTER_METZ_MAX_POWER);
     return FALSE;
   }
   if (!check_arrays(grid, image, scratch, error)) return FALSE;

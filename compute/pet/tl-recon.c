@@ -142,6 +142,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.prior_params = o->prior_params;
   so.relaxation = o->relaxation;
   so.seed = o->seed;
+  so.start_subset = o->start_subset;
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};
@@ -163,12 +164,37 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   return r;
 }
 
+/* A pair of one of the end planes of segment 0 (TlReconOptions.zero_end_planes). */
+static gboolean end_plane(const TlScanner *s, guint32 a, guint32 b) {
+  if (s->n_rings < 2 || a >= s->n_crystals || b >= s->n_crystals) return FALSE;
+  guint ra = s->crystals[a].ring, rb = s->crystals[b].ring;
+  return ra == rb && (ra == 0 || ra == s->n_rings - 1);
+}
+
+/* The events outside the end planes (prompts only; the delayeds estimate randoms, which the
+ * caller has made already), or NULL when none is dropped. */
+static TlListmode *without_end_planes(const TlListmode *lm) {
+  guint64 kept = 0;
+  for (guint64 i = 0; i < lm->n_events; i++)
+    kept += !end_plane(lm->scanner, lm->events[i].a, lm->events[i].b);
+  if (kept == lm->n_events) return NULL;
+  TlListmode *out = tl_listmode_new(tl_scanner_copy(lm->scanner), kept);
+  out->has_tof = lm->has_tof;
+  out->start_s = lm->start_s;
+  out->duration_s = lm->duration_s;
+  for (guint64 i = 0, k = 0; i < lm->n_events; i++)
+    if (!end_plane(lm->scanner, lm->events[i].a, lm->events[i].b))
+      out->events[k++] = lm->events[i];
+  return out;
+}
+
 TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
                                const TlReconOptions *opt, GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
   if (!r) return NULL;
-  r->op = tl_pet_operator_new_listmode(ctx, lm, grid, &po, error);
+  g_autoptr(TlListmode) kept = r->opt.zero_end_planes ? without_end_planes(lm) : NULL;
+  r->op = tl_pet_operator_new_listmode(ctx, kept ? kept : lm, grid, &po, error);
   if (!recon_finish(r, error)) return NULL;
   return g_steal_pointer(&r);
 }
@@ -179,6 +205,15 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
   if (!r) return NULL;
+  g_autofree TlBin *kept = NULL;
+  if (r->opt.zero_end_planes) {
+    kept = g_new(TlBin, MAX(n_bins, 1));
+    guint64 k = 0;
+    for (guint64 i = 0; i < n_bins; i++)
+      if (!end_plane(scanner, bins[i].a, bins[i].b)) kept[k++] = bins[i];
+    bins = kept;
+    n_bins = k;
+  }
   if (g_strcmp0(po.projector, "srm") == 0) {
     /* the precomputed dual-head system response matrix (tl-srm.h), cached on disk */
     if (po.attenuation) {

@@ -104,6 +104,12 @@ typedef struct {
   TlPriorParams prior_params;
   float relaxation;       /* bsrem alpha_0, sirt / os-sart lambda (default 1) */
   guint32 seed;           /* svrg / saga: subset order (TlSolverOptions.seed, default 1) */
+  guint start_subset;     /* the first sub-iteration's subset (TlSolverOptions.start_subset) */
+  /* STIR's "zero end planes of segment 0": the data of the first and the last direct plane
+   * (both crystals in ring 0, or both in the last ring) are set to zero, i.e. left out, while
+   * the sensitivity still counts those pairs, as STIR's does (its end planes are often the
+   * least reliable). Ring scanners with 2 or more rings; ignored otherwise. */
+  gboolean zero_end_planes;
   /* Distributed list mode (docs/scale.md): this process holds a share of the events and
    * computes the sensitivity of the pairs p mod parts = part; the reducer sums the shares
    * (TlSolverReducer). parts 0 / reducer NULL: one process. */

@@ -209,9 +209,15 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
     why = "the relaxation must lie in (0, 2)";
   if (!why && !strcmp(k->name, "bsrem") && !(o->relaxation > 0 && o->relaxation <= 1))
     why = "bsrem's relaxation alpha_0 must lie in (0, 1]";
-  if (!why && o->filter.kind == TL_FILTER_GAUSS && o->filter_every &&
-      (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
-    why = "the Gaussian filter's FWHM must be finite and > 0";
+  if (!why && (o->filter.kind == TL_FILTER_GAUSS || o->filter.kind == TL_FILTER_METZ) &&
+      o->filter_every && (!isfinite(o->filter.fwhm_mm) || !(o->filter.fwhm_mm > 0)))
+    why = "the Gaussian or Metz filter's FWHM must be finite and > 0";
+  if (!why && o->start_subset >= tl_operator_n_subsets(op)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "%s on %s: start subset %u; expected 0 to %u (the operator's subsets - 1)",
+                k->name, tl_operator_label(op), o->start_subset, tl_operator_n_subsets(op) - 1);
+    return FALSE;
+  }
   if (!why) return TRUE;
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: %s", k->name,
               tl_operator_label(op), why);
@@ -541,7 +547,7 @@ static gboolean rmse(TlSolver *sv, double *out, GError **error) {
 gboolean tl_solver_step(TlSolver *sv, GError **error) {
   if (g_cancellable_set_error_if_cancelled(sv->cancellable, error)) return FALSE;
   gint64 t0 = g_get_monotonic_time();
-  guint S = sv->n_subsets, k = sv->sub_iterations % S;
+  guint S = sv->n_subsets, k = (sv->sub_iterations + sv->opt.start_subset) % S;
   double objective = NAN;
   gboolean is_new = FALSE;
   tl_expr_args_array(sv->args, "x", sv->x);
@@ -560,8 +566,9 @@ gboolean tl_solver_step(TlSolver *sv, GError **error) {
   tl_expr_args_array(sv->args, "n", sv->next);
   sv->sub_iterations++;
 
+  /* an iteration ends after S sub-iterations, whichever subset it started at */
   gboolean want = sv->opt.objective == TL_OBJECTIVE_SUBITERATION ||
-                  (sv->opt.objective == TL_OBJECTIVE_ITERATION && k == S - 1);
+                  (sv->opt.objective == TL_OBJECTIVE_ITERATION && sv->sub_iterations % S == 0);
   TlSolverProgress p = {.iteration = (sv->sub_iterations - 1) / S + 1, .subset = k,
                         .n_subsets = S, .sub_iterations = sv->sub_iterations, .image = sv->x,
                         .objective = NAN, .rmse = NAN, .filtered = filter,
@@ -598,7 +605,8 @@ gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **e
   if (sv->prior) g_ptr_array_add(runs, "prior");
   const TlFilter *f = &sv->opt.filter;
   if (f->kind != TL_FILTER_NONE && sv->opt.filter_every > 0)
-    g_ptr_array_add(runs, f->kind == TL_FILTER_GAUSS ? "filter_gauss" : "filter_median");
+    g_ptr_array_add(runs, f->kind == TL_FILTER_GAUSS || f->kind == TL_FILTER_METZ ? "filter_gauss"
+                                                                                  : "filter_median");
   for (guint i = 0; !used && i < runs->len; i++) used = g_str_equal(runs->pdata[i], name);
   if (used || runs->len == 0) return TRUE;
   g_ptr_array_add(runs, NULL);

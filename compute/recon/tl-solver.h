@@ -93,6 +93,9 @@ typedef struct {
   const TlSolverReducer *reducer;
   /* svrg / saga: the seed of the random subset order (same seed, same images, bit for bit) */
   guint32 seed;
+  /* The subset of the first sub-iteration (STIR's "start at subset"): the order is start,
+   * start + 1, ... mod S; an iteration is still S sub-iterations. 0 to S - 1. */
+  guint start_subset;
 } TlSolverOptions;
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,

@@ -153,6 +153,10 @@ char *tl_run_sidecar_json_notes(const TlRunSpec *s, const char *device, const ch
   } else if (s->filter.kind == TL_FILTER_GAUSS) {
     ftype = g_strdup(s->filter_every ? "Gaussian, between iterations" : "Gaussian");
     fsize = s->filter.fwhm_mm;
+  } else if (s->filter.kind == TL_FILTER_METZ) {
+    ftype = g_strdup_printf("Metz, power %u%s", s->filter.power,
+                            s->filter_every ? ", between iterations" : "");
+    fsize = s->filter.fwhm_mm;
   } else if (s->filter.kind == TL_FILTER_MEDIAN3 || s->filter.kind == TL_FILTER_MEDIAN5) {
     int w = s->filter.kind == TL_FILTER_MEDIAN3 ? 3 : 5;
     ftype = g_strdup_printf("median %dx%dx%d voxels%s", w, w, w,

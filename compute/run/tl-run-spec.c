@@ -172,12 +172,22 @@ static const Key keys[] = {
     {INFO("scatter-out", TL_RUN_KEY_PATH, "a file to write", "none", "",
           "PET, scatter = sss: write the last estimate"),
      V_PATH, OFF(scatter_out), .autoable = TRUE, .modalities = PET},
-    {INFO("filter", TL_RUN_KEY_TEXT, "none | median3 | median5 | gauss:FWHM", "none", "mm (FWHM)",
+    {INFO("filter", TL_RUN_KEY_TEXT, "none | median3 | median5 | gauss:FWHM | metz:FWHM:N", "none",
+          "mm (FWHM)",
           "PET: filter of the final image, or between iterations with filter-every"),
      V_FILTER, OFF(filter), .modalities = PET},
     {INFO("filter-every", TL_RUN_KEY_COUNT, "0 to 1000000", "0 (the final image only)", "",
           "PET: filter inside the reconstruction after every N-th sub-iteration"),
      V_UINT, OFF(filter_every), 0, 1000000, .modalities = PET},
+    {INFO("start-subset", TL_RUN_KEY_COUNT, "0 to subsets - 1", "0", "",
+          "PET: the subset of the first sub-iteration (STIR's start subset); the order goes on "
+          "cyclically from it"),
+     V_UINT, OFF(start_subset), 0, 999, .modalities = PET},
+    {INFO("zero-end-planes", TL_RUN_KEY_BOOL, "true | false", "false", "",
+          "PET: leave out the data of the first and the last direct plane, both crystals in the "
+          "first or both in the last ring (STIR's zero end planes of segment 0); the sensitivity "
+          "keeps them"),
+     V_BOOL, OFF(zero_end_planes), .modalities = PET},
     {INFO("calibration", TL_RUN_KEY_NUMBER, "none or > 0", "none", "(image / s) / (Bq/mL)",
           "PET: write the image in Bq/mL with this calibration factor"),
      V_DOUBLE, OFF(calibration), 0, 1e300, TRUE, TRUE, .modalities = PET},
@@ -692,6 +702,9 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
     return bad(error, "tor-fwhm = %g needs projector = tor", s->tor_fwhm_mm);
   if (s->filter_every && s->filter.kind == TL_FILTER_NONE)
     return bad(error, "filter-every = %u needs a filter", s->filter_every);
+  if (s->start_subset && s->start_subset >= tl_run_spec_subsets(s))
+    return bad(error, "start-subset = %u: expected 0 to %u (subsets = %u)", s->start_subset,
+               tl_run_spec_subsets(s) - 1, tl_run_spec_subsets(s));
   if (s->randoms == TL_RUN_RANDOMS_FILE && !s->randoms_file)
     return bad(error, "randoms = file needs randoms-file");
   if (s->randoms != TL_RUN_RANDOMS_FILE && s->randoms_file)
@@ -748,6 +761,8 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->prior_params.epsilon = s->epsilon;
   o->relaxation = (float)s->relaxation;
   o->seed = s->seed;
+  o->start_subset = s->start_subset;
+  o->zero_end_planes = s->zero_end_planes;
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;

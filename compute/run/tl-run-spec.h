@@ -60,6 +60,8 @@ typedef struct {
   char *scatter_out;       /* scatter = sss: write the last estimate */
   TlFilter filter;         /* PET: post filter, or between iterations with filter_every */
   guint filter_every;      /* 0 = post filter only */
+  guint start_subset;      /* PET: the first sub-iteration's subset (STIR's start subset) */
+  gboolean zero_end_planes;/* PET: data of the first and last direct planes left out (STIR) */
   double calibration;      /* PET: Bq/mL calibration factor, NAN = none */
   char *isotope;           /* with calibration: decay correction; NULL = none */
   double duration_s;       /* with calibration: the frame's duration, NAN = the file's */

@@ -70,7 +70,7 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"op", "algorithm", "data", "additive", "iterations", "relaxation",
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
-                           "truth", "image", "submit_budget", "seed", NULL};
+                           "truth", "image", "submit_budget", "seed", "start_subset", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
@@ -83,11 +83,12 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKI:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKII:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
-                                   &scaled, &truth, &image, &budget, &j.o.seed))
+                                   &scaled, &truth, &image, &budget, &j.o.seed,
+                                   &j.o.start_subset))
     return -1;
   static const char *const whens[] = {"never", "iteration", "subiteration", NULL};
   int when = tlpy_choice("objective", objective, whens);
