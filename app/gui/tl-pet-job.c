@@ -534,7 +534,8 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   }
   if (!recon)
     return NULL;
-  if (truth && !tl_recon_set_truth(recon, truth, error)) {
+  if (!tl_run_spec_apply_kappa(run, tl_recon_solver(recon), error) ||
+      (truth && !tl_recon_set_truth(recon, truth, error))) {
     tl_recon_free(recon);
     return NULL;
   }

@@ -142,6 +142,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.prior_params = o->prior_params;
   so.relaxation = o->relaxation;
   so.seed = o->seed;
+  so.warm_epochs = o->warm_epochs;
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};

@@ -104,6 +104,7 @@ typedef struct {
   TlPriorParams prior_params;
   float relaxation;       /* bsrem alpha_0, sirt / os-sart lambda (default 1) */
   guint32 seed;           /* svrg / saga: subset order (TlSolverOptions.seed, default 1) */
+  guint warm_epochs;      /* OSEM epochs before the algorithm (TlSolverOptions.warm_epochs) */
   /* Distributed list mode (docs/scale.md): this process holds a share of the events and
    * computes the sensitivity of the pairs p mod parts = part; the reducer sums the shares
    * (TlSolverReducer). parts 0 / reducer NULL: one process. */

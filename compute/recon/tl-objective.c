@@ -76,6 +76,7 @@ gboolean tl_solver_data_gradient(TlSolver *sv, guint subset, const TlArray *x, T
   tl_expr_args_set_label(args, "data gradient");
   if (!tl_stream_zero(sv->stream, grad, error)) return FALSE;
   guint first = subset == G_MAXUINT ? 0 : subset, last = subset == G_MAXUINT ? sv->n_subsets : subset + 1;
+  sv->passes += (double)(last - first) / sv->n_subsets;
   for (guint k = first; k < last; k++)
     if (!back_ratio(sv, k, x, grad, args, error)) return FALSE;
   if (!tl_solver_reduce_image(sv, grad, error)) return FALSE;
@@ -204,6 +205,22 @@ gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **
   return tl_prior_hessian_diag(sv->prior, sv->stream, x, sv->grad, error) &&
          tl_expr_assign(sv->ctx, sv->stream, "P = select(S > 0, 1 / (S / max(x, dl) + b * h), 0)",
                         args, error);
+}
+
+/* The floor x / 10 (a fraction-to-the-boundary rule, as interior-point methods keep) lets a
+ * voxel fall at most tenfold per step instead of onto 0 at once. Without it, from the flat
+ * start of the registry's list-mode case svrg's first steps (alpha 2) zeroed the whole image, a
+ * fixed point when there is no additive term (every ybar = 0 leaves -s as the gradient); and
+ * an image with A x = 0 on a datum with y > 0 has Phi = -inf, which the data term's convention
+ * (data with ybar <= 0 left out) scores as 0, so lbfgsb's line search took the zero image.
+ * Voxels already at 0 stay >= 0. */
+gboolean tl_solver_floored_step(TlSolver *sv, TlExprArgs *args, const char *out, gboolean masked,
+                                float alpha, const char *dir, GError **error) {
+  tl_expr_args_scalar(args, "al", alpha);
+  g_autofree char *e = masked
+      ? g_strdup_printf("%s = select(P > 0, max(x + al * P * (%s), 0.1 * x), x)", out, dir)
+      : g_strdup_printf("%s = max(x + al * (%s), 0.1 * x)", out, dir);
+  return tl_expr_assign(sv->ctx, sv->stream, e, args, error);
 }
 
 /* A permutation of 0 .. n-1 (Fisher-Yates) from r: the subset order of an epoch. */
