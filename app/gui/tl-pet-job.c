@@ -336,6 +336,7 @@ gboolean tl_job_solver_set_prior(TlSolver *sv, const char *prior, double beta, d
   TlPriorParams pp;
   tl_prior_params_init(&pp);
   pp.gamma = gamma;
+  pp.epsilon = tl_solver_epsilon(sv); /* the run's (NAN: still automatic) */
   return tl_solver_set_prior(sv, prior && prior[0] ? prior : NULL, beta, &pp, error);
 }
 

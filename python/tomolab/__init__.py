@@ -209,8 +209,9 @@ class Run:
                     relaxation=self.relaxation, objective=self.objective,
                     nonnegative=self.nonnegative)
         if self.prior != 'none':
+            # epsilon = auto: NaN asks the solver for PETRIC's (docs/recon.md)
             args.update(prior=self.prior, beta=self.beta, gamma=self.gamma,
-                        epsilon=self.epsilon)
+                        epsilon=float('nan') if self.epsilon is None else self.epsilon)
         if self.filter_every:
             args.update(filter=self._v['filter'], filter_every=self.filter_every)
         args.update(kw)
