@@ -151,3 +151,37 @@ TlListmode *fx_simulate(const TlScanner *s, const TlImage *act, const TlImage *m
   g_assert_nonnull(lm);
   return lm;
 }
+
+TlListmode *fx_nema_like(const TlImageGrid *g, float half_length, float cold_radius,
+                         const FxSphere *hot, guint n_hot, guint64 events, guint32 seed,
+                         TlImage **truth) {
+  GError *error = NULL;
+  TlScanner *fx = fx_ring_scanner(8, 16, 4, 4.97f, 50.0f, 5.0f, 7);
+  g_autoptr(TlScanner) s = tl_scanner_copy(fx);
+  fx_scanner_free(fx);
+  g_autoptr(TlPhantom) ph = tl_phantom_new("NEMA-like");
+  TlShape body = {.kind = TL_SHAPE_CYLINDER, .centre = {0, 0, 0}, .radius = 25.0f,
+                  .half_length = half_length, .axis = 2, .activity = 1.0f,
+                  .flags = TL_SHAPE_SETS_ACTIVITY};
+  TlShape cold = body;
+  cold.radius = cold_radius, cold.activity = 0.0f;
+  tl_phantom_add(ph, &body);
+  tl_phantom_add(ph, &cold);
+  for (guint i = 0; i < n_hot; i++) {
+    TlShape h = body;
+    h.kind = TL_SHAPE_SPHERE;
+    h.centre[0] = hot[i].x, h.centre[1] = hot[i].y, h.radius = hot[i].radius, h.activity = 4.0f;
+    tl_phantom_add(ph, &h);
+  }
+  g_autoptr(TlImage) act = NULL;
+  g_assert_true(tl_phantom_rasterise(ph, g, 0, &act, NULL, &error));
+  TlSimulateParams sp;
+  tl_simulate_params_init(&sp);
+  sp.events = events;
+  sp.exact_count = TRUE;
+  sp.seed = seed;
+  TlListmode *lm = tl_simulate(s, act, NULL, &sp, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error(error);
+  if (truth) *truth = g_steal_pointer(&act);
+  return lm;
+}

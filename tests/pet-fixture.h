@@ -47,3 +47,15 @@ double fx_max_abs(const double *a, guint64 n);
 /* Mean of the image over the voxels of the middle slices (all but the first and last) whose
  * centre lies [r0, r1) mm from the z axis; asserts more than 20 such voxels. */
 double fx_ring_mean(const TlImage *im, double r0, double r1);
+
+/* The MAP tests' list-mode case (test-recon-map, test-recon-petric-pet): a NEMA-like
+ * cylinder along z (radius 25 mm, half length `half_length`, activity 1) with a cold
+ * cylindrical insert of radius `cold_radius` on the axis and hot spheres of activity 4,
+ * rasterised on g; `events` events (exact count, `seed`) simulated on the ring of 8 rings of 16
+ * sides x 4 crystals (radius 50 mm, fx_ring_scanner). *truth (may be NULL) gets the phantom. */
+typedef struct {
+  float x, y, radius;
+} FxSphere;
+TlListmode *fx_nema_like(const TlImageGrid *g, float half_length, float cold_radius,
+                         const FxSphere *hot, guint n_hot, guint64 events, guint32 seed,
+                         TlImage **truth);

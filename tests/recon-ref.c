@@ -297,6 +297,18 @@ static void shuffle(GRand *r, guint *order, guint n) {
   }
 }
 
+/* The gradient algorithms' step bounds: at least x / 10, at most 10 max(x, delta), delta =
+ * 1e-3 mean(x) as in the preconditioner. */
+static double delta_of(const double *x, guint64 n) {
+  double sum = 0;
+  for (guint64 j = 0; j < n; j++) sum += x[j];
+  return MAX(1e-3 * sum / (double)n, 1e-30);
+}
+
+static double bounded(double x, double v, double dl) {
+  return MIN(MAX(v, 0.1 * x), 10.0 * MAX(x, dl));
+}
+
 static double sched(double alpha0, double first, guint e) {
   return alpha0 * MAX(first / (1.0 + e / 5.0), 0.5);
 }
@@ -319,15 +331,17 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
       memcpy(z, x, n * sizeof *x);
       recon_ref_precond(p, pr, x, P);
       have = TRUE;
+      double dl = delta_of(x, n);
       for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * G[j], 0.1 * x[j]);
+        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * G[j], dl);
       continue;
     }
     recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
     recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
     recon_ref_precond(p, pr, x, P);
+    double dl = delta_of(x, n);
     for (guint64 j = 0; j < n; j++)
-      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), 0.1 * x[j]);
+      if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), dl);
   }
 }
 
@@ -345,6 +359,7 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
     double al = sched(alpha0, 1.0, e);
     if (i == 0 || !filled) shuffle(r, order, S);
     recon_ref_precond(p, pr, x, P);
+    double dl = delta_of(x, n);
     if (!filled) {
       for (guint b = 0; b < S; b++) {
         recon_ref_objective_gradient(p, pr, (int)b, x, T + b * n);
@@ -352,14 +367,14 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
       }
       filled = TRUE;
       for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * M[j], 0.1 * x[j]);
+        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * M[j], dl);
       continue;
     }
     guint b = order[i];
     double *Tb = T + b * n;
     recon_ref_objective_gradient(p, pr, (int)b, x, gx);
     for (guint64 j = 0; j < n; j++) {
-      if (P[j] > 0) x[j] = MAX(x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), 0.1 * x[j]);
+      if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), dl);
       M[j] += gx[j] - Tb[j];
       Tb[j] = gx[j];
     }
@@ -401,6 +416,7 @@ void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint i
     recon_ref_objective_gradient(p, pr, -1, x, g);
     for (guint64 j = 0; j < n; j++) g[j] = -g[j];
     recon_ref_precond(p, pr, x, P);
+    double dl = delta_of(x, n);
     if (have_prev) {
       double sy = 0;
       for (guint64 j = 0; j < n; j++) {
@@ -449,7 +465,7 @@ void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint i
     for (guint tries = 0; tries < TRIES && !ok; tries++, step *= 0.5) {
       double dec = 0;
       for (guint64 j = 0; j < n; j++) {
-        t[j] = MAX(x[j] + step * q[j], 0.1 * x[j]);
+        t[j] = bounded(x[j], x[j] + step * q[j], dl);
         dec += g[j] * (t[j] - x[j]);
       }
       double ft = -recon_ref_objective(p, pr, t);

@@ -10,9 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
-#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 static TlListmode *lm;
@@ -21,33 +19,11 @@ static TlImage *truth;
 /* 8 rings of 16 sides x 4 crystals (radius 50 mm); 24 x 24 x 8 voxels of 2.5 x 2.5 x 5 mm */
 static TlImageGrid grid(void) { return fx_grid(24, 24, 8, 2.5f, 2.5f, 5.0f); }
 
+/* a warm cylinder, a cold insert and two 4:1 hot spheres (tests/pet-fixture.h) */
 static void simulate(void) {
-  GError *error = NULL;
-  TlScanner *fx = fx_ring_scanner(8, 16, 4, 4.97f, 50.0f, 5.0f, 7);
-  g_autoptr(TlScanner) s = tl_scanner_copy(fx);
-  fx_scanner_free(fx);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("NEMA-like");
-  TlShape body = {.kind = TL_SHAPE_CYLINDER, .centre = {0, 0, 0}, .radius = 25.0f,
-                  .half_length = 20.0f, .axis = 2, .activity = 1.0f,
-                  .flags = TL_SHAPE_SETS_ACTIVITY};
-  TlShape cold = body, hot1 = body, hot2 = body;
-  cold.radius = 5.0f, cold.activity = 0.0f;
-  hot1.kind = hot2.kind = TL_SHAPE_SPHERE;
-  hot1.centre[0] = 13.0f, hot1.radius = 5.0f, hot1.activity = 4.0f;
-  hot2.centre[1] = -13.0f, hot2.radius = 3.5f, hot2.activity = 4.0f;
-  tl_phantom_add(ph, &body);
-  tl_phantom_add(ph, &cold);
-  tl_phantom_add(ph, &hot1);
-  tl_phantom_add(ph, &hot2);
+  static const FxSphere hot[] = {{13.0f, 0, 5.0f}, {0, -13.0f, 3.5f}};
   TlImageGrid g = grid();
-  g_assert_true(tl_phantom_rasterise(ph, &g, 0, &truth, NULL, &error));
-  TlSimulateParams sp;
-  tl_simulate_params_init(&sp);
-  sp.events = 120000;
-  sp.exact_count = TRUE;
-  sp.seed = 11;
-  lm = tl_simulate(s, truth, NULL, &sp, NULL, NULL, NULL, NULL, &error);
-  g_assert_no_error(error);
+  lm = fx_nema_like(&g, 20.0f, 5.0f, hot, G_N_ELEMENTS(hot), 120000, 11, &truth);
 }
 
 static TlRecon *make(const char *algo, const char *prior, double beta, guint subsets,

@@ -11,9 +11,7 @@
  * saga 40 epochs 9.9e-5, pkma 100 iterations 7.9e-5, lbfgsb 60 iterations 6e-7 below. */
 #include <math.h>
 #include "pet-fixture.h"
-#include "image/tl-phantom.h"
 #include "pet/tl-recon.h"
-#include "pet/simulate/tl-simulate.h"
 
 static TlContext *ctx;
 static TlListmode *lm;
@@ -22,32 +20,11 @@ static TlImage *osem; /* the warm start: 2 iterations of OSEM with 4 subsets, as
 
 static TlImageGrid grid(void) { return fx_grid(16, 16, 6, 3.5f, 3.5f, 5.0f); }
 
+/* the cylinder, a cold insert and one 4:1 hot sphere (tests/pet-fixture.h) */
 static void simulate(void) {
-  GError *error = NULL;
-  TlScanner *fx = fx_ring_scanner(8, 16, 4, 4.97f, 50.0f, 5.0f, 7);
-  g_autoptr(TlScanner) s = tl_scanner_copy(fx);
-  fx_scanner_free(fx);
-  g_autoptr(TlPhantom) ph = tl_phantom_new("NEMA-like");
-  TlShape body = {.kind = TL_SHAPE_CYLINDER, .centre = {0, 0, 0}, .radius = 25.0f,
-                  .half_length = 12.0f, .axis = 2, .activity = 1.0f,
-                  .flags = TL_SHAPE_SETS_ACTIVITY};
-  TlShape cold = body, hot = body;
-  cold.radius = 6.0f, cold.activity = 0.0f;
-  hot.kind = TL_SHAPE_SPHERE;
-  hot.centre[0] = 13.0f, hot.radius = 6.0f, hot.activity = 4.0f;
-  tl_phantom_add(ph, &body);
-  tl_phantom_add(ph, &cold);
-  tl_phantom_add(ph, &hot);
+  static const FxSphere hot[] = {{13.0f, 0, 6.0f}};
   TlImageGrid g = grid();
-  g_autoptr(TlImage) truth = NULL;
-  g_assert_true(tl_phantom_rasterise(ph, &g, 0, &truth, NULL, &error));
-  TlSimulateParams sp;
-  tl_simulate_params_init(&sp);
-  sp.events = 40000;
-  sp.exact_count = TRUE;
-  sp.seed = 29;
-  lm = tl_simulate(s, truth, NULL, &sp, NULL, NULL, NULL, NULL, &error);
-  g_assert_no_error(error);
+  lm = fx_nema_like(&g, 12.0f, 6.0f, hot, G_N_ELEMENTS(hot), 40000, 29, NULL);
 }
 
 /* Phi after `iterations` of `algo` with `subsets` from the OSEM image (from the default

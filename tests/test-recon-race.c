@@ -374,6 +374,92 @@ static void test_race_csr(void) {
   problem_clear(&p);
 }
 
+/* The race's epochs are data passes (tl_solver_data_passes): SVRG's full gradient is one, each
+ * of its subset steps two subset gradients (2/S); an OSEM warm-up's steps 1/S each. The
+ * warm-up then the algorithm (TlSolverOptions.warm_epochs) is bit for bit the algorithm
+ * started from the OSEM image, and rdp's automatic epsilon is 1e-3 x that image's maximum. */
+static TlSolver *map_solver(Problem *p, const char *algo, guint warm, double epsilon) {
+  GError *error = NULL;
+  TlSolverOptions o;
+  tl_solver_options_init(&o);
+  o.objective = TL_OBJECTIVE_NEVER;
+  o.prior = "rdp";
+  o.beta = 0.01;
+  o.prior_params.epsilon = epsilon;
+  o.warm_epochs = warm;
+  TlProblem pr = {.op = p->op4, .data = p->y};
+  TlSolver *sv = tl_solver_new(ctx, algo, &pr, &o, &error);
+  g_assert_no_error(error);
+  return sv;
+}
+
+static float image_max(TlSolver *sv) {
+  g_autoptr(TlImage) im = tl_solver_image(sv, NULL);
+  float m = 0;
+  for (guint64 i = 0; i < tl_image_grid_n_voxels(&im->grid); i++) m = MAX(m, im->data[i]);
+  return m;
+}
+
+static void test_race_passes(void) {
+  GError *error = NULL;
+  Problem p;
+  problem_init(&p);
+  g_autoptr(TlSolver) svrg = map_solver(&p, "svrg", 0, 1e-3);
+  g_autoptr(TlSolver) bsrem = map_solver(&p, "bsrem", 1, NAN);
+  g_autoptr(TlRace) race = tl_race_new(NULL);
+  g_assert_true(tl_race_add(race, "svrg", svrg, &error) && tl_race_add(race, "osem+bsrem", bsrem, &error));
+  g_assert_true(tl_race_run(race, 9, FALSE, &error));
+  g_assert_no_error(error);
+  /* svrg, S = 4: full gradient at epochs 0 and 2 (every second), else 2 subset gradients */
+  const double want[] = {1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5.5};
+  for (guint k = 0; k < 9; k++) {
+    g_assert_cmpfloat_with_epsilon(tl_race_record(race, 0, k)->epoch, want[k], 1e-12);
+    g_assert_cmpfloat_with_epsilon(tl_race_record(race, 1, k)->epoch, (k + 1) / 4.0, 1e-12);
+  }
+
+  /* warm-up + bsrem against osem for one epoch, then bsrem from its image */
+  g_autoptr(TlSolver) osem = solver(&p, "osem", p.op4);
+  g_autoptr(TlSolver) warm = map_solver(&p, "bsrem", 1, NAN);
+  for (guint k = 0; k < 4; k++) {
+    g_assert_true(tl_solver_step(osem, &error) && tl_solver_step(warm, &error));
+    g_assert_true(isnan(tl_solver_epsilon(warm)));
+  }
+  g_autoptr(TlImage) xo = tl_solver_image(osem, &error);
+  g_autoptr(TlImage) xw = tl_solver_image(warm, &error);
+  g_assert_cmpmem(xo->data, 32 * sizeof(float), xw->data, 32 * sizeof(float));
+  double eps = 1e-3 * image_max(osem);
+  g_autoptr(TlSolver) cold = map_solver(&p, "bsrem", 0, eps);
+  g_assert_true(tl_solver_set_image(cold, xo, &error));
+  g_assert_true(tl_solver_step(cold, &error) && tl_solver_step(warm, &error));
+  g_assert_no_error(error);
+  g_assert_cmpfloat(tl_solver_epsilon(warm), ==, eps);
+  g_autoptr(TlImage) yc = tl_solver_image(cold, &error);
+  g_autoptr(TlImage) yw = tl_solver_image(warm, &error);
+  g_assert_cmpmem(yc->data, 32 * sizeof(float), yw->data, 32 * sizeof(float));
+  g_assert_cmpuint(tl_solver_sub_iterations(warm), ==, 5);
+
+  /* no warm-up: the automatic epsilon comes from one OSEM epoch (counted: 1 pass) and leaves
+   * the start image as it was: the first step is that of a solver given epsilon */
+  g_autoptr(TlSolver) a = map_solver(&p, "svrg", 0, NAN);
+  g_autoptr(TlSolver) b = map_solver(&p, "svrg", 0, eps);
+  g_assert_true(tl_solver_step(a, &error) && tl_solver_step(b, &error));
+  g_assert_no_error(error);
+  g_assert_cmpfloat(tl_solver_epsilon(a), ==, eps);
+  g_assert_cmpfloat_with_epsilon(tl_solver_data_passes(a), 2.0, 1e-12);
+  g_assert_cmpfloat_with_epsilon(tl_solver_data_passes(b), 1.0, 1e-12);
+  g_autoptr(TlImage) ia = tl_solver_image(a, &error);
+  g_autoptr(TlImage) ib = tl_solver_image(b, &error);
+  g_assert_cmpmem(ia->data, 32 * sizeof(float), ib->data, 32 * sizeof(float));
+  g_clear_pointer(&a, tl_solver_free);
+  g_clear_pointer(&b, tl_solver_free);
+  g_clear_pointer(&cold, tl_solver_free);
+  g_clear_pointer(&warm, tl_solver_free);
+  g_clear_pointer(&osem, tl_solver_free);
+  g_clear_pointer(&svrg, tl_solver_free);
+  g_clear_pointer(&bsrem, tl_solver_free);
+  problem_clear(&p);
+}
+
 int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
@@ -382,6 +468,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/race/metrics-bad", test_metrics_bad);
   g_test_add_func("/race/target", test_target);
   g_test_add_func("/race/csr", test_race_csr);
+  g_test_add_func("/race/passes", test_race_passes);
   int rc = g_test_run();
   tl_test_context_done(ctx);
   return rc;

@@ -202,3 +202,11 @@ gboolean tl_cli_save_image(const TlImage *im, const char *path, GError **error) 
   const TlFormatClass *f = tl_format_for_output(path, TL_DATA_IMAGE, NULL, error);
   return f && tl_format_save(f, im, path, error);
 }
+
+gboolean tl_cli_parse_options(const char *params, const GOptionEntry *entries,
+                              const char *description, int *argc, char ***argv, GError **error) {
+  g_autoptr(GOptionContext) oc = g_option_context_new(params);
+  g_option_context_add_main_entries(oc, entries, NULL);
+  if (description) g_option_context_set_description(oc, description);
+  return g_option_context_parse(oc, argc, argv, error);
+}

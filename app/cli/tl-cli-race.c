@@ -48,14 +48,21 @@ static gboolean set_mask(TlMetrics *m, const char *option, const char *path, GEr
 int tl_cli_race(int argc, char **argv) {
   g_auto(GStrv) algos = NULL, vois = NULL;
   g_autofree char *reference = NULL, *reference_algo = NULL, *object = NULL, *background = NULL,
-                  *csv = NULL, *grid_text = NULL, *device = NULL;
+                  *csv = NULL, *grid_text = NULL, *device = NULL, *kappa = NULL, *seed = NULL;
   gint updates = 50, reference_updates = 1000;
   double tolerance = 1e-7;
   gboolean until_target = FALSE, objective = FALSE, nema = FALSE;
   GOptionEntry entries[] = {
       {"algo", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &algos,
        "An entrant: ALGORITHM[:KEY=VALUE,...] (keys subsets, projector, prior, beta, gamma, "
-       "epsilon, relaxation, tof, tof-nsigma, tor-fwhm, binned); 2 to 8 of them", "SPEC"},
+       "epsilon, relaxation, tof, tof-nsigma, tor-fwhm, binned, seed, osem-epochs); 1 to 8 of "
+       "them", "SPEC"},
+      {"kappa", 0, 0, G_OPTION_ARG_FILENAME, &kappa,
+       "Every prior's per-voxel weights (PETRIC's kappa image, on the grid; run key kappa)",
+       "IMAGE"},
+      {"seed", 0, 0, G_OPTION_ARG_STRING, &seed,
+       "The stochastic entrants' subset order seed (svrg, saga; run key seed; default 1; an "
+       "entrant's seed= wins)", "N"},
       {"reference", 'r', 0, G_OPTION_ARG_FILENAME, &reference,
        "The converged reference image (required); made first with --reference-algo", "IMAGE"},
       {"reference-algo", 0, 0, G_OPTION_ARG_STRING, &reference_algo,
@@ -85,17 +92,19 @@ int tl_cli_race(int argc, char **argv) {
        "NXxNYxNZ@V[,VY,VZ] (default the reference's grid, else the dataset's)", "GRID"},
       {"device", 'd', 0, G_OPTION_ARG_STRING, &device, "Device index or name substring", "DEV"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("DATA - race reconstruction algorithms");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(oc,
+  static const char description[] =
       "The entrants run in turn, one update each, on the same data and device; each is timed\n"
       "alone. After each update: PETRIC's whole-object and background RMSE and each VOI's mean\n"
       "error, relative to the reference's background mean; time to target = the first time all\n"
-      "are within 1 %, 1 % and 0.5 % for 10 updates in a row (docs/recon.md, Races). E.g.\n"
+      "are within 1 %, 1 % and 0.5 % for 10 updates in a row (docs/recon.md, Races). Epochs are\n"
+      "data passes: a projection of all data forward and back is 1, a subset's 1/S (SVRG's full\n"
+      "gradient 1, each of its steps 2/S). E.g.\n"
       "  tomolab-cli race scan.tlm --reference ref.nii --reference-algo bsrem:subsets=10,prior=rdp,beta=0.1 \\\n"
-      "      --algo osem:subsets=10 --algo bsrem:subsets=10,prior=rdp,beta=0.1 --csv race.csv");
+      "      --algo osem:subsets=10 --algo bsrem:subsets=10,prior=rdp,beta=0.1,osem-epochs=1 --csv race.csv";
   GError *error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) return tl_cli_usage_error("race", error);
+  if (!tl_cli_parse_options("DATA - race reconstruction algorithms", entries, description, &argc,
+                            &argv, &error))
+    return tl_cli_usage_error("race", error);
   if (argc != 2) {
     fprintf(stderr, "tomolab-cli race: one data file is required (see --help)\n");
     return 2;
@@ -122,6 +131,14 @@ int tl_cli_race(int argc, char **argv) {
             "make it)\n", reference);
     return 2;
   }
+  /* the race's own run keys: every entrant's starting values */
+  g_autoptr(TlRunSpec) keys_of_race = tl_run_spec_new();
+  const char *keys[][2] = {{"kappa", kappa}, {"seed", seed}};
+  for (guint i = 0; i < G_N_ELEMENTS(keys); i++)
+    if (keys[i][1] && !tl_run_spec_set(keys_of_race, keys[i][0], keys[i][1], &error)) {
+      g_prefix_error(&error, "--%s: ", keys[i][0]);
+      return tl_cli_usage_error("race", error);
+    }
   if (!tl_cli_check_outputs((const TlCliFile[]){{"data", argv[1]}}, 1,
                             (const TlCliFile[]){{"--csv", csv},
                                                 {"--reference", make_reference ? reference : NULL}},
@@ -141,7 +158,7 @@ int tl_cli_race(int argc, char **argv) {
   TlCliInterrupt *it = tl_cli_interrupt_begin(cancel);
 
   if (make_reference) {
-    g_autoptr(TlRecon) r = tl_run_race_entrant(ctx, ds, &grid, reference_algo, &error);
+    g_autoptr(TlRecon) r = tl_run_race_entrant(ctx, ds, &grid, keys_of_race, reference_algo, &error);
     guint made = 0;
     double phi = NAN;
     gint64 t0 = g_get_monotonic_time();
@@ -172,7 +189,7 @@ int tl_cli_race(int argc, char **argv) {
   g_autoptr(TlRace) race = tl_race_new(m);
   g_autoptr(GPtrArray) recons = g_ptr_array_new_with_free_func((GDestroyNotify)tl_recon_free);
   for (guint i = 0; i < n_algos; i++) {
-    TlRecon *r = tl_run_race_entrant(ctx, ds, &grid, algos[i], &error);
+    TlRecon *r = tl_run_race_entrant(ctx, ds, &grid, keys_of_race, algos[i], &error);
     if (!r) {
       tl_cli_interrupt_end(it);
       return fail(error);
@@ -200,6 +217,7 @@ int tl_cli_race(int argc, char **argv) {
       t_base = tl_race_time_to_target(race, i);
       break;
     }
+  printf("(epochs: data passes, a projection of all data forward and back = 1)\n");
   printf("%-32s %7s %10s %8s %12s %12s %10s\n", "entrant", "updates", "seconds", "epochs",
          "s to target", "ep. to target", "rmse");
   for (guint i = 0; i < n_algos; i++) {

@@ -214,7 +214,14 @@ static int recon_main(int argc, char **argv) {
       RUN_OPT("prior", 0, prior_help, "NAME"),
       RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
       RUN_OPT("gamma", 0, "rdp: edge preservation gamma >= 0 (default 2)", "G"),
-      RUN_OPT("epsilon", 0, "rdp / tv: smoothing epsilon > 0 (default 1e-3)", "E"),
+      RUN_OPT("epsilon", 0, "rdp / tv: smoothing epsilon > 0 (default auto: for rdp 1e-3 x the "
+              "largest voxel of an OSEM image, as PETRIC; tv 1e-3)", "E"),
+      RUN_OPT("kappa", 0, "The prior's per-voxel weights: an image on the grid (PETRIC's kappa)",
+              "IMAGE"),
+      RUN_OPT("seed", 0, "svrg / saga: the seed of the random subset order (default 1)", "N"),
+      RUN_OPT("osem-epochs", 0,
+              "This many OSEM epochs first, then the algorithm from their image (a warm start, "
+              "as PETRIC's entrants; default 0)", "N"),
       RUN_OPT("relaxation", 0,
               "bsrem: alpha_0 in (0, 1]; sirt / os-sart: lambda in (0, 2) (default 1)", "X"),
       RUN_OPT("iterations", 'n', "Full iterations (default 3)", "N"),
@@ -399,8 +406,9 @@ static int recon_spec(const TlRunSpec *sp) {
                                                 {"--resume", resume_same ? NULL : resume},
                                                 {"--randoms", sp->randoms_file},
                                                 {"--scatter", scatter_file},
-                                                {"--start", sp->start}},
-                            8,
+                                                {"--start", sp->start},
+                                                {"--kappa", sp->kappa}},
+                            9,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
                                                 {"--randoms-out", randoms_out},
                                                 {"--scatter-out", scatter_out},
@@ -587,7 +595,7 @@ static int recon_spec(const TlRunSpec *sp) {
     r = tl_recon_new_listmode(ctx, lm, &grid, &o, &error);
     g_clear_pointer(&lm->events, g_free); /* on the device now: the host copy goes */
   }
-  if (!r) return fail(error);
+  if (!r || !tl_run_spec_apply_kappa(sp, tl_recon_solver(r), &error)) return fail(error);
   /* an edit of a kernel the run never calls would change nothing: refused before the run,
    * from the configured path (the sensitivity kernels count where the set-up ran them) */
   for (guint i = 0; kernels && kernels[i]; i++) {

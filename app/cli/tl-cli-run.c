@@ -53,7 +53,8 @@ static const struct {
     {"checkpoint-every", 0, "checkpoint-every", NULL}, {"resume", 0, "resume", NULL},
     {"start", 0, "start", NULL},           {"centre", 'c', "centre", NULL},
     {"pixel-size", 0, "pixel-size", NULL}, {"slices", 0, "slices", NULL},
-    {"batch", 0, "batch", NULL},
+    {"batch", 0, "batch", NULL},           {"kappa", 0, "kappa", NULL},
+    {"seed", 0, "seed", NULL},             {"osem-epochs", 0, "osem-epochs", NULL},
 };
 
 gboolean tl_cli_run_option(const char *option_name, const char *value, gpointer data,

@@ -31,6 +31,12 @@ gboolean tl_cli_reject_zero(int argc, char **argv, const char *long_name, char s
  * that contradicts itself). */
 int tl_cli_usage_error(const char *verb, GError *error);
 
+/* A verb's options: a context with `entries` as its main group, `params` after the verb in
+ * --help ("DATA - race reconstruction algorithms") and `description` (NULL: none) below the
+ * options; parses argv in place (GOption's --help prints and exits). FALSE: GError. */
+gboolean tl_cli_parse_options(const char *params, const GOptionEntry *entries,
+                              const char *description, int *argc, char ***argv, GError **error);
+
 /* A file named on the command line and the option that named it (path NULL: not given). */
 typedef struct {
   const char *option;

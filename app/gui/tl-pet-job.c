@@ -336,6 +336,7 @@ gboolean tl_job_solver_set_prior(TlSolver *sv, const char *prior, double beta, d
   TlPriorParams pp;
   tl_prior_params_init(&pp);
   pp.gamma = gamma;
+  pp.epsilon = tl_solver_epsilon(sv); /* the run's (NAN: still automatic) */
   return tl_solver_set_prior(sv, prior && prior[0] ? prior : NULL, beta, &pp, error);
 }
 
@@ -534,7 +535,8 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   }
   if (!recon)
     return NULL;
-  if (truth && !tl_recon_set_truth(recon, truth, error)) {
+  if (!tl_run_spec_apply_kappa(run, tl_recon_solver(recon), error) ||
+      (truth && !tl_recon_set_truth(recon, truth, error))) {
     tl_recon_free(recon);
     return NULL;
   }

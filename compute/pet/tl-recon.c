@@ -143,6 +143,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.relaxation = o->relaxation;
   so.seed = o->seed;
   so.start_subset = o->start_subset;
+  so.warm_epochs = o->warm_epochs;
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
   TlProblem pb = {.op = r->op};

@@ -110,6 +110,7 @@ typedef struct {
    * the sensitivity still counts those pairs, as STIR's does (its end planes are often the
    * least reliable). Ring scanners with 2 or more rings; ignored otherwise. */
   gboolean zero_end_planes;
+  guint warm_epochs;      /* OSEM epochs before the algorithm (TlSolverOptions.warm_epochs) */
   /* Distributed list mode (docs/scale.md): this process holds a share of the events and
    * computes the sensitivity of the pairs p mod parts = part; the reducer sums the shares
    * (TlSolverReducer). parts 0 / reducer NULL: one process. */

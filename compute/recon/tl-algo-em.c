@@ -29,6 +29,7 @@ static gboolean pass_sum(TlSolver *sv, guint subset, double *out, GError **error
 gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
   gboolean want = sv->want_objective;
   sv->pass_pending = FALSE;
+  sv->passes += 1.0 / sv->n_subsets;
   tl_expr_args_array(sv->args, "c", sv->vol);
   if (!tl_stream_zero(sv->stream, sv->vol, error)) return FALSE;
   if (tl_solver_em_fast(sv)) {

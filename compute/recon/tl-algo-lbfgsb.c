@@ -13,13 +13,9 @@
  *           descent direction (the memory is then dropped)
  *   x    <- max(x + t d, x / 10), t = 1, 1/2, 1/4, ... the first with the Armijo condition
  *           f(x_t) <= f(x) + 1e-4 g.(x_t - x) (at most TL_LBFGS_TRIES halvings; none: x stays
- *           and the memory is dropped)
+ *           and the memory is dropped); the floor x / 10 is tl_solver_floored_step's, which
+ *           says why
  *
- * The floor x / 10 (a fraction-to-the-boundary rule, as interior-point methods keep) lets a
- * voxel fall at most tenfold per step instead of onto 0 at once: with no additive term an
- * image with A x = 0 on a datum with y > 0 has Phi = -inf, which the data term's convention
- * (data with ybar <= 0 left out) would score as 0 and the line search would take (the
- * registry's list-mode case went to the zero image). Voxels already at 0 stay >= 0.
  * Then the pair (x_new - x, g_new - g) joins the memory when its curvature s.y is positive.
  * A step costs one gradient and one objective per trial; the objective reported is that of
  * the new image (from the line search, no extra projection). */
@@ -164,8 +160,7 @@ static gboolean lbfgs_step(TlSolver *sv, guint k, double *objective, gboolean *i
   double step = 1;
   for (guint tries = 0; tries < TL_LBFGS_TRIES; tries++, step *= 0.5) {
     double phi, dec;
-    tl_expr_args_scalar(args, "st", (float)step);
-    if (!expr(sv, args, "t = max(x + st * q, 0.1 * x)", error) ||
+    if (!tl_solver_floored_step(sv, args, "t", FALSE, (float)step, "q", error) ||
         !dot(sv, args, "dot(g, t - x)", &dec, error) ||
         !tl_solver_objective_at(sv, st->trial, &phi, NULL, NULL, error))
       return FALSE;

@@ -7,7 +7,7 @@
  *   first step (and after a reset):  T_k = g_k(x) for every k, M = sum_k T_k, v = M
  *   subset k:                        v = S (g_k(x) - T_k) + M,
  *                                    then M <- M + g_k(x) - T_k, T_k <- g_k(x)
- *   x <- max(x + alpha_e P v, x / 10)
+ *   x <- max(x + alpha_e P v, x / 10)      (tl_solver_floored_step)
  *
  * with P = 1 / (s / x + beta H_R(x)) (tl_solver_precond) at every step's own image (as
  * tl-algo-svrg.c, which says why), alpha_e = relaxation * max(1 / (1 + e / 5), 1 / 2) (half
@@ -66,7 +66,7 @@ static gboolean saga_step(TlSolver *sv, guint k, double *objective, gboolean *is
   tl_expr_args_array(args, "M", st->sum);
   tl_expr_args_array(args, "gx", st->gx);
   tl_expr_args_array(args, "P", st->P);
-  tl_expr_args_scalar(args, "al", sv->opt.relaxation * MAX(1.0f / (1.0f + e / 5.0f), 0.5f));
+  float al = sv->opt.relaxation * MAX(1.0f / (1.0f + e / 5.0f), 0.5f);
   tl_expr_args_scalar(args, "K", (float)S);
   tl_expr_args_set_label(args, "saga update");
   if (i == 0 || !st->filled) tl_solver_shuffle(st->rand, st->order, S);
@@ -80,15 +80,12 @@ static gboolean saga_step(TlSolver *sv, guint k, double *objective, gboolean *is
         return FALSE;
     }
     st->filled = TRUE;
-    return tl_expr_assign(sv->ctx, sv->stream, "n = select(P > 0, max(x + al * P * M, 0.1 * x), x)",
-                          args, error);
+    return tl_solver_floored_step(sv, args, "n", TRUE, al, "M", error);
   }
   guint b = st->order[i];
   tl_expr_args_array(args, "T", st->table[b]);
   return tl_solver_objective_gradient(sv, b, sv->x, st->gx, error) &&
-         tl_expr_assign(sv->ctx, sv->stream,
-                        "n = select(P > 0, max(x + al * P * (K * (gx - T) + M), 0.1 * x), x)", args,
-                        error) &&
+         tl_solver_floored_step(sv, args, "n", TRUE, al, "K * (gx - T) + M", error) &&
          tl_expr_assign(sv->ctx, sv->stream, "M = M + gx - T", args, error) &&
          tl_expr_assign(sv->ctx, sv->stream, "T = gx", args, error);
 }

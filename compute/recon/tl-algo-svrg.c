@@ -9,10 +9,7 @@
  *   otherwise, subset k:               v = S (g_k(x) - g_k(z)) + G
  *   x <- max(x + alpha_e P(x) v, 0),   P(x) = 1 / (s / x + beta H_R(x)) (tl_solver_precond)
  *
- * The floor x / 10 (a fraction to the boundary, as tl-algo-lbfgsb.c) keeps a step from
- * putting voxels at 0 at once: from the flat start of the registry's list-mode case the first
- * steps (alpha 2) zeroed the whole image, a fixed point when there is no additive term (every
- * ybar = 0 leaves -s as the gradient).
+ * (the floor x / 10: tl_solver_floored_step, which says why).
  * P is computed at every step's own image: with P frozen at the anchor (MaGeZ recomputes it
  * only now and then, from an OSEM start) a flat start image far above the solution's scale
  * made steps of the anchor's size on images 7 times smaller and diverged (the registry's list-
@@ -77,7 +74,7 @@ static gboolean svrg_step(TlSolver *sv, guint k, double *objective, gboolean *is
   tl_expr_args_array(args, "gx", st->gx);
   tl_expr_args_array(args, "gz", st->gz);
   tl_expr_args_array(args, "P", st->P);
-  tl_expr_args_scalar(args, "al", sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f));
+  float al = sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f);
   tl_expr_args_scalar(args, "K", (float)S);
   tl_expr_args_set_label(args, "svrg update");
   if (full) {
@@ -86,16 +83,13 @@ static gboolean svrg_step(TlSolver *sv, guint k, double *objective, gboolean *is
         !tl_solver_precond(sv, sv->x, st->P, error))
       return FALSE;
     st->have_anchor = TRUE;
-    return tl_expr_assign(sv->ctx, sv->stream, "n = select(P > 0, max(x + al * P * G, 0.1 * x), x)",
-                          args, error);
+    return tl_solver_floored_step(sv, args, "n", TRUE, al, "G", error);
   }
   guint b = st->order[i];
   return tl_solver_objective_gradient(sv, b, sv->x, st->gx, error) &&
          tl_solver_objective_gradient(sv, b, st->anchor, st->gz, error) &&
          tl_solver_precond(sv, sv->x, st->P, error) &&
-         tl_expr_assign(sv->ctx, sv->stream,
-                        "n = select(P > 0, max(x + al * P * (K * (gx - gz) + G), 0.1 * x), x)", args,
-                        error);
+         tl_solver_floored_step(sv, args, "n", TRUE, al, "K * (gx - gz) + G", error);
 }
 
 const TlAlgorithmClass tl_algo_svrg = {

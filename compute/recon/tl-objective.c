@@ -76,6 +76,7 @@ gboolean tl_solver_data_gradient(TlSolver *sv, guint subset, const TlArray *x, T
   tl_expr_args_set_label(args, "data gradient");
   if (!tl_stream_zero(sv->stream, grad, error)) return FALSE;
   guint first = subset == G_MAXUINT ? 0 : subset, last = subset == G_MAXUINT ? sv->n_subsets : subset + 1;
+  sv->passes += (double)(last - first) / sv->n_subsets;
   for (guint k = first; k < last; k++)
     if (!back_ratio(sv, k, x, grad, args, error)) return FALSE;
   if (!tl_solver_reduce_image(sv, grad, error)) return FALSE;
@@ -195,7 +196,8 @@ gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **
   tl_expr_args_array(args, "S", sv->sens_all);
   tl_expr_args_set_label(args, "preconditioner");
   if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(x)", args, &sum, error)) return FALSE;
-  tl_expr_args_scalar(args, "dl", (float)fmax(1e-3 * sum / (double)sv->n_voxels, 1e-30));
+  sv->step_delta = fmax(1e-3 * sum / (double)sv->n_voxels, 1e-30);
+  tl_expr_args_scalar(args, "dl", (float)sv->step_delta);
   gboolean prior = sv->prior && sv->opt.beta > 0 && sv->prior->klass->kind != 2;
   if (!prior)
     return tl_expr_assign(sv->ctx, sv->stream, "P = select(S > 0, max(x, dl) / S, 0)", args, error);
@@ -204,6 +206,30 @@ gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **
   return tl_prior_hessian_diag(sv->prior, sv->stream, x, sv->grad, error) &&
          tl_expr_assign(sv->ctx, sv->stream, "P = select(S > 0, 1 / (S / max(x, dl) + b * h), 0)",
                         args, error);
+}
+
+/* The floor x / 10 (a fraction-to-the-boundary rule, as interior-point methods keep) lets a
+ * voxel fall at most tenfold per step instead of onto 0 at once. Without it, from the flat
+ * start of the registry's list-mode case svrg's first steps (alpha 2) zeroed the whole image, a
+ * fixed point when there is no additive term (every ybar = 0 leaves -s as the gradient); and
+ * an image with A x = 0 on a datum with y > 0 has Phi = -inf, which the data term's convention
+ * (data with ybar <= 0 left out) scores as 0, so lbfgsb's line search took the zero image.
+ * Voxels already at 0 stay >= 0.
+ * The ceiling 10 max(x, delta) (delta of the last tl_solver_precond) is its mirror: without an
+ * additive term a datum whose line crosses only voxels near 0 (OSEM leaves many at exactly 0
+ * on sparse data) has ybar near 0 and y / ybar huge, and the preconditioner's delta / s at
+ * those voxels (which EM's x c / s multiplies by x = 0) turned it into a step of 1e6 times the
+ * image: svrg's first full-gradient step from one OSEM epoch of bench/race's NEMA DMI case
+ * (1e5 events) took Phi from -7.0e5 to -3.1e8 even at step 1 (then 5e27 RMSE). */
+gboolean tl_solver_floored_step(TlSolver *sv, TlExprArgs *args, const char *out, gboolean masked,
+                                float alpha, const char *dir, GError **error) {
+  tl_expr_args_scalar(args, "al", alpha);
+  tl_expr_args_scalar(args, "dl", (float)sv->step_delta);
+  g_autofree char *e =
+      masked ? g_strdup_printf("%s = select(P > 0, min(max(x + al * P * (%s), 0.1 * x), "
+                               "10 * max(x, dl)), x)", out, dir)
+             : g_strdup_printf("%s = min(max(x + al * (%s), 0.1 * x), 10 * max(x, dl))", out, dir);
+  return tl_expr_assign(sv->ctx, sv->stream, e, args, error);
 }
 
 /* A permutation of 0 .. n-1 (Fisher-Yates) from r: the subset order of an epoch. */

@@ -10,6 +10,7 @@ typedef struct {
   GArray *records; /* TlRaceRecord */
   GArray *values;  /* n_values doubles per record */
   double seconds;
+  double passes; /* data passes of its own steps (tl_solver_data_passes) */
   TlTarget target;
   double epoch_to_target;
 } Entrant;
@@ -118,9 +119,15 @@ static gboolean one_update(TlRace *race, guint index, GError **error) {
   Entrant *e = race->entrants->pdata[index];
   StepCapture cap = {NAN};
   tl_solver_set_callback(e->solver, capture, &cap);
+  double p0 = tl_solver_data_passes(e->solver);
   gint64 t0 = g_get_monotonic_time();
   gboolean ok = tl_solver_step(e->solver, error);
   e->seconds += (g_get_monotonic_time() - t0) * 1e-6;
+  guint subsets = MAX(tl_operator_n_subsets(tl_solver_operator(e->solver)), 1);
+  /* the step's own data passes (not the race's untimed objective); an algorithm that counts
+   * none (least squares) is taken as one subset's share per step */
+  double dp = tl_solver_data_passes(e->solver) - p0;
+  e->passes += dp > 0 ? dp : 1.0 / subsets;
   tl_solver_set_callback(e->solver, NULL, NULL);
   if (!ok) {
     g_prefix_error(error, "race entrant '%s': ", e->label);
@@ -128,8 +135,7 @@ static gboolean one_update(TlRace *race, guint index, GError **error) {
   }
   TlRaceRecord r = {.entrant = index, .update = e->records->len + 1, .seconds = e->seconds,
                     .objective = cap.objective, .time_to_target = NAN};
-  guint subsets = MAX(tl_operator_n_subsets(tl_solver_operator(e->solver)), 1);
-  r.epoch = (double)tl_solver_sub_iterations(e->solver) / subsets;
+  r.epoch = e->passes;
   if (race->objective && !tl_solver_objective(e->solver, &r.objective, error)) {
     g_prefix_error(error, "race entrant '%s', objective: ", e->label);
     return FALSE;

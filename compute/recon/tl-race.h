@@ -3,7 +3,9 @@
  * the same data, stepped in turn one update each on the one device, so they share the device's
  * state (clocks, caches) alike. After each update it records that entrant's own wall time
  * (its steps only: the metrics, the objective and the other entrants are not counted), its
- * epoch (data passes: sub-iterations / subsets), its objective (the solver's, computed after
+ * epoch (the data passes of its steps, tl_solver_data_passes: an EM pass or a full gradient is
+ * 1, a subset's gradient 1/S, an objective 1/2, so SVRG's full gradients and its two subset
+ * gradients per step count as the work they are), its objective (the solver's, computed after
  * the timed step when asked) and the PETRIC metrics against a reference (tl-metrics.h), and
  * each entrant's time to target. tl_race_reference runs one solver to a tolerance: the
  * reference image and objective the metrics and gaps are measured against. The race sets each
@@ -21,7 +23,7 @@ typedef struct {
   guint entrant;         /* 0-based, in the order added */
   guint update;          /* this entrant's updates so far (1-based) */
   double seconds;        /* this entrant's own wall time so far */
-  double epoch;          /* data passes so far: sub-iterations / the operator's subsets */
+  double epoch;          /* data passes so far (tl_solver_data_passes of its steps) */
   double objective;      /* NAN when not computed */
   const double *metrics; /* tl_metrics_n_values() values (tl_metrics_evaluate); NULL: none */
   gboolean met;          /* the metrics meet every PETRIC threshold */

@@ -59,6 +59,9 @@ struct _TlSolver {
   gboolean pass_pending; /* partials of this step's pass still to be read */
   double *pass_terms;  /* per subset: the data term of its latest EM pass (NAN: none yet) */
   gpointer state;      /* the algorithm's own */
+  double passes;       /* data passes so far (tl_solver_data_passes) */
+  double step_delta;   /* delta of the last tl_solver_precond (tl_solver_floored_step) */
+  gboolean auto_epsilon; /* rdp's epsilon still to be set from an OSEM image */
 };
 
 /* tl_solver_new with a class not (yet) in the registry: a program linking the internal
@@ -107,5 +110,13 @@ gboolean tl_solver_prior_gradient(TlSolver *sv, GError **error);
 /* The diagonal preconditioner of the gradient algorithms at x into P (tl-objective.c):
  * 1 / (s / max(x, delta) + beta H_R(x)), 0 where s = 0; x / s without a prior. Uses sv->grad. */
 gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **error);
+/* The step of the gradient algorithms (svrg, saga, lbfgsb), with its floor and ceiling:
+ *   masked:  out = select(P > 0, min(max(x + alpha P (dir), x / 10), 10 max(x, delta)), x)
+ *   else:    out = min(max(x + alpha (dir), x / 10), 10 max(x, delta))
+ * delta that of the last tl_solver_precond (call it first).
+ * dir an expression over the names args binds (x, P, out's name and dir's arrays); binds the
+ * scalar "al". Records on the solver's stream. tl-objective.c says why the floor. */
+gboolean tl_solver_floored_step(TlSolver *sv, TlExprArgs *args, const char *out, gboolean masked,
+                                float alpha, const char *dir, GError **error);
 /* order = a random permutation of 0 .. n-1 drawn from r. */
 void tl_solver_shuffle(GRand *r, guint *order, guint n);

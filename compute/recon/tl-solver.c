@@ -204,6 +204,8 @@ static gboolean check_problem(const TlAlgorithmClass *k, const TlProblem *pb,
   if (!why && !o->prior && (k->flags & TL_ALGO_NEEDS_PRIOR))
     why = "it needs a prior (--prior rdp|quadratic|tv)";
   if (!why && (!isfinite(o->beta) || o->beta < 0)) why = "beta must be finite and >= 0";
+  if (!why && o->warm_epochs && !(k->flags & TL_ALGO_EMISSION))
+    why = "an OSEM warm start (warm_epochs) needs an emission algorithm";
   if (!why && (k->flags & (TL_ALGO_EMISSION | TL_ALGO_PRIOR)) == 0 &&
       !(o->relaxation > 0 && o->relaxation < 2))
     why = "the relaxation must lie in (0, 2)";
@@ -302,7 +304,14 @@ gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
     sv->opt.beta = beta;
     return TRUE;
   }
-  TlPrior *p = tl_prior_new(sv->ctx, name, tl_operator_grid(sv->op), params, error);
+  /* epsilon NAN: automatic (rdp only; resolved by resolve_epsilon at the algorithm's first
+   * step), a placeholder until then */
+  TlPriorParams given;
+  if (params) given = *params;
+  else tl_prior_params_init(&given);
+  gboolean automatic = isnan(given.epsilon);
+  if (automatic) given.epsilon = 1e-3;
+  TlPrior *p = tl_prior_new(sv->ctx, name, tl_operator_grid(sv->op), &given, error);
   if (!p) return FALSE;
   if (!sv->grad && !(sv->grad = tl_array_new_float(sv->ctx, sv->n_voxels, error))) {
     tl_prior_free(p);
@@ -318,7 +327,8 @@ gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
   sv->prior_name = g_strdup(name);
   sv->opt.prior = sv->prior_name;
   sv->opt.beta = beta;
-  if (params) sv->opt.prior_params = *params;
+  sv->opt.prior_params = given;
+  sv->auto_epsilon = automatic && g_str_equal(name, "rdp") && (sv->klass->flags & TL_ALGO_EMISSION);
   return TRUE;
 }
 
@@ -433,6 +443,7 @@ gboolean tl_solver_need_scratch(TlSolver *sv, GError **error) {
 static gboolean emission_data_term(TlSolver *sv, const TlArray *x, double *out, GError **error) {
   if (!tl_solver_need_scratch(sv, error)) return FALSE;
   double total = 0;
+  sv->passes += 0.5; /* a forward projection of every datum */
   for (guint s = 0; s < sv->n_subsets; s++) {
     double part;
     tl_expr_args_array(sv->args, "q", sv->q_sub[s]);
@@ -544,6 +555,63 @@ static gboolean rmse(TlSolver *sv, double *out, GError **error) {
   return ok;
 }
 
+/* The new image sv->next becomes the current one. */
+static void swap_images(TlSolver *sv) {
+  TlArray *t = sv->x;
+  sv->x = sv->next;
+  sv->next = t;
+  tl_expr_args_array(sv->args, "x", sv->x);
+  tl_expr_args_array(sv->args, "n", sv->next);
+}
+
+/* PETRIC's automatic epsilon of the relative difference prior (Thielemans et al. 2024): 1e-3
+ * times the largest voxel of an OSEM image. That image is the warm-up's when there was one,
+ * else one OSEM epoch from the current image, made here on the solver's own arrays and then
+ * undone (the image, the pass estimates and the algorithm's state are as before). */
+static gboolean resolve_epsilon(TlSolver *sv, GError **error) {
+  double mx = 0;
+  tl_expr_args_set_label(sv->args, "auto epsilon");
+  if (sv->opt.warm_epochs == 0) {
+    g_autoptr(TlArray) keep = tl_array_new_float(sv->ctx, sv->n_voxels, error);
+    if (!keep) return FALSE;
+    tl_expr_args_array(sv->args, "kp", keep);
+    if (!tl_solver_expr(sv, "kp = x", error)) return FALSE;
+    gboolean want = sv->want_objective;
+    sv->want_objective = FALSE;
+    for (guint k = 0; k < sv->n_subsets; k++) {
+      double o = NAN;
+      gboolean n = FALSE;
+      if (!tl_algo_osem.step(sv, k, &o, &n, error) || !tl_stream_finish(sv->stream, error))
+        return FALSE;
+      swap_images(sv);
+    }
+    sv->want_objective = want;
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "max(x)", sv->args, &mx, error) ||
+        !tl_solver_expr(sv, "x = kp", error) || !tl_stream_finish(sv->stream, error))
+      return FALSE;
+    tl_solver_forget_passes(sv);
+  } else if (!tl_expr_reduce(sv->ctx, sv->stream, "max(x)", sv->args, &mx, error)) {
+    return FALSE;
+  }
+  tl_expr_args_set_label(sv->args, NULL);
+  if (!(mx > 0) || !isfinite(mx)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s, rdp with automatic epsilon: the "
+                "OSEM image's largest voxel is %g; expected a finite value > 0 (give epsilon)",
+                sv->klass->name, mx);
+    return FALSE;
+  }
+  TlPriorParams p = sv->opt.prior_params;
+  p.epsilon = 1e-3 * mx;
+  g_autofree char *name = g_strdup(sv->prior_name);
+  if (!tl_solver_set_prior(sv, name, sv->opt.beta, &p, error)) return FALSE;
+  sv->auto_epsilon = FALSE;
+  return TRUE;
+}
+
+double tl_solver_epsilon(const TlSolver *sv) {
+  return sv->auto_epsilon ? NAN : sv->opt.prior_params.epsilon;
+}
+
 gboolean tl_solver_step(TlSolver *sv, GError **error) {
   if (g_cancellable_set_error_if_cancelled(sv->cancellable, error)) return FALSE;
   gint64 t0 = g_get_monotonic_time();
@@ -554,17 +622,27 @@ gboolean tl_solver_step(TlSolver *sv, GError **error) {
   tl_expr_args_array(sv->args, "n", sv->next);
   sv->want_objective = sv->opt.objective != TL_OBJECTIVE_NEVER;
   gboolean filter = sv->filter_tmp && (sv->sub_iterations + 1) % sv->opt.filter_every == 0;
-  if (!sv->klass->step(sv, k, &objective, &is_new, error) ||
+  /* the OSEM warm-up, then the algorithm, which sees its own sub-iterations (its schedule
+   * starts at the warm-up's image) */
+  guint warm = sv->opt.warm_epochs * S;
+  gboolean warming = sv->sub_iterations < warm;
+  const TlAlgorithmClass *klass = warming ? &tl_algo_osem : sv->klass;
+  guint base = warming ? 0 : warm;
+  if (!warming && sv->auto_epsilon && !resolve_epsilon(sv, error)) return drain(sv);
+  sv->sub_iterations -= base;
+  gboolean ok = klass->step(sv, k, &objective, &is_new, error);
+  sv->sub_iterations += base;
+  if (!ok ||
       (filter && !tl_filter_apply(sv->ctx, sv->stream, &sv->opt.filter, tl_operator_grid(sv->op),
                                   sv->next, sv->filter_tmp, error)) ||
       !tl_stream_finish(sv->stream, error))
     return drain(sv);
-  TlArray *t = sv->x;
-  sv->x = sv->next;
-  sv->next = t;
-  tl_expr_args_array(sv->args, "x", sv->x);
-  tl_expr_args_array(sv->args, "n", sv->next);
+  swap_images(sv);
   sv->sub_iterations++;
+  if (warm && sv->sub_iterations == warm) { /* the algorithm starts afresh from here */
+    tl_solver_forget_passes(sv);
+    if (sv->klass->reset) sv->klass->reset(sv);
+  }
 
   /* an iteration ends after S sub-iterations, whichever subset it started at */
   gboolean want = sv->opt.objective == TL_OBJECTIVE_SUBITERATION ||
@@ -594,6 +672,7 @@ gboolean tl_solver_run(TlSolver *sv, GError **error) {
 }
 
 guint tl_solver_sub_iterations(const TlSolver *sv) { return sv->sub_iterations; }
+double tl_solver_data_passes(const TlSolver *sv) { return sv->passes; }
 const TlImageGrid *tl_solver_grid(const TlSolver *sv) { return tl_operator_grid(sv->op); }
 const TlArray *tl_solver_image_array(const TlSolver *sv) { return sv->x; }
 const TlProfile *tl_solver_profile(const TlSolver *sv) { return sv->profile; }

@@ -96,6 +96,13 @@ typedef struct {
   /* The subset of the first sub-iteration (STIR's "start at subset"): the order is start,
    * start + 1, ... mod S; an iteration is still S sub-iterations. 0 to S - 1. */
   guint start_subset;
+  /* Emission algorithms: this many OSEM epochs (of the problem's subsets) first, then the
+   * algorithm from their image with its own schedule restarted (PETRIC's entrants start from
+   * an OSEM image). The warm-up's steps are ordinary steps: counted, timed, reported. 0 = none.
+   * prior_params.epsilon NAN = automatic for rdp (PETRIC): 1e-3 times the largest voxel of an
+   * OSEM image, the warm-up's image or else one OSEM epoch from the start image, computed at
+   * the algorithm's first step (tl-solver.c); other priors take 1e-3. */
+  guint warm_epochs;
 } TlSolverOptions;
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,
@@ -167,6 +174,10 @@ TL_API gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_i
                           GError **error);
 
 TL_API guint tl_solver_sub_iterations(const TlSolver *sv);
+/* Data passes so far, the fair x axis of races: one projection of all data forward and back
+ * (an EM pass, a full gradient) is 1, a subset's share 1/S, a forward projection alone (an
+ * objective) 1/2. 0 for algorithms that count none (the least-squares ones). */
+TL_API double tl_solver_data_passes(const TlSolver *sv);
 TL_API const TlImageGrid *tl_solver_grid(const TlSolver *sv);
 TL_API const TlArray *tl_solver_image_array(const TlSolver *sv);
 TL_API TlImage *tl_solver_image(TlSolver *sv, GError **error);
@@ -203,6 +214,9 @@ TL_API TlPrior *tl_solver_prior(TlSolver *sv);
 /* Per-voxel prior weights kappa (copied; kept across tl_solver_set_prior; NULL = none):
  * checked finite and >= 0, grid equal to the reconstruction's; quadratic and rdp only. */
 TL_API gboolean tl_solver_set_kappa(TlSolver *sv, const TlImage *kappa, GError **error);
+/* The prior's epsilon in use; NAN while an automatic one (TlSolverOptions.warm_epochs) is not
+ * yet computed. */
+TL_API double tl_solver_epsilon(const TlSolver *sv);
 /* PETRIC's kappa at image x (an OSEM image): sqrt(max(0, A^T D^T (y D A 1 / ybar^2))), the
  * square root of the row sums of minus the log-likelihood's Hessian (Tsai et al. 2020).
  * Emission only; costs two projections of all data. */

@@ -8,7 +8,7 @@
 /* The keys that shape a solver on the dataset's own data model. */
 static const char *const solver_keys[] = {"subsets", "projector", "prior", "beta", "gamma",
                                           "epsilon", "relaxation", "tof", "tof-nsigma",
-                                          "tor-fwhm", "binned", NULL};
+                                          "tor-fwhm", "binned", "seed", "osem-epochs", NULL};
 
 static gboolean parse(TlRunSpec *sp, const char *spec, GError **error) {
   const char *colon = strchr(spec, ':');
@@ -38,7 +38,7 @@ static gboolean parse(TlRunSpec *sp, const char *spec, GError **error) {
 }
 
 TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageGrid *grid,
-                             const char *spec, GError **error) {
+                             const TlRunSpec *base, const char *spec, GError **error) {
   if (!ds || (ds->kind != TL_DATASET_PET_LISTMODE && ds->kind != TL_DATASET_PET_BINS)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "race: %s holds %s: expected PET list mode or a sinogram",
@@ -46,10 +46,12 @@ TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageG
                 ds ? tl_dataset_kind_name(ds->kind) : "nothing");
     return NULL;
   }
-  g_autoptr(TlRunSpec) sp = tl_run_spec_new();
+  g_autoptr(TlRunSpec) sp = base ? tl_run_spec_copy(base) : tl_run_spec_new();
   TlReconOptions o;
   TlFilter post;
-  if (!parse(sp, spec ? spec : "", error) || !tl_run_spec_to_recon_options(sp, &o, &post, error)) {
+  gboolean ok = parse(sp, spec ? spec : "", error);
+  if (ok && !sp->prior) g_clear_pointer(&sp->kappa, g_free); /* the race's kappa: priors only */
+  if (!ok || !tl_run_spec_to_recon_options(sp, &o, &post, error)) {
     g_prefix_error(error, "race entrant '%s': ", spec ? spec : "");
     return NULL;
   }
@@ -64,6 +66,7 @@ TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageG
   } else {
     r = tl_recon_new_listmode(ctx, ds->lm, grid, &o, error);
   }
+  if (r && !tl_run_spec_apply_kappa(sp, tl_recon_solver(r), error)) g_clear_pointer(&r, tl_recon_free);
   if (!r) g_prefix_error(error, "race entrant '%s': ", spec);
   return r;
 }

@@ -121,15 +121,22 @@ static const Key keys[] = {
      1e300, .modalities = BOTH},
     {INFO("gamma", TL_RUN_KEY_NUMBER, ">= 0", "2", "", "rdp: edge preservation"), V_DOUBLE,
      OFF(gamma), 0, 1e300, .modalities = BOTH},
-    {INFO("epsilon", TL_RUN_KEY_NUMBER, "> 0", "0.001", "image units (tv: per mm)",
-          "rdp / tv: smoothing"),
-     V_DOUBLE, OFF(epsilon), 0, 1e300, TRUE, .modalities = BOTH},
+    {INFO("epsilon", TL_RUN_KEY_NUMBER, "auto or > 0",
+          "auto (rdp on PET: 1e-3 x the largest voxel of an OSEM image, as PETRIC; else 0.001)",
+          "image units (tv: per mm)", "rdp / tv: smoothing"),
+     V_DOUBLE, OFF(epsilon), 0, 1e300, TRUE, TRUE, .modalities = BOTH},
     {INFO("relaxation", TL_RUN_KEY_NUMBER, "> 0 (bsrem (0, 1], sirt / os-sart (0, 2))", "1", "",
           "bsrem alpha_0, sirt / os-sart lambda"),
      V_DOUBLE, OFF(relaxation), 0, 2, TRUE, .modalities = BOTH},
     {INFO("seed", TL_RUN_KEY_COUNT, "0 to 4294967295", "1", "",
           "svrg / saga: the seed of the random subset order"),
      V_UINT, OFF(seed), 0, 4294967295.0, .modalities = BOTH},
+    {INFO("kappa", TL_RUN_KEY_PATH, "none or an image on the grid", "none", "",
+          "PET, prior: per-voxel weights of the prior (PETRIC's kappa image)"),
+     V_PATH, OFF(kappa), .autoable = TRUE, .modalities = PET},
+    {INFO("osem-epochs", TL_RUN_KEY_COUNT, "0 to 1000", "0", "",
+          "PET: OSEM epochs before the algorithm, its warm start (as PETRIC's entrants)"),
+     V_UINT, OFF(osem_epochs), 0, 1000, .modalities = PET},
     {INFO("objective", TL_RUN_KEY_CHOICE, "never | iteration | subiteration", "iteration", "",
           "when the log-likelihood (PET) or objective (CT) is computed"),
      V_ENUM, OFF(objective), .choices = objective_names, .modalities = BOTH},
@@ -277,7 +284,7 @@ static const Key *find_key(const char *key) {
 /* ---- life cycle ---- */
 
 void tl_run_spec_init(TlRunSpec *s) {
-  *s = (TlRunSpec){.modality = TL_RUN_PET, .gamma = 2.0, .epsilon = 1e-3, .relaxation = 1.0, .seed = 1,
+  *s = (TlRunSpec){.modality = TL_RUN_PET, .gamma = 2.0, .epsilon = NAN, .relaxation = 1.0, .seed = 1,
                    .objective = TL_RUN_OBJECTIVE_ITERATION, .tof_nsigma = TL_TOF_N_SIGMA,
                    .tor_fwhm_mm = TL_TOR_FWHM_DEFAULT, .scatter_rounds = 2,
                    .filter = {TL_FILTER_NONE, 0}, .calibration = NAN, .duration_s = NAN,
@@ -688,8 +695,12 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
   if (s->prior && !(flags & TL_ALGO_PRIOR))
     return bad(error, "prior = %s: needs an algorithm with a prior (osl, bsrem); %s takes none",
                s->prior, algo);
-  if (!s->prior && (s->beta != 0 || s->gamma != d.gamma || s->epsilon != d.epsilon))
+  if (!s->prior && (s->beta != 0 || s->gamma != d.gamma || !isnan(s->epsilon)))
     return bad(error, "beta, gamma and epsilon need a prior (prior = none)");
+  if (!s->prior && s->kappa) return bad(error, "kappa = %s needs a prior (prior = none)", s->kappa);
+  if (s->osem_epochs && !(flags & TL_ALGO_EMISSION))
+    return bad(error, "osem-epochs = %u needs an emission algorithm; %s is none", s->osem_epochs,
+               algo);
   if (!ct && (flags & TL_ALGO_NEEDS_DATA) && !s->binned)
     return bad(error, "algorithm = %s needs binned data (binned = true): list-mode events are "
                "no data vector", algo);
@@ -758,11 +769,12 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->prior = s->prior;
   o->beta = s->beta;
   o->prior_params.gamma = s->gamma;
-  o->prior_params.epsilon = s->epsilon;
+  o->prior_params.epsilon = s->epsilon; /* NAN: automatic (TlSolverOptions.warm_epochs) */
   o->relaxation = (float)s->relaxation;
   o->seed = s->seed;
   o->start_subset = s->start_subset;
   o->zero_end_planes = s->zero_end_planes;
+  o->warm_epochs = s->osem_epochs;
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;
@@ -771,6 +783,16 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
     o->filter_every = s->filter_every;
   }
   if (post) *post = s->filter_every ? (TlFilter){TL_FILTER_NONE, 0} : s->filter;
+  return TRUE;
+}
+
+gboolean tl_run_spec_apply_kappa(const TlRunSpec *s, TlSolver *sv, GError **error) {
+  if (!s->kappa) return TRUE;
+  g_autoptr(TlImage) k = tl_image_load(s->kappa, error);
+  if (!k || !tl_solver_set_kappa(sv, k, error)) {
+    g_prefix_error(error, "kappa = %s: ", s->kappa);
+    return FALSE;
+  }
   return TRUE;
 }
 
@@ -798,7 +820,7 @@ gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GErr
   o->prior = s->prior;
   o->beta = s->beta;
   o->prior_params.gamma = s->gamma;
-  o->prior_params.epsilon = s->epsilon;
+  o->prior_params.epsilon = isnan(s->epsilon) ? 1e-3 : s->epsilon; /* auto: PET's rdp only */
   return TRUE;
 }
 

@@ -41,9 +41,11 @@ typedef struct {
   char *prior;             /* a registry prior, NULL = none */
   double beta;             /* prior strength (>= 0) */
   double gamma;            /* rdp edge preservation (>= 0) */
-  double epsilon;          /* rdp / tv smoothing (> 0) */
+  double epsilon;          /* rdp / tv smoothing (> 0); NAN = auto (PET rdp: from OSEM, PETRIC) */
   double relaxation;       /* bsrem alpha_0, sirt / os-sart lambda */
   guint seed;              /* svrg / saga: the seed of the random subset order */
+  char *kappa;             /* PET, prior: per-voxel prior weights (an image); NULL = none */
+  guint osem_epochs;       /* PET: OSEM epochs before the algorithm (warm start); 0 = none */
   TlRunObjective objective;/* when the log-likelihood (PET) / objective (CT) is computed */
   gboolean binned;         /* PET: histogram the events into crystal pairs */
   gboolean tof;            /* PET: time of flight */
@@ -143,6 +145,9 @@ TL_API guint tl_run_spec_subsets(const TlRunSpec *s);
  * `o` point into s. The post filter (the filter when filter_every is 0) goes to *post. */
 TL_API gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlFilter *post,
                                       GError **error);
+/* The run's kappa image (the key `kappa`: the prior's per-voxel weights), read and set on the
+ * solver (tl_solver_set_kappa); nothing without one. GError naming the key and the file. */
+TL_API gboolean tl_run_spec_apply_kappa(const TlRunSpec *s, TlSolver *sv, GError **error);
 /* The CT options of an iterative run (validated first; GError for fdk: no TlCtReconOptions). */
 TL_API gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GError **error);
 

@@ -18,6 +18,7 @@ typedef struct {
   TlImage *object, *background;         /* NULL = none */
   GPtrArray *voi_names, *voi_masks;     /* char *, TlImage * */
   const char *reference_algo;
+  TlRunSpec *base;                      /* the race's run keys (kappa, seed) */
   guint reference_updates;
   double tolerance;
   guint updates;
@@ -38,7 +39,7 @@ static gboolean race_work(gpointer data, GError **error) {
   if (!(j->ds = tl_dataset_open(j->path, error))) return FALSE;
   if (!j->have_grid) j->grid = j->ref ? j->ref->grid : j->ds->grid;
   if (!j->ref) {
-    TlRecon *r = tl_run_race_entrant(j->ctx, j->ds, &j->grid, j->reference_algo, error);
+    TlRecon *r = tl_run_race_entrant(j->ctx, j->ds, &j->grid, j->base, j->reference_algo, error);
     if (!r) return FALSE;
     g_ptr_array_add(j->recons, r);
     if (!tl_race_reference(tl_recon_solver(r), j->reference_updates, j->tolerance, j->cancel,
@@ -54,7 +55,7 @@ static gboolean race_work(gpointer data, GError **error) {
       return FALSE;
   j->race = tl_race_new(j->metrics);
   for (guint i = 0; i < j->n_algos; i++) {
-    TlRecon *r = tl_run_race_entrant(j->ctx, j->ds, &j->grid, j->algos[i], error);
+    TlRecon *r = tl_run_race_entrant(j->ctx, j->ds, &j->grid, j->base, j->algos[i], error);
     if (!r) return FALSE;
     g_ptr_array_add(j->recons, r);
     if (!tl_race_add(j->race, j->algos[i], tl_recon_solver(r), error)) return FALSE;
@@ -173,23 +174,29 @@ static void job_clear(Job *j) {
   if (j->metrics) tl_metrics_free(j->metrics);
   if (j->ds) tl_dataset_free(j->ds);
   g_clear_object(&j->cancel);
+  tl_run_spec_free(j->base);
 }
 
 static PyObject *py_race(PyObject *mod, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"data", "algos", "reference", "reference_algo", "grid", "object",
                            "background", "vois", "updates", "until_target", "objective",
-                           "reference_updates", "tolerance", "context", NULL};
-  const char *path = NULL, *reference_algo = NULL;
+                           "reference_updates", "tolerance", "context", "kappa", "seed", NULL};
+  const char *path = NULL, *reference_algo = NULL, *kappa = NULL;
+  unsigned long seed = 1;
   PyObject *algos = NULL, *reference = Py_None, *grid = Py_None, *object = Py_None,
            *background = Py_None, *vois = Py_None, *context = Py_None;
   unsigned int updates = 50, reference_updates = 1000;
   int until_target = 0, objective = 0;
   double tolerance = 1e-7;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OzOOOOIppIdO", kwlist, &path, &algos,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "sO|OzOOOOIppIdOzk", kwlist, &path, &algos,
                                    &reference, &reference_algo, &grid, &object, &background,
                                    &vois, &updates, &until_target, &objective,
-                                   &reference_updates, &tolerance, &context))
+                                   &reference_updates, &tolerance, &context, &kappa, &seed))
     return NULL;
+  if (seed > G_MAXUINT32) {
+    PyErr_Format(PyExc_ValueError, "race: seed=%lu; expected 0 to 4294967295", seed);
+    return NULL;
+  }
   Job j = {.path = path, .reference_algo = reference_algo, .updates = updates,
            .reference_updates = reference_updates, .tolerance = tolerance,
            .until_target = until_target, .objective = objective,
@@ -197,10 +204,17 @@ static PyObject *py_race(PyObject *mod, PyObject *args, PyObject *kw) {
            .voi_masks = g_ptr_array_new_with_free_func((GDestroyNotify)tl_image_free),
            .recons = g_ptr_array_new_with_free_func((GDestroyNotify)tl_recon_free),
            .images = g_ptr_array_new_with_free_func((GDestroyNotify)tl_image_free),
-           .cancel = g_cancellable_new(), .reference_objective = NAN};
-  PyObject *out = NULL;
+           .cancel = g_cancellable_new(), .reference_objective = NAN,
+           .base = tl_run_spec_new()};
+  j.base->seed = (guint)seed;
+  PyObject *out = NULL, *seq = NULL;
   TlPyContext *c = NULL;
-  PyObject *seq = PySequence_Fast(algos, "algos: expected a list of 'ALGORITHM[:KEY=VALUE,...]'");
+  GError *kerr = NULL;
+  if (kappa && !tl_run_spec_set(j.base, "kappa", kappa, &kerr)) {
+    tlpy_raise(kerr);
+    goto done;
+  }
+  seq = PySequence_Fast(algos, "algos: expected a list of 'ALGORITHM[:KEY=VALUE,...]'");
   if (!seq) goto done;
   j.n_algos = (guint)PySequence_Fast_GET_SIZE(seq);
   j.algos = g_new0(char *, j.n_algos + 1);

@@ -99,3 +99,29 @@ def test_cli_race(scan, grid, cli, tmp_path):
     assert tl.load_image(str(ref)).grid == grid
     bad = subprocess.run([cli, 'race', str(scan), '--algo', 'mlem'], capture_output=True, text=True)
     assert bad.returncode == 2 and '--reference IMAGE is required' in bad.stderr
+
+
+def test_race_kappa_and_seed(scan, grid, ctx, tmp_path):
+    # kappa = 2 in every voxel weighs every RDP pair term by kappa_j kappa_k = 4: the race's
+    # kappa= gives the images of beta x 4 without it (list mode sums atomically: to rounding)
+    k = tmp_path / 'kappa.nii'
+    tl.Image(np.full(grid.shape, 2, np.float32), grid).save(str(k))
+    spec = 'bsrem:subsets=4,prior=rdp,epsilon=0.01,beta=%g'
+    kw = dict(reference_algo='osem:subsets=4', reference_updates=1, grid=grid, updates=8,
+              context=ctx)
+    with_kappa = tl.race(scan, [spec % 5], kappa=k, **kw)['entrants'][spec % 5]['image'].data
+    times_4 = tl.race(scan, [spec % 20], **kw)['entrants'][spec % 20]['image'].data
+    plain = tl.race(scan, [spec % 5], **kw)['entrants'][spec % 5]['image'].data
+    scale = np.abs(times_4).max()
+    assert np.abs(with_kappa - times_4).max() <= 1e-4 * scale
+    assert np.abs(plain - times_4).max() >= 1e-2 * scale  # the weights changed the images
+    # the race's seed= is every entrant's; an entrant's own seed= wins
+    svrg = 'svrg:subsets=4,prior=rdp,epsilon=0.01,beta=5'
+    a = tl.race(scan, [svrg], seed=7, **kw)['entrants'][svrg]['image'].data
+    b = tl.race(scan, [svrg + ',seed=7'], **kw)['entrants'][svrg + ',seed=7']['image'].data
+    c = tl.race(scan, [svrg + ',seed=1'], seed=7, **kw)['entrants'][svrg + ',seed=1']['image'].data
+    scale = np.abs(a).max()
+    assert np.abs(a - b).max() <= 1e-4 * scale
+    assert np.abs(a - c).max() >= 1e-3 * scale
+    with pytest.raises((OSError, ValueError), match='kappa'):
+        tl.race(scan, [spec % 5], kappa=str(tmp_path / 'none.nii'), **kw)

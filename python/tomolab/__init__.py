@@ -209,8 +209,9 @@ class Run:
                     relaxation=self.relaxation, objective=self.objective,
                     nonnegative=self.nonnegative)
         if self.prior != 'none':
+            # epsilon = auto: NaN asks the solver for PETRIC's (docs/recon.md)
             args.update(prior=self.prior, beta=self.beta, gamma=self.gamma,
-                        epsilon=self.epsilon)
+                        epsilon=float('nan') if self.epsilon is None else self.epsilon)
         if self.filter_every:
             args.update(filter=self._v['filter'], filter_every=self.filter_every)
         args.update(kw)
@@ -244,7 +245,7 @@ __all__ += ['LinearOperator', 'csr_operator', 'ct_geometry', 'ct_projector', 'EV
 
 def race(data, algos, reference=None, reference_algo=None, grid=None, object=None,  # noqa: A002
          background=None, vois=None, updates=50, until_target=False, objective=False,
-         reference_updates=1000, tolerance=1e-7, context=None):
+         reference_updates=1000, tolerance=1e-7, context=None, kappa=None, seed=1):
     """Races 1 to 8 entrants ('ALGORITHM[:KEY=VALUE,...]', e.g. 'osem:subsets=10') on the PET
     data file `data`, one update each in turn on the device, as `tomolab-cli race` does
     (docs/recon.md, "Races"). reference: an Image, an array on `grid` or a file; or
@@ -253,13 +254,17 @@ def race(data, algos, reference=None, reference_algo=None, grid=None, object=Non
     masks (non-zero voxels). Returns {'entrants': {label: {'update', 'seconds', 'epoch',
     'objective', 'rmse', 'background_rmse', 'met' (numpy arrays), 'voi': {name: array},
     'time_to_target', 'epoch_to_target', 'image' (the last, an Image)}}, 'csv', 'norm', 'reference' (an Image),
-    'reference_objective', 'reference_updates'}; PETRIC's metrics and thresholds."""
+    'reference_objective', 'reference_updates'}; PETRIC's metrics and thresholds. kappa: an
+    image file of every prior's per-voxel weights, seed: the svrg / saga subset order (the run
+    keys kappa and seed; an entrant's seed= wins). 'epoch' counts data passes (a projection of
+    all data forward and back is 1)."""
     return _tomolab.race(str(data), list(algos), reference=reference,
                          reference_algo=reference_algo, grid=grid, object=object,
                          background=background, vois=vois, updates=updates,
                          until_target=until_target, objective=objective,
                          reference_updates=reference_updates, tolerance=tolerance,
-                         context=context)
+                         context=context, kappa=None if kappa is None else str(kappa),
+                         seed=seed)
 
 
 # PET sinograms with their geometry (tomolab/sinogram.py, python/src/tlpy-sinogram.c;
