@@ -48,7 +48,8 @@ void main() {
   if (rg.v[m] == 0u) return;  // no record along m in this chunk
   int s0 = int(g * S), s1 = int(min(g * S + S, uint(n[m]))) - 1;
   uint lane = gl_SubgroupInvocationID, half_words = PET_REC_WORDS / 2u;
-  TlPairs recs = TlPairs(pc.lors), B = TlPairs(pc.dst);
+  TlPairs recs = TlPairs(pc.lors);
+  TlPairSums B = TlPairSums(pc.dst);
   PetLor l;
   l.m = 1.0;
   for (uint e = first; e < end; e++) {
@@ -83,8 +84,8 @@ void main() {
         // the weights of pet_joseph's taps c = 2r and 2r + 1, times w as pet_scatter gets them
         float fv = r != 0 ? fe.y : 1.0 - fe.y;
         uint slot = pet_pair_slot_mu(base, st, k, i0.x + 1, jv);
-        pet_pair_store(B, slot, pet_pair_load(B, slot) +
-                                    vec2(w * ((1.0 - fe.x) * fv * wk), w * (fe.x * fv * wk)));
+        vec2 add = vec2(w * ((1.0 - fe.x) * fv * wk), w * (fe.x * fv * wk));
+        pet_pair_store(B, slot, pet_pair_load(B, slot) + dvec2(add));
       }
     }
   }

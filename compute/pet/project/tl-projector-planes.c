@@ -11,15 +11,16 @@
  *      the fused kernel) and writes its ratio and plane walk as a record;
  *   2. pet_back_slabs.comp back projects the chunk's records with one invocation per plane:
  *      each plane has one writer, so plain loads and stores replace the atomics; it adds
- *      into pair buffers B, two taps per 64-bit word (pet_pairs.glsl);
+ *      into pair buffers B, two taps per slot, summed in double (pet_pairs.glsl);
  *   3. after the last chunk pet_pairs.comp adds B into the correction image.
  * The weights are bit for bit those of pet_joseph.glsl (the same arithmetic in
  * pet_plane_sample_at), the forward sum is the same, and the back projection's sums come out in
- * the same order on every run. Device memory: the chunk's records (fixed) and B, about twice
- * the image; the events still cost only their 12 bytes.
+ * the same order on every run, in double: the path is the fused kernel's operator to its
+ * walk's float rounding (tests/test-pet-em-planes.c). Device memory: the chunk's records
+ * (fixed) and B, about 8 times the float image; the events still cost only their 12 bytes.
  *
- * Chosen (TL_EM_AUTO) on CPU devices for Joseph when no scatter mode was asked for and pet_em
- * was not edited; GPUs keep the fused kernel, which van Gendt et al. 2021 measured faster there. */
+ * Chosen (TL_EM_AUTO) on CPU devices for Joseph without TOF when no scatter mode was asked for
+ * and pet_em was not edited (tl_planes_em_chosen says why not with TOF); GPUs keep the fused kernel, which van Gendt et al. 2021 measured faster there. */
 #include "tl-projector-ray.h"
 #include "tl-kernels.h"
 #include <string.h>
@@ -39,6 +40,9 @@
 #define TL_PLANES_PER_GROUP(tof) ((tof) ? TL_PET_SLAB_PLANES_TOF : TL_PET_SLAB_PLANES)
 /* Record words (pet_em_rec.comp) */
 #define TL_REC_WORDS(tof) ((tof) ? TL_PET_REC_WORDS_TOF : TL_PET_REC_WORDS)
+
+/* One slot of the pair buffers: two doubles (pet_pairs.glsl says why double) */
+#define PAIR_BYTES 16u
 
 struct _TlPlanes {
   TlArray *b;          /* pair buffers along x then y (pet_pairs.glsl) */
@@ -67,6 +71,7 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   const TlDeviceInfo *info = tl_context_info(p->ctx);
   if (tl_ray_tracer(p) != TL_PET_TRACER_JOSEPH) return "only Joseph's projector has it";
   if (!info->shader_int64) return "the device lacks shaderInt64";
+  if (!info->shader_float64) return "the device lacks shaderFloat64 (the pair buffers' sums)";
   VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
                                 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   if ((info->subgroup_ops & need) != need)
@@ -83,20 +88,24 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
              "plane numbers)";
   guint64 slots = pair_slots(d);
   if (slots > G_MAXUINT32) return "its pair buffers would exceed 2^32 slots (32-bit indices)";
-  if (info->max_memory_allocation_size && 8 * slots > info->max_memory_allocation_size)
+  if (info->max_memory_allocation_size && PAIR_BYTES * slots > info->max_memory_allocation_size)
     return "its pair buffers would exceed the device's largest allocation";
   return NULL;
 }
 
 gboolean tl_planes_em_chosen(const TlProjector *p, const TlLors *lors) {
-  /* Asked for only. A fast path must be the same operator as the generic one to 1e-6
-   * (docs/architecture.md): the plane path's float sums in a fixed order are 0.4-8e-6
-   * relative L2 from the double reference, where the one-kernel pass, summed in fixed point
-   * (core/tl-fixed.h), is within 7e-7 (tests/test-pet-em-planes.c). Until its sums are exact
-   * too, TL_EM_AUTO takes the one-kernel pass on every device, at 1.2-1.75x the plane path's
-   * time on lavapipe (docs/pet.md). */
-  (void)lors;
-  return p->em_method == TL_EM_PLANES;
+  if (p->em_method == TL_EM_PLANES) return TRUE;
+  if (p->em_method != TL_EM_AUTO || p->scatter != TL_SCATTER_AUTO) return FALSE;
+  /* an edited one-kernel pass (the kernel editor, recon --kernel) runs as written */
+  if (tl_kernels_replaced(p->ctx, "pet_em") || tl_kernels_replaced(p->ctx, "pet_em_cas"))
+    return FALSE;
+  /* The fastest of the two, which are one operator (summed in double here, in fixed point
+   * there: tests/test-pet-em-planes.c finds them 0 to 2e-8 apart, both within 7e-7 of the
+   * double reference). Measured on lavapipe (bench/README.md, bench/pet): without TOF the
+   * one-kernel pass takes 1.47x the plane path's time; with TOF the plane path is no faster
+   * (0.98x at 8e4 events, 0.82x at 3e4), so TOF keeps the one-kernel pass. */
+  return lors->tof == NULL && tl_context_info(p->ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         unsupported(p, lors) == NULL;
 }
 
 static gboolean ensure(TlArray **a, TlContext *ctx, guint64 n, gsize elem, GError **error) {
@@ -167,7 +176,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
     return FALSE;
   }
   guint64 n_chunks = (lors->count + chunk - 1) / chunk;
-  if (!ensure(&pl->b, p->ctx, slots, 8, error) ||
+  if (!ensure(&pl->b, p->ctx, slots, PAIR_BYTES, error) ||
       !ensure(&pl->records, p->ctx, chunk * rec_words, 4, error) ||
       !ensure(&pl->ranges, p->ctx, n_chunks * TL_PET_RANGE_WORDS, 4, error) || !tl_stream_zero(s, pl->b, error) ||
       !tl_stream_zero(s, pl->ranges, error))
