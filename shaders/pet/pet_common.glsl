@@ -4,22 +4,22 @@
 //
 // Variants are specialization constants (ids and values in tl_constants.glsl, which the host,
 // compute/pet/project/tl-projector-ray.c, includes too):
-//   1 PET_TRACER  0 Siddon (pet_siddon.glsl), 1 Joseph (pet_joseph.glsl)
-//   2 PET_LORS    0 list-mode events, 1 bins (crystal pair + count), 2 explicit end points,
-//                 3 every allowed crystal pair (the sensitivity image)
-//   3 PET_ATOMIC  1 float atomicAdd, 0 compare-and-swap loop on the bits
-//   4 PET_ATTEN   1 attenuation (van Gendt et al. 2021 eq. 6-7): LOR j carries the factor a_j =
+//   PET_TRACER    Siddon (pet_siddon.glsl), Joseph (pet_joseph.glsl), TOR (pet_tor.glsl)
+//   PET_LORS      list-mode events, bins (crystal pair + count), explicit end points,
+//                 every allowed crystal pair (the sensitivity image)
+//   PET_ATOMIC    1 float atomicAdd, 0 compare-and-swap loop on the bits
+//   PET_ATTEN     1 attenuation (van Gendt et al. 2021 eq. 6-7): LOR j carries the factor a_j =
 //                 exp(-integral of mu along j). Events/bins/end points read a_j from
 //                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
 //                 image) integrate the mu-map in pc.image along the pair first.
-//   5 PET_LOGLIK  1 (pet_forward, pet_em) also write per-workgroup partial sums of the
+//   PET_LOGLIK    1 (pet_forward, pet_em) also write per-workgroup partial sums of the
 //                 log-likelihood data term m_j log ybar_j to pc.aux (pet_loglik.glsl)
-//   6 PET_TOF     1 time of flight (list-mode events: word 2 of a record is the TOF bin);
-//   7..9          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
+//   PET_TOF       1 time of flight (list-mode events: word 2 of a record is the TOF bin);
+//   then          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
 //                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
-//   10 PET_TOR_SIGMA  tube-of-response tracer: Gaussian sigma across the tube, mm
-//   11, 12, 13    pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
-//   22 PET_FIXED  1 deterministic sums (tl_fixed.glsl): pet_back adds into a 64-bit fixed-point
+//   PET_TOR_SIGMA tube-of-response tracer: Gaussian sigma across the tube, mm
+//   pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
+//   PET_FIXED     1 deterministic sums (tl_fixed.glsl): pet_back adds into a 64-bit fixed-point
 //                 accumulator at pc.dst; pet_em only forwards, writing each LOR's back-projection
 //                 weight to pc.dst and their largest |w| into the accumulator's head at pc.norm
 //                 (compute/pet/project/tl-projector-ray.c runs pet_back on them after it)
