@@ -2,9 +2,9 @@
 /* `tomolab-cli recon --kernel NAME=FILE` (issue 32): an edit of a kernel the run calls changes
  * the image, an edit of one it never calls is refused before the run with the kernels it runs
  * instead. The runs: MLEM, one iteration, on the examples' 768-crystal ring
- * (examples/python/common.py) with Siddon and Joseph, whose EM pass is the one kernel pet_em on
- * every device (the plane path, pet_em_rec + pet_back_slabs + pet_pairs, runs only when asked
- * for: docs/pet.md). An edit
+ * (examples/python/common.py) with Siddon (the one-kernel EM pass, pet_em) and Joseph (no TOF:
+ * on a CPU device the plane path, pet_em_rec + pet_back_slabs + pet_pairs; elsewhere pet_em).
+ * An edit
  * that doubles the EM ratio a m / y doubles the image after one MLEM iteration from the same
  * start (x1 = x0 / s * A^T (2 m / A x0)): the test's independent expectation. */
 #include "tl-context.h"
@@ -110,8 +110,15 @@ static void check_projector(const char *projector, const char *edit) {
 /* Siddon: the one-kernel EM pass on every device */
 static void test_siddon(void) { check_projector("siddon", "pet_em"); }
 
-/* Joseph: the one-kernel EM pass on every device too (TL_EM_AUTO) */
-static void test_joseph(void) { check_projector("joseph", "pet_em"); }
+/* Joseph: the plane path's first kernel on a CPU device; pet_em elsewhere */
+static void test_joseph(void) {
+  GError *error = NULL;
+  g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
+  g_assert_no_error(error);
+  gboolean cpu = tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  g_clear_pointer(&ctx, tl_context_free);
+  check_projector("joseph", cpu ? "pet_em_rec" : "pet_em");
+}
 
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The provenance sidecar (tl-run-sidecar.h): written by hand with JSON string escaping (json-glib
- * is no dependency), and read back only for its run part. */
+ * is no dependency), and read back only for its run part, through tl-json.h. */
 #include "tl-run-sidecar.h"
 #include "image/tl-file.h"
+#include "tl-json.h"
 #include "tl-error.h"
 #include <errno.h>
 #include <math.h>
@@ -297,237 +298,43 @@ TlRunSpec *tl_run_spec_with_centre(const TlRunSpec *s, double centre, double met
   return r;
 }
 
-/* ---- reading the run part back: a small strict JSON scanner ---- */
+/* ---- reading the run part back: the text through core's JSON reader (tl-json.h), whose
+ * errors name the file and byte; then the run object, key by key ---- */
 
-typedef struct {
-  const char *s, *p;
-  const char *src;
-} J;
-
-static gboolean jfail(J *j, GError **error, const char *what) {
-  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: byte %ld: %s", j->src, (long)(j->p - j->s),
-              what);
+static gboolean run_fail(GError **error, const char *source, const char *what) {
+  g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: %s", source, what);
   return FALSE;
-}
-
-static void ws(J *j) {
-  while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r') j->p++;
-}
-
-static int hex4(const char *p) {
-  int v = 0;
-  for (int i = 0; i < 4; i++) {
-    int c = g_ascii_xdigit_value(p[i]);
-    if (c < 0) return -1;
-    v = v * 16 + c;
-  }
-  return v;
-}
-
-/* A string at j->p (its opening quote), decoded into *out (NULL: skipped). */
-static gboolean jstring(J *j, char **out, GError **error) {
-  if (*j->p != '"') return jfail(j, error, "expected a string");
-  j->p++;
-  GString *o = g_string_new(NULL);
-  while (*j->p != '"') {
-    guchar c = (guchar)*j->p;
-    if (!c || c < 0x20) {
-      g_string_free(o, TRUE);
-      return jfail(j, error, "unterminated string or control character in it");
-    }
-    if (c != '\\') {
-      g_string_append_c(o, (char)c);
-      j->p++;
-      continue;
-    }
-    j->p++;
-    char e = *j->p++;
-    const char *plain = strchr("\"\\/bfnrt", e);
-    if (e && plain) {
-      g_string_append_c(o, "\"\\/\b\f\n\r\t"[plain - "\"\\/bfnrt"]);
-    } else if (e == 'u') {
-      int u = hex4(j->p);
-      if (u < 0) {
-        g_string_free(o, TRUE);
-        return jfail(j, error, "bad \\u escape");
-      }
-      j->p += 4;
-      gunichar ch = (gunichar)u;
-      if (u >= 0xD800 && u < 0xDC00 && j->p[0] == '\\' && j->p[1] == 'u') {
-        int lo = hex4(j->p + 2);
-        if (lo >= 0xDC00 && lo < 0xE000) {
-          ch = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
-          j->p += 6;
-        }
-      }
-      if (ch >= 0xD800 && ch < 0xE000) {
-        g_string_free(o, TRUE);
-        return jfail(j, error, "lone surrogate in a \\u escape");
-      }
-      g_string_append_unichar(o, ch);
-    } else {
-      g_string_free(o, TRUE);
-      return jfail(j, error, "bad escape in a string");
-    }
-  }
-  j->p++;
-  /* JSON text is UTF-8 (RFC 8259); so is a run file, which this string may be written to
-   * (a \u0000 escape fails here too: a C string cannot hold it) */
-  if (!g_utf8_validate(o->str, (gssize)o->len, NULL)) {
-    g_string_free(o, TRUE);
-    return jfail(j, error, "a string that is not UTF-8 text");
-  }
-  if (out) *out = g_string_free(o, FALSE);
-  else g_string_free(o, TRUE);
-  return TRUE;
-}
-
-static gboolean jvalue(J *j, int depth, GError **error) {
-  if (depth > 64) return jfail(j, error, "nested too deep");
-  ws(j);
-  if (*j->p == '"') return jstring(j, NULL, error);
-  if (*j->p == '{' || *j->p == '[') {
-    char close = *j->p == '{' ? '}' : ']';
-    gboolean obj = close == '}';
-    j->p++;
-    ws(j);
-    if (*j->p == close) {
-      j->p++;
-      return TRUE;
-    }
-    for (;;) {
-      if (obj) {
-        ws(j);
-        if (!jstring(j, NULL, error)) return FALSE;
-        ws(j);
-        if (*j->p != ':') return jfail(j, error, "expected ':'");
-        j->p++;
-      }
-      if (!jvalue(j, depth + 1, error)) return FALSE;
-      ws(j);
-      if (*j->p == ',') {
-        j->p++;
-        continue;
-      }
-      if (*j->p == close) {
-        j->p++;
-        return TRUE;
-      }
-      return jfail(j, error, obj ? "expected ',' or '}'" : "expected ',' or ']'");
-    }
-  }
-  const char *lits[] = {"true", "false", "null"};
-  for (int i = 0; i < 3; i++)
-    if (strncmp(j->p, lits[i], strlen(lits[i])) == 0) {
-      j->p += strlen(lits[i]);
-      return TRUE;
-    }
-  /* a number: -? digits (. digits)? ([eE] [+-]? digits)? */
-  const char *q = j->p;
-  if (*q == '-') q++;
-  if (!g_ascii_isdigit(*q)) return jfail(j, error, "expected a value");
-  while (g_ascii_isdigit(*q)) q++;
-  if (*q == '.') {
-    q++;
-    if (!g_ascii_isdigit(*q)) return jfail(j, error, "bad number");
-    while (g_ascii_isdigit(*q)) q++;
-  }
-  if (*q == 'e' || *q == 'E') {
-    q++;
-    if (*q == '+' || *q == '-') q++;
-    if (!g_ascii_isdigit(*q)) return jfail(j, error, "bad number");
-    while (g_ascii_isdigit(*q)) q++;
-  }
-  j->p = q;
-  return TRUE;
-}
-
-/* "TomolabRun": { "key": "value", ... } into s. */
-static gboolean read_run_object(J *j, TlRunSpec *s, GError **error) {
-  ws(j);
-  if (*j->p != '{') return jfail(j, error, "TomolabRun: expected an object");
-  j->p++;
-  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-  ws(j);
-  if (*j->p == '}') {
-    j->p++;
-    return TRUE;
-  }
-  for (;;) {
-    g_autofree char *key = NULL, *value = NULL;
-    ws(j);
-    if (!jstring(j, &key, error)) return FALSE;
-    ws(j);
-    if (*j->p != ':') return jfail(j, error, "expected ':'");
-    j->p++;
-    ws(j);
-    if (*j->p != '"') return jfail(j, error, "TomolabRun: every value is a string");
-    if (!jstring(j, &value, error)) return FALSE;
-    if (g_hash_table_contains(seen, key)) {
-      g_autofree char *q = tl_text_quote(key, -1, 60);
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TomolabRun: key '%s' repeated", j->src,
-                  q);
-      return FALSE;
-    }
-    g_hash_table_add(seen, g_strdup(key));
-    GError *e = NULL;
-    if (!tl_run_spec_set(s, key, value, &e)) {
-      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TomolabRun: %s", j->src, e->message);
-      g_error_free(e);
-      return FALSE;
-    }
-    ws(j);
-    if (*j->p == ',') {
-      j->p++;
-      continue;
-    }
-    if (*j->p == '}') {
-      j->p++;
-      return TRUE;
-    }
-    return jfail(j, error, "expected ',' or '}'");
-  }
 }
 
 gboolean tl_run_sidecar_read_run(TlRunSpec *s, const char *json, const char *source,
                                  GError **error) {
-  J j = {json, json, source};
-  ws(&j);
-  if (*j.p != '{') return jfail(&j, error, "expected a JSON object");
-  j.p++;
-  gboolean found = FALSE;
-  ws(&j);
-  if (*j.p != '}')
-    for (;;) {
-      g_autofree char *key = NULL;
-      ws(&j);
-      if (!jstring(&j, &key, error)) return FALSE;
-      ws(&j);
-      if (*j.p != ':') return jfail(&j, error, "expected ':'");
-      j.p++;
-      if (g_str_equal(key, "TomolabRun")) {
-        if (found) return jfail(&j, error, "TomolabRun given twice");
-        if (!read_run_object(&j, s, error)) return FALSE;
-        found = TRUE;
-      } else if (!jvalue(&j, 1, error)) {
-        return FALSE;
-      }
-      ws(&j);
-      if (*j.p == ',') {
-        j.p++;
-        continue;
-      }
-      if (*j.p == '}') break;
-      return jfail(&j, error, "expected ',' or '}'");
-    }
-  j.p++;
-  ws(&j);
-  if (*j.p) return jfail(&j, error, "text after the JSON object");
-  if (!found) {
+  /* a repeated member (TomolabRun itself or one of its keys) is refused by the reader */
+  g_autoptr(TlJson) doc = tl_json_parse(json, strlen(json), source, error);
+  if (!doc) return FALSE;
+  if (doc->kind != TL_JSON_OBJECT) return run_fail(error, source, "expected a JSON object");
+  const TlJson *run = tl_json_get(doc, "TomolabRun");
+  if (!run) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
                 "%s: no \"TomolabRun\" object: not a Tomolab sidecar (a run file is key = value "
                 "lines or a sidecar written by tomolab-cli recon)", source);
     return FALSE;
+  }
+  if (run->kind != TL_JSON_OBJECT) return run_fail(error, source, "TomolabRun: expected an object");
+  /* in the file's order: a later key may depend on an earlier one (tl_run_spec_set) */
+  for (guint i = 0; i < run->n; i++) {
+    const char *key = run->keys[i], *value = tl_json_string(run->items[i]);
+    if (!value) {
+      g_autofree char *q = tl_text_quote(key, -1, 60);
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT,
+                  "%s: TomolabRun: key '%s': every value is a string", source, q);
+      return FALSE;
+    }
+    GError *e = NULL;
+    if (!tl_run_spec_set(s, key, value, &e)) {
+      g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: TomolabRun: %s", source, e->message);
+      g_error_free(e);
+      return FALSE;
+    }
   }
   return TRUE;
 }

@@ -53,22 +53,32 @@ def window_image(gui, tmp_path, name):
     return tl.load_image(str(out)), out
 
 
+def pet_doors(cli, gui, ctx, tmp_path, name, run, grid=None, operator_grid=None):
+    """One PET run through the three doors: the CLI, the window, and Python's dataset with the
+    run's operator (on operator_grid when given, else the run's grid key, else the dataset's)
+    and Solver. Asserts the three images are the same bits, not all zero, on `grid` (None:
+    the dataset's grid). Returns the dataset for the case's own checks."""
+    cli_im, r = cli_image(cli, run, tmp_path, name)
+    win_im, _ = window_image(gui, tmp_path, name)
+    ds = tl.open(r.data, context=ctx)
+    sv = r.solver(r.pet_operator(ds.data, grid=operator_grid, ctx=ctx))
+    sv.run()
+    want = ds.grid if grid is None else grid
+    assert cli_im.grid == want and win_im.grid == want
+    assert cli_im.data.max() > 0
+    assert np.array_equal(sv.image, cli_im.data)
+    assert np.array_equal(win_im.data, cli_im.data)
+    return ds
+
+
 def test_pet_listmode(cli, gui, ctx, listmode, grid, tmp_path):
     tlm = tmp_path / 'scan.tlm'
     listmode.save(str(tlm))
     run = tl.Run(data=str(tlm), algorithm='osem', subsets=2, iterations=2, projector='joseph',
                  grid='%dx%dx%d@%g,%g,%g' % (grid.dims + grid.voxel_mm),
                  output=str(tmp_path / 'cli.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'pet')
-    win_im, _ = window_image(gui, tmp_path, 'pet')
-    ds = tl.open(r.data, context=ctx)
+    ds = pet_doors(cli, gui, ctx, tmp_path, 'pet', run, grid=grid)
     assert ds.kind == 'pet-listmode'
-    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
-    sv.run()
-    assert cli_im.grid == grid and win_im.grid == grid
-    assert cli_im.data.max() > 0
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)
 
 
 def test_pet_listmode_dataset_grid(cli, gui, ctx, listmode, tmp_path):
@@ -76,14 +86,7 @@ def test_pet_listmode_dataset_grid(cli, gui, ctx, listmode, tmp_path):
     tlm = tmp_path / 'scan.tlm'
     listmode.save(str(tlm))
     run = tl.Run(data=str(tlm), algorithm='mlem', iterations=2, output=str(tmp_path / 'cli.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'pet-auto')
-    win_im, _ = window_image(gui, tmp_path, 'pet-auto')
-    ds = tl.open(r.data, context=ctx)
-    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
-    sv.run()
-    assert cli_im.grid == ds.grid and win_im.grid == ds.grid
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)
+    pet_doors(cli, gui, ctx, tmp_path, 'pet-auto', run)
 
 
 def test_pet_binned(cli, gui, ctx, listmode, grid, tmp_path):
@@ -93,14 +96,7 @@ def test_pet_binned(cli, gui, ctx, listmode, grid, tmp_path):
     run = tl.Run(data=str(tlm), algorithm='osem', subsets=2, iterations=2, binned=True,
                  grid='%dx%dx%d@%g,%g,%g' % (grid.dims + grid.voxel_mm),
                  output=str(tmp_path / 'binned.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'binned')
-    win_im, _ = window_image(gui, tmp_path, 'binned')
-    ds = tl.open(r.data, context=ctx)
-    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
-    sv.run()
-    assert cli_im.data.max() > 0
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)
+    pet_doors(cli, gui, ctx, tmp_path, 'binned', run, grid=grid)
 
 
 def test_ct_simulated(cli, gui, ctx, tmp_path):
@@ -187,17 +183,9 @@ def test_pet_mmr(cli, gui, ctx, tmp_path):
     # door and read by the second (the same cache key: the same model)
     run = tl.Run(data=shared('mmr/PET_ACQ_small.l.hdr.STIR'), algorithm='mlem', iterations=1,
                  output=str(tmp_path / 'mmr.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'mmr')
-    win_im, _ = window_image(gui, tmp_path, 'mmr')
-    ds = tl.open(r.data, context=ctx)
+    ds = pet_doors(cli, gui, ctx, tmp_path, 'mmr', run)
     assert ds.kind == 'pet-listmode' and ds.format == 'mmr'
-    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
-    sv.run()
-    assert cli_im.grid == ds.grid and ds.grid.dims == (133, 133, 66)
-    assert win_im.grid == ds.grid
-    assert cli_im.data.max() > 0
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)
+    assert ds.grid.dims == (133, 133, 66)
 
 
 def test_pet_mmr_stir_truth(cli, gui, ctx, tmp_path):
@@ -206,17 +194,10 @@ def test_pet_mmr_stir_truth(cli, gui, ctx, tmp_path):
     stir = shared('stir-image/test_image_3.hv')
     run = tl.Run(data=shared('mmr/PET_ACQ_small.l.hdr.STIR'), algorithm='mlem', iterations=1,
                  truth=stir, output=str(tmp_path / 'mmr-stir.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'mmr-stir')
-    win_im, _ = window_image(gui, tmp_path, 'mmr-stir')
     truth = tl.load_image(stir)
-    ds = tl.open(r.data, context=ctx)
-    sv = r.solver(r.pet_operator(ds.data, grid=truth.grid, ctx=ctx))
-    sv.run()
-    assert cli_im.grid == truth.grid and win_im.grid == truth.grid
+    pet_doors(cli, gui, ctx, tmp_path, 'mmr-stir', run, grid=truth.grid,
+              operator_grid=truth.grid)
     assert truth.grid.dims == (97, 97, 31)
-    assert cli_im.data.max() > 0
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)
 
 
 def test_petsird(cli, gui, ctx, tmp_path):
@@ -224,13 +205,5 @@ def test_petsird(cli, gui, ctx, tmp_path):
     # table, its prompts as list mode, the dataset's grid, in all three doors
     run = tl.Run(data=shared('petsird/petsird-v0.10.0_small.bin'), algorithm='mlem', iterations=2,
                  output=str(tmp_path / 'petsird.nii'))
-    cli_im, r = cli_image(cli, run, tmp_path, 'petsird')
-    win_im, _ = window_image(gui, tmp_path, 'petsird')
-    ds = tl.open(r.data, context=ctx)
+    ds = pet_doors(cli, gui, ctx, tmp_path, 'petsird', run)
     assert ds.kind == 'pet-listmode' and ds.format == 'petsird'
-    sv = r.solver(r.pet_operator(ds.data, ctx=ctx))
-    sv.run()
-    assert cli_im.grid == ds.grid and win_im.grid == ds.grid
-    assert cli_im.data.max() > 0
-    assert np.array_equal(sv.image, cli_im.data)
-    assert np.array_equal(win_im.data, cli_im.data)

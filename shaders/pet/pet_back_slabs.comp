@@ -24,8 +24,8 @@
 #include "pet_planes.glsl"
 #include "pet_pairs.glsl"
 
-layout(constant_id = 14) const uint PET_SLAB_PLANES = 16;
-layout(constant_id = 15) const uint PET_REC_WORDS = 8;
+layout(constant_id = TL_PET_ID_SLAB_PLANES) const uint PET_SLAB_PLANES = TL_PET_SLAB_PLANES;
+layout(constant_id = TL_PET_ID_REC_WORDS) const uint PET_REC_WORDS = TL_PET_REC_WORDS;
 
 uvec2 rec_word(uvec2 mine, uint j) { return subgroupBroadcast(mine, j); }
 
@@ -48,15 +48,17 @@ void main() {
   if (rg.v[m] == 0u) return;  // no record along m in this chunk
   int s0 = int(g * S), s1 = int(min(g * S + S, uint(n[m]))) - 1;
   uint lane = gl_SubgroupInvocationID, half_words = PET_REC_WORDS / 2u;
-  TlPairs recs = TlPairs(pc.lors), B = TlPairs(pc.dst);
+  TlPairs recs = TlPairs(pc.lors);
+  TlPairSums B = TlPairSums(pc.dst);
   PetLor l;
   l.m = 1.0;
   for (uint e = first; e < end; e++) {
     uvec2 mine = unpack32(recs.v[e * half_words + min(lane, half_words - 1u)]);
     uvec2 w3 = rec_word(mine, 3u);
     uint kw = w3.y;
-    if (int(kw >> 30) != m) continue;
-    int k0 = int(kw & 0x7fffu), k1 = int((kw >> 15) & 0x7fffu);
+    const uint kb = TL_PET_REC_PLANE_BITS, kmask = (1u << kb) - 1u;
+    if (int(kw >> (2u * kb)) != m) continue;
+    int k0 = int(kw & kmask), k1 = int((kw >> kb) & kmask);
     if (k1 < s0 || k0 > s1) continue;
     vec2 w0 = uintBitsToFloat(rec_word(mine, 0u)), w1 = uintBitsToFloat(rec_word(mine, 1u));
     vec2 w2 = uintBitsToFloat(rec_word(mine, 2u));
@@ -82,8 +84,8 @@ void main() {
         // the weights of pet_joseph's taps c = 2r and 2r + 1, times w as pet_scatter gets them
         float fv = r != 0 ? fe.y : 1.0 - fe.y;
         uint slot = pet_pair_slot_mu(base, st, k, i0.x + 1, jv);
-        pet_pair_store(B, slot, pet_pair_load(B, slot) +
-                                    vec2(w * ((1.0 - fe.x) * fv * wk), w * (fe.x * fv * wk)));
+        vec2 add = vec2(w * ((1.0 - fe.x) * fv * wk), w * (fe.x * fv * wk));
+        pet_pair_store(B, slot, pet_pair_load(B, slot) + dvec2(add));
       }
     }
   }

@@ -2,23 +2,24 @@
 // Shared by the PET ray kernels (pet_forward, pet_back, pet_em): the push block, where a
 // line of response (LOR) comes from, and the scatter-add into an image.
 //
-// Variants are specialization constants (values in compute/pet/tl-projector-ray.c):
-//   1 PET_TRACER  0 Siddon (pet_siddon.glsl), 1 Joseph (pet_joseph.glsl)
-//   2 PET_LORS    0 list-mode events, 1 bins (crystal pair + count), 2 explicit end points,
-//                 3 every allowed crystal pair (the sensitivity image)
-//   3 PET_ATOMIC  1 float atomicAdd, 0 compare-and-swap loop on the bits
-//   4 PET_ATTEN   1 attenuation (van Gendt et al. 2021 eq. 6-7): LOR j carries the factor a_j =
+// Variants are specialization constants (ids and values in tl_constants.glsl, which the host,
+// compute/pet/project/tl-projector-ray.c, includes too):
+//   PET_TRACER    Siddon (pet_siddon.glsl), Joseph (pet_joseph.glsl), TOR (pet_tor.glsl)
+//   PET_LORS      list-mode events, bins (crystal pair + count), explicit end points,
+//                 every allowed crystal pair (the sensitivity image)
+//   PET_ATOMIC    1 float atomicAdd, 0 compare-and-swap loop on the bits
+//   PET_ATTEN     1 attenuation (van Gendt et al. 2021 eq. 6-7): LOR j carries the factor a_j =
 //                 exp(-integral of mu along j). Events/bins/end points read a_j from
 //                 pc.atten[first + i] (computed once per dataset); all pairs (the sensitivity
 //                 image) integrate the mu-map in pc.image along the pair first.
-//   5 PET_LOGLIK  1 (pet_forward, pet_em) also write per-workgroup partial sums of the
+//   PET_LOGLIK    1 (pet_forward, pet_em) also write per-workgroup partial sums of the
 //                 log-likelihood data term m_j log ybar_j to pc.aux (pet_loglik.glsl)
-//   6 PET_TOF     1 time of flight (list-mode events: word 2 of a record is the TOF bin);
-//   7..9          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
+//   PET_TOF       1 time of flight (list-mode events: word 2 of a record is the TOF bin);
+//   then          its Gaussian sigma and bin width along the LOR (mm) and truncation (sigmas)
 //                 (pet_tof.glsl; compute/pet/tl-projector.h TlTof)
-//   10 PET_TOR_SIGMA  tube-of-response tracer: Gaussian sigma across the tube, mm
-//   11, 12, 13    pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
-//   22 PET_FIXED  1 deterministic sums (tl_fixed.glsl): pet_back adds into a 64-bit fixed-point
+//   PET_TOR_SIGMA tube-of-response tracer: Gaussian sigma across the tube, mm
+//   pet_sens only: PET_FIXED_SCALE, PET_SYM, PET_NORM (pet_sens.comp, pet_norm.glsl)
+//   PET_FIXED     1 deterministic sums (tl_fixed.glsl): pet_back adds into a 64-bit fixed-point
 //                 accumulator at pc.dst; pet_em only forwards, writing each LOR's back-projection
 //                 weight to pc.dst and their largest |w| into the accumulator's head at pc.norm
 //                 (compute/pet/project/tl-projector-ray.c runs pet_back on them after it)
@@ -28,32 +29,34 @@
 #extension GL_EXT_shader_atomic_float : require
 #endif
 #include "tl_common.glsl"
+#include "tl_constants.glsl"
 #include "tl_fixed.glsl"
 
-layout(constant_id = 1) const uint PET_TRACER = 0;
-layout(constant_id = 2) const uint PET_LORS = 0;
-layout(constant_id = 3) const uint PET_ATOMIC = 1;
-layout(constant_id = 4) const uint PET_ATTEN = 0;
-layout(constant_id = 5) const uint PET_LOGLIK = 0;
-layout(constant_id = 6) const uint PET_TOF = 0;
-layout(constant_id = 7) const float PET_TOF_SIGMA = 1.0;
-layout(constant_id = 8) const float PET_TOF_BIN = 1.0;
-layout(constant_id = 9) const float PET_TOF_NSIGMA = 3.0;
-layout(constant_id = 10) const float PET_TOR_SIGMA = 0.0;
-layout(constant_id = 22) const uint PET_FIXED = 0;
+layout(constant_id = TL_PET_ID_TRACER) const uint PET_TRACER = TL_PET_TRACER_SIDDON;
+layout(constant_id = TL_PET_ID_LORS) const uint PET_LORS = TL_PET_LORS_EVENTS;
+layout(constant_id = TL_PET_ID_ATOMIC) const uint PET_ATOMIC = 1;
+layout(constant_id = TL_PET_ID_ATTEN) const uint PET_ATTEN = 0;
+layout(constant_id = TL_PET_ID_LOGLIK) const uint PET_LOGLIK = 0;
+layout(constant_id = TL_PET_ID_TOF) const uint PET_TOF = 0;
+layout(constant_id = TL_PET_ID_TOF_SIGMA) const float PET_TOF_SIGMA = 1.0;
+layout(constant_id = TL_PET_ID_TOF_BIN) const float PET_TOF_BIN = 1.0;
+layout(constant_id = TL_PET_ID_TOF_NSIGMA) const float PET_TOF_NSIGMA = 3.0;
+layout(constant_id = TL_PET_ID_TOR_SIGMA) const float PET_TOR_SIGMA = 0.0;
+layout(constant_id = TL_PET_ID_FIXED) const uint PET_FIXED = 0;
 int pet_fixed_k = 0;  // PET_FIXED: the call's scale exponent (tl_fixed_k), set by main
 
-const uint PET_LORS_EVENTS = 0u;
-const uint PET_LORS_BINS = 1u;
-const uint PET_LORS_END_POINTS = 2u;
-const uint PET_LORS_ALL_PAIRS = 3u;
+const uint PET_LORS_EVENTS = TL_PET_LORS_EVENTS;
+const uint PET_LORS_BINS = TL_PET_LORS_BINS;
+const uint PET_LORS_END_POINTS = TL_PET_LORS_END_POINTS;
+const uint PET_LORS_ALL_PAIRS = TL_PET_LORS_ALL_PAIRS;
 
 // Matches TlPetPush in compute/pet/tl-projector-ray.c (scalar layout, 128 bytes: Vulkan's
 // guaranteed minimum of maxPushConstantsSize).
 layout(push_constant, scalar) uniform Push {
   TL_PUSH_1D;
-  TlUints lors;        // events/bins: 3 words each; end points: 6 floats each
-  TlFloats crystals;   // TlCrystal table: 8 words each (centre xyz, group, normal xyz, ring)
+  TlUints lors;        // events/bins: TL_PET_RECORD_WORDS each; end points: 6 floats each
+  TlFloats crystals;   // TlCrystal table: TL_PET_CRYSTAL_WORDS each (centre xyz, group,
+                       // normal xyz, ring)
   TlFloats image;      // image read by forward projection; all pairs + PET_ATTEN: the mu-map
   TlFloats dst;        // forward: one value per LOR; back: image accumulated; em: correction
   TlFloats aux;        // back: per-LOR weights (flags bit 0); PET_LOGLIK: partial sums
@@ -78,7 +81,7 @@ struct PetLor {
 };
 
 vec3 pet_crystal(uint c) {
-  uint k = 8u * c;
+  uint k = TL_PET_CRYSTAL_WORDS * c;
   return vec3(pc.crystals.v[k], pc.crystals.v[k + 1u], pc.crystals.v[k + 2u]);
 }
 
@@ -86,8 +89,8 @@ vec3 pet_crystal(uint c) {
 // at most max_ring_diff rings apart.
 bool pet_pair_allowed(uint a, uint b) {
   TlUints c = TlUints(pc.crystals);
-  uint ga = c.v[8u * a + 3u], gb = c.v[8u * b + 3u];
-  int ra = int(c.v[8u * a + 7u]), rb = int(c.v[8u * b + 7u]);
+  uint ga = c.v[TL_PET_CRYSTAL_WORDS * a + 3u], gb = c.v[TL_PET_CRYSTAL_WORDS * b + 3u];
+  int ra = int(c.v[TL_PET_CRYSTAL_WORDS * a + 7u]), rb = int(c.v[TL_PET_CRYSTAL_WORDS * b + 7u]);
   return ga != gb && uint(abs(ra - rb)) <= pc.max_ring_diff;
 }
 
@@ -97,7 +100,7 @@ bool pet_lor(uint i, out PetLor l) {
   l.tof_c = 0.0;
   if (PET_LORS == PET_LORS_END_POINTS) {
     TlFloats e = TlFloats(pc.lors);
-    uint k = 6u * (pc.first + i);
+    uint k = TL_PET_END_POINT_WORDS * (pc.first + i);
     l.p0 = vec3(e.v[k], e.v[k + 1u], e.v[k + 2u]);
     l.p1 = vec3(e.v[k + 3u], e.v[k + 4u], e.v[k + 5u]);
     return true;
@@ -114,7 +117,7 @@ bool pet_lor(uint i, out PetLor l) {
     b = (a + p / n + 1u) % n;
     if (!pet_pair_allowed(a, b)) return false;
   } else {
-    uint k = 3u * (pc.first + i);
+    uint k = TL_PET_RECORD_WORDS * (pc.first + i);
     a = pc.lors.v[k];
     b = pc.lors.v[k + 1u];
     if (a >= pc.n_crystals || b >= pc.n_crystals) return false;  // validated on load; never trust
@@ -135,7 +138,7 @@ bool pet_lor(uint i, out PetLor l) {
 // Integer addition is exact and associative, so the sum no longer depends on the order of the
 // 10^8 atomics (float atomics lose ~1e-5 of a sum of ~10^5 terms); only 32-bit integer atomics,
 // which every Vulkan device has, are used: the carry out of lo goes into hi.
-layout(constant_id = 11) const float PET_FIXED_SCALE = 1073741824.0;
+layout(constant_id = TL_PET_ID_FIXED_SCALE) const float PET_FIXED_SCALE = 1073741824.0;
 void pet_scatter_fixed(TlUints acc, uint i, float v) {
   // v * scale is exact (a power of two); its integer part splits exactly into hi * 2^32 + lo
   float f = v * PET_FIXED_SCALE;

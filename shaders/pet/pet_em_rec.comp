@@ -8,11 +8,11 @@
 // w_j = a_j m_j / ybar_j of van Gendt et al. 2021 Listing 1 (pet_em.glsl) and the event's plane
 // walk, written
 // as one record so stage 2 can walk the same planes without the crystals:
-//   words 0-7: a_m a_u a_v su sv wl w kw   (PetPlanes of pet_planes.glsl; kw = k0 | k1 << 15 |
-//              m << 30, m = 3: nothing to back project)
-//   words 8-10 (PET_TOF): d_m len_mm tof_c; word 11 is padding (PET_REC_WORDS = 12).
+//   words 0-7: a_m a_u a_v su sv wl w kw   (PetPlanes of pet_planes.glsl; kw = k0 | k1 << b |
+//              m << 2b, b = TL_PET_REC_PLANE_BITS, m = 3: nothing to back project)
+//   words 8-10 (PET_TOF): d_m len_mm tof_c; word 11 is padding (TL_PET_REC_WORDS_TOF).
 // pc.dst: the records (record i of the chunk at word i * PET_REC_WORDS); pc.norm: this
-// chunk's 8 range words, zero before the chunk: word m holds ~(first record along axis m),
+// chunk's TL_PET_RANGE_WORDS range words, zero before the chunk: word m holds ~(first record along axis m),
 // word 3 + m one past its last, so stage 2 scans only the records of its axis.
 // pc.aux: log-likelihood partials with PET_LOGLIK = 1 (as pet_em).
 #define PET_NO_FLOAT_ATOMIC  // no scatter here
@@ -20,7 +20,7 @@
 #include "pet_loglik.glsl"
 #include "pet_pairs.glsl"  // 64-bit stores of the record
 
-layout(constant_id = 15) const uint PET_REC_WORDS = 8;
+layout(constant_id = TL_PET_ID_REC_WORDS) const uint PET_REC_WORDS = TL_PET_REC_WORDS;
 
 void main() {
   uint i = tl_local_item();
@@ -30,7 +30,7 @@ void main() {
     uint e = pc.tl_base + i;
     float rec[11];
     for (int j = 0; j < 11; j++) rec[j] = 0.0;
-    uint kw = 3u << 30;
+    uint kw = 3u << (2u * TL_PET_REC_PLANE_BITS);
     PetLor l;
     PetPlanes P;
     if (pet_lor(e, l) && pet_planes(l, 1.0, 1.0, P)) {
@@ -48,7 +48,8 @@ void main() {
         rec[8] = P.d[P.m];
         rec[9] = P.len_mm;
         rec[10] = l.tof_c;
-        kw = uint(P.k0) | uint(P.k1) << 15 | uint(P.m) << 30;
+        kw = uint(P.k0) | uint(P.k1) << TL_PET_REC_PLANE_BITS |
+             uint(P.m) << (2u * TL_PET_REC_PLANE_BITS);
         axis = P.m;
         if (PET_LOGLIK == 1u) ll = l.m * log(y);
       }

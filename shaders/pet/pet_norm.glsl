@@ -5,21 +5,21 @@
 //   n_ab = eps_a eps_b g_ax(ring_a, ring_b) g_tr(d_ab, u_ab)
 // with t = id mod C the crystal's place in its ring, d the shorter way round from t_a to t_b
 // (0..C/2) and u = t mod B the position in its block of the crystal d is counted from (the
-// smaller one when d = C/2); C = 0: no transaxial classes. Table words (uint): [0] crystals,
-// [1] R, [2] C, [3] B, [4] D, [5] offset of eps, [6] of g_ax (R x R), [7] of g_tr (D x B).
+// smaller one when d = C/2); C = 0: no transaxial classes. The table's head: TL_PET_NORM_*
+// (tl_constants.glsl).
 // The products in the host's order (tl_norm_pair): ((eps_a eps_b) g_ax) g_tr.
-layout(constant_id = 13) const uint PET_NORM = 0;
+layout(constant_id = TL_PET_ID_NORM) const uint PET_NORM = 0;
 
 float pet_norm(uint a, uint b) {
   TlUints h = TlUints(pc.norm);
-  uint R = h.v[1], C = h.v[2], B = h.v[3];
-  float n = pc.norm.v[h.v[5] + a] * pc.norm.v[h.v[5] + b];
+  uint R = h.v[TL_PET_NORM_RINGS], C = h.v[TL_PET_NORM_PER_RING], B = h.v[TL_PET_NORM_BLOCK];
+  float n = pc.norm.v[h.v[TL_PET_NORM_OFF_EFF] + a] * pc.norm.v[h.v[TL_PET_NORM_OFF_EFF] + b];
   uint ax = 0u;
   if (R > 1u) {
     TlUints c = TlUints(pc.crystals);
-    ax = c.v[8u * a + 7u] * R + c.v[8u * b + 7u];
+    ax = c.v[TL_PET_CRYSTAL_WORDS * a + 7u] * R + c.v[TL_PET_CRYSTAL_WORDS * b + 7u];
   }
-  n *= pc.norm.v[h.v[6] + ax];
+  n *= pc.norm.v[h.v[TL_PET_NORM_OFF_AXIAL] + ax];
   uint tr = 0u;
   if (C > 0u) {
     uint ta = a % C, tb = b % C;
@@ -33,5 +33,5 @@ float pet_norm(uint a, uint b) {
     }
     tr = d * B + u;
   }
-  return n * pc.norm.v[h.v[7] + tr];
+  return n * pc.norm.v[h.v[TL_PET_NORM_OFF_TRANS] + tr];
 }

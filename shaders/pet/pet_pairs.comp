@@ -13,10 +13,10 @@ void main() {
   uint n = pc.tl_base + i;
   ivec3 c = ivec3(int(n % pc.dims.x), int((n / pc.dims.x) % pc.dims.y),
                   int(n / (pc.dims.x * pc.dims.y)));
-  TlPairs pairs = TlPairs(pc.image);
-  float s = pc.dst.v[n];
+  TlPairSums pairs = TlPairSums(pc.image);
+  double s = double(pc.dst.v[n]);  // one rounding to float, at the end
   for (int u = 0; u < 2; u++)
     s += pet_pair_load(pairs, pet_pair_slot(u, c, c[u])).y +
          pet_pair_load(pairs, pet_pair_slot(u, c, c[u] + 1)).x;
-  pc.dst.v[n] = s;
+  pc.dst.v[n] = float(s);
 }

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Pair buffers of the CPU plane path for Joseph's EM sub-iteration (compute/pet/
 // tl-projector-planes.c): on a CPU device every buffer access is a loop over the SIMD lanes,
-// so the back projection moves Joseph's two taps along the transverse axis u as one 64-bit
-// word (the record stores of pet_em_rec.comp use the type too).
+// so the back projection moves Joseph's two taps along the transverse axis u as one access,
+// a dvec2. The sums are in double: summed in float, in the fixed order of the records, the
+// correction image was 0.4-8e-6 relative L2 from a double reference, where the fused
+// kernel's fixed-point sums are within 7e-7; in double the taps' float products are summed
+// with ~1e-16 relative error, so what is left is the walk's float rounding, as in the fused
+// kernel (tests/test-pet-em-planes.c). The record stores of pet_em_rec.comp move 64-bit
+// words (TlPairs).
 //
 // A pair buffer along axis u (x or y) has the image's dimensions with one more entry along u;
 // its slot with u-coordinate q (0 .. n_u) holds (the part of voxel q - 1, the part of
@@ -15,6 +20,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer TlPairs { uint64_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer TlPairSums { dvec2 v[]; };
 
 // First slot of the buffer along axis u (0: x, 1: y) in the two-buffer allocation.
 uint pet_pairs_base(int u) {
@@ -43,5 +49,5 @@ uint pet_pair_slot_mu(uint base, uvec3 st, int k, int q, int jv) {
   return base + uint(k) * st.x + uint(q) * st.y + uint(jv) * st.z;
 }
 
-vec2 pet_pair_load(TlPairs b, uint slot) { return uintBitsToFloat(unpack32(b.v[slot])); }
-void pet_pair_store(TlPairs b, uint slot, vec2 v) { b.v[slot] = pack64(floatBitsToUint(v)); }
+dvec2 pet_pair_load(TlPairSums b, uint slot) { return b.v[slot]; }
+void pet_pair_store(TlPairSums b, uint slot, dvec2 v) { b.v[slot] = v; }

@@ -22,7 +22,7 @@
 #include "pet_trace.glsl"
 #include "pet_norm.glsl"
 
-layout(constant_id = 12) const uint PET_SYM = 0;
+layout(constant_id = TL_PET_ID_SYM) const uint PET_SYM = 0;
 
 void main() {
   uint i = tl_local_item();

@@ -31,12 +31,12 @@
 // (compute/pet/tl-sensitivity.h tl_sensitivity_plane_lo), as two 32-bit halves each: pc.lo is
 // its float rounding, up to 1.5e-5 mm off on the DMI, which moves a face slice's sum by ~1e-5
 // (a shifted grid, not rounding noise).
-layout(constant_id = 16) const uint PET_LO64_X_LSB = 0u;
-layout(constant_id = 17) const uint PET_LO64_X_MSB = 0u;
-layout(constant_id = 18) const uint PET_LO64_Y_LSB = 0u;
-layout(constant_id = 19) const uint PET_LO64_Y_MSB = 0u;
-layout(constant_id = 20) const uint PET_LO64_Z_LSB = 0u;
-layout(constant_id = 21) const uint PET_LO64_Z_MSB = 0u;
+layout(constant_id = TL_PET_ID_LO64) const uint PET_LO64_X_LSB = 0u;
+layout(constant_id = TL_PET_ID_LO64 + 1) const uint PET_LO64_X_MSB = 0u;
+layout(constant_id = TL_PET_ID_LO64 + 2) const uint PET_LO64_Y_LSB = 0u;
+layout(constant_id = TL_PET_ID_LO64 + 3) const uint PET_LO64_Y_MSB = 0u;
+layout(constant_id = TL_PET_ID_LO64 + 4) const uint PET_LO64_Z_LSB = 0u;
+layout(constant_id = TL_PET_ID_LO64 + 5) const uint PET_LO64_Z_MSB = 0u;
 #else
 #define PET_SREAL float
 #define PET_SVEC3 vec3

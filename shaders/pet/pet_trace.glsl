@@ -8,9 +8,9 @@
 #include "pet_joseph.glsl"
 #include "pet_tor.glsl"
 
-const uint PET_TRACER_SIDDON = 0u;
-const uint PET_TRACER_JOSEPH = 1u;
-const uint PET_TRACER_TOR = 2u;
+const uint PET_TRACER_SIDDON = TL_PET_TRACER_SIDDON;
+const uint PET_TRACER_JOSEPH = TL_PET_TRACER_JOSEPH;
+const uint PET_TRACER_TOR = TL_PET_TRACER_TOR;
 
 // mode PET_FORWARD: returns sum_n a_jn img_n. mode PET_BACK: img_n += w a_jn, returns 0.
 // With PET_TOF, a_jn includes the event's TOF weight (pet_tof.glsl).

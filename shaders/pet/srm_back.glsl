@@ -48,7 +48,8 @@ void main() {
   for (uint k = k0 + gl_LocalInvocationID.x; k < k1; k += gl_WorkGroupSize.x) {
     uint key = pc.keys.v[k];
     float h = pc.vals.v[k];
-    int ix = int(key & 1023u), ms = int((key >> 10) & 2047u) - SRM_OFF, ns = int(key >> 21) - SRM_OFF;
+    int ix, ms, ns;
+    srm_key(key, ix, ms, ns);
     bool both = pc.xsym != 0u && ix != int(pc.dims.x) - 1 - ix;
     for (uint j = 0; j < count; j++) {
       if (w[j] == 0.0) continue;

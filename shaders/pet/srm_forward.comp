@@ -7,7 +7,7 @@
 // tree reduction per LOR cost more than the products).
 #include "srm_common.glsl"
 
-shared float red[SRM_GROUP * 256];
+shared float red[SRM_GROUP * TL_SRM_MAX_LOCAL];
 
 void main() {
   uint g = srm_group();
@@ -25,7 +25,8 @@ void main() {
   for (uint k = k0 + lid; k < k1; k += ls) {
     uint key = pc.keys.v[k];
     float h = pc.vals.v[k];
-    int ix = int(key & 1023u), ms = int((key >> 10) & 2047u) - SRM_OFF, ns = int(key >> 21) - SRM_OFF;
+    int ix, ms, ns;
+    srm_key(key, ix, ms, ns);
     bool both = pc.xsym != 0u && ix != int(pc.dims.x) - 1 - ix;
     for (uint j = 0; j < count; j++) {
       int v = srm_voxel(l[j], ix, ms, ns, 0u);

@@ -5,6 +5,7 @@
 #include "tl-norm.h"
 #include "tl-norm-private.h"
 #include "image/tl-file.h"
+#include "core/tl_constants.glsl" /* the device table's head, which pet_norm.glsl reads */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -215,12 +216,18 @@ gboolean tl_norm_invariant(const TlNorm *n, const guint32 *perm) {
 }
 
 TlArray *tl_norm_upload(const TlNorm *n, TlContext *ctx, GError **error) {
-  guint R = n->rings, off_e = 8, off_a = off_e + n->n_crystals, off_t = off_a + R * R;
+  guint R = n->rings, off_e = TL_PET_NORM_HEAD_WORDS, off_a = off_e + n->n_crystals,
+        off_t = off_a + R * R;
   guint64 words = (guint64)off_t + (guint64)n->radial * n->block;
   g_autofree guint32 *w = g_new(guint32, words);
-  guint32 head[8] = {n->n_crystals, R, n->crystals_per_ring, n->block, n->radial,
-                     off_e, off_a, off_t};
-  memcpy(w, head, sizeof head);
+  w[TL_PET_NORM_CRYSTALS] = n->n_crystals;
+  w[TL_PET_NORM_RINGS] = R;
+  w[TL_PET_NORM_PER_RING] = n->crystals_per_ring;
+  w[TL_PET_NORM_BLOCK] = n->block;
+  w[TL_PET_NORM_RADIAL] = n->radial;
+  w[TL_PET_NORM_OFF_EFF] = off_e;
+  w[TL_PET_NORM_OFF_AXIAL] = off_a;
+  w[TL_PET_NORM_OFF_TRANS] = off_t;
   memcpy(w + off_e, n->efficiency, sizeof(float) * n->n_crystals);
   memcpy(w + off_a, n->axial, sizeof(float) * R * R);
   memcpy(w + off_t, n->transaxial, sizeof(float) * n->radial * n->block);

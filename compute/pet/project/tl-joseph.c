@@ -9,7 +9,7 @@ static guint32 joseph_cost(const TlProjector *p) {
   return 4 * MAX(g->dims[0], MAX(g->dims[1], g->dims[2]));
 }
 
-static const TlRayTracer joseph_tracer = {.tracer = TL_RAY_TRACER_JOSEPH, .ray_cost = joseph_cost};
+static const TlRayTracer joseph_tracer = {.tracer = TL_PET_TRACER_JOSEPH, .ray_cost = joseph_cost};
 
 static gboolean joseph_init(TlProjector *p, GError **error) {
   return tl_ray_projector_init(p, &joseph_tracer, error);

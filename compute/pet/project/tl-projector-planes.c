@@ -11,15 +11,16 @@
  *      the fused kernel) and writes its ratio and plane walk as a record;
  *   2. pet_back_slabs.comp back projects the chunk's records with one invocation per plane:
  *      each plane has one writer, so plain loads and stores replace the atomics; it adds
- *      into pair buffers B, two taps per 64-bit word (pet_pairs.glsl);
+ *      into pair buffers B, two taps per slot, summed in double (pet_pairs.glsl);
  *   3. after the last chunk pet_pairs.comp adds B into the correction image.
  * The weights are bit for bit those of pet_joseph.glsl (the same arithmetic in
  * pet_plane_sample_at), the forward sum is the same, and the back projection's sums come out in
- * the same order on every run. Device memory: the chunk's records (fixed) and B, about twice
- * the image; the events still cost only their 12 bytes.
+ * the same order on every run, in double: the path is the fused kernel's operator to its
+ * walk's float rounding (tests/test-pet-em-planes.c). Device memory: the chunk's records
+ * (fixed) and B, about 8 times the float image; the events still cost only their 12 bytes.
  *
- * Chosen (TL_EM_AUTO) on CPU devices for Joseph when no scatter mode was asked for and pet_em
- * was not edited; GPUs keep the fused kernel, which van Gendt et al. 2021 measured faster there. */
+ * Chosen (TL_EM_AUTO) on CPU devices for Joseph without TOF when no scatter mode was asked for
+ * and pet_em was not edited (tl_planes_em_chosen says why not with TOF); GPUs keep the fused kernel, which van Gendt et al. 2021 measured faster there. */
 #include "tl-projector-ray.h"
 #include "tl-kernels.h"
 #include <string.h>
@@ -36,14 +37,17 @@
  * 0.88x C at 16 and 1.0x at 32. At most 5 passes of a subgroup: Mesa 22.3's llvmpipe summed
  * wrongly from 6 passes on in the TOF variant (Mesa 25.0 right; tests/test-pet-em-planes),
  * most likely the loop limit above once the pass loop was no longer unrolled. */
-#define TL_PLANES_PER_GROUP(tof) ((tof) ? 32u : 16u)
+#define TL_PLANES_PER_GROUP(tof) ((tof) ? TL_PET_SLAB_PLANES_TOF : TL_PET_SLAB_PLANES)
 /* Record words (pet_em_rec.comp) */
-#define TL_REC_WORDS(tof) ((tof) ? 12u : 8u)
+#define TL_REC_WORDS(tof) ((tof) ? TL_PET_REC_WORDS_TOF : TL_PET_REC_WORDS)
+
+/* One slot of the pair buffers: two doubles (pet_pairs.glsl says why double) */
+#define PAIR_BYTES 16u
 
 struct _TlPlanes {
   TlArray *b;          /* pair buffers along x then y (pet_pairs.glsl) */
   TlArray *records;    /* one chunk's records */
-  TlArray *ranges;     /* 8 words per chunk: first/end record per axis */
+  TlArray *ranges;     /* TL_PET_RANGE_WORDS per chunk: first/end record per axis */
 };
 
 TlPlanes *tl_planes_new(void) { return g_new0(TlPlanes, 1); }
@@ -65,8 +69,9 @@ static guint64 pair_slots(const guint32 *d) {
 /* Why the path cannot run on this projector and device, or NULL. */
 static const char *unsupported(const TlProjector *p, const TlLors *lors) {
   const TlDeviceInfo *info = tl_context_info(p->ctx);
-  if (tl_ray_tracer(p) != TL_RAY_TRACER_JOSEPH) return "only Joseph's projector has it";
+  if (tl_ray_tracer(p) != TL_PET_TRACER_JOSEPH) return "only Joseph's projector has it";
   if (!info->shader_int64) return "the device lacks shaderInt64";
+  if (!info->shader_float64) return "the device lacks shaderFloat64 (the pair buffers' sums)";
   VkSubgroupFeatureFlags need = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_BALLOT_BIT |
                                 VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
   if ((info->subgroup_ops & need) != need)
@@ -78,23 +83,29 @@ static const char *unsupported(const TlProjector *p, const TlLors *lors) {
     return "the device's subgroup size does not fit the records";
   const guint32 *d = p->grid.dims;
   for (int k = 0; k < 3; k++)
-    if (d[k] >= 32768) return "an image dimension reaches 32768";
+    if (d[k] >= 1u << TL_PET_REC_PLANE_BITS)
+      return "an image dimension reaches 2^" G_STRINGIFY(TL_PET_REC_PLANE_BITS) " (the records' "
+             "plane numbers)";
   guint64 slots = pair_slots(d);
   if (slots > G_MAXUINT32) return "its pair buffers would exceed 2^32 slots (32-bit indices)";
-  if (info->max_memory_allocation_size && 8 * slots > info->max_memory_allocation_size)
+  if (info->max_memory_allocation_size && PAIR_BYTES * slots > info->max_memory_allocation_size)
     return "its pair buffers would exceed the device's largest allocation";
   return NULL;
 }
 
 gboolean tl_planes_em_chosen(const TlProjector *p, const TlLors *lors) {
-  /* Asked for only. A fast path must be the same operator as the generic one to 1e-6
-   * (docs/architecture.md): the plane path's float sums in a fixed order are 0.4-8e-6
-   * relative L2 from the double reference, where the one-kernel pass, summed in fixed point
-   * (core/tl-fixed.h), is within 7e-7 (tests/test-pet-em-planes.c). Until its sums are exact
-   * too, TL_EM_AUTO takes the one-kernel pass on every device, at 1.2-1.75x the plane path's
-   * time on lavapipe (docs/pet.md). */
-  (void)lors;
-  return p->em_method == TL_EM_PLANES;
+  if (p->em_method == TL_EM_PLANES) return TRUE;
+  if (p->em_method != TL_EM_AUTO || p->scatter != TL_SCATTER_AUTO) return FALSE;
+  /* an edited one-kernel pass (the kernel editor, recon --kernel) runs as written */
+  if (tl_kernels_replaced(p->ctx, "pet_em") || tl_kernels_replaced(p->ctx, "pet_em_cas"))
+    return FALSE;
+  /* The fastest of the two, which are one operator (summed in double here, in fixed point
+   * there: tests/test-pet-em-planes.c finds them 0 to 2e-8 apart, both within 7e-7 of the
+   * double reference). Measured on lavapipe (bench/README.md, bench/pet): without TOF the
+   * one-kernel pass takes 1.47x the plane path's time; with TOF the plane path is no faster
+   * (0.98x at 8e4 events, 0.82x at 3e4), so TOF keeps the one-kernel pass. */
+  return lors->tof == NULL && tl_context_info(p->ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU &&
+         unsupported(p, lors) == NULL;
 }
 
 static gboolean ensure(TlArray **a, TlContext *ctx, guint64 n, gsize elem, GError **error) {
@@ -119,24 +130,30 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
   guint64 slots = pair_slots(d);
   guint32 rec_words = TL_REC_WORDS(lors->tof != NULL);
 
-  /* constant ids 1-10 as the fused kernel's, 11-13 unused (pet_sens), 14 PET_SLAB_PLANES,
-   * 15 PET_REC_WORDS */
-  guint32 spec[15] = {0};
+  /* the fused kernel's constants (pet_common.glsl), the ids of pet_sens unused, then
+   * PET_SLAB_PLANES and PET_REC_WORDS */
+  guint32 spec[TL_PET_N_IDS] = {0};
   tl_ray_spec(p, tl_ray_lors_value(lors->kind), 0, lors->atten != NULL, lors->tof,
               partials != NULL, spec);
-  spec[13] = MIN(TL_PLANES_PER_GROUP(lors->tof != NULL), 5 * info->subgroup_size);
-  spec[14] = rec_words;
-  g_autofree char *key = g_strdup_printf("pet_em_rec/%u/%u/%u/%u/%08x/%08x/%08x", spec[1],
-                                         spec[3], spec[4], spec[5], spec[6], spec[7], spec[8]);
-  g_autofree char *slab_key = g_strdup_printf("pet_back_slabs/%u/%08x/%08x/%08x/%u/%u", spec[5],
-                                              spec[6], spec[7], spec[8], info->subgroup_size,
-                                              spec[13]);
+  guint32 S = MIN(TL_PLANES_PER_GROUP(lors->tof != NULL), 5 * info->subgroup_size);
+  TL_PET_SPEC(spec, TL_PET_ID_SLAB_PLANES) = S;
+  TL_PET_SPEC(spec, TL_PET_ID_REC_WORDS) = rec_words;
+  guint32 tof_spec[4];
+  memcpy(tof_spec, &TL_PET_SPEC(spec, TL_PET_ID_TOF), sizeof tof_spec); /* TOF and its three */
+  g_autofree char *key = g_strdup_printf(
+      "pet_em_rec/%u/%u/%u/%u/%08x/%08x/%08x", TL_PET_SPEC(spec, TL_PET_ID_LORS),
+      TL_PET_SPEC(spec, TL_PET_ID_ATTEN), TL_PET_SPEC(spec, TL_PET_ID_LOGLIK), tof_spec[0],
+      tof_spec[1], tof_spec[2], tof_spec[3]);
+  g_autofree char *slab_key =
+      g_strdup_printf("pet_back_slabs/%u/%08x/%08x/%08x/%u/%u", tof_spec[0], tof_spec[1],
+                      tof_spec[2], tof_spec[3], info->subgroup_size, S);
   guint32 cost = 4 * MAX(d[0], MAX(d[1], d[2]));
-  TlPipeline *rec = tl_ray_pipeline(p, key, "pet_em_rec", 0, TL_PET_PUSH_SIZE, spec, 15, cost,
-                                    error);
+  TlPipeline *rec = tl_ray_pipeline(p, key, "pet_em_rec", 0, TL_PET_PUSH_SIZE, spec,
+                                    TL_PET_ID_REC_WORDS, cost, error);
   /* one subgroup per workgroup: the records are shared out by subgroupBroadcast */
   TlPipeline *slabs = rec ? tl_ray_pipeline(p, slab_key, "pet_back_slabs", info->subgroup_size,
-                                            TL_PET_PUSH_SIZE, spec, 15, 1, error)
+                                            TL_PET_PUSH_SIZE, spec, TL_PET_ID_REC_WORDS, 1,
+                                            error)
                           : NULL;
   TlPipeline *add = slabs ? tl_ray_pipeline(p, "pet_pairs", "pet_pairs", 0, TL_PET_PUSH_SIZE,
                                             NULL, 0, 1, error)
@@ -148,7 +165,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
    * limit and holds whole workgroups of stage 1 (its log-likelihood partials start at
    * chunk / local). On a subgroup of 8: 8192 events non-TOF, 4096 TOF; records of 32-48
    * bytes, a few hundred KiB. */
-  guint32 local = tl_pipeline_local_size(rec), S = spec[13];
+  guint32 local = tl_pipeline_local_size(rec);
   guint32 per_record = 1 + 3 * ((S + info->subgroup_size - 1) / info->subgroup_size);
   guint64 chunk = (guint64)1 << (g_bit_storage(TL_PLANES_LOOP_LIMIT / per_record) - 1);
   if (chunk < local || chunk % local) {
@@ -159,9 +176,9 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
     return FALSE;
   }
   guint64 n_chunks = (lors->count + chunk - 1) / chunk;
-  if (!ensure(&pl->b, p->ctx, slots, 8, error) ||
+  if (!ensure(&pl->b, p->ctx, slots, PAIR_BYTES, error) ||
       !ensure(&pl->records, p->ctx, chunk * rec_words, 4, error) ||
-      !ensure(&pl->ranges, p->ctx, n_chunks * 8, 4, error) || !tl_stream_zero(s, pl->b, error) ||
+      !ensure(&pl->ranges, p->ctx, n_chunks * TL_PET_RANGE_WORDS, 4, error) || !tl_stream_zero(s, pl->b, error) ||
       !tl_stream_zero(s, pl->ranges, error))
     return FALSE;
 
@@ -176,7 +193,7 @@ gboolean tl_planes_em(TlProjector *p, TlPlanes *pl, TlStream *s, const TlLors *l
     TlLors sub = *lors;
     sub.first = lors->first + start;
     sub.count = count;
-    guint64 ranges = tl_array_address(pl->ranges) + c * 8 * sizeof(guint32);
+    guint64 ranges = tl_array_address(pl->ranges) + c * TL_PET_RANGE_WORDS * sizeof(guint32);
     tl_ray_push_init(p, &push);
     tl_ray_push_lors(&push, &sub);
     push.image = tl_array_address(image);

@@ -9,8 +9,10 @@
 #include <stddef.h>
 #include <string.h>
 
-/* PET_LORS values */
-enum { LORS_EVENTS = 0, LORS_BINS = 1, LORS_END_POINTS = 2, LORS_ALL_PAIRS = 3 };
+/* the device's record and crystal layouts (tl_constants.glsl) are the host's structs */
+G_STATIC_ASSERT(sizeof(TlEvent) == 4 * TL_PET_RECORD_WORDS &&
+                sizeof(TlBin) == 4 * TL_PET_RECORD_WORDS);
+G_STATIC_ASSERT(sizeof(TlCrystal) == 4 * TL_PET_CRYSTAL_WORDS);
 
 typedef struct {
   const TlRayTracer *tracer;
@@ -34,7 +36,7 @@ typedef struct {
 gboolean tl_ray_projector_init(TlProjector *p, const TlRayTracer *t, GError **error) {
   RayPriv *r = g_new0(RayPriv, 1);
   r->tracer = t;
-  r->tor_sigma_mm = t->tracer == TL_RAY_TRACER_TOR ? (float)(p->params.tor_fwhm_mm / 2.354820045) : 0.0f;
+  r->tor_sigma_mm = t->tracer == TL_PET_TRACER_TOR ? (float)(p->params.tor_fwhm_mm / 2.354820045) : 0.0f;
   r->pipelines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   r->stale = g_ptr_array_new_with_free_func((GDestroyNotify)tl_pipeline_free);
   r->kernels_generation = tl_kernels_generation(p->ctx);
@@ -61,7 +63,9 @@ void tl_ray_projector_finalize(TlProjector *p) {
 }
 
 guint32 tl_ray_lors_value(TlLorKind k) {
-  return k == TL_LORS_EVENTS ? LORS_EVENTS : k == TL_LORS_BINS ? LORS_BINS : LORS_END_POINTS;
+  return k == TL_LORS_EVENTS ? TL_PET_LORS_EVENTS
+         : k == TL_LORS_BINS ? TL_PET_LORS_BINS
+                             : TL_PET_LORS_END_POINTS;
 }
 
 static guint32 float_bits(float f) {
@@ -71,12 +75,19 @@ static guint32 float_bits(float f) {
 }
 
 void tl_ray_spec(const TlProjector *p, guint32 lors, guint32 atomic, guint32 atten,
-                 const TlTof *tof, guint32 loglik, guint32 spec[10]) {
+                 const TlTof *tof, guint32 loglik, guint32 spec[TL_PET_N_IDS]) {
   const RayPriv *r = p->priv;
-  guint32 v[10] = {r->tracer->tracer, lors, atomic, atten, loglik, tof != NULL,
-                   float_bits(tof ? tof->sigma_mm : 1.0f), float_bits(tof ? tof->bin_mm : 1.0f),
-                   float_bits(tof ? tof->n_sigma : 3.0f), float_bits(r->tor_sigma_mm)};
-  memcpy(spec, v, sizeof v);
+  TL_PET_SPEC(spec, TL_PET_ID_TRACER) = r->tracer->tracer;
+  TL_PET_SPEC(spec, TL_PET_ID_LORS) = lors;
+  TL_PET_SPEC(spec, TL_PET_ID_ATOMIC) = atomic;
+  TL_PET_SPEC(spec, TL_PET_ID_ATTEN) = atten;
+  TL_PET_SPEC(spec, TL_PET_ID_LOGLIK) = loglik;
+  TL_PET_SPEC(spec, TL_PET_ID_TOF) = tof != NULL;
+  /* without TOF the kernels never read these: any finite values */
+  TL_PET_SPEC(spec, TL_PET_ID_TOF_SIGMA) = float_bits(tof ? tof->sigma_mm : 1.0f);
+  TL_PET_SPEC(spec, TL_PET_ID_TOF_BIN) = float_bits(tof ? tof->bin_mm : 1.0f);
+  TL_PET_SPEC(spec, TL_PET_ID_TOF_NSIGMA) = float_bits(tof ? tof->n_sigma : 3.0f);
+  TL_PET_SPEC(spec, TL_PET_ID_TOR_SIGMA) = float_bits(r->tor_sigma_mm);
 }
 
 guint32 tl_ray_tracer(const TlProjector *p) { return ((const RayPriv *)p->priv)->tracer->tracer; }
@@ -149,24 +160,23 @@ static TlPipeline *pipeline(TlProjector *p, const char *kernel, guint32 lors, gu
     }
     TlScatter mode = scatter_mode(p);
     /* all pairs here is the float sensitivity of grids beyond the fixed-point kernels */
-    if (mode == TL_SCATTER_FIXED && lors == LORS_ALL_PAIRS)
+    if (mode == TL_SCATTER_FIXED && lors == TL_PET_LORS_ALL_PAIRS)
       mode = has_fa ? TL_SCATTER_FLOAT_ATOMIC : TL_SCATTER_CAS_PORTABLE;
     atomic = mode == TL_SCATTER_FLOAT_ATOMIC;
     fixed = mode == TL_SCATTER_FIXED;
     shader = scatter_shader(p, kernel, mode);
   }
-  /* constant ids 1..10: PET_TRACER, PET_LORS, PET_ATOMIC, PET_ATTEN, PET_LOGLIK
-   * (pet_forward and pet_em; pet_back ignores the entry), PET_TOF, its sigma, bin width and
-   * truncation, PET_TOR_SIGMA; 11..21 unused here (pet_sens, the plane path); 22 PET_FIXED
-   * (shaders/pet/pet_common.glsl) */
-  guint32 spec[22] = {0};
+  /* pet_common.glsl's constants (PET_LOGLIK: pet_forward and pet_em; pet_back ignores it);
+   * the ids of pet_sens and the plane path unused here; PET_FIXED last */
+  guint32 spec[TL_PET_N_IDS] = {0};
   tl_ray_spec(p, lors, atomic, atten, tof, loglik, spec);
-  spec[21] = fixed;
-  g_autofree char *key = g_strdup_printf("%s/%u/%u/%u/%u/%u/%08x/%08x/%08x/%u", shader, lors,
-                                         atomic, atten, loglik, spec[5], spec[6], spec[7],
-                                         spec[8], fixed);
+  TL_PET_SPEC(spec, TL_PET_ID_FIXED) = fixed;
+  g_autofree char *key = g_strdup_printf(
+      "%s/%u/%u/%u/%u/%u/%08x/%08x/%08x/%u", shader, lors, atomic, atten, loglik,
+      TL_PET_SPEC(spec, TL_PET_ID_TOF), TL_PET_SPEC(spec, TL_PET_ID_TOF_SIGMA),
+      TL_PET_SPEC(spec, TL_PET_ID_TOF_BIN), TL_PET_SPEC(spec, TL_PET_ID_TOF_NSIGMA), fixed);
   return tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec,
-                         fixed ? G_N_ELEMENTS(spec) : 10,
+                         fixed ? TL_PET_ID_FIXED : TL_PET_ID_TOR_SIGMA,
                          MAX(r->tracer->ray_cost(p), 1u) * passes, error);
 }
 
@@ -448,7 +458,7 @@ static TlArray *sens_pairs(TlProjector *p, const TlScanner *scanner, const TlSen
 static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *scanner,
                                   const TlArray *crystals, guint stride, guint offset,
                                   const TlArray *mu, TlArray *image, GError **error) {
-  TlPipeline *pl = pipeline(p, "pet_back", LORS_ALL_PAIRS, mu != NULL, NULL, 0, mu ? 2 : 1,
+  TlPipeline *pl = pipeline(p, "pet_back", TL_PET_LORS_ALL_PAIRS, mu != NULL, NULL, 0, mu ? 2 : 1,
                              error);
   if (!pl) return FALSE;
   guint64 pairs = tl_pair_count(scanner->n_crystals);
@@ -515,31 +525,31 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   guint64 pairs = tl_pair_count(scanner->n_crystals);
   guint64 items = pairs > offset ? (pairs - offset + stride - 1) / stride : 0;
   int k = sens_scale_bits(p, pairs);
-  /* constant ids 1..13 (shaders/pet/pet_common.glsl, pet_sens.glsl, pet_norm.glsl):
-   * PET_TRACER, PET_LORS, PET_ATOMIC (unused), PET_ATTEN, PET_LOGLIK, PET_TOF and its three
-   * (unused: the sensitivity is the non-TOF one), PET_TOR_SIGMA, PET_FIXED_SCALE, PET_SYM,
-   * PET_NORM; 14, 15 unused; pet_sens_f64: 16..21 the grid's corner in double, each as two
-   * 32-bit halves (pet_siddon.glsl PET_LO64_*) */
+  /* pet_common.glsl's constants (the sensitivity is the non-TOF one, ATOMIC unused), then
+   * pet_sens.glsl's: PET_FIXED_SCALE, PET_SYM, PET_NORM; pet_sens_f64 also the grid's corner
+   * in double, each as two 32-bit halves (pet_siddon.glsl PET_LO64_*) */
   gboolean symmetric = sym.order > 1;
-  guint32 spec[21] = {r->tracer->tracer, LORS_ALL_PAIRS, 0, mu != NULL, 0, 0,
-                      float_bits(1.0f), float_bits(1.0f), float_bits(3.0f),
-                      float_bits(r->tor_sigma_mm), float_bits(ldexpf(1.0f, k)), symmetric,
-                      norm != NULL};
+  guint32 spec[TL_PET_N_IDS] = {0};
+  tl_ray_spec(p, TL_PET_LORS_ALL_PAIRS, 0, mu != NULL, NULL, 0, spec);
+  TL_PET_SPEC(spec, TL_PET_ID_FIXED_SCALE) = float_bits(ldexpf(1.0f, k));
+  TL_PET_SPEC(spec, TL_PET_ID_SYM) = symmetric;
+  TL_PET_SPEC(spec, TL_PET_ID_NORM) = norm != NULL;
+  guint32 *lo64 = &TL_PET_SPEC(spec, TL_PET_ID_LO64);
   for (int a = 0; a < 3; a++) {
     /* tl_ray_push_init's lo before its rounding to float, exactly centred where the
      * symmetries count the grid as centred */
     double lo = tl_sensitivity_plane_lo(&p->grid, a);
     guint64 bits;
     memcpy(&bits, &lo, sizeof bits);
-    spec[15 + 2 * a] = (guint32)bits;
-    spec[16 + 2 * a] = (guint32)(bits >> 32);
+    lo64[2 * a] = (guint32)bits;
+    lo64[2 * a + 1] = (guint32)(bits >> 32);
   }
   const char *shader = f64 ? "pet_sens_f64" : "pet_sens";
   g_autofree char *key = g_strdup_printf("%s/%u/%d/%u/%u/%08x%08x/%08x%08x/%08x%08x", shader,
-                                         spec[3], k, symmetric, spec[12], spec[16], spec[15],
-                                         spec[18], spec[17], spec[20], spec[19]);
+                                         (guint32)(mu != NULL), k, symmetric, (guint32)(norm != NULL),
+                                         lo64[1], lo64[0], lo64[3], lo64[2], lo64[5], lo64[4]);
   TlPipeline *pl = tl_ray_pipeline(p, key, shader, 0, TL_PET_PUSH_SIZE, spec,
-                                   f64 ? G_N_ELEMENTS(spec) : 13,
+                                   f64 ? TL_PET_ID_LO64 + 5 : TL_PET_ID_NORM,
                                    MAX(r->tracer->ray_cost(p), 1u) * (mu ? 2 : 1), error);
   TlPipeline *fin = pl ? tl_ray_pipeline(p, "pet_sens_finish", "pet_sens_finish", 0,
                                          sizeof(TlSensFinishPush), NULL, 0, sym.order, error)

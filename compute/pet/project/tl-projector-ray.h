@@ -6,15 +6,13 @@
 #pragma once
 #include "tl-projector.h"
 #include "tl-pipeline.h"
+#include "core/tl_constants.glsl" /* TL_PET_*: the kernels' constant ids, values and layouts */
 #include <stddef.h>
 
 G_BEGIN_DECLS
 
-/* PET_TRACER values (shaders/pet/pet_trace.glsl) */
-enum { TL_RAY_TRACER_SIDDON = 0, TL_RAY_TRACER_JOSEPH = 1, TL_RAY_TRACER_TOR = 2 };
-
 typedef struct {
-  guint32 tracer;                             /* TL_RAY_TRACER_* */
+  guint32 tracer;                             /* PET_TRACER: TL_PET_TRACER_* */
   guint32 (*ray_cost)(const TlProjector *p);  /* voxels one ray visits at most */
   gboolean walk_f64; /* has a double walk for the sensitivity (pet_sens_f64.comp) */
 } TlRayTracer;
@@ -63,9 +61,12 @@ G_STATIC_ASSERT(offsetof(TlPetPush, atten) == 112 && TL_PET_PUSH_SIZE == 128);
 /* Helpers shared with the CPU plane path (tl-projector-planes.c). */
 guint32 tl_ray_tracer(const TlProjector *p);
 guint32 tl_ray_lors_value(TlLorKind k);
-/* constant ids 1..10 of pet_common.glsl */
+/* The value of constant id `id` in a kernel's array of values (tl-pipeline.h: ids from 1). */
+#define TL_PET_SPEC(spec, id) ((spec)[(id) - 1])
+/* Sets constant ids TL_PET_ID_TRACER .. TL_PET_ID_TOR_SIGMA of pet_common.glsl in spec (an
+ * array of TL_PET_N_IDS values); the others are left as they are. */
 void tl_ray_spec(const TlProjector *p, guint32 lors, guint32 atomic, guint32 atten,
-                 const TlTof *tof, guint32 loglik, guint32 spec[10]);
+                 const TlTof *tof, guint32 loglik, guint32 spec[TL_PET_N_IDS]);
 /* The pipeline `key` names, built from `shader` on first use (local 0: the default size). */
 TlPipeline *tl_ray_pipeline(TlProjector *p, const char *key, const char *shader, guint32 local,
                             guint32 push_size, const guint32 *spec, guint32 n_spec, guint32 cost,

@@ -2,6 +2,7 @@
 /* The projector registry and the checks every implementation relies on. */
 #include "tl-projector.h"
 #include "tl-sensitivity.h"
+#include "core/tl_constants.glsl" /* the kernels' record sizes */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +139,7 @@ static gboolean check_tof(const TlLors *l, GError **error) {
 
 static gboolean check_lors(const TlLors *l, GError **error) {
   if (!check_tof(l, error)) return FALSE;
-  gsize want = l->kind == TL_LORS_END_POINTS ? 6 * sizeof(float) : 12;
+  gsize want = 4 * (l->kind == TL_LORS_END_POINTS ? TL_PET_END_POINT_WORDS : TL_PET_RECORD_WORDS);
   if (!l->records || tl_array_elem_size(l->records) != want) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "LOR records: expected elements of %zu bytes, got %zu", want,

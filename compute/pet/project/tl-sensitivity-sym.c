@@ -6,22 +6,23 @@
  * The DMI's 34-gon has no quarter turn (34 is not a multiple of 4), but its mirrors x -> -x,
  * y -> -y, their product and the axial mirror (4 modules of 9 rings, centred) hold: 8. */
 #include "tl-sensitivity.h"
+#include "core/tl_constants.glsl" /* TL_PET_SYM_*: the transforms' bits, pet_sens_finish's too */
 #include <float.h>
 #include <math.h>
 #include <string.h>
 
-/* Transform c (TlSensSymmetry.mask bit c): bit 2 swaps x and y first, then bit 0 negates x,
- * bit 1 y, bit 3 z (shaders/pet/pet_sens_finish.comp applies the same to voxels). */
+/* Transform c (TlSensSymmetry.mask bit c): TL_PET_SYM_SWAP_XY first, then the mirrors
+ * (shaders/pet/pet_sens_finish.comp applies the same to voxels). */
 static void transform(guint c, const float in[3], double out[3]) {
   double x = in[0], y = in[1];
-  if (c & 4) {
+  if (c & TL_PET_SYM_SWAP_XY) {
     double t = x;
     x = y;
     y = t;
   }
-  out[0] = (c & 1) ? -x : x;
-  out[1] = (c & 2) ? -y : y;
-  out[2] = (c & 8) ? -(double)in[2] : in[2];
+  out[0] = (c & TL_PET_SYM_FLIP_X) ? -x : x;
+  out[1] = (c & TL_PET_SYM_FLIP_Y) ? -y : y;
+  out[2] = (c & TL_PET_SYM_FLIP_Z) ? -(double)in[2] : in[2];
 }
 
 /* Two float coordinates computed independently for mirror-image crystals differ by a few
@@ -49,13 +50,14 @@ double tl_sensitivity_plane_lo(const TlImageGrid *g, int k) {
 
 static gboolean grid_allows(const TlImageGrid *g, guint c) {
   for (int k = 0; k < 3; k++) {
-    gboolean flips = (k == 0 && (c & 1)) || (k == 1 && (c & 2)) || (k == 2 && (c & 8)) ||
-                     (k < 2 && (c & 4));
+    gboolean flips = (k == 0 && (c & TL_PET_SYM_FLIP_X)) || (k == 1 && (c & TL_PET_SYM_FLIP_Y)) ||
+                     (k == 2 && (c & TL_PET_SYM_FLIP_Z)) || (k < 2 && (c & TL_PET_SYM_SWAP_XY));
     if (!flips) continue;
     if (!centred(g, k)) return FALSE;
   }
-  if ((c & 4) && (g->dims[0] != g->dims[1] || g->voxel_mm[0] != g->voxel_mm[1] ||
-                  g->origin_mm[0] != g->origin_mm[1]))
+  if ((c & TL_PET_SYM_SWAP_XY) &&
+      (g->dims[0] != g->dims[1] || g->voxel_mm[0] != g->voxel_mm[1] ||
+       g->origin_mm[0] != g->origin_mm[1]))
     return FALSE;
   return TRUE;
 }
@@ -78,7 +80,10 @@ static gboolean crystals_off_planes(const TlScanner *s, const TlImageGrid *g, in
 
 /* Whether transform c flips (or, swapping, moves) axis k. */
 static gboolean acts_on(guint c, int k) {
-  return k == 0 ? (c & 5) != 0 : k == 1 ? (c & 6) != 0 : (c & 8) != 0;
+  guint32 moves = k == 0   ? TL_PET_SYM_FLIP_X | TL_PET_SYM_SWAP_XY
+                  : k == 1 ? TL_PET_SYM_FLIP_Y | TL_PET_SYM_SWAP_XY
+                           : TL_PET_SYM_FLIP_Z;
+  return (c & moves) != 0;
 }
 
 typedef struct {
@@ -131,7 +136,7 @@ static gboolean crystal_permutation(const TlScanner *s, const Lookup *l, guint c
     }
     if (gmap[ga] != gb || ginv[gb] != ga) return FALSE;
     gint64 ra = s->crystals[i].ring, rb = s->crystals[j].ring;
-    if (c & 8) {
+    if (c & TL_PET_SYM_FLIP_Z) {
       if (ring_sum < 0) ring_sum = ra + rb;
       if (ra + rb != ring_sum) return FALSE;
     } else if (ra != rb) {
@@ -153,8 +158,8 @@ void tl_sensitivity_symmetry(const TlScanner *s, const TlImageGrid *g, gboolean 
   g_autofree guint *perm = g_new(guint, n);
   gboolean off[3];
   for (int k = 0; k < 3; k++) off[k] = crystals_off_planes(s, g, k);
-  for (guint c = 1; c < 16; c++) {
-    if (((c & 4) && !swaps) || !grid_allows(g, c)) continue;
+  for (guint c = 1; c < TL_PET_SYM_TRANSFORMS; c++) {
+    if (((c & TL_PET_SYM_SWAP_XY) && !swaps) || !grid_allows(g, c)) continue;
     if ((acts_on(c, 0) && !off[0]) || (acts_on(c, 1) && !off[1]) || (acts_on(c, 2) && !off[2]))
       continue;
     if (!crystal_permutation(s, &l, c, perm)) continue;
@@ -174,7 +179,7 @@ void tl_sensitivity_symmetry_norm(const TlScanner *s, const TlImageGrid *g, gboo
   guint n = s->n_crystals, kept = 0;
   guint32 mask = 1;
   guint32 *perm = g_new(guint32, (gsize)n * (sym->order - 1));
-  for (guint c = 1, k = 0; c < 16; c++) {
+  for (guint c = 1, k = 0; c < TL_PET_SYM_TRANSFORMS; c++) {
     if (!(sym->mask & (1u << c))) continue;
     const guint32 *pc = sym->perm + (gsize)k++ * n;
     if (!tl_norm_invariant(norm, pc)) continue;

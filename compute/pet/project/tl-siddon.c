@@ -7,7 +7,7 @@ static guint32 siddon_cost(const TlProjector *p) {
   return p->grid.dims[0] + p->grid.dims[1] + p->grid.dims[2];
 }
 
-static const TlRayTracer siddon_tracer = {.tracer = TL_RAY_TRACER_SIDDON,
+static const TlRayTracer siddon_tracer = {.tracer = TL_PET_TRACER_SIDDON,
                                            .ray_cost = siddon_cost,
                                            .walk_f64 = TRUE};
 

@@ -20,7 +20,7 @@ static guint32 tor_cost(const TlProjector *p) {
   return taps * taps * MAX(g->dims[0], MAX(g->dims[1], g->dims[2]));
 }
 
-static const TlRayTracer tor_tracer = {.tracer = TL_RAY_TRACER_TOR, .ray_cost = tor_cost};
+static const TlRayTracer tor_tracer = {.tracer = TL_PET_TRACER_TOR, .ray_cost = tor_cost};
 
 static gboolean tor_init(TlProjector *p, GError **error) {
   double fwhm = p->params.tor_fwhm_mm;

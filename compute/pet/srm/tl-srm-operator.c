@@ -9,7 +9,10 @@
 #include "tl-fixed.h"
 #include "tl-kernels.h"
 
-#define GROUP 8 /* SRM_GROUP of shaders/pet/srm_common.glsl */
+#include "core/tl_constants.glsl" /* TL_SRM_*: the group size and LOR word the kernels share */
+#define GROUP TL_SRM_GROUP
+/* the LOR word's crystal offsets are stored + LOR_OFF in TL_SRM_LOR_BITS each */
+#define LOR_OFF (1u << (TL_SRM_LOR_BITS - 1))
 
 /* Mirrors the push block of shaders/pet/srm_common.glsl (scalar layout). */
 typedef struct {
@@ -140,7 +143,7 @@ static TlPipeline *pipeline(TlContext *ctx, const char *name, GError **error) {
     return NULL;
   }
   const char *env = g_getenv("TOMOLAB_SRM_LOCAL");
-  guint32 local = env ? (guint32)CLAMP(g_ascii_strtoull(env, NULL, 10), GROUP, 256) : 32;
+  guint32 local = env ? (guint32)CLAMP(g_ascii_strtoull(env, NULL, 10), GROUP, TL_SRM_MAX_LOCAL) : 32;
   local = MIN(local, tl_context_default_local_size(ctx));
   TlPipelineDesc d = {.spirv = words, .spirv_size = size, .name = label, .local_size = local,
                       .push_size = sizeof(SrmPush)};
@@ -159,10 +162,11 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
   TlSrmTables t;
   tl_srm_tables(m, &t);
   if (s->kind != TL_SCANNER_DUAL_HEAD || !s->layout || s->layout->head_crystals[0] != t.nu ||
-      s->layout->head_crystals[1] != t.nv || t.nu > 128 || t.nv > 128) {
+      s->layout->head_crystals[1] != t.nv || t.nu > LOR_OFF || t.nv > LOR_OFF) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "pet-srm operator: scanner '%s' is not the dual-head scanner of the matrix "
-                "(%u x %u crystals per head, at most 128 x 128)", s->name, t.nu, t.nv);
+                "(%u x %u crystals per head, at most %u x %u)", s->name, t.nu, t.nv, LOR_OFF,
+                LOR_OFF);
     return NULL;
   }
   guint per = t.nu * t.nv;
@@ -206,7 +210,8 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
       e->pair = p;
       e->a = a;
       e->b = b;
-      e->word = ua | va << 8 | (guint32)(du + 128) << 16 | (guint32)(dv + 128) << 24;
+      e->word = ua | va << TL_SRM_LOR_BITS | (guint32)(du + (gint)LOR_OFF) << (2 * TL_SRM_LOR_BITS) |
+                (guint32)(dv + (gint)LOR_OFF) << (3 * TL_SRM_LOR_BITS);
       e->count = count[(guint64)a * per + (b - per)];
     }
   g_autoptr(TlOperator) op = g_new0(TlOperator, 1);
@@ -270,10 +275,10 @@ TlOperator *tl_srm_operator_new(TlContext *ctx, const TlSrm *m, const TlScanner 
                            error)))
     return NULL;
   guint32 ls = tl_pipeline_local_size(c->fwd);
-  if (ls > 256 || ls < GROUP) {
+  if (ls > TL_SRM_MAX_LOCAL || ls < GROUP) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
-                "pet-srm operator: workgroup size %u (the forward's reduction needs %u to 256)",
-                ls, GROUP);
+                "pet-srm operator: workgroup size %u (the forward's reduction needs %u to %u)",
+                ls, GROUP, TL_SRM_MAX_LOCAL);
     return NULL;
   }
   g_autofree char *label = g_strdup_printf("pet-srm %u classes, %" G_GUINT64_FORMAT

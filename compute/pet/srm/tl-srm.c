@@ -6,8 +6,23 @@
 #include <string.h>
 #include <stdlib.h>
 #include "image/tl-file.h"
+#include "core/tl_constants.glsl" /* the key's packing, which srm_common.glsl unpacks */
 
-#define M_OFF 1024 /* key packing: ix 10 bits, m_y + 1024 and m_z + 1024 11 bits each */
+/* key packing: ix in TL_SRM_KEY_X_BITS, m_y + M_OFF and m_z + M_OFF in TL_SRM_KEY_M_BITS each */
+#define M_OFF ((gint)1 << (TL_SRM_KEY_M_BITS - 1))
+
+static guint32 pack_key(gint ix, gint my, gint mz) {
+  return (guint32)ix | (guint32)(my + M_OFF) << TL_SRM_KEY_X_BITS |
+         (guint32)(mz + M_OFF) << (TL_SRM_KEY_X_BITS + TL_SRM_KEY_M_BITS);
+}
+
+static guint32 key_ix(guint32 key) { return key & ((1u << TL_SRM_KEY_X_BITS) - 1); }
+
+static void unpack_key(guint32 key, gint *ix, gint *my, gint *mz) {
+  *ix = (gint)key_ix(key);
+  *my = (gint)((key >> TL_SRM_KEY_X_BITS) & ((1u << TL_SRM_KEY_M_BITS) - 1)) - M_OFF;
+  *mz = (gint)(key >> (TL_SRM_KEY_X_BITS + TL_SRM_KEY_M_BITS)) - M_OFF;
+}
 
 struct _TlSrm {
   TlSrmParams prm;
@@ -167,8 +182,8 @@ static gboolean setup(TlSrm *m, const TlScanner *s, const TlImageGrid *grid,
     bad = "y and z voxel sizes equal to the crystal pitch / D, the same integer D in y and z";
   else if (!centred(grid, 0) || !centred(grid, 1) || !centred(grid, 2))
     bad = "a grid centred on the scanner (tl_image_grid_centred)";
-  else if (grid->dims[0] > 1024)
-    bad = "at most 1024 planes across the gap";
+  else if (grid->dims[0] > 1u << TL_SRM_KEY_X_BITS)
+    bad = "at most 2^" G_STRINGIFY(TL_SRM_KEY_X_BITS) " planes across the gap";
   else if (!(prm->mu_per_mm > 0 && isfinite(prm->mu_per_mm)) || prm->samples < 1 ||
            prm->samples > 256 || !(prm->threshold >= 0 && prm->threshold < 1))
     bad = "mu > 0, 1 to 256 samples, threshold in [0, 1)";
@@ -303,8 +318,7 @@ static GArray *build_class(const TlSrm *m, guint c, GError **error) {
         double P[3] = {x, my * hv[0], mz * hv[1]};
         double h = response(&md, P, A, B);
         if (!(h > 0)) continue;
-        Entry e = {(guint32)ix | (guint32)(my + M_OFF) << 10 | (guint32)(mz + M_OFF) << 21,
-                   (float)h};
+        Entry e = {pack_key((gint)ix, my, mz), (float)h};
         vmax = MAX(vmax, h);
         g_array_append_val(out, e);
       }
@@ -442,7 +456,7 @@ float tl_srm_element(const TlSrm *m, guint a, guint b, guint64 voxel) {
     mz = t;
   }
   if (my <= -M_OFF || my >= M_OFF || mz <= -M_OFF || mz >= M_OFF) return 0.0f;
-  guint32 key = (guint32)ix | (guint32)(my + M_OFF) << 10 | (guint32)(mz + M_OFF) << 21;
+  guint32 key = pack_key((gint)ix, my, mz);
   guint32 lo = m->class_ptr[c], hi = m->class_ptr[c + 1];
   while (lo < hi) {
     guint32 mid = lo + (hi - lo) / 2;
@@ -481,8 +495,8 @@ void tl_srm_sizes(const TlSrm *m, gboolean count_full_nnz, TlSrmSizes *out) {
           guint flags, c = tl_srm_class(m, du, dv, &flags);
           for (guint32 k = m->class_ptr[c]; k < m->class_ptr[c + 1]; k++) {
             guint32 key = m->key[k];
-            gint ix = (gint)(key & 1023u), a = (gint)((key >> 10) & 2047u) - M_OFF,
-                 b = (gint)(key >> 21) - M_OFF;
+            gint ix, a, b;
+            unpack_key(key, &ix, &a, &b);
             gint my = (flags & 1u) ? b : a, mz = (flags & 1u) ? a : b;
             if (flags & 2u) my = -my;
             if (flags & 4u) mz = -mz;
@@ -595,7 +609,7 @@ TlSrm *tl_srm_load(const char *path, const TlScanner *s, const TlImageGrid *grid
   for (guint c = 0; ok && c < m->n_classes; c++) ok = m->class_ptr[c] <= m->class_ptr[c + 1];
   for (guint c = 0; ok && c < m->n_classes; c++)
     for (guint32 k = m->class_ptr[c]; ok && k < m->class_ptr[c + 1]; k++)
-      ok = (m->key[k] & 1023u) < (m->xsym ? (grid->dims[0] + 1) / 2 : grid->dims[0]) &&
+      ok = key_ix(m->key[k]) < (m->xsym ? (grid->dims[0] + 1) / 2 : grid->dims[0]) &&
            (k == m->class_ptr[c] || m->key[k - 1] < m->key[k]) && isfinite(m->val[k]) &&
            m->val[k] > 0;
   if (!ok) {

@@ -89,7 +89,7 @@ typedef struct {
   gboolean interchange, xsym;
   guint n_classes;
   const guint32 *class_ptr;    /* n_classes + 1 */
-  const guint32 *key;          /* ix | (m_y + 1024) << 10 | (m_z + 1024) << 21 */
+  const guint32 *key;          /* ix, m_y, m_z packed as TL_SRM_KEY_* (tl_constants.glsl) */
   const float *val;
   guint nu, nv;
 } TlSrmTables;
