@@ -2,7 +2,7 @@
 /* Arc-corrected STIR projection data as lines (issue 26 item 3). An arc-corrected bin is not a
  * crystal pair: its tangential positions are equally spaced in mm, so each bin is the line
  * that STIR's ProjDataInfoCylindricalArcCorr describes (conventions read from STIR's
- * documentation and source, reimplemented):
+ * documentation and source, reimplemented; Thielemans et al. 2012):
  *   view angle   phi = view * pi / n_views + view offset,
  *   tangential   s = t * bin_size, t = -(n_tangential / 2) ... n_tangential - 1 - n_tangential / 2,
  *   direction    (sin phi, -cos phi) (the non-arc-corrected detector 1 of view v, t = 0, sits at
