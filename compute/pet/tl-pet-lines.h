@@ -7,6 +7,11 @@
  * lines, A_s^T 1 (every line of the data is stored, counted or not). D (tl_operator_set_diag)
  * is applied around the projector calls.
  *
+ * Several rays per line (issue 26 item 4, like STIR's "number of rays in tangential
+ * direction"): each datum is a weighted sum of R rays spread over its bin, A = sum_r w_r A_r
+ * (weights summing to 1: a quadrature of the bin's width), the adjoint its exact transpose;
+ * the sensitivity follows.
+ *
  * Data order: line i belongs to subset group[i] mod S (group NULL: S contiguous equal blocks
  * of the given order); subsets one after the other, the given order kept inside each. */
 #pragma once
@@ -15,11 +20,16 @@
 
 G_BEGIN_DECLS
 
-/* n lines (ends: 6 floats each, finite), counts one per line (finite, >= 0, total > 0), all
- * copied; projector "siddon", "joseph" or "tor" (NULL: siddon), S subsets in 1..n. */
+#define TL_PET_LINES_MAX_RAYS 64u
+
+/* n lines of n_rays rays each (ends: 6 floats per ray, finite, ray-major: ray r of line i at
+ * ends + 6 (n r + i)), ray_weights n_rays values >= 0 summing to 1 (NULL: 1 / n_rays each),
+ * counts one per line (finite, >= 0, total > 0), all copied; projector
+ * "siddon", "joseph" or "tor" (NULL: siddon), S subsets in 1..n. */
 TL_API TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
                                              const char *projector, guint64 n,
-                                             const float *ends, const float *counts,
+                                             const float *ends, guint n_rays,
+                                             const float *ray_weights, const float *counts,
                                              const guint32 *group, guint subsets,
                                              GError **error);
 

@@ -3,8 +3,25 @@
 #include "tl-sinogram-arc.h"
 #include <math.h>
 
-float *tl_sinogram_arc_lines(const TlSinogram *s, guint32 **view_of, GError **error) {
+/* Trapezoid rule over [-1/2, 1/2] with m nodes: node i at i / (m - 1) - 1/2, weight 1 inside
+ * and 1/2 at the ends, over m - 1; one node: the centre, weight 1. */
+static void trapezoid(guint m, guint i, double *pos, double *w) {
+  if (m == 1) {
+    *pos = 0, *w = 1;
+    return;
+  }
+  *pos = (double)i / (m - 1) - 0.5;
+  *w = (i == 0 || i == m - 1 ? 0.5 : 1.0) / (m - 1);
+}
+
+float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
+                             guint32 **view_of, GError **error) {
   const char *name = s->name && *s->name ? s->name : "(unnamed)";
+  if (rays_t < 1 || rays_z < 1 || rays_t * rays_z > TL_SINOGRAM_ARC_MAX_RAYS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u x %u rays per bin (expected at least "
+                "1 x 1, at most %u in all)", rays_t, rays_z, TL_SINOGRAM_ARC_MAX_RAYS);
+    return NULL;
+  }
   if (!s->arc_corrected || !(s->bin_size_mm > 0)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "STIR projection data of %s: %s (expected "
                 "arc-corrected data with a 'default bin size (cm)')", name,
@@ -13,22 +30,32 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint32 **view_of, GError **er
   }
   double R = s->inner_radius_mm + s->doi_mm;
   gint t0 = -(gint)(s->n_tangential / 2), t1 = t0 + (gint)s->n_tangential - 1;
-  double smax = MAX(-t0, t1) * s->bin_size_mm;
+  /* the outermost ray of the outermost bin */
+  double smax = (MAX(-t0, t1) + (rays_t > 1 ? 0.5 : 0)) * s->bin_size_mm;
   if (!(smax < R)) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR projection data of %s: %u tangential "
                 "positions of %g mm reach %g mm from the axis (expected inside the detector "
                 "radius %g mm)", name, s->n_tangential, s->bin_size_mm, smax, R);
     return NULL;
   }
-  float *p = g_try_new(float, 6 * MAX(s->n_bins, 1));
+  guint64 n = s->n_bins, R_n = (guint64)rays_t * rays_z;
+  float *p = n <= G_MAXUINT64 / 6 / R_n ? g_try_new(float, 6 * MAX(n, 1) * R_n) : NULL;
   guint32 *vo = view_of ? g_try_new(guint32, MAX(s->n_bins, 1)) : NULL;
   if (!p || (view_of && !vo)) {
     g_free(p);
     g_free(vo);
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "STIR projection data of %s: %"
-                G_GUINT64_FORMAT " lines do not fit in memory", name, s->n_bins);
+                G_GUINT64_FORMAT " lines of %u rays do not fit in memory", name, n,
+                (guint)R_n);
     return NULL;
   }
+  for (guint a = 0; weights && a < rays_z; a++)
+    for (guint i = 0; i < rays_t; i++) {
+      double pt, wt, pz, wz;
+      trapezoid(rays_t, i, &pt, &wt);
+      trapezoid(rays_z, a, &pz, &wz);
+      weights[a * rays_t + i] = (float)(wt * wz);
+    }
   double zc = (s->n_rings - 1) / 2.0;
   guint64 j = 0;
   for (guint seg = 0; seg < s->n_segments; seg++) {
@@ -45,11 +72,19 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint32 **view_of, GError **er
         double z1 = ((m - d) / 2 - zc) * s->ring_spacing_mm,
                z2 = ((m + d) / 2 - zc) * s->ring_spacing_mm;
         for (gint t = t0; t <= t1; t++, j++) {
-          double off = t * s->bin_size_mm, L = sqrt(R * R - off * off);
-          double cx = off * cos(phi), cy = off * sin(phi);
-          float *e = p + 6 * j;
-          e[0] = (float)(cx + L * ux), e[1] = (float)(cy + L * uy), e[2] = (float)z1;
-          e[3] = (float)(cx - L * ux), e[4] = (float)(cy - L * uy), e[5] = (float)z2;
+          /* ray (i, a): the line shifted in parallel to node i of the bin's width, node a of
+           * a ring's */
+          for (guint a = 0; a < rays_z; a++)
+            for (guint i = 0; i < rays_t; i++) {
+              double pt, pz, w;
+              trapezoid(rays_t, i, &pt, &w);
+              trapezoid(rays_z, a, &pz, &w);
+              double off = (t + pt) * s->bin_size_mm, dz = pz * s->ring_spacing_mm,
+                     L = sqrt(R * R - off * off), cx = off * cos(phi), cy = off * sin(phi);
+              float *e = p + 6 * (n * (a * rays_t + i) + j);
+              e[0] = (float)(cx + L * ux), e[1] = (float)(cy + L * uy), e[2] = (float)(z1 + dz);
+              e[3] = (float)(cx - L * ux), e[4] = (float)(cy - L * uy), e[5] = (float)(z2 + dz);
+            }
           if (vo) vo[j] = v;
         }
       }
