@@ -277,6 +277,49 @@ static void test_rays(void) {
   g_assert_cmpfloat(a1, >, a3);
 }
 
+/* 3 x 3 rays: the adjoint is the transpose, <A x, w> = <x, A^T w> for random x and w (on
+ * 3000 bins of segment 0 and a small grid, in double on the host). */
+static void test_rays_adjoint(void) {
+  GError *error = NULL;
+  g_autoptr(TlSinogram) s = utah_sinogram(TANG);
+  float wr[9];
+  g_autofree float *ends = tl_sinogram_arc_lines(s, 3, 3, wr, NULL, &error);
+  g_assert_no_error(error);
+  const guint64 n = 3000;
+  g_autofree float *sub = g_new(float, 6 * n * 9), *ones = g_new(float, n);
+  for (guint r = 0; r < 9; r++) /* the first n bins of each ray */
+    memcpy(sub + 6 * n * r, ends + 6 * s->n_bins * r, 6 * n * sizeof(float));
+  for (guint64 i = 0; i < n; i++) ones[i] = 1;
+  TlContext *ctx = tl_test_context();
+  TlImageGrid g = tl_image_grid_centred(24, 24, 8, 10.0f, 10.0f, (float)SPACING);
+  g_autoptr(TlOperator) op = tl_pet_lines_operator_new(ctx, &g, "joseph", n, sub, 9, wr, ones,
+                                                       NULL, 1, &error);
+  g_assert_no_error(error);
+  guint64 nv = tl_image_grid_n_voxels(&g);
+  g_autofree float *x = g_new(float, nv), *w = g_new(float, n), *ax = g_new(float, n),
+                   *atw = g_new(float, nv);
+  GRand *rng = g_rand_new_with_seed(26);
+  for (guint64 i = 0; i < nv; i++) x[i] = (float)g_rand_double(rng);
+  for (guint64 i = 0; i < n; i++) w[i] = (float)g_rand_double(rng);
+  g_rand_free(rng);
+  g_autoptr(TlArray) dx = tl_array_new_float(ctx, nv, &error), dw = tl_array_new_float(ctx, n, &error),
+                     dax = tl_array_new_float(ctx, n, &error), datw = tl_array_new_float(ctx, nv, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlStream) st = tl_stream_new(ctx, &error);
+  g_assert_true(tl_array_upload(dx, x, &error) && tl_array_upload(dw, w, &error));
+  g_assert_true(tl_operator_forward(op, st, 0, dx, dax, &error) &&
+                tl_stream_zero(st, datw, &error) &&
+                tl_operator_adjoint(op, st, 0, dw, datw, &error) && tl_stream_finish(st, &error));
+  g_assert_no_error(error);
+  g_assert_true(tl_array_download(dax, ax, &error) && tl_array_download(datw, atw, &error));
+  double l = 0, r = 0;
+  for (guint64 i = 0; i < n; i++) l += (double)ax[i] * w[i];
+  for (guint64 i = 0; i < nv; i++) r += (double)x[i] * atw[i];
+  g_test_message("<A x, w> = %.6g, <x, A^T w> = %.6g", l, r);
+  g_assert_cmpfloat(l, >, 0);
+  g_assert_cmpfloat(fabs(l - r), <, 1e-5 * fabs(l));
+}
+
 /* A tangential range reaching the detector cylinder has no line: a GError naming it. */
 static void test_bad(void) {
   GError *error = NULL;
@@ -300,6 +343,7 @@ int main(int argc, char **argv) {
   tmpdir = g_dir_make_tmp("tl-stir-arc-XXXXXX", NULL);
   g_test_add_func("/stir-arc/recon", test_recon);
   g_test_add_func("/stir-arc/rays", test_rays);
+  g_test_add_func("/stir-arc/rays-adjoint", test_rays_adjoint);
   g_test_add_func("/stir-arc/bad", test_bad);
   int r = g_test_run();
   g_autofree char *hs = g_build_filename(tmpdir, "utah_arc.hs", NULL);
