@@ -157,6 +157,17 @@ static void test_recon(void) {
   g_autoptr(TlOperator) op = tl_pet_lines_operator_new(ctx, &g, "siddon", s->n_bins, ends, 1,
                                                        NULL, s->data, view_of, 4, &error);
   g_assert_no_error(error);
+  /* data order: subset v mod 4 holds view v's bins, in sinogram order (a permutation) */
+  g_autofree guint64 *pos = tl_pet_lines_operator_order(op);
+  g_autofree gboolean *hit = g_new0(gboolean, s->n_bins);
+  for (guint64 i = 0; i < s->n_bins; i++) {
+    guint sub = view_of[i] % 4;
+    g_assert_cmpuint(pos[i], >=, tl_operator_subset_first(op, sub));
+    g_assert_cmpuint(pos[i], <, tl_operator_subset_first(op, sub) + tl_operator_subset_length(op, sub));
+    g_assert_false(hit[pos[i]]);
+    hit[pos[i]] = TRUE;
+    if (i && view_of[i - 1] % 4 == sub) g_assert_cmpuint(pos[i], ==, pos[i - 1] + 1);
+  }
   TlProblem pb = {.op = op};
   TlSolverOptions so;
   tl_solver_options_init(&so);
@@ -331,6 +342,16 @@ static void test_bad(void) {
   g_assert_nonnull(strstr(error->message, "detector radius"));
   g_clear_error(&error);
   s->bin_size_mm = BIN;
+  s->n_bins--; /* a geometry not matching the bins held */
+  e = tl_sinogram_arc_lines(s, 1, 1, NULL, NULL, &error);
+  g_assert_null(e);
+  g_assert_error(error, TL_ERROR, TL_ERROR_FORMAT);
+  g_clear_error(&error);
+  s->n_bins++;
+  e = tl_sinogram_arc_lines(s, 9, 9, NULL, NULL, &error); /* 81 rays: more than 64 */
+  g_assert_null(e);
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
   s->arc_corrected = FALSE;
   e = tl_sinogram_arc_lines(s, 1, 1, NULL, NULL, &error);
   g_assert_null(e);

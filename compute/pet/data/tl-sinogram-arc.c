@@ -28,6 +28,18 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, fl
                 s->arc_corrected ? "no bin size" : "not arc-corrected: its bins are crystal pairs");
     return NULL;
   }
+  /* the bins the geometry gives must be the bins held (tl_sinogram_validate, checked again
+   * since the loop below writes one line per bin of the geometry) */
+  guint64 geo = 0;
+  for (guint seg = 0; seg < s->n_segments; seg++)
+    geo += (guint64)s->n_axial[seg] * s->n_views * s->n_tangential;
+  if (geo != s->n_bins || s->n_views < 1 || s->n_tangential < 1) {
+    g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR projection data of %s: %" G_GUINT64_FORMAT
+                " bins from the geometry (%u views, %u tangential positions), %" G_GUINT64_FORMAT
+                " held (expected equal, at least one of each)", name, geo, s->n_views,
+                s->n_tangential, s->n_bins);
+    return NULL;
+  }
   double R = s->inner_radius_mm + s->doi_mm;
   gint t0 = -(gint)(s->n_tangential / 2), t1 = t0 + (gint)s->n_tangential - 1;
   /* the outermost ray of the outermost bin */
