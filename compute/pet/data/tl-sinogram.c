@@ -206,8 +206,9 @@ static guint64 ring_pairs(const TlSinogram *s, guint seg) {
 static gboolean check_pairs(const TlSinogram *s, gboolean keep_zero, GError **error) {
   if (s->arc_corrected) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
-                "STIR projection data of %s: arc-corrected bins are not crystal pairs; only "
-                "non-arc-corrected data (any span, any view mashing) are reconstructed",
+                "STIR projection data of %s: arc-corrected bins are not crystal pairs (they "
+                "are lines: pet/data/tl-sinogram-arc.h with the pet-lines operator, not yet "
+                "offered by the run); expected non-arc-corrected data here",
                 s->name ? s->name : "(unnamed)");
     return FALSE;
   }

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Arc-corrected STIR projection data as lines (issue 26 item 3). An arc-corrected bin is not a
+ * crystal pair: its tangential positions are equally spaced in mm, so each bin is the line
+ * that STIR's ProjDataInfoCylindricalArcCorr describes (conventions read from STIR's
+ * documentation and source, reimplemented; Thielemans et al. 2012):
+ *   view angle   phi = view * pi / n_views + view offset,
+ *   tangential   s = t * bin_size, t = -(n_tangential / 2) ... n_tangential - 1 - n_tangential / 2,
+ *   direction    (sin phi, -cos phi) (the non-arc-corrected detector 1 of view v, t = 0, sits at
+ *                R (sin phi, -cos phi): tl-sinogram.h), offset s (cos phi, sin phi) from the axis,
+ *   axial        the bin's axial position gives the mean ring sum m (tl-sinogram.h) and the
+ *                segment its mean ring difference d = (lo + hi) / 2 (STIR's "average ring
+ *                difference"): the end towards detector 1 at ring (m - d) / 2, the other at
+ *                (m + d) / 2, rings at z = (r - (n_rings - 1) / 2) * ring spacing;
+ *   end points   where the line meets the detector cylinder of radius R = inner radius + depth
+ *                of interaction.
+ * The lines are projected by the ray projectors as any end-point line (pet/tl-pet-lines.h). */
+#pragma once
+#include "tl-api.h"
+#include "tl-sinogram.h"
+
+G_BEGIN_DECLS
+
+#define TL_SINOGRAM_ARC_MAX_RAYS 64u
+
+/* 6 floats per bin and ray (x0 y0 z0 x1 y1 z1, mm; x0 the end towards detector 1) in the
+ * sinogram's data order, g_free; view_of (optional, g_free) the view of each bin, for view
+ * subsets. rays_t x rays_z rays per bin (issue 26 item 4; 1 x 1: the bin's own line) at the
+ * nodes of the trapezoid rule over the bin's width (tangentially) and a ring's width (axially,
+ * both ends shifted alike): node i of m at (i / (m - 1) - 1/2) of the width, weight 1 / (m - 1),
+ * half that at the two edges; `weights` (optional, rays_t rays_z floats) receives their products.
+ * With voxels of half a ring axially, 3 axial nodes spread a line over its plane and the two
+ * beside it as 1/2, 1/4, 1/4 - the ring's box exactly - where one thin line per bin puts
+ * direct and cross planes on different footings. Ray-major: ray r = a rays_t + i of bin j at
+ * 6 (n_bins r + j) (tl_pet_lines_operator_new). GError for data not arc-corrected, a
+ * tangential range reaching the detector radius or more than TL_SINOGRAM_ARC_MAX_RAYS rays. */
+TL_API float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z,
+                                    float *weights, guint32 **view_of, GError **error);
+
+G_END_DECLS

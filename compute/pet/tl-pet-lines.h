@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* "pet-lines": the PET system matrix over explicit lines (end points in mm), with a measured
+ * count per line: the operator of data whose bins are lines rather than crystal pairs, such as
+ * arc-corrected STIR projection data (pet/data/tl-sinogram-arc.h; issue 26 item 3). The lines
+ * go through the same ray projectors as list mode and crystal-pair bins (tl-projector.h,
+ * TL_LORS_END_POINTS records); the sensitivity of a subset is the column sums of its own
+ * lines, A_s^T 1 (every line of the data is stored, counted or not). D (tl_operator_set_diag)
+ * is applied around the projector calls.
+ *
+ * Several rays per line (issue 26 item 4, like STIR's "number of rays in tangential
+ * direction"): each datum is a weighted sum of R rays spread over its bin, A = sum_r w_r A_r
+ * (weights summing to 1: a quadrature of the bin's width), the adjoint its exact transpose;
+ * the sensitivity follows.
+ *
+ * Data order: line i belongs to subset group[i] mod S (group NULL: S contiguous equal blocks
+ * of the given order); subsets one after the other, the given order kept inside each. */
+#pragma once
+#include "tl-api.h"
+#include "recon/tl-operator.h"
+
+G_BEGIN_DECLS
+
+#define TL_PET_LINES_MAX_RAYS 64u
+
+/* n lines of n_rays rays each (ends: 6 floats per ray, finite, ray-major: ray r of line i at
+ * ends + 6 (n r + i)), ray_weights n_rays values >= 0 summing to 1 (NULL: 1 / n_rays each),
+ * counts one per line (finite, >= 0, total > 0), all copied; projector
+ * "siddon", "joseph" or "tor" (NULL: siddon), S subsets in 1..n. */
+TL_API TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
+                                             const char *projector, guint64 n,
+                                             const float *ends, guint n_rays,
+                                             const float *ray_weights, const float *counts,
+                                             const guint32 *group, guint subsets,
+                                             GError **error);
+
+/* The position in the operator's data order of each given line i (n entries, g_free), so
+ * that a forward projection can be written back in the caller's order. */
+TL_API guint64 *tl_pet_lines_operator_order(const TlOperator *op);
+
+TL_API extern const TlOperatorClass tl_pet_lines_operator_class;
+
+G_END_DECLS
