@@ -2,6 +2,7 @@
 /* TlRunSpec: the run description, its key table, text form and checks (tl-run-spec.h). */
 #include "tl-run-spec.h"
 #include "tl-run-sidecar.h"
+#include "dataset/tl-dataset.h"
 #include "image/tl-file.h"
 #include "pet/project/tl-projector.h"
 #include "pet/correct/tl-units.h"
@@ -624,7 +625,8 @@ const char *tl_run_spec_projector(const TlRunSpec *s) {
   return s->projector ? s->projector : s->modality == TL_RUN_CT ? "joseph" : "siddon";
 }
 guint tl_run_spec_iterations(const TlRunSpec *s) {
-  return s->iterations ? s->iterations : s->modality == TL_RUN_CT ? 10 : 3;
+  return s->iterations ? s->iterations
+         : s->modality == TL_RUN_CT ? TL_DATASET_CT_ITERATIONS : TL_DATASET_PET_ITERATIONS;
 }
 guint tl_run_spec_subsets(const TlRunSpec *s) {
   if (s->subsets) return s->subsets;
