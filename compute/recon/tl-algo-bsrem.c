@@ -6,8 +6,8 @@
  *   x_n <- x_n + alpha_i (x_n / (s_n / S)) [c_n - s_n^(k) - (beta / S) dR/dx_n (x)]
  *
  * (the bracket is the gradient of subset k's share of Phi, s^(k) its column sums; the
- * preconditioner x / (s / S) uses the average subset sensitivity, as SIRF's BSREM that
- * PETRIC's examples run: with alpha 1 and beta 0 the first sub-iteration is OSEM's step where
+ * preconditioner x / (s / S) uses the average subset sensitivity, as the BSREM example of the
+ * PETRIC challenge (Thielemans et al. 2024): with alpha 1 and beta 0 the first sub-iteration is OSEM's step where
  * s^(k) = s / S. With x / s, Ahn & Fessler's D(x) for the whole objective, each sub-iteration
  * moved 1/S of that: after 3 iterations of 10 subsets the image had barely left its uniform
  * start, and the smoothing seen came from those small steps, not from the prior),
