@@ -118,7 +118,7 @@ static const Key keys[] = {
     {INFO("prior", TL_RUN_KEY_TEXT, "none or a registry prior (osl, bsrem)", "none", "",
           "the penalty of MAP algorithms"),
      V_STR, OFF(prior), .autoable = TRUE, .modalities = BOTH, .check = check_prior},
-    {INFO("beta", TL_RUN_KEY_NUMBER, ">= 0", "0", "", "prior strength"), V_DOUBLE, OFF(beta), 0,
+    {INFO("beta", TL_RUN_KEY_NUMBER, ">= 0", "0", "", "prior strength, relative to the data (docs/recon.md: about 1e-3 to 0.1 for rdp)"), V_DOUBLE, OFF(beta), 0,
      1e300, .modalities = BOTH},
     {INFO("gamma", TL_RUN_KEY_NUMBER, ">= 0", "2", "", "rdp: edge preservation"), V_DOUBLE,
      OFF(gamma), 0, 1e300, .modalities = BOTH},
