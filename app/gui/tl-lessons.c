@@ -250,7 +250,7 @@ static GtkWidget *para(const char *text, const char *css) {
   GtkWidget *l = gtk_label_new(text);
   gtk_label_set_wrap(GTK_LABEL(l), TRUE);
   gtk_label_set_xalign(GTK_LABEL(l), 0);
-  gtk_label_set_selectable(GTK_LABEL(l), TRUE);
+  /* not selectable: a selectable label takes the focus and shows itself all selected */
   gtk_label_set_max_width_chars(GTK_LABEL(l), 80);
   if (css) gtk_widget_add_css_class(l, css);
   return l;

@@ -15,6 +15,8 @@
 #include "tl-lessons.h"
 #include "tl-side-panel.h"
 #include "tl-job.h"
+#include "tl-plot.h"
+#include "tl-screenshot.h"
 #include "image/tl-roi.h"
 #include "pet/scanner/tl-scanner.h"
 
@@ -144,6 +146,35 @@ static void test_simulated(void) {
     if (l->compton)
       g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "scattered"));
     tl_pet_job_options_clear(&o);
+    /* the figures promised by the projection and subsets lessons: the RMSE against the truth
+     * (the convergence plot's second series) over the whole run */
+    if (g_str_equal(l->id, "01-projection") || g_str_equal(l->id, "02-subsets")) {
+      guint iterations = 0;
+      g_variant_lookup(l->settings, "iterations", "u", &iterations);
+      guint total = iterations * subsets;
+      gboolean done = FALSE;
+      for (int k = 0; k < 5 && !done; k++)
+        done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(total));
+      g_assert_true(done);
+      const double *x, *y;
+      guint n = tl_plot_get_series(tl_window_get_convergence_plot(win), 1, &x, &y);
+      g_assert_cmpuint(n, >=, total);
+      guint best = 0;
+      GString *s = g_string_new(NULL);
+      for (guint k = 0; k < n; k++) {
+        g_string_append_printf(s, " %.3g", y[k]);
+        if (y[k] < y[best]) best = k;
+      }
+      g_test_message("%s: RMSE per sub-iteration:%s (lowest at %u)", l->id, s->str, best + 1);
+      g_string_free(s, TRUE);
+      if (g_str_equal(l->id, "01-projection")) {
+        for (guint k = 1; k < 4; k++) g_assert_cmpfloat(y[k], <, y[k - 1]); /* falls, */
+        g_assert_cmpfloat(y[4], <=, 0.5 * y[0]);                            /* to half */
+      } else {
+        g_assert_cmpuint(best + 1, <, n); /* lowest before the last, and ends above it */
+        g_assert_cmpfloat(y[n - 1], >, 1.05 * y[best]);
+      }
+    }
     const char *prior = NULL;
     if (g_variant_lookup(l->settings, "prior", "&s", &prior)) {
       char name[16];
@@ -214,6 +245,56 @@ static void test_tooth(void) {
   tl_gui_destroy_window(win);
 }
 
+typedef struct {
+  GtkWidget *widget;
+  const char *png;
+  gboolean painted;
+  GError *error;
+} Paint;
+
+/* Saved right after a paint, as test-views does: the window's render node is fresh then. */
+static void on_painted(GdkFrameClock *clock, Paint *p) {
+  if (p->painted) return;
+  p->painted = TRUE;
+  tl_widget_save_png(p->widget, p->png, &p->error);
+}
+
+/* The Lessons window at 1280 x 800 on its regularisation page, saved as a PNG
+ * (TL_LESSONS_SCREENSHOT_DIR=docs: docs/screenshot-lessons.png, else a temporary file); every
+ * lesson's page has its button and texts. */
+static void test_screenshot(void) {
+  TlWindow *win = ready_window();
+  GtkWindow *lw = open_lessons(win);
+  gtk_window_set_default_size(lw, 1280, 800);
+  gtk_window_present(lw);
+  GtkStack *stack = g_object_get_data(G_OBJECT(lw), "tl-lessons-stack");
+  gtk_stack_set_visible_child_name(stack, "03-regularisation");
+  tl_gui_spin(0.5);
+  const char *dir = g_getenv("TL_LESSONS_SCREENSHOT_DIR");
+  g_autofree char *png = g_build_filename(dir ? dir : tmpdir, "screenshot-lessons.png", NULL);
+  Paint p = {GTK_WIDGET(lw), png, FALSE, NULL};
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(lw));
+  g_assert_nonnull(clock);
+  gulong h = g_signal_connect(clock, "after-paint", G_CALLBACK(on_painted), &p);
+  gtk_widget_queue_draw(GTK_WIDGET(lw));
+  gint64 end = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (!p.painted && g_get_monotonic_time() < end)
+    g_main_context_iteration(NULL, FALSE) || (g_usleep(2000), TRUE);
+  g_signal_handler_disconnect(clock, h);
+  g_assert_true(p.painted);
+  g_assert_no_error(p.error);
+  g_autoptr(GdkTexture) t = gdk_texture_new_from_filename(png, NULL);
+  g_assert_nonnull(t);
+  g_test_message("%s: %d x %d", png, gdk_texture_get_width(t), gdk_texture_get_height(t));
+  /* the window's size less its client-side decoration's margin */
+  g_assert_cmpint(abs(gdk_texture_get_width(t) - 1280), <=, 20);
+  g_assert_cmpint(abs(gdk_texture_get_height(t) - 800), <=, 20);
+  GPtrArray *lessons = g_object_get_data(G_OBJECT(lw), "tl-lessons");
+  for (guint i = 0; i < lessons->len; i++)
+    g_assert_nonnull(find_named(GTK_WIDGET(lw), ((TlLesson *)lessons->pdata[i])->id));
+  tl_gui_destroy_window(win);
+}
+
 static void write_scanner(void) {
   TlScannerLayout l = {0};
   l.kind = TL_SCANNER_RING;
@@ -241,6 +322,7 @@ int main(int argc, char **argv) {
   g_assert_nonnull(tmpdir);
   write_scanner();
   g_test_add_func("/gui/lessons/registry", test_registry);
+  g_test_add_func("/gui/lessons/screenshot", test_screenshot);
   g_test_add_func("/gui/lessons/simulated", test_simulated);
   g_test_add_func("/gui/lessons/regularisation", test_regularisation);
   g_test_add_func("/gui/lessons/tooth", test_tooth);
