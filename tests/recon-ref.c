@@ -155,7 +155,8 @@ void recon_ref_bsrem(const ReconRefProblem *p, double alpha0, double beta, Recon
       em_backproject(p, r0, r1, ybar, !p->sens, bp);
       for (guint64 j = 0; p->sens && j < p->n; j++) bp[j] -= p->sens[b][j];
       for (guint64 j = 0; j < p->n; j++) {
-        if (s[j] > 0) x[j] += alpha * x[j] / s[j] * (bp[j] - beta / p->S * g[j]);
+        /* preconditioner x / (s / S): the average subset sensitivity (tl-algo-bsrem.c) */
+        if (s[j] > 0) x[j] += alpha * p->S * x[j] / s[j] * (bp[j] - beta / p->S * g[j]);
         x[j] = MIN(MAX(x[j], eps_x), upper);
       }
     }

@@ -88,7 +88,8 @@ void recon_ref_osl(const ReconRefProblem *p, double beta, ReconRefGrad grad, voi
  * (0-based, constant over its sub-iterations), alpha_n = alpha0 / (1 + n); sub-iteration b:
  *   g = dR/dx at x,  ybar_i = (M x)_i + a_i
  *   G_j = sum_{i in b} M_ij (y_i / ybar_i - 1) - (beta / S) g_j
- *   x_j <- x_j + alpha_n (x_j / s_j) G_j      (s = M^T 1 of all subsets; s_j = 0: unchanged)
+ *   x_j <- x_j + alpha_n S (x_j / s_j) G_j    (s = M^T 1 of all subsets, s / S the average
+ *                                             subset sensitivity; s_j = 0: unchanged)
  *   x_j <- min(max(x_j, eps_x), upper)
  * The device uses eps_x = RECON_REF_BSREM_FLOOR and upper = RECON_REF_BSREM_UPPER. */
 #define RECON_REF_BSREM_FLOOR 1e-6

@@ -119,6 +119,7 @@ static void run_case(gconstpointer data) {
   if (!strcmp(c->algo, "osl") || !strcmp(c->algo, "bsrem")) {
     opt.prior = "quadratic";
     opt.beta = beta = BETA;
+    opt.beta_absolute = TRUE; /* the references take beta as it is */
   }
   g_autoptr(TlSolver) sv = tl_solver_new(ctx, c->algo, &problem, &opt, &error);
   g_assert_no_error(error);

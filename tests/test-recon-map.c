@@ -6,7 +6,10 @@
  *   NEMA-like phantom: a warm cylinder with two 4:1 hot spheres and a cold insert; the full
  *   NEMA IEC / DMI table is bench/map-sweep's, in docs/recon.md), for BSREM and OSL;
  * - a prior changed between steps (tl_solver_set_prior, what the window does while paused)
- *   is used by the next step, and algorithms without a prior refuse one. */
+ *   is used by the next step, and algorithms without a prior refuse one;
+ * - beta is relative: the solver's scale is the mean sensitivity over the support (rdp), over
+ *   the start image's value (quadratic), times the smallest voxel edge (tv), against the same
+ *   computed here from the sensitivity image in double; beta_absolute leaves it 1. */
 #include <math.h>
 #include <string.h>
 #include "pet-fixture.h"
@@ -47,7 +50,8 @@ static TlRecon *make(const char *algo, const char *prior, double beta, guint sub
 /* BSREM (4 subsets): Phi after each iteration never falls, and it rises overall. */
 static void test_bsrem_monotone(gconstpointer prior) {
   GError *error = NULL;
-  const double beta = g_str_equal(prior, "quadratic") ? 0.02 : g_str_equal(prior, "tv") ? 0.5 : 2.0;
+  /* relative betas (the solver scales them: prior-scale below), of moderate strength */
+  const double beta = g_str_equal(prior, "quadratic") ? 1e-6 : g_str_equal(prior, "tv") ? 3e-4 : 3e-3;
   g_autoptr(TlRecon) r = make("bsrem", prior, beta, 4, 8);
   TlSolver *sv = tl_recon_solver(r);
   double prev;
@@ -92,7 +96,7 @@ static double background_cov(const TlImage *im) {
 
 static void test_beta_sweep(gconstpointer algo) {
   GError *error = NULL;
-  static const double betas[] = {0, 0.3, 1, 3, 10};
+  static const double betas[] = {0, 1e-3, 3e-3, 1e-2, 3e-2}; /* relative */
   double prev = G_MAXDOUBLE;
   GString *s = g_string_new(NULL);
   for (gsize b = 0; b < G_N_ELEMENTS(betas); b++) {
@@ -109,6 +113,48 @@ static void test_beta_sweep(gconstpointer algo) {
   g_string_free(s, TRUE);
 }
 
+/* The prior's scale (tl-solver.h) against a host computation from the solver's own sensitivity
+ * image: mean over s > 0, the start value N / sum s (list mode: one count per event). */
+static void test_prior_scale(void) {
+  GError *error = NULL;
+  static const char *priors[] = {"rdp", "quadratic", "tv"};
+  for (gsize p = 0; p < G_N_ELEMENTS(priors); p++) {
+    g_autoptr(TlRecon) r = make("bsrem", priors[p], 1.0, 4, 1);
+    TlSolver *sv = tl_recon_solver(r);
+    const TlArray *s = tl_solver_sensitivity(sv, G_MAXUINT);
+    guint64 n = tl_image_grid_n_voxels(&truth->grid);
+    g_autofree float *h = g_new(float, n);
+    g_assert_true(tl_array_download(s, h, &error));
+    g_assert_no_error(error);
+    double sum = 0, support = 0;
+    for (guint64 v = 0; v < n; v++)
+      if (h[v] > 0) sum += h[v], support++;
+    g_assert_cmpfloat(support, >, n / 2);
+    double mean = sum / support, x0 = (double)lm->n_events / sum;
+    TlImageGrid g = grid();
+    double want = p == 0 ? mean : p == 1 ? mean / x0 : mean * MIN(g.voxel_mm[0], MIN(g.voxel_mm[1], g.voxel_mm[2]));
+    double got = tl_solver_prior_scale(sv);
+    g_test_message("%s: prior scale %.6g (mean sensitivity %.6g, start value %.6g)", priors[p],
+                   got, mean, x0);
+    g_assert_cmpfloat(fabs(got - want), <=, 1e-5 * want);
+  }
+  /* beta as given: scale 1 */
+  GError *e2 = NULL;
+  TlImageGrid g = grid();
+  TlReconOptions o;
+  tl_recon_options_init(&o);
+  o.algorithm = "bsrem";
+  o.algo = TL_RECON_OSEM;
+  o.subsets = 4;
+  o.iterations = 1;
+  o.prior = "rdp";
+  o.beta = 1;
+  o.beta_absolute = TRUE;
+  g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, lm, &g, &o, &e2);
+  g_assert_no_error(e2);
+  g_assert_cmpfloat(tl_solver_prior_scale(tl_recon_solver(r)), ==, 1.0);
+}
+
 /* The window's "change while paused": the step after tl_solver_set_prior uses the new prior;
  * the same step with the old one gives another image. */
 static void test_change_prior(void) {
@@ -118,7 +164,7 @@ static void test_change_prior(void) {
   g_assert_true(tl_recon_step(a, &error) && tl_recon_step(b, &error));
   TlPriorParams pp;
   tl_prior_params_init(&pp);
-  g_assert_true(tl_solver_set_prior(tl_recon_solver(b), "rdp", 5.0, &pp, &error));
+  g_assert_true(tl_solver_set_prior(tl_recon_solver(b), "rdp", 0.01, &pp, &error));
   g_assert_no_error(error);
   g_assert_true(tl_recon_step(a, &error) && tl_recon_step(b, &error));
   g_autoptr(TlImage) ia = tl_recon_image(a, &error), ib = tl_recon_image(b, &error);
@@ -160,6 +206,7 @@ int main(int argc, char **argv) {
   g_test_add_data_func("/recon/map/beta-sweep/bsrem", "bsrem", test_beta_sweep);
   g_test_add_data_func("/recon/map/beta-sweep/osl", "osl", test_beta_sweep);
   g_test_add_func("/recon/map/change-prior", test_change_prior);
+  g_test_add_func("/recon/map/prior-scale", test_prior_scale);
   int rc = g_test_run();
   tl_listmode_free(lm);
   tl_image_free(truth);

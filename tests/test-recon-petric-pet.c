@@ -41,6 +41,7 @@ static double run(const char *algo, guint subsets, guint iterations) {
   o.loglik = TL_LOGLIK_NEVER;
   o.prior = osem ? "rdp" : NULL;
   o.beta = osem ? 1.0 : 0.0;
+  o.beta_absolute = TRUE; /* the strength this test was calibrated with, as given */
   g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, lm, &g, &o, &error);
   g_assert_no_error(error);
   TlSolver *sv = tl_recon_solver(r);

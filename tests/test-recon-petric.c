@@ -146,6 +146,7 @@ static Dev dev_new(const char *algo, guint S, guint32 seed, guint iterations, gb
   o.objective = TL_OBJECTIVE_NEVER;
   o.prior = quadratic ? "quadratic" : "rdp";
   o.beta = BETA;
+  o.beta_absolute = TRUE; /* STIR's penalisation factor, as the reference uses it */
   o.prior_params.gamma = GAMMA;
   o.prior_params.epsilon = EPS;
   o.seed = seed;

@@ -216,6 +216,7 @@ static void run_pair(gconstpointer data) {
   if (flags & TL_ALGO_PRIOR) {
     o.prior = "quadratic";
     o.beta = BETA;
+    o.beta_absolute = TRUE; /* the references take beta as it is */
   }
   TlProblem pb = {.op = in->op, .data = in->data};
   g_autoptr(TlSolver) sv = tl_solver_new(ctx, pair->algorithm, &pb, &o, &error);

@@ -116,7 +116,7 @@ int tl_cli_ct_recon(int argc, char **argv) {
       RUN_OPT("save-run", 0, "Write the run (every key) to FILE before reconstructing", "FILE"),
       RUN_OPT("algo", 'a', algo_help, "ALGO"),
       RUN_OPT("prior", 0, prior_help, "NAME"),
-      RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
+      RUN_OPT("beta", 0, "Prior strength beta, relative to the data (docs/recon.md; rdp: about 1e-3 to 0.1; default 0)", "B"),
       RUN_OPT("gamma", 0, "rdp: gamma >= 0 (default 2)", "G"),
       RUN_OPT("epsilon", 0, "rdp / tv: epsilon > 0 (default 1e-3)", "E"),
       RUN_OPT("filter", 'f', "FDK/FBP ramp filter window: ram-lak (default), shepp-logan, "

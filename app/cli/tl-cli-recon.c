@@ -212,7 +212,7 @@ static int recon_main(int argc, char **argv) {
               "NAME=FILE"),
       RUN_OPT("subsets", 's', "Subsets for the algorithms that use them (default 10)", "S"),
       RUN_OPT("prior", 0, prior_help, "NAME"),
-      RUN_OPT("beta", 0, "Prior strength beta (default 0)", "B"),
+      RUN_OPT("beta", 0, "Prior strength beta, relative to the data (docs/recon.md; rdp: about 1e-3 to 0.1; default 0)", "B"),
       RUN_OPT("gamma", 0, "rdp: edge preservation gamma >= 0 (default 2)", "G"),
       RUN_OPT("epsilon", 0, "rdp / tv: smoothing epsilon > 0 (default auto: for rdp 1e-3 x the "
               "largest voxel of an OSEM image, as PETRIC; tv 1e-3)", "E"),

@@ -5,6 +5,7 @@
 #include "pet/correct/tl-randoms.h"
 #include "image/tl-phantom.h"
 #include "pet/simulate/tl-simulate.h"
+#include "dataset/tl-dataset.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,7 +50,7 @@ int tl_cli_simulate(int argc, char **argv) {
   g_autofree char *truth = NULL, *mu_out = NULL, *axis_text = NULL, *eff_out = NULL;
   g_autofree char *randoms_out = NULL;
   g_autofree char *window_text = NULL;
-  double events = 1e6, decays = 0, randoms = 0, ratio = 4, resolution = -1, spread = 0;
+  double events = TL_DATASET_SIM_EVENTS, decays = 0, randoms = 0, ratio = 4, resolution = -1, spread = 0;
   double activity = 0, duration = 0, cwindow = TL_SIMULATE_DEFAULT_WINDOW_NS;
   gint64 seed = 1, eff_seed = 0;
   int threads = 0, mrd = -1;

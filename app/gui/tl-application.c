@@ -8,6 +8,7 @@
 #include "tl-window.h"
 #include "tl-data-view.h"
 #include "pet/correct/tl-units.h"
+#include "dataset/tl-dataset.h"
 
 #ifndef TL_VERSION
 #define TL_VERSION "0.0.0"
@@ -63,7 +64,7 @@ static const GOptionEntry kOptions[] = {
    "filter=SPEC, filter-every=N, "
    "kernel=NAME=FILE.comp, profile=1 (the profiling table open), panel=corrections (the side "
    "panel scrolled to its Corrections group)", "KEY=VALUE"},
-  {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default 1e6)", "N"},
+  {"demo-events", 0, 0, G_OPTION_ARG_DOUBLE, NULL, "Events the demo simulates (default: the dataset layer's, 1e6)", "N"},
   {"demo-coarsen", 0, 0, G_OPTION_ARG_INT, NULL,
    "Demo grid voxels N times the DMI reference grid's (default 2)", "N"},
   {"run", 0, 0, G_OPTION_ARG_FILENAME, NULL,
@@ -394,12 +395,12 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
     g_printerr("tomolab: --demo-events and --demo-coarsen must be positive\n");
     return 1;
   }
-  /* A good reconstruction first (docs/workbench.md): 1e6 events, voxels twice the DMI
-   * grid's; with 2e5 events and 10 subsets OSEM's RMSE rose from the third sub-iteration. */
+  /* A good reconstruction first (docs/workbench.md): the dataset layer's defaults, 1e6
+   * events on voxels twice the DMI grid's, as the Simulate dialog and the CLI take them. */
   if (self->demo_events == 0)
-    self->demo_events = 1e6;
+    self->demo_events = TL_DATASET_SIM_EVENTS;
   if (self->demo_coarsen == 0)
-    self->demo_coarsen = 2;
+    self->demo_coarsen = TL_DATASET_PET_COARSEN;
   /* These runs want their own process and window, not a forward to a running one. */
   if (self->device || self->screenshot || self->demo || self->iterations > 0)
     g_application_set_flags(app, g_application_get_flags(app) | G_APPLICATION_NON_UNIQUE);

@@ -153,10 +153,11 @@ TlDocument *tl_document_simulate(TlContext *ctx, GVariant *params, GCancellable 
     g_variant_dict_clear(&dict);
   }
   const char *phantom = "nema", *scanner_name = "dmi";
-  double events = 2e5;
+  /* the dataset layer's defaults (tl-dataset.h), as the dialog, the demo and the CLI's */
+  double events = TL_DATASET_SIM_EVENTS;
   guint64 seed = 1;
-  guint32 coarsen = 2;
-  gboolean attenuation = FALSE, tof = FALSE;
+  guint32 coarsen = TL_DATASET_PET_COARSEN;
+  gboolean attenuation = FALSE, tof = FALSE, scatter = FALSE;
   GVariantDict dict;
   g_variant_dict_init(&dict, params);
   g_variant_dict_lookup(&dict, "phantom", "&s", &phantom);
@@ -166,6 +167,7 @@ TlDocument *tl_document_simulate(TlContext *ctx, GVariant *params, GCancellable 
   g_variant_dict_lookup(&dict, "coarsen", "u", &coarsen);
   g_variant_dict_lookup(&dict, "attenuation", "b", &attenuation);
   g_variant_dict_lookup(&dict, "tof", "b", &tof);
+  g_variant_dict_lookup(&dict, "scatter", "b", &scatter); /* Compton scatter: with attenuation */
   g_autofree char *phantom_name = g_strdup(phantom);  /* outlives the dictionary */
 
   g_autoptr(TlScanner) scanner = scanner_named(scanner_name, error);
@@ -179,7 +181,7 @@ TlDocument *tl_document_simulate(TlContext *ctx, GVariant *params, GCancellable 
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset(phantom, &po, &grid, error);
   g_autoptr(TlImage) activity = NULL, mu = NULL;
   g_autofree char *desc = g_strdup_printf("%s on %s, %.3g events, seed %" G_GUINT64_FORMAT "%s%s", phantom,
-                                          scanner->name, events, seed, attenuation ? ", attenuated" : "",
+                                          scanner->name, events, seed, attenuation ? (scatter ? ", attenuated and scattered" : ", attenuated") : "",
                                           tof ? ", TOF" : "");
   g_variant_dict_clear(&dict);
   if (!ph || !tl_phantom_rasterise(ph, &grid, 0, &activity, &mu, error))
@@ -189,6 +191,7 @@ TlDocument *tl_document_simulate(TlContext *ctx, GVariant *params, GCancellable 
   sp.events = events;
   sp.seed = seed;
   sp.tof = tof;
+  sp.scatter = scatter && attenuation;
   sp.description = desc;
   TlListmode *lm = tl_simulate(scanner, activity, attenuation ? mu : NULL, &sp, NULL, NULL, cancel, NULL, error);
   TlDataset *ds = lm ? tl_dataset_new_take(TL_DATA_PET_LISTMODE, lm, NULL, error) : NULL;

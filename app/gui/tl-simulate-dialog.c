@@ -4,6 +4,7 @@
 #include "image/tl-phantom.h"
 #include "pet/scanner/tl-scanner.h"
 #include "ct/tl-ct-phantom.h"
+#include "dataset/tl-dataset.h"
 
 struct _TlSimulateDialog {
   AdwWindow parent_instance;
@@ -135,6 +136,9 @@ static void tl_simulate_dialog_init(TlSimulateDialog *self) {
   g_autoptr(GListModel) ct_phantoms = names_model(tl_ct_phantom_preset_names());
   adw_combo_row_set_model(self->ct_phantom_row, ct_phantoms);
   select_name(self->ct_phantom_row, "shepp-logan");
+  /* the dataset layer's defaults, as the demo and `tomolab-cli simulate` take them */
+  gtk_spin_button_set_value(self->events_spin, TL_DATASET_SIM_EVENTS);
+  gtk_spin_button_set_value(self->coarsen_spin, TL_DATASET_PET_COARSEN);
 }
 
 GtkWidget *tl_simulate_dialog_new(GtkWindow *parent) {

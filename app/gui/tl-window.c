@@ -12,6 +12,7 @@
 #include <string.h>
 #include "tl-background.h"
 #include "tl-simulate-dialog.h"
+#include "tl-lessons.h"
 #include "tl-window-private.h"
 #include "expr/tl-kernel-edit.h"
 
@@ -107,26 +108,42 @@ static void show_context(TlWindow *self) {
     self->demo_pending = FALSE;
     GVariantDict d;
     g_variant_dict_init(&d, NULL);
-    g_variant_dict_insert(&d, "phantom", "s", "nema");
-    g_variant_dict_insert(&d, "scanner", "s", "dmi");
+    GVariant *set = g_object_get_data(G_OBJECT(self), "tl-demo-settings");
+    /* a lesson (tl-lessons.c) may name another phantom and scanner */
+    const char *phantom = "nema", *scanner = "dmi";
+    if (set) g_variant_lookup(set, "phantom", "&s", &phantom);
+    if (set) g_variant_lookup(set, "scanner", "&s", &scanner);
+    g_variant_dict_insert(&d, "phantom", "s", phantom);
+    g_variant_dict_insert(&d, "scanner", "s", scanner);
     g_variant_dict_insert(&d, "events", "d", self->demo_events);
     g_variant_dict_insert(&d, "coarsen", "u", self->demo_coarsen);
-    GVariant *set = g_object_get_data(G_OBJECT(self), "tl-demo-settings");
     gboolean flag;
     if (set && g_variant_lookup(set, "tof", "b", &flag)) g_variant_dict_insert(&d, "tof", "b", flag);
     if (set && g_variant_lookup(set, "attenuation", "b", &flag))
       g_variant_dict_insert(&d, "attenuation", "b", flag);
+    if (set && g_variant_lookup(set, "compton", "b", &flag)) /* a lesson's scattered events */
+      g_variant_dict_insert(&d, "scatter", "b", flag);
     g_autoptr(GVariant) params = g_variant_ref_sink(g_variant_dict_end(&d));
-    /* OSEM with 2 subsets of 5e5 events for 3 iterations: on 1e6 events the RMSE against
-     * the truth falls at every one of the 6 sub-iterations (43.8, 31.5, 23.8, 20.1, 19.0,
-     * 18.7), where 10 subsets of 1e5 events turn after the 5th (21.9 → 23.9 by the 10th) and
-     * 2e5 events after the 3rd: the first run shows a good image; more subsets, filters
-     * and priors are the tour's trade-offs. */
-    tl_side_panel_set_algorithm(self->side_panel, TRUE, 2, 3);
+    /* OSEM with the dataset layer's subsets and iterations (tl-dataset.h): on 1e6 events 2
+     * subsets of 5e5 for 3 iterations, the RMSE against the truth falls at every one of the
+     * 6 sub-iterations (43.8, 31.5, 23.8, 20.1, 19.0, 18.7), where 10 subsets of 1e5 events
+     * turn after the 5th (21.9 → 23.9 by the 10th) and 2e5 events after the 3rd: the first
+     * run shows a good image; more subsets, filters and priors are the lessons' trade-offs. */
+    tl_side_panel_set_algorithm(self->side_panel, TRUE, tl_dataset_pet_subsets(self->demo_events),
+                                TL_DATASET_PET_ITERATIONS);
     /* The demo is about watching kernels cost: the profiling strip from the start (its
      * one line; it covers no view). */
-    g_action_group_activate_action(G_ACTION_GROUP(self), "show-profiling", NULL);
-    if (set) tl_window_apply_settings(self, set);
+    g_autoptr(GVariant) shown = g_action_group_get_action_state(G_ACTION_GROUP(self), "show-profiling");
+    if (!g_variant_get_boolean(shown)) /* shown once, not toggled by a second start (a lesson) */
+      g_action_group_activate_action(G_ACTION_GROUP(self), "show-profiling", NULL);
+    if (set) {
+      /* the keys that depend on the data (scatter, a μ-map) wait for the new data
+       * (tl-window-run.c): the dataset shown now (a lesson started over it) is not theirs */
+      TlDocument *shown = self->dataset;
+      self->dataset = NULL;
+      tl_window_apply_settings(self, set);
+      self->dataset = shown;
+    }
     simulate(self, params, TRUE);
   }
 }
@@ -548,6 +565,8 @@ static const GActionEntry kActions[] = {
   {"restart", act_restart, NULL, NULL, NULL, {0}},
   {"simulate", act_simulate, "a{sv}", NULL, NULL, {0}},
   {"simulate-dialog", act_simulate_dialog, NULL, NULL, NULL, {0}},
+  {"lessons", tl_lessons_action_show, NULL, NULL, NULL, {0}},
+  {"lesson", tl_lessons_action_start, "s", NULL, NULL, {0}},
   {"confirm-replace", act_confirm_replace, "b", NULL, NULL, {0}},
   {"reset-zoom", act_reset_zoom, NULL, NULL, NULL, {0}},
   {"show-profiling", act_show_profiling, NULL, "false", NULL, {0}},

@@ -60,7 +60,13 @@ static void pet_defaults(TlDataset *ds) {
     ds->tof_bins = lm->scanner->tof_bins;
   }
   if (lm->duration_s > 0) ds->allows |= TL_DATASET_ALLOWS_QUANT;
-  ds->subsets = TL_DATASET_SUBSETS;
+  ds->subsets = tl_dataset_pet_subsets(ds->bins ? ds->bin_counts : (double)lm->n_events);
+}
+
+guint tl_dataset_pet_subsets(double counts) {
+  if (!isfinite(counts) || !(counts >= TL_DATASET_EVENTS_PER_SUBSET)) return 1;
+  double k = floor(counts / TL_DATASET_EVENTS_PER_SUBSET);
+  return k >= TL_DATASET_SUBSETS ? TL_DATASET_SUBSETS : (guint)k;
 }
 
 static void ct_defaults(TlDataset *ds) {

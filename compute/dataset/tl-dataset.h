@@ -19,8 +19,14 @@
  *   the same search as `ct-recon --centre auto`) and moved into the geometry, since neither
  *   Data Exchange nor TIFF stacks store it and the detector's middle column is rarely right
  *   (tooth.h5: 295.5, not 319.5). The search needs a device, so it is a second call.
- * - Subsets for algorithms that use them: TL_DATASET_SUBSETS (PET; every door used 10), CT the
- *   same, at most one per view. */
+ * - Subsets for algorithms that use them: PET one per TL_DATASET_EVENTS_PER_SUBSET counts, at
+ *   least 1 and at most TL_DATASET_SUBSETS (tl_dataset_pet_subsets); CT TL_DATASET_SUBSETS, at
+ *   most one per view. Every door used 10 whatever the counts: on 2e5 simulated events that
+ *   is 2e4 events an update, and OSEM's RMSE against the truth turned up after the third
+ *   sub-iteration (docs/workbench.md's table); with 5e5 counts a subset it falls at every one.
+ * - Iterations: TL_DATASET_PET_ITERATIONS, TL_DATASET_CT_ITERATIONS (the run's "auto").
+ * - A simulation's events: TL_DATASET_SIM_EVENTS, on the grid coarsened by
+ *   TL_DATASET_PET_COARSEN (the Simulate dialog, the demo, `tomolab-cli simulate`). */
 #pragma once
 #include "tl-api.h"
 #include "dataset/tl-formats.h"
@@ -33,6 +39,14 @@
 G_BEGIN_DECLS
 
 #define TL_DATASET_SUBSETS 10
+#define TL_DATASET_EVENTS_PER_SUBSET 5e5
+#define TL_DATASET_PET_ITERATIONS 3
+#define TL_DATASET_CT_ITERATIONS 10
+#define TL_DATASET_SIM_EVENTS 1e6
+
+/* PET subsets for `counts` events (or counts in bins): counts / TL_DATASET_EVENTS_PER_SUBSET
+ * rounded down, clamped to [1, TL_DATASET_SUBSETS]; 1 for a count that is not finite. */
+TL_API guint tl_dataset_pet_subsets(double counts);
 
 typedef enum {
   TL_DATASET_IMAGE,        /* an image to look at, a truth or a mu-map */

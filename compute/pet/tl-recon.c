@@ -139,6 +139,7 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.uniform_sensitivity = o->uniform_sensitivity;
   so.prior = o->prior;
   so.beta = o->beta;
+  so.beta_absolute = o->beta_absolute;
   so.prior_params = o->prior_params;
   so.relaxation = o->relaxation;
   so.seed = o->seed;

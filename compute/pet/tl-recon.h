@@ -98,9 +98,11 @@ typedef struct {
   gboolean uniform_sensitivity;
   /* Any algorithm of the registry by name (NULL: algo's mlem / osem). */
   const char *algorithm;
-  /* Prior for osl / bsrem (NULL = none), its strength and parameters. */
+  /* Prior for osl / bsrem (NULL = none), its strength (relative: TlSolverOptions.beta) and
+   * parameters. */
   const char *prior;
   double beta;
+  gboolean beta_absolute; /* beta as given (TlSolverOptions.beta_absolute) */
   TlPriorParams prior_params;
   float relaxation;       /* bsrem alpha_0, sirt / os-sart lambda (default 1) */
   guint32 seed;           /* svrg / saga: subset order (TlSolverOptions.seed, default 1) */

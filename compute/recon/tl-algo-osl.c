@@ -12,7 +12,7 @@
 static gboolean osl_step(TlSolver *sv, guint k, double *objective, gboolean *is_new,
                          GError **error) {
   tl_expr_args_array(sv->args, "s", tl_solver_sens(sv, k));
-  tl_expr_args_scalar(sv->args, "b", (float)(sv->opt.beta / sv->n_subsets));
+  tl_expr_args_scalar(sv->args, "b", (float)(tl_solver_beta(sv) / sv->n_subsets));
   tl_expr_args_set_label(sv->args, "osl update");
   gboolean ok = tl_solver_em_correction(sv, k, error) &&
                 tl_solver_prior_gradient(sv, error) &&

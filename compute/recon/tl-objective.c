@@ -95,7 +95,7 @@ gboolean tl_solver_objective_gradient(TlSolver *sv, guint subset, const TlArray 
     return FALSE;
   }
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
-  double b = subset == G_MAXUINT ? sv->opt.beta : sv->opt.beta / sv->n_subsets;
+  double b = subset == G_MAXUINT ? tl_solver_beta(sv) : tl_solver_beta(sv) / sv->n_subsets;
   tl_expr_args_array(args, "v", grad);
   tl_expr_args_array(args, "g", sv->grad);
   tl_expr_args_scalar(args, "b", (float)b);
@@ -202,7 +202,7 @@ gboolean tl_solver_precond(TlSolver *sv, const TlArray *x, TlArray *P, GError **
   if (!prior)
     return tl_expr_assign(sv->ctx, sv->stream, "P = select(S > 0, max(x, dl) / S, 0)", args, error);
   tl_expr_args_array(args, "h", sv->grad);
-  tl_expr_args_scalar(args, "b", (float)sv->opt.beta);
+  tl_expr_args_scalar(args, "b", (float)tl_solver_beta(sv));
   return tl_prior_hessian_diag(sv->prior, sv->stream, x, sv->grad, error) &&
          tl_expr_assign(sv->ctx, sv->stream, "P = select(S > 0, 1 / (S / max(x, dl) + b * h), 0)",
                         args, error);

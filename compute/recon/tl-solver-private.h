@@ -46,6 +46,8 @@ struct _TlSolver {
   TlPrior *prior;
   TlArray *grad;       /* prior gradient */
   TlArray *kappa;      /* the prior's per-voxel weights (tl_solver_set_kappa), or NULL */
+  double sens_mean;    /* emission: the mean of S over the voxels where S > 0 (0: none) */
+  double start_value;  /* emission: the start image's constant (data total / sum S) */
   TlStream *stream;
   TlProfile *profile;
   GCancellable *cancellable;
@@ -70,6 +72,8 @@ struct _TlSolver {
 TlSolver *tl_solver_new_class(TlContext *ctx, const TlAlgorithmClass *klass,
                               const TlProblem *problem, const TlSolverOptions *opt,
                               GError **error);
+/* beta as the algorithms use it: opt.beta * tl_solver_prior_scale (tl-solver.h). */
+double tl_solver_beta(const TlSolver *sv);
 /* Records `expr` on the solver's stream with sv->args. */
 gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error);
 /* Emission: the sensitivity image for subset s (shared when all subsets use one). */

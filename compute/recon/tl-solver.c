@@ -18,6 +18,26 @@ void tl_solver_options_init(TlSolverOptions *o) {
   o->seed = 1;
 }
 
+/* The prior's strength in the data's units (docs/recon.md, "The prior's strength"). The
+ * log-likelihood's gradient c - s is of the order of the sensitivity s; a prior homogeneous of
+ * degree d (R(t x) = t^d R(x)) has a gradient of the order of x^(d - 1), TV's per mm. So
+ * beta * s_mean * x0^(1 - d) (* h for tv) weighs the two alike whatever the scanner, the
+ * projector's weights, the grid, the count level or the image unit: the same relative beta
+ * smooths the same. x0 is the start image's value, the data's own scale of x. */
+double tl_solver_prior_scale(const TlSolver *sv) {
+  if (sv->opt.beta_absolute || !sv->prior || !(sv->sens_mean > 0) || !(sv->start_value > 0))
+    return 1.0;
+  const TlImageGrid *g = tl_operator_grid(sv->op);
+  switch (sv->prior->klass->kind) {
+    case 0: return sv->sens_mean / sv->start_value; /* quadratic, d = 2 */
+    case 2: /* tv, d = 1, gradient per mm */
+      return sv->sens_mean * MIN(g->voxel_mm[0], MIN(g->voxel_mm[1], g->voxel_mm[2]));
+    default: return sv->sens_mean; /* rdp, d = 1 */
+  }
+}
+
+double tl_solver_beta(const TlSolver *sv) { return sv->opt.beta * tl_solver_prior_scale(sv); }
+
 gboolean tl_solver_expr(TlSolver *sv, const char *expr, GError **error) {
   return tl_expr_assign(sv->ctx, sv->stream, expr, sv->args, error);
 }
@@ -175,7 +195,12 @@ static gboolean start_emission(TlSolver *sv, GError **error) {
   total = shares[0];
   atotal = shares[1];
   double t = total - atotal > 0 ? total - atotal : total;
-  tl_expr_args_scalar(sv->args, "c0", ssum > 0 && t > 0 ? (float)(t / ssum) : 1.0f);
+  sv->start_value = ssum > 0 && t > 0 ? t / ssum : 1.0;
+  double support = 0;
+  if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(S > 0, 1, 0))", sv->args, &support, error))
+    return FALSE;
+  sv->sens_mean = support > 0 ? ssum / support : 0;
+  tl_expr_args_scalar(sv->args, "c0", (float)sv->start_value);
   tl_expr_args_set_label(sv->args, "init");
   gboolean ok = tl_solver_expr(sv, "x = select(S > 0, c0, 0)", error);
   tl_expr_args_set_label(sv->args, NULL);
@@ -428,7 +453,7 @@ static gboolean penalty(TlSolver *sv, const TlArray *x, double *out, GError **er
   if (!sv->prior || sv->opt.beta == 0) return TRUE;
   double r;
   if (!tl_prior_value(sv->prior, sv->stream, x, &r, error)) return FALSE;
-  *out = -sv->opt.beta * r;
+  *out = -tl_solver_beta(sv) * r;
   return TRUE;
 }
 

@@ -77,7 +77,14 @@ typedef struct {
   TlObjectiveWhen objective;
   /* Prior (algorithms with TL_ALGO_PRIOR): a name from the registry, or NULL = none. */
   const char *prior;
+  /* beta is relative (docs/recon.md, "The prior's strength"): the solver multiplies it by
+   * tl_solver_prior_scale, the mean sensitivity over the image's support times the start
+   * image's value to the power 1 - d (d the prior's degree: rdp and tv 1, quadratic 2; tv
+   * also times the smallest voxel edge in mm), so that one beta does the same on any scanner,
+   * grid, projector, count level and image unit. beta_absolute: beta as given (STIR's and
+   * PETRIC's penalisation factor; comparisons with their values). */
   double beta;
+  gboolean beta_absolute;
   TlPriorParams prior_params;
   /* Filter between iterations: after every filter_every-th sub-iteration the new image is
    * filtered before it becomes current (STIR's inter-iteration filter). 0 / NONE: never. */
@@ -190,6 +197,9 @@ TL_API const TlProfile *tl_solver_profile(const TlSolver *sv);
 TL_API gboolean tl_solver_check_kernel(const TlSolver *sv, const char *name, GError **error);
 TL_API TlOperator *tl_solver_operator(TlSolver *sv);
 TL_API const TlSolverOptions *tl_solver_options(const TlSolver *sv);
+/* The factor beta is multiplied by (1 with beta_absolute, without a prior or for an
+ * algorithm without sensitivity images): the penalty is beta * scale * R(x). */
+TL_API double tl_solver_prior_scale(const TlSolver *sv);
 TL_API const TlAlgorithmClass *tl_solver_algorithm(const TlSolver *sv);
 /* The penalised Poisson objective as functions of any image x (device arrays of the grid's
  * voxel count; emission algorithms only; compute/recon/tl-objective.c has the formulas): a

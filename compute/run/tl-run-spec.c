@@ -2,6 +2,7 @@
 /* TlRunSpec: the run description, its key table, text form and checks (tl-run-spec.h). */
 #include "tl-run-spec.h"
 #include "tl-run-sidecar.h"
+#include "dataset/tl-dataset.h"
 #include "image/tl-file.h"
 #include "pet/project/tl-projector.h"
 #include "pet/correct/tl-units.h"
@@ -117,7 +118,7 @@ static const Key keys[] = {
     {INFO("prior", TL_RUN_KEY_TEXT, "none or a registry prior (osl, bsrem)", "none", "",
           "the penalty of MAP algorithms"),
      V_STR, OFF(prior), .autoable = TRUE, .modalities = BOTH, .check = check_prior},
-    {INFO("beta", TL_RUN_KEY_NUMBER, ">= 0", "0", "", "prior strength"), V_DOUBLE, OFF(beta), 0,
+    {INFO("beta", TL_RUN_KEY_NUMBER, ">= 0", "0", "", "prior strength, relative to the data (docs/recon.md: about 1e-3 to 0.1 for rdp)"), V_DOUBLE, OFF(beta), 0,
      1e300, .modalities = BOTH},
     {INFO("gamma", TL_RUN_KEY_NUMBER, ">= 0", "2", "", "rdp: edge preservation"), V_DOUBLE,
      OFF(gamma), 0, 1e300, .modalities = BOTH},
@@ -641,7 +642,8 @@ const char *tl_run_spec_projector(const TlRunSpec *s) {
   return s->projector ? s->projector : s->modality == TL_RUN_CT ? "joseph" : "siddon";
 }
 guint tl_run_spec_iterations(const TlRunSpec *s) {
-  return s->iterations ? s->iterations : s->modality == TL_RUN_CT ? 10 : 3;
+  return s->iterations ? s->iterations
+         : s->modality == TL_RUN_CT ? TL_DATASET_CT_ITERATIONS : TL_DATASET_PET_ITERATIONS;
 }
 guint tl_run_spec_subsets(const TlRunSpec *s) {
   if (s->subsets) return s->subsets;

@@ -46,7 +46,13 @@ static gboolean do_obj(gpointer d, GError **error) {
     case PRIOR_GRAD: ok = tl_prior_gradient(p, s, x, g, error); break;
     default: ok = tl_prior_hessian_diag(p, s, x, g, error); break;
   }
-  return ok && tl_stream_finish(s, error) && tl_array_download(g, j->out, error);
+  if (!ok || !tl_stream_finish(s, error) || !tl_array_download(g, j->out, error)) return FALSE;
+  /* the prior that beta multiplies is the normalised one, scale * R (tl_solver_prior_scale) */
+  if (j->what >= PRIOR_GRAD) {
+    float scale = (float)tl_solver_prior_scale(sv);
+    for (guint64 i = 0; i < n; i++) j->out[i] *= scale;
+  }
+  return TRUE;
 }
 
 /* Runs `what` at image x (array-like of the grid); NULL with an exception on failure. */

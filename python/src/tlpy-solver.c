@@ -70,7 +70,8 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"op", "algorithm", "data", "additive", "iterations", "relaxation",
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
-                           "truth", "image", "submit_budget", "seed", "start_subset", NULL};
+                           "truth", "image", "submit_budget", "seed", "start_subset",
+                           "beta_absolute", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
@@ -79,16 +80,17 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   const char *objective = "iteration", *prior = NULL, *filter = NULL;
   double gamma = j.o.prior_params.gamma, epsilon = j.o.prior_params.epsilon;
   unsigned long long budget = 0;
+  int absolute = 0;
   if (self->sv) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKII:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIp:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
                                    &scaled, &truth, &image, &budget, &j.o.seed,
-                                   &j.o.start_subset))
+                                   &j.o.start_subset, &absolute))
     return -1;
   static const char *const whens[] = {"never", "iteration", "subiteration", NULL};
   int when = tlpy_choice("objective", objective, whens);
@@ -98,6 +100,7 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   j.o.nonnegative = nonneg;
   j.o.uniform_sensitivity = uniform;
   j.o.rmse_scaled = scaled;
+  j.o.beta_absolute = absolute;
   j.o.prior = prior;
   j.o.prior_params.gamma = gamma;
   j.o.prior_params.epsilon = epsilon;
@@ -340,7 +343,8 @@ static PyMethodDef solver_methods[] = {
      "gradient(x, subset=None, *, data_only=False) -> dPhi/dx at x (all data, or one subset's "
      "share with beta / S); data_only: the log-likelihood's gradient"},
     {"prior_gradient", (PyCFunction)solver_prior_gradient, METH_O,
-     "prior_gradient(x) -> dR/dx (without beta)"},
+     "prior_gradient(x) -> dR/dx (without beta; R the normalised prior, prior_scale times the "
+     "prior's own)"},
     {"prior_hessian_diag", (PyCFunction)solver_prior_hessian_diag, METH_O,
      "prior_hessian_diag(x) -> d2R/dx_j2 (quadratic, rdp)"},
     {"compute_kappa", (PyCFunction)solver_compute_kappa, METH_O,
@@ -364,6 +368,15 @@ static PyMethodDef solver_methods[] = {
     {"set_prior", (PyCFunction)(void (*)(void))solver_set_prior, METH_VARARGS | METH_KEYWORDS,
      "set_prior(name, beta=0, gamma=2, epsilon=1e-3): used from the next step on"},
     {NULL}};
+static PyObject *solver_prior_scale(TlPySolver *self, void *closure) {
+  (void)closure;
+  if (!self->sv) {
+    PyErr_SetString(PyExc_RuntimeError, "Solver not initialised");
+    return NULL;
+  }
+  return PyFloat_FromDouble(tl_solver_prior_scale(self->sv));
+}
+
 static PyGetSetDef solver_getset[] = {
     {"image", (getter)solver_image, NULL, "the current image (nz, ny, nx), a copy"},
     {"profile", (getter)solver_profile, NULL, "{kernel label: {calls, gpu_ms}} since the start"},
@@ -373,6 +386,8 @@ static PyGetSetDef solver_getset[] = {
     {"rmse", (getter)solver_rmse, NULL, "the last step's RMSE against the truth (nan without)"},
     {"algorithm", (getter)solver_algorithm, NULL, NULL},
     {"op", (getter)solver_op, NULL, "the Operator"},
+    {"prior_scale", (getter)solver_prior_scale, NULL,
+     "the factor beta is multiplied by (docs/recon.md: the prior's strength is relative)"},
     {NULL}};
 
 static PyTypeObject TlPySolverType = {
@@ -382,7 +397,8 @@ static PyTypeObject TlPySolverType = {
     .tp_doc = "Solver(op, algorithm='mlem', *, data=None, additive=None, iterations=10, "
               "relaxation=1, nonnegative=False, objective='iteration', prior=None, beta=0, "
               "gamma=2, epsilon=1e-3, filter=None, filter_every=0, uniform_sensitivity=False, "
-              "rmse_scaled=True, truth=None, image=None, submit_budget=0): any algorithm of "
+              "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False): "
+              "any algorithm of "
               "tomolab.algorithms() on op (data None: the operator's own counts).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)solver_init,

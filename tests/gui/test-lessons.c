@@ -1,0 +1,341 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Help → Lessons (app/gui/tl-lessons.c): the six lesson files parse and their settings are
+ * keys the window knows with the types it reads; bad lesson texts are refused naming the key;
+ * the Lessons window shows a page and a button per lesson; each button sets its run up in the
+ * window and the run steps (simulated lessons on a small ring scanner instead of the DMI, so the
+ * suite stays short; the tooth lesson on ../shared/data's tooth.h5: the workdir is the source
+ * root), with the algorithm, prior and data the lesson names; and the regularisation lesson
+ * keeps its promise: the background's coefficient of variation at least 20 % lower than the
+ * same run with beta 0. */
+#include "tl-gui-test.h"
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <adwaita.h>
+#include "tl-lessons.h"
+#include "tl-side-panel.h"
+#include "tl-job.h"
+#include "tl-plot.h"
+#include "tl-screenshot.h"
+#include "image/tl-roi.h"
+#include "pet/scanner/tl-scanner.h"
+
+static char *tmpdir, *scanner_path;
+
+static void test_registry(void) {
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) lessons = tl_lessons_load(&error);
+  g_assert_no_error(error);
+  g_assert_cmpuint(lessons->len, ==, 6);
+  static const char *ids[] = {"01-projection", "02-subsets", "03-regularisation", "04-tof",
+                              "05-attenuation", "06-ct-tooth"};
+  for (guint i = 0; i < lessons->len; i++) {
+    const TlLesson *l = lessons->pdata[i];
+    g_assert_cmpstr(l->id, ==, ids[i]);
+    g_assert_true(*l->title && *l->todo && *l->look && *l->figure);
+    const char *algo = NULL;
+    g_assert_true(g_variant_lookup(l->settings, "algo", "&s", &algo));
+    if (l->file) g_assert_true(g_file_test(l->file, G_FILE_TEST_IS_REGULAR));
+    else g_assert_true(l->phantom && l->scanner && l->events >= 1e5);
+  }
+  /* bad lessons: the message names the lesson, the key and what was expected */
+  static const char *bad[][2] = {
+      {"[Lesson]\nTitle=t\nSummary=s\nDo=d\nLook=l\nFigure=f\n[Data]\nPhantom=nema\nScanner=dmi\n"
+       "[Run]\nSettings={'algo': <'osem'>, 'speed': <1.0>}\n", "unknown key 'speed'"},
+      {"[Lesson]\nTitle=t\nSummary=s\nDo=d\nLook=l\nFigure=f\n[Data]\nPhantom=nema\nScanner=dmi\n"
+       "[Run]\nSettings={'subsets': <10>}\n", "'subsets' is of type i; expected u"},
+      {"[Lesson]\nTitle=t\nSummary=s\nDo=d\nLook=l\nFigure=f\n[Run]\nSettings={}\n", "no File"},
+      {"[Lesson]\nTitle=t\nSummary=s\nLook=l\nFigure=f\n[Data]\nFile=x\n", "[Lesson] Do"},
+      {"[Lesson]\nTitle=t\nSummary=s\nDo=d\nLook=l\nFigure=f\n[Data]\nFile=x\n[Run]\nSettings={'algo'\n",
+       "[Run] Settings"},
+      {"[Lesson]\nTitle=t\nSummary=s\nDo=d\nLook=l\nFigure=f\n[Data]\nPhantom=nema\nScanner=dmi\n"
+       "Events=-5\n", "Events -5"},
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(GError) e = NULL;
+    g_assert_null(tl_lesson_parse("bad", bad[i][0], strlen(bad[i][0]), &e));
+    g_assert_nonnull(e);
+    g_test_message("refused: %s", e->message);
+    g_assert_nonnull(strstr(e->message, "lesson bad"));
+    g_assert_nonnull(strstr(e->message, bad[i][1]));
+  }
+}
+
+static GtkWidget *find_named(GtkWidget *w, const char *name) {
+  if (g_strcmp0(gtk_widget_get_name(w), name) == 0) return w;
+  for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *f = find_named(c, name);
+    if (f) return f;
+  }
+  return NULL;
+}
+
+static TlWindow *ready_window(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
+  return win;
+}
+
+/* Clicks the lesson's button in the Lessons window and waits for `steps` sub-iterations of
+ * the run it set up. */
+static void click_lesson(TlWindow *win, GtkWindow *lw, const char *id, guint steps) {
+  GtkWidget *button = find_named(GTK_WIDGET(lw), id);
+  g_assert_nonnull(button);
+  g_assert_true(GTK_IS_BUTTON(button));
+  const char *before = tl_window_get_dataset_name(win);
+  g_signal_emit_by_name(button, "clicked");
+  g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+  for (int i = 0; i < 20 && tl_window_get_dataset_name(win) == before; i++)
+    g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
+  g_assert_true(tl_window_get_dataset_name(win) != before);
+  /* the tooth's FDK after its centre search: minutes on a busy lavapipe */
+  gboolean reached = FALSE;
+  for (int i = 0; i < 5 && !reached; i++)
+    reached = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(steps));
+  g_assert_true(reached);
+  g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+}
+
+static GtkWindow *open_lessons(TlWindow *win) {
+  tl_gui_activate(win, "lessons", NULL);
+  GtkWindow *lw = tl_lessons_window(win);
+  g_assert_nonnull(lw);
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(lw)));
+  GtkStack *stack = g_object_get_data(G_OBJECT(lw), "tl-lessons-stack");
+  g_assert_cmpuint(g_list_model_get_n_items(G_LIST_MODEL(gtk_stack_get_pages(stack))), ==, 6);
+  return lw;
+}
+
+/* The simulated lessons on the tiny ring: each button's run steps with its lesson's settings. */
+static void test_simulated(void) {
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 3e5);
+  g_variant_dict_insert(&d, "coarsen", "u", 2);
+  tl_lessons_set_data_override(g_variant_dict_end(&d));
+  TlWindow *win = ready_window();
+  GtkWindow *lw = open_lessons(win);
+  GPtrArray *lessons = g_object_get_data(G_OBJECT(lw), "tl-lessons");
+  TlSidePanel *panel = tl_window_get_side_panel(win);
+  for (guint i = 0; i < lessons->len; i++) {
+    const TlLesson *l = lessons->pdata[i];
+    if (l->file) continue;
+    click_lesson(win, lw, l->id, 2);
+    TlPetJobOptions o;
+    tl_side_panel_get_options(panel, &o);
+    const char *algo = NULL;
+    guint subsets = 0;
+    g_variant_lookup(l->settings, "algo", "&s", &algo);
+    g_variant_lookup(l->settings, "subsets", "u", &subsets);
+    g_test_message("%s: %s, %u subsets, %u sub-iterations", l->id, o.algorithm, o.subsets,
+                   tl_window_get_sub_iterations(win));
+    g_assert_cmpstr(o.algorithm, ==, algo);
+    g_assert_cmpuint(o.subsets, ==, subsets);
+    g_assert_cmpint(o.tof, ==, l->tof);
+    /* the attenuation lesson: corrected with the phantom's mu-map, SSS in the model, and the
+     * simulated events carried Compton scatter */
+    g_assert_cmpint(o.mu, ==, l->attenuation ? TL_PET_MU_PHANTOM : TL_PET_MU_NONE);
+    const char *scatter = NULL;
+    if (g_variant_lookup(l->settings, "scatter", "&s", &scatter))
+      g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_SSS);
+    if (l->compton) {
+      g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "scattered"));
+      /* past the first iteration: SSS estimated (tail-fitted) once, the next steps use it */
+      gboolean done = FALSE;
+      for (int k = 0; k < 5 && !done; k++)
+        done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(4));
+      g_assert_true(done);
+      g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+    }
+    tl_pet_job_options_clear(&o);
+    /* the figures promised by the projection and subsets lessons: the RMSE against the truth
+     * (the convergence plot's second series) over the whole run */
+    if (g_str_equal(l->id, "01-projection") || g_str_equal(l->id, "02-subsets")) {
+      guint iterations = 0;
+      g_variant_lookup(l->settings, "iterations", "u", &iterations);
+      guint total = iterations * subsets;
+      gboolean done = FALSE;
+      for (int k = 0; k < 5 && !done; k++)
+        done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(total));
+      g_assert_true(done);
+      const double *x, *y;
+      guint n = tl_plot_get_series(tl_window_get_convergence_plot(win), 1, &x, &y);
+      g_assert_cmpuint(n, >=, total);
+      guint best = 0;
+      GString *s = g_string_new(NULL);
+      for (guint k = 0; k < n; k++) {
+        g_string_append_printf(s, " %.3g", y[k]);
+        if (y[k] < y[best]) best = k;
+      }
+      g_test_message("%s: RMSE per sub-iteration:%s (lowest at %u)", l->id, s->str, best + 1);
+      g_string_free(s, TRUE);
+      if (g_str_equal(l->id, "01-projection")) {
+        for (guint k = 1; k < 4; k++) g_assert_cmpfloat(y[k], <, y[k - 1]); /* falls, */
+        g_assert_cmpfloat(y[4], <=, 0.5 * y[0]);                            /* to half */
+      } else {
+        g_assert_cmpuint(best + 1, <, n); /* lowest before the last, and ends above it */
+        g_assert_cmpfloat(y[n - 1], >, 1.05 * y[best]);
+      }
+    }
+    const char *prior = NULL;
+    if (g_variant_lookup(l->settings, "prior", "&s", &prior)) {
+      char name[16];
+      double beta, gamma;
+      tl_side_panel_get_prior(panel, name, &beta, &gamma);
+      g_assert_cmpstr(name, ==, prior);
+    }
+    /* the projection lesson opens the data view beside the window */
+    if (l->actions[0] && g_str_equal(l->actions[0], "show-data")) {
+      for (int k = 0; k < 100 && !tl_window_get_data_view(win); k++) tl_gui_spin(0.1);
+      g_assert_nonnull(tl_window_get_data_view(win));
+    }
+  }
+  tl_lessons_set_data_override(NULL);
+  tl_gui_destroy_window(win);
+}
+
+/* The background CoV of a sphere in the cylinder's middle after `steps` sub-iterations. */
+static double run_cov(TlWindow *win, GtkWindow *lw, double beta, guint steps) {
+  click_lesson(win, lw, "03-regularisation", 1);
+  TlSidePanel *panel = tl_window_get_side_panel(win);
+  /* the same run with beta set before its second sub-iteration: the lesson's "change beta" */
+  tl_gui_activate(win, "pause", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  tl_side_panel_set_prior(panel, beta > 0 ? "rdp" : NULL, beta, 2.0);
+  TlRoi roi = {.kind = TL_ROI_SPHERE, .centre_mm = {0, 0, 0}, .radius_mm = 12};
+  tl_window_add_roi(win, &roi);
+  tl_gui_activate(win, "run", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(steps)));
+  tl_gui_activate(win, "pause", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  TlRoiStats st;
+  for (int k = 0; k < 100 && !tl_window_get_roi_stats(win, 0, &st); k++) tl_gui_spin(0.1);
+  g_assert_true(tl_window_get_roi_stats(win, 0, &st));
+  g_assert_cmpuint(st.n, >, 20);
+  return st.sd / st.mean;
+}
+
+static void test_regularisation(void) {
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", 3e4);
+  g_variant_dict_insert(&d, "coarsen", "u", 2);
+  tl_lessons_set_data_override(g_variant_dict_end(&d));
+  TlWindow *win = ready_window();
+  GtkWindow *lw = open_lessons(win);
+  double with = run_cov(win, lw, 0.03, 10), without = run_cov(win, lw, 0, 10);
+  g_test_message("regularisation lesson: background CoV %.4f with the prior (beta 0.03), %.4f "
+                 "without (beta 0): %.0f %% lower", with, without, 100 * (1 - with / without));
+  g_assert_cmpfloat(with, <=, 0.8 * without);
+  tl_lessons_set_data_override(NULL);
+  tl_gui_destroy_window(win);
+}
+
+/* The tooth lesson: tooth.h5 opened (its centre searched), FDK in one step. */
+static void test_tooth(void) {
+  TlWindow *win = ready_window();
+  GtkWindow *lw = open_lessons(win);
+  click_lesson(win, lw, "06-ct-tooth", 1);
+  TlSidePanel *panel = tl_window_get_side_panel(win);
+  g_assert_true(tl_side_panel_get_ct(panel));
+  TlCtJobOptions o;
+  tl_side_panel_get_ct_options(panel, &o);
+  g_assert_cmpstr(o.algo, ==, "fdk");
+  g_assert_cmpfloat(fabs(tl_side_panel_get_centre(panel) - 295.5), <, 2);
+  tl_gui_destroy_window(win);
+}
+
+typedef struct {
+  GtkWidget *widget;
+  const char *png;
+  gboolean painted;
+  GError *error;
+} Paint;
+
+/* Saved right after a paint, as test-views does: the window's render node is fresh then. */
+static void on_painted(GdkFrameClock *clock, Paint *p) {
+  if (p->painted) return;
+  p->painted = TRUE;
+  tl_widget_save_png(p->widget, p->png, &p->error);
+}
+
+/* The Lessons window at 1280 x 800 on its regularisation page, saved as a PNG
+ * (TL_LESSONS_SCREENSHOT_DIR=docs: docs/screenshot-lessons.png, else a temporary file); every
+ * lesson's page has its button and texts. */
+static void test_screenshot(void) {
+  TlWindow *win = ready_window();
+  GtkWindow *lw = open_lessons(win);
+  gtk_window_set_default_size(lw, 1280, 800);
+  gtk_window_present(lw);
+  GtkStack *stack = g_object_get_data(G_OBJECT(lw), "tl-lessons-stack");
+  gtk_stack_set_visible_child_name(stack, "03-regularisation");
+  tl_gui_spin(0.5);
+  const char *dir = g_getenv("TL_LESSONS_SCREENSHOT_DIR");
+  g_autofree char *png = g_build_filename(dir ? dir : tmpdir, "screenshot-lessons.png", NULL);
+  Paint p = {GTK_WIDGET(lw), png, FALSE, NULL};
+  GdkFrameClock *clock = gtk_widget_get_frame_clock(GTK_WIDGET(lw));
+  g_assert_nonnull(clock);
+  gulong h = g_signal_connect(clock, "after-paint", G_CALLBACK(on_painted), &p);
+  gtk_widget_queue_draw(GTK_WIDGET(lw));
+  gint64 end = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+  while (!p.painted && g_get_monotonic_time() < end)
+    g_main_context_iteration(NULL, FALSE) || (g_usleep(2000), TRUE);
+  g_signal_handler_disconnect(clock, h);
+  g_assert_true(p.painted);
+  g_assert_no_error(p.error);
+  g_autoptr(GdkTexture) t = gdk_texture_new_from_filename(png, NULL);
+  g_assert_nonnull(t);
+  g_test_message("%s: %d x %d", png, gdk_texture_get_width(t), gdk_texture_get_height(t));
+  /* the window's size less its client-side decoration's margin */
+  g_assert_cmpint(abs(gdk_texture_get_width(t) - 1280), <=, 20);
+  g_assert_cmpint(abs(gdk_texture_get_height(t) - 800), <=, 20);
+  GPtrArray *lessons = g_object_get_data(G_OBJECT(lw), "tl-lessons");
+  for (guint i = 0; i < lessons->len; i++)
+    g_assert_nonnull(find_named(GTK_WIDGET(lw), ((TlLesson *)lessons->pdata[i])->id));
+  tl_gui_destroy_window(win);
+}
+
+static void write_scanner(void) {
+  TlScannerLayout l = {0};
+  l.kind = TL_SCANNER_RING;
+  l.n_rings = 8;
+  l.n_sides = 24; /* 124 mm across: room outside the cylinder for SSS's tail fit */
+  l.crystals_per_side = 4;
+  l.module_rings = 8;
+  l.radius_mm = 62;
+  l.crystal_pitch_mm = 4;
+  l.ring_pitch_mm = 4;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlScanner) s = tl_scanner_new_from_layout("lesson-test-ring", &l, NULL, &error);
+  g_assert_no_error(error);
+  s->tof_bins = 9; /* TOF bins too, for the TOF lesson: 9 x 15 mm over the 124 mm ring */
+  s->tof_bin_mm = 15;
+  s->tof_fwhm_ps = 200;
+  g_assert_true(tl_scanner_validate(s, &error));
+  scanner_path = g_build_filename(tmpdir, "ring.scanner", NULL);
+  g_assert_true(tl_scanner_save(s, scanner_path, &error));
+}
+
+int main(int argc, char **argv) {
+  if (!tl_gui_test_init(&argc, &argv)) return 0;
+  tmpdir = g_dir_make_tmp("tomolab-lessons-XXXXXX", NULL);
+  g_assert_nonnull(tmpdir);
+  write_scanner();
+  g_test_add_func("/gui/lessons/registry", test_registry);
+  g_test_add_func("/gui/lessons/screenshot", test_screenshot);
+  g_test_add_func("/gui/lessons/simulated", test_simulated);
+  g_test_add_func("/gui/lessons/regularisation", test_regularisation);
+  g_test_add_func("/gui/lessons/tooth", test_tooth);
+  int status = g_test_run();
+  tl_gui_remove_dir(tmpdir);
+  g_free(scanner_path);
+  g_free(tmpdir);
+  return status;
+}
