@@ -123,8 +123,15 @@ TlArray *tl_sensitivity_image_norm(TlProjector *p, TlStream *s, const TlScanner 
   tl_progress_begin_device(what);
   gboolean ok = tl_stream_zero(s, img, error) &&
                 tl_projector_sensitivity_norm(p, s, scanner, crystals, subsets, subset, mu, norm,
-                                              img, error) &&
-                tl_stream_finish(s, error);
+                                              img, error);
+  if (ok) {
+    ok = tl_stream_finish(s, error);
+  } else {
+    /* finished all the same: a cancel between submissions leaves recorded work that writes
+     * img, which must not outlive it */
+    g_autoptr(GError) ignored = NULL;
+    tl_stream_finish(s, &ignored);
+  }
   tl_progress_end();
   if (!ok) return NULL;
   if (use_cache) {
