@@ -19,10 +19,24 @@
 #include "tl-kernel-editor.h"
 #include "tl-plot.h"
 #include "tl-profile-view.h"
+#include "tl-screenshot.h"
 #include "tl-simulate-dialog.h"
 #include "tl-window-private.h"
 
 static char *tmpdir, *scanner_path;
+
+/* TL_INPUT_SHOTS=DIR: what the tests see, saved there as PNGs to look at. */
+static void shot(GtkWidget *w, const char *name) {
+  const char *dir = g_getenv("TL_INPUT_SHOTS");
+  if (!dir) return;
+  g_autofree char *path = g_strdup_printf("%s/%s.png", dir, name);
+  for (int tries = 0; tries < 5; tries++) { /* "drew nothing" between a frame and its paint */
+    g_autoptr(GError) error = NULL;
+    tl_gui_spin(0.3);
+    if (tl_widget_save_png(w, path, &error)) return;
+    g_test_message("%s: %s", path, error->message);
+  }
+}
 
 /* ---- Finding widgets ---------------------------------------------------------------- */
 
@@ -144,6 +158,7 @@ static void menu_click(TlWindow *win, const char *label) {
   }
   g_assert_true(tl_gui_wait_for(win, popover_shown, pop));
   tl_gui_spin(0.2); /* laid out */
+  if (g_str_equal(label, "_Keep Snapshot")) shot(GTK_WIDGET(pop), "input-menu");
   GtkWidget *item = find_item(GTK_WIDGET(pop), label);
   if (!item) {
     dump(GTK_WIDGET(pop), 0);
@@ -203,7 +218,7 @@ static void simulate(TlWindow *win, const char *scanner, double events, guint co
 
 static TlWindow *new_window(void) {
   TlWindow *win = tl_window_new(NULL, NULL);
-  gtk_window_set_default_size(GTK_WINDOW(win), 1100, 760);
+  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
   gtk_window_present(GTK_WINDOW(win));
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
   g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
@@ -235,6 +250,7 @@ static void test_toolbar(void) {
   g_assert_nonnull(strstr(status_text(win), "Ready"));
   g_assert_null(strstr(status_text(win), "Paused"));
   g_assert_true(run_highlighted(win));
+  shot(GTK_WIDGET(win), "input-ready");
 
   tl_gui_input_click(toolbar_button(win, "win.step"), 1);
   g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
@@ -357,6 +373,12 @@ static void test_views_and_menu(void) {
   menu_click(win, "Restart from the _Last Snapshot");
   g_assert_true(tl_gui_wait_for(win, in_run_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
+  tl_gui_activate(win, "step", NULL);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(1)));
+  g_assert_true(tl_gui_wait_for(win, in_run_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  menu_click(win, "Re_start the Run");
+  g_assert_true(tl_gui_wait_for(win, in_run_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
+  g_assert_cmpuint(tl_window_get_sub_iterations(win), ==, 0);
   /* a cylinder is no NEMA phantom: the analysis says so */
   menu_click(win, "_NEMA Analysis");
   g_assert_true(tl_gui_wait_for(win, error_shown, NULL));
@@ -423,6 +445,12 @@ static void test_shortcuts(void) {
   g_assert_nonnull(strstr(all->str, "|space"));
   g_assert_nonnull(strstr(all->str, "|<Ctrl>Right"));
   g_string_free(all, TRUE);
+  if (g_getenv("TL_INPUT_SHOTS")) {
+    gtk_window_set_default_size(GTK_WINDOW(w), 1280, 800);
+    gtk_window_present(GTK_WINDOW(w));
+    tl_gui_spin(0.5);
+    shot(w, "input-shortcuts");
+  }
   gtk_window_destroy(GTK_WINDOW(w));
 }
 
@@ -440,9 +468,8 @@ static gboolean run_left_preparing(TlWindow *w, gpointer d) {
   return tl_window_has_run(w) && tl_window_get_run_state(w) != TL_RUN_PREPARING;
 }
 
-/* The small-animal preset on its grid coarsened twice (32 x 32 x 40 of 3.18 mm): a sensitivity
- * image of seconds on an idle machine (its pairs listed, then traced), over a minute at load
- * 20: cancelled once the estimate is seen. */
+/* The small-animal preset on its grid (64 x 64 x 81 of 1.59 mm): a sensitivity image of its
+ * pairs listed, then traced, over a minute at load 20: cancelled once the estimate is seen. */
 static void test_progress(void) {
   /* small submissions: the sensitivity image's progress moves however fast the device (read
    * by each new stream) */
@@ -463,6 +490,7 @@ static void test_progress(void) {
   double t_estimate = (g_get_monotonic_time() - t0) * 1e-6;
   g_test_message("estimate at %.2f s: %s", t_estimate, gtk_progress_bar_get_text(win->progress_bar));
   g_assert_cmpfloat(t_estimate, <=, 10.0);
+  shot(GTK_WIDGET(win), "input-progress");
   /* Cancel (a click): the run ends Stopped, no error, the bar goes */
   tl_gui_input_click(find_action(GTK_WIDGET(win), "win.cancel-step", NULL), 1);
   g_assert_true(tl_gui_wait_for(win, run_left_preparing, NULL));
