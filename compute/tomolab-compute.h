@@ -6,5 +6,6 @@
 #include "tl-array.h"
 #include "tl-pipeline.h"
 #include "tl-profiler.h"
+#include "tl-progress.h"
 #include "tl-stream.h"
 #include "expr/tl-expr.h"

@@ -2,6 +2,8 @@
 /* tomolab-cli: the headless front end of the compute core. */
 #include "tl-cli.h"
 #include "image/tl-file.h"
+#include "tl-progress.h"
+#include <unistd.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,6 +30,25 @@ static void usage(FILE *f) {
              "TOMOLAB_VALIDATE=1 turns the Vulkan validation layer on.\n");
 }
 
+/* The library's long steps (sensitivity images, scatter estimation, large loads, conversions;
+ * tl-progress.h) on stderr: a line rewritten in place on a terminal, else a line per report
+ * (once a second) that a log keeps. */
+static void on_progress(const TlProgressReport *r, gpointer data) {
+  gboolean tty = GPOINTER_TO_INT(data);
+  g_autofree char *text = tl_progress_format(r);
+  if (tty)
+    fprintf(stderr, "\r\033[K%s: %s%s", r->what, text, r->done ? "\n" : "");
+  else
+    fprintf(stderr, "%s: %s\n", r->what, text);
+  fflush(stderr);
+}
+
+static gboolean quiet_asked(int argc, char **argv) {
+  for (int i = 2; i < argc; i++)
+    if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) return TRUE;
+  return FALSE;
+}
+
 int main(int argc, char **argv) {
   setlocale(LC_ALL, "");
   if (argc < 2) {
@@ -45,8 +66,20 @@ int main(int argc, char **argv) {
   /* temp files and folders of killed saves here (image/tl-file.h); a save elsewhere cleans
    * its own folder */
   tl_file_remove_stale_temps(".");
+  gboolean tty = isatty(STDERR_FILENO);
+  g_autoptr(TlProgress) progress = quiet_asked(argc, argv) ? NULL
+      : tl_progress_new(on_progress, GINT_TO_POINTER(tty), NULL);
+  if (progress) {
+    tl_progress_set_interval(progress, tty ? 0.25 : 1.0);
+    tl_progress_push(progress);
+  }
   for (gsize i = 0; i < G_N_ELEMENTS(verbs); i++)
-    if (strcmp(argv[1], verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], verbs[i].name) == 0) {
+      int status = verbs[i].run(argc - 1, argv + 1);
+      if (progress) tl_progress_pop(progress);
+      return status;
+    }
+  if (progress) tl_progress_pop(progress);
   fprintf(stderr, "tomolab-cli: unknown verb '%s'\n\n", argv[1]);
   usage(stderr);
   return 2;

@@ -7,6 +7,7 @@
 #include "tl-background.h"
 #include "tl-runner.h"
 #include "dataset/tl-formats.h"
+#include "tl-progress.h"
 
 struct _TlRunner {
   GThread *thread;
@@ -49,6 +50,15 @@ struct _TlRunner {
   guint done;               /* sub-iterations done (worker) */
   guint offset;             /* sub-iterations done before the job was last rebuilt (worker) */
   gboolean changed;         /* settings changed since the last step (worker) */
+
+  /* The library's long steps on the worker (sensitivity images, SSS; tl-progress.h): the
+   * last report, read by the window's progress bar (tl_runner_get_progress). Its own lock:
+   * the report comes from inside the job's calls. */
+  TlProgress *progress;     /* pushed on the worker around the job's creation and steps */
+  GMutex progress_lock;
+  TlProgressReport report;
+  char report_what[128];
+  gboolean report_active;   /* a step is under way (its last report not yet "done") */
 };
 
 typedef struct {
@@ -297,13 +307,45 @@ static void save_image(TlRunner *r, char *path) {
   post(r, f);
 }
 
+static void on_progress(const TlProgressReport *report, gpointer data) {
+  TlRunner *r = data;
+  g_mutex_lock(&r->progress_lock);
+  r->report = *report;
+  g_strlcpy(r->report_what, report->what, sizeof r->report_what);
+  r->report.what = r->report_what;
+  r->report_active = !report->done;
+  g_mutex_unlock(&r->progress_lock);
+}
+
+gboolean tl_runner_get_progress(TlRunner *r, TlProgressReport *report, char *what, gsize size) {
+  g_mutex_lock(&r->progress_lock);
+  gboolean active = r->report_active;
+  if (active) {
+    *report = r->report;
+    g_strlcpy(what, r->report_what, size);
+    report->what = what;
+  }
+  g_mutex_unlock(&r->progress_lock);
+  return active;
+}
+
 static gpointer worker(gpointer data) {
   TlRunner *r = data;
   GError *error = NULL;
   tl_background_lower_priority();
   g_mutex_lock(&r->device_lock);
+  tl_progress_push(r->progress);
   r->job = r->factory(r->ctx, r->factory_data, &error);
+  tl_progress_pop(r->progress);
   g_mutex_unlock(&r->device_lock);
+  on_progress(&(TlProgressReport){"", 1, 0, 0, TRUE}, r); /* a failed step ends no report */
+  /* Cancel on the progress bar (tl_runner_stop) while the job was made: stopped, no error */
+  if (!r->job && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+    g_clear_error(&error);
+    post_state(r, TL_RUN_STOPPED, NULL);
+    g_atomic_int_set(&r->exited, 1);
+    return NULL;
+  }
   if (!r->job) {
     post_state(r, TL_RUN_FAILED, error);
     g_atomic_int_set(&r->exited, 1);
@@ -369,7 +411,9 @@ static gpointer worker(gpointer data) {
     /* New settings while running or paused: the next sub-iteration runs a job made with
      * them from the current image (the old factory data goes with the old job). */
     if (rebuild) {
+      tl_progress_push(r->progress); /* new subsets: new sensitivity images */
       ok = rebuild_job(r, rebuild, rebuild_data, &error);
+      tl_progress_pop(r->progress);
       if (r->factory_free)
         r->factory_free(r->factory_data);
       r->factory = rebuild;
@@ -384,7 +428,9 @@ static gpointer worker(gpointer data) {
       r->changed = TRUE;
     }
     if (ok && do_step) {
+      tl_progress_push(r->progress); /* a scatter round (SSS) reports from inside a step */
       ok = r->job->vt->step(r->job, r->cancel, &f->step, &error);
+      tl_progress_pop(r->progress);
       if (ok) {
         f->has_step = TRUE;
         f->step.sub_iterations += r->offset;
@@ -393,6 +439,7 @@ static gpointer worker(gpointer data) {
         r->changed = FALSE;
       }
     }
+    on_progress(&(TlProgressReport){"", 1, 0, 0, TRUE}, r);
     /* Cancelled: nothing new to show, the last complete image is already on screen. */
     gboolean cancelled = !ok && g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
     g_autofree float *vol = NULL;
@@ -450,6 +497,8 @@ TlRunner *tl_runner_new(TlContext *ctx, TlJobFactory factory, gpointer factory_d
   g_mutex_init(&r->device_lock);
   r->main = g_main_context_ref_thread_default();
   r->cancel = g_cancellable_new();
+  g_mutex_init(&r->progress_lock);
+  r->progress = tl_progress_new(on_progress, r, r->cancel);
   r->ctx = ctx;
   r->factory = factory;
   r->factory_data = factory_data;
@@ -486,6 +535,8 @@ void tl_runner_free(TlRunner *r) {
   if (r->factory_free)
     r->factory_free(r->factory_data);
   g_object_unref(r->cancel);
+  tl_progress_free(r->progress);
+  g_mutex_clear(&r->progress_lock);
   g_mutex_clear(&r->lock);
   g_cond_clear(&r->cond);
   g_free(r->save_path);

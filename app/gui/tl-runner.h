@@ -6,6 +6,7 @@
 #pragma once
 #include "tl-job.h"
 #include "image/tl-nema.h"
+#include "tl-progress.h"
 
 G_BEGIN_DECLS
 
@@ -93,6 +94,10 @@ TlImage *tl_runner_read_image(TlRunner *r, GError **error);
  * the additive term's sum), taken between two sub-iterations like tl_runner_read_image. GError
  * before the job exists or for a job without one (CT, an image). */
 gboolean tl_runner_read_model(TlRunner *r, TlJobModel *model, GError **error);
+/* The long step under way on the worker (a sensitivity image, SSS; tl-progress.h): TRUE and
+ * its last report (what copied into `what`) while one is, else FALSE. tl_runner_stop cancels
+ * it: a run stopped while its job was made ends Stopped. */
+gboolean tl_runner_get_progress(TlRunner *r, TlProgressReport *report, char *what, gsize size);
 void tl_runner_run(TlRunner *r);
 void tl_runner_pause(TlRunner *r);
 void tl_runner_step(TlRunner *r);     /* one sub-iteration, then paused */

@@ -19,11 +19,15 @@ typedef struct {
 
 static void open_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancel) {
   GError *error = NULL;
+  /* a large file's load and the centre search report to the window's progress bar */
+  g_autoptr(TlProgress) progress = tl_window_progress_for_load(source);
+  tl_progress_push(progress);
   TlDocument *d = tl_document_load(task_data, &error);
   /* CT data whose format stores no centre of rotation: searched now, as the CLI's default */
   TlContext *ctx = tl_window_get_context(source);
   if (d && ctx && !tl_document_find_centre(d, ctx, &error))
     g_clear_pointer(&d, tl_document_unref);
+  tl_progress_pop(progress);
   if (d)
     g_task_return_pointer(task, d, (GDestroyNotify)tl_document_unref);
   else
@@ -288,6 +292,19 @@ static void act_export_plots(GSimpleAction *a, GVariant *p, gpointer data) {
 static void act_export_plots_to(GSimpleAction *a, GVariant *p, gpointer data) {
   export_plots(data, g_variant_get_string(p, NULL));
 }
+/* The menu's CSV exports of the measurements (tl-window-measure.c writes them). */
+static void export_roi_csv(TlWindow *self, const char *path) {
+  g_action_group_activate_action(G_ACTION_GROUP(self), "export-roi-csv", g_variant_new_string(path));
+}
+static void export_nema_csv(TlWindow *self, const char *path) {
+  g_action_group_activate_action(G_ACTION_GROUP(self), "export-nema-csv", g_variant_new_string(path));
+}
+static void act_export_roi_csv_dialog(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Export ROI Statistics", TRUE, "rois.csv", "*.csv", "CSV", export_roi_csv);
+}
+static void act_export_nema_csv_dialog(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Export NEMA Analysis", TRUE, "nema.csv", "*.csv", "CSV", export_nema_csv);
+}
 
 /* Runs (compute/run/tl-run-spec.h, docs/formats.md "Run files"): the side panel's settings
  * as the text form `tomolab-cli recon --run` reads (the run the window's jobs are made from),
@@ -417,6 +434,8 @@ static const GActionEntry kFileActions[] = {
   {"export-view", act_export_view, NULL, NULL, NULL, {0}},
   {"export-view-to", act_export_view_to, "s", NULL, NULL, {0}},
   {"export-plots", act_export_plots, NULL, NULL, NULL, {0}},
+  {"export-roi-csv-dialog", act_export_roi_csv_dialog, NULL, NULL, NULL, {0}},
+  {"export-nema-csv-dialog", act_export_nema_csv_dialog, NULL, NULL, NULL, {0}},
   {"export-plots-to", act_export_plots_to, "s", NULL, NULL, {0}},
 };
 

@@ -8,8 +8,10 @@
  * Actions: win.roi-add (dddd: centre x, y, z mm, radius mm: a sphere), win.roi-add-circle
  * (ddddu: the same and the circle's normal axis 0-2), win.roi-clear, win.export-roi-csv (s),
  * win.export-nema-csv (s), win.nema-analysis (the NEMA analysis on any dataset, e.g. an image
- * of the phantom opened from a file), win.snapshot-keep (s: name), win.snapshot-restart (s: a new run
- * with the side panel's settings, started from the snapshot's image), win.compare (ss). */
+ * of the phantom opened from a file), win.snapshot-keep (s: name; "" = "run N at K"),
+ * win.snapshot-restart (s: a new run with the side panel's settings, started from the snapshot's
+ * image), win.compare (ss); for the menu win.compare-last (the two snapshots kept last) and
+ * win.snapshot-restart-last. */
 #include <math.h>
 #include <string.h>
 #include "tl-window-private.h"
@@ -280,7 +282,11 @@ static void act_snapshot_keep(GSimpleAction *a, GVariant *p, gpointer data) {
   TlWindow *self = data;
   if (!self->runner)
     return;
-  g_queue_push_tail(self->snapshot_names, g_strdup(g_variant_get_string(p, NULL)));
+  const char *name = g_variant_get_string(p, NULL);
+  /* "" (the menu's Keep Snapshot): named after the run and its sub-iteration */
+  g_autofree char *made = name[0] ? NULL : g_strdup_printf("run %u at %u", self->run_number,
+                                                            self->sub_iterations);
+  g_queue_push_tail(self->snapshot_names, g_strdup(name[0] ? name : made));
   tl_runner_snapshot(self->runner);
 }
 
@@ -326,6 +332,33 @@ static void act_compare(GSimpleAction *a, GVariant *p, gpointer data) {
   gtk_window_present(self->compare_window);
 }
 
+/* The menu's doors to the named actions: the two snapshots kept last (older as A), the last
+ * one to restart from. With fewer, a message says what to do first. */
+static const char *last_snapshot(TlWindow *self, guint back) {
+  guint n = self->snapshots->len;
+  return n > back ? ((TlSnapshot *)self->snapshots->pdata[n - 1 - back])->name : NULL;
+}
+
+static void act_compare_last(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (!last_snapshot(self, 1)) {
+    tl_window_toast(self, "Keep two snapshots first (Menu → Keep Snapshot)");
+    return;
+  }
+  g_action_group_activate_action(G_ACTION_GROUP(self), "compare",
+                                 g_variant_new("(ss)", last_snapshot(self, 1), last_snapshot(self, 0)));
+}
+
+static void act_snapshot_restart_last(GSimpleAction *a, GVariant *p, gpointer data) {
+  TlWindow *self = data;
+  if (!last_snapshot(self, 0)) {
+    tl_window_toast(self, "Keep a snapshot first (Menu → Keep Snapshot)");
+    return;
+  }
+  g_action_group_activate_action(G_ACTION_GROUP(self), "snapshot-restart",
+                                 g_variant_new_string(last_snapshot(self, 0)));
+}
+
 TlCompareView *tl_window_get_compare_view(TlWindow *self) { return self->compare; }
 TlPlot *tl_window_get_contrast_plot(TlWindow *self) { return self->contrast_plot; }
 
@@ -355,6 +388,8 @@ static const GActionEntry kMeasureActions[] = {
   {"snapshot-keep", act_snapshot_keep, "s", NULL, NULL, {0}},
   {"snapshot-restart", act_snapshot_restart, "s", NULL, NULL, {0}},
   {"compare", act_compare, "(ss)", NULL, NULL, {0}},
+  {"compare-last", act_compare_last, NULL, NULL, NULL, {0}},
+  {"snapshot-restart-last", act_snapshot_restart_last, NULL, NULL, NULL, {0}},
 };
 
 void tl_window_measure_init(TlWindow *self) {

@@ -6,6 +6,9 @@
 #include "tl-dataset.h"
 #include "tl-projection-view.h"
 #include "tl-window.h"
+#include "tl-progress.h"
+
+typedef struct _TlWindowProgress TlWindowProgress;
 
 struct _TlWindow {
   AdwApplicationWindow parent_instance;
@@ -23,6 +26,12 @@ struct _TlWindow {
   TlProfileView *profile_view;
   GtkBox *plot_box;
   GtkLabel *status_label, *hover_label;
+  GtkWidget *progress_box;    /* a long step's progress (tl-window-progress.c) */
+  GtkProgressBar *progress_bar;
+  GtkLabel *progress_label;
+  guint progress_timer;
+  TlWindowProgress *load_progress;
+  double progress_fraction;   /* shown; < 0 none or unknown */
   GMenu *recent_section;
 
   char *selector;
@@ -135,3 +144,10 @@ void tl_window_data_dispose(TlWindow *self);
 void tl_window_wait_idle(gboolean (*busy)(gpointer), gpointer obj);
 void tl_window_open_path(TlWindow *self, const char *path);
 void tl_window_update_recent(TlWindow *self);
+
+/* tl-window-progress.c: the progress bar of the library's long steps. */
+void tl_window_progress_init(TlWindow *self);
+void tl_window_progress_dispose(TlWindow *self);
+void tl_window_progress_finalize(TlWindow *self);
+/* A progress for a load task's thread to push (tl_progress_push); Cancel cancels it. */
+TlProgress *tl_window_progress_for_load(TlWindow *self);

@@ -16,12 +16,15 @@ void tl_window_update_actions(TlWindow *self) {
   gboolean ready = self->state == TL_WINDOW_READY;
   gboolean pet = tl_document_iterative(self->dataset);  /* list mode or CT: iterates */
   gboolean active = pet && run_active(self);
-  gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED;
+  gboolean has_image = self->runner && self->run_state != TL_RUN_PREPARING && self->run_state != TL_RUN_FAILED &&
+                       !(pet && self->run_state == TL_RUN_STOPPED && self->sub_iterations == 0);
+  /* Step after Finished continues the run by one sub-iteration (act_step) */
+  gboolean finished = pet && self->runner && self->run_state == TL_RUN_FINISHED;
   struct { const char *name; gboolean on; } states[] = {
     {"run", active && self->run_state != TL_RUN_RUNNING},
     {"pause", active && self->run_state == TL_RUN_RUNNING},
     {"run-pause", active},
-    {"step", active && self->run_state != TL_RUN_RUNNING},
+    {"step", (active && self->run_state != TL_RUN_RUNNING) || finished},
     {"stop", active},
     {"restart", pet && ready},
     {"simulate", ready},
@@ -44,13 +47,19 @@ void tl_window_update_actions(TlWindow *self) {
   gboolean running = self->runner && self->run_state == TL_RUN_RUNNING;
   gtk_button_set_icon_name(self->run_button, running ? "media-playback-pause-symbolic"
                                                      : "media-playback-start-symbolic");
+  /* highlighted only when there is something to run (or pause) */
+  if (active)
+    gtk_widget_add_css_class(GTK_WIDGET(self->run_button), "suggested-action");
+  else
+    gtk_widget_remove_css_class(GTK_WIDGET(self->run_button), "suggested-action");
 }
 
-static const char *run_state_text(TlRunState s) {
+/* Ready: prepared and not started yet (paused before any sub-iteration is not "Paused"). */
+static const char *run_state_text(TlRunState s, guint sub_iterations) {
   switch (s) {
   case TL_RUN_PREPARING: return "Preparing…";
   case TL_RUN_RUNNING: return "Running";
-  case TL_RUN_PAUSED: return "Paused";
+  case TL_RUN_PAUSED: return sub_iterations ? "Paused" : "Ready";
   case TL_RUN_FINISHED: return "Finished";
   case TL_RUN_STOPPED: return "Stopped";
   default: return "Failed";
@@ -68,7 +77,7 @@ static void update_status(TlWindow *self, const TlJobStep *step) {
   if (self->ctx)
     g_string_append(s, tl_context_info(self->ctx)->name);
   if (self->runner) {
-    g_string_append_printf(s, " · %s", self->dataset && !tl_document_iterative(self->dataset) ? "Image" : run_state_text(self->run_state));
+    g_string_append_printf(s, " · %s", self->dataset && !tl_document_iterative(self->dataset) ? "Image" : run_state_text(self->run_state, self->sub_iterations));
     if (self->sub_iterations)
       g_string_append_printf(s, " · sub-iteration %u", self->sub_iterations);
     if (step)

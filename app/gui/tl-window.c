@@ -488,9 +488,12 @@ static void act_run_pause(GSimpleAction *a, GVariant *p, gpointer data) {
   if (self->run_state == TL_RUN_RUNNING) tl_runner_pause(self->runner);
   else tl_runner_run(self->runner);
 }
+/* After Finished, Step continues: one sub-iteration more than done (docs/workbench.md). */
 static void act_step(GSimpleAction *a, GVariant *p, gpointer data) {
   TlWindow *self = data;
-  if (self->runner) tl_runner_step(self->runner);
+  if (!self->runner) return;
+  if (self->run_state == TL_RUN_FINISHED) tl_runner_set_total(self->runner, self->sub_iterations + 1);
+  tl_runner_step(self->runner);
 }
 static void act_stop(GSimpleAction *a, GVariant *p, gpointer data) {
   TlWindow *self = data;
@@ -780,6 +783,7 @@ static void tl_window_dispose(GObject *object) {
   tl_window_data_dispose(self);
   g_clear_pointer(&self->start_image, tl_image_free);
   tl_window_measure_dispose(self);
+  tl_window_progress_dispose(self);
   gtk_widget_dispose_template(GTK_WIDGET(self), TL_TYPE_WINDOW);
   G_OBJECT_CLASS(tl_window_parent_class)->dispose(object);
 }
@@ -794,6 +798,7 @@ static void tl_window_finalize(GObject *object) {
   g_free(self->last_error);
   g_free(self->selector);
   g_object_unref(self->cancellable);
+  tl_window_progress_finalize(self);
   G_OBJECT_CLASS(tl_window_parent_class)->finalize(object);
 }
 
@@ -833,9 +838,11 @@ static void tl_window_class_init(TlWindowClass *klass) {
   gtk_widget_class_bind_template_child(widget_class, TlWindow, status_label);
   gtk_widget_class_bind_template_child(widget_class, TlWindow, hover_label);
   gtk_widget_class_bind_template_child(widget_class, TlWindow, recent_section);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, progress_box);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, progress_bar);
+  gtk_widget_class_bind_template_child(widget_class, TlWindow, progress_label);
 
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_space, 0, "win.run-pause", NULL);
-  gtk_widget_class_add_binding_action(widget_class, GDK_KEY_Right, GDK_CONTROL_MASK, "win.step", NULL);
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_n, GDK_CONTROL_MASK, "win.simulate-dialog", NULL);
@@ -843,6 +850,17 @@ static void tl_window_class_init(TlWindowClass *klass) {
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-view", NULL);
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_p, GDK_CONTROL_MASK, "win.show-profiling", NULL);
   gtk_widget_class_add_binding_action(widget_class, GDK_KEY_0, GDK_CONTROL_MASK, "win.reset-zoom", NULL);
+}
+
+/* Ctrl+Right steps. GtkWindow binds Ctrl+arrows to focus moves, and a class's own bindings
+ * come after its parent's, so it is caught on the way down (capture) - except in a text
+ * field, where it moves by a word. */
+static gboolean step_key(GtkWidget *widget, GVariant *args, gpointer data) {
+  GtkWidget *focus = gtk_root_get_focus(GTK_ROOT(widget));
+  if (focus && (GTK_IS_EDITABLE(focus) || GTK_IS_TEXT_VIEW(focus))) return FALSE;
+  if (!g_action_group_get_action_enabled(G_ACTION_GROUP(widget), "step")) return FALSE;
+  g_action_group_activate_action(G_ACTION_GROUP(widget), "step", NULL);
+  return TRUE;
 }
 
 static void tl_window_init(TlWindow *self) {
@@ -855,5 +873,12 @@ static void tl_window_init(TlWindow *self) {
   tl_window_files_init(self);
   tl_window_kernels_init(self);
   tl_window_data_init(self);
+  tl_window_progress_init(self);
+  GtkEventController *keys = gtk_shortcut_controller_new();
+  gtk_event_controller_set_propagation_phase(keys, GTK_PHASE_CAPTURE);
+  gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(keys),
+      gtk_shortcut_new(gtk_keyval_trigger_new(GDK_KEY_Right, GDK_CONTROL_MASK),
+                       gtk_callback_action_new(step_key, NULL, NULL)));
+  gtk_widget_add_controller(GTK_WIDGET(self), keys);
   tl_window_update_actions(self);
 }

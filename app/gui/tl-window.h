@@ -66,6 +66,10 @@ typedef struct _TlDataView TlDataView;
 TlDataView *tl_window_get_data_view(TlWindow *self);
 /* The last error shown in the window (toast), NULL if none. */
 const char *tl_window_get_last_error(TlWindow *self);
+/* The progress bar of a long step (a sensitivity image, SSS, a file's load): whether it is
+ * shown, and its fraction (< 0: none shown, or its total not known yet). */
+gboolean tl_window_progress_shown(TlWindow *self);
+double tl_window_get_progress_fraction(TlWindow *self);
 /* The pending "Replace the current reconstruction?" dialog (an AdwMessageDialog: a new
  * dataset was asked for while a run is running or paused), NULL when none; answered by
  * its buttons or win.confirm-replace (b). */

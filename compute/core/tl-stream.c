@@ -2,6 +2,7 @@
 /* TlStream: recording, budgeted submission, cancellation and timestamp profiling. */
 #include "tl-stream.h"
 #include "tl-kernels.h"
+#include "tl-progress.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ typedef struct {
   guint8 counts[TL_MAX_TIMED]; /* 1 for the first chunk of a logical dispatch */
   const char *kernels[TL_MAX_TIMED]; /* built-in kernel names (static) or NULL */
   gboolean in_flight;
+  guint64 cost; /* of the submission: reported to the thread's progress when it completes */
 } Slot;
 
 struct _TlStream {
@@ -101,6 +103,7 @@ static gboolean retire(TlStream *s, Slot *sl, GError **error) {
     return tl_vk_fail(error, r, "waiting for the GPU");
   }
   vkResetFences(dev, 1, &sl->fence);
+  tl_progress_device_work((double)sl->cost);
   if (sl->n_timed && s->profile) {
     guint64 ts[2 * TL_MAX_TIMED];
     r = vkGetQueryPoolResults(dev, sl->queries, 0, 2 * sl->n_timed, sizeof ts, ts, sizeof(guint64),
@@ -159,7 +162,9 @@ static gboolean begin(TlStream *s, GError **error) {
 }
 
 static gboolean check_cancel(TlStream *s, GError **error) {
-  if (!s->cancelled && s->cancellable && g_cancellable_is_cancelled(s->cancellable))
+  /* the thread's progress has a Cancel too (a sensitivity image made inside a job's creation) */
+  if (!s->cancelled && ((s->cancellable && g_cancellable_is_cancelled(s->cancellable)) ||
+                        tl_progress_cancelled()))
     s->cancelled = TRUE;
   if (s->cancelled) {
     g_set_error_literal(error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "cancelled");
@@ -172,6 +177,7 @@ gboolean tl_stream_flush(TlStream *s, GError **error) {
   if (s->cur < 0) return TRUE;
   Slot *sl = &s->slots[s->cur];
   s->cur = -1;
+  sl->cost = s->cost;
   /* make results visible to host reads after the fence */
   barrier(sl->cb, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   VkResult r = vkEndCommandBuffer(sl->cb);

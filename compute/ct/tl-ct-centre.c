@@ -2,6 +2,7 @@
 /* Centre-of-rotation search (tl-ct-centre.h): opposed-view registration, then the sharpness
  * of FBP slices over candidate centres. */
 #include "tl-ct-centre.h"
+#include "tl-progress.h"
 #include "tl-ct-fdk.h"
 #include <math.h>
 #include <string.h>
@@ -237,11 +238,18 @@ static gboolean search_run(Search *se, GError **error) {
   const int half = (int)(2 * TL_CT_CENTRE_HALF_WINDOW);
   double best_c = guess, best_m = -G_MAXDOUBLE;
   double lo = guess - half * 0.5;
+  /* a slice per candidate (the tooth: about 30 s on lavapipe); the total grows by a window
+   * when the search moves on */
+  double total = 2 * half + 3;
+  tl_progress_set_total(total);
   for (int moves = 0; moves < 4; moves++) {
     int best_i = -1;
+    if (moves > 0) tl_progress_set_total(total += 2 * half + 1);
     for (int i = 0; i <= 2 * half; i++) {
       double c = lo + i * 0.5, m;
-      if (!evaluate(se, c, &m, error)) return FALSE;
+      if (!tl_progress_check("centre of rotation search", error) || !evaluate(se, c, &m, error))
+        return FALSE;
+      tl_progress_add_to(tl_progress_current(), 1);
       if (m > best_m) best_m = m, best_c = c, best_i = i;
     }
     if (best_i != 0 && best_i != 2 * half) break;
@@ -252,6 +260,7 @@ static gboolean search_run(Search *se, GError **error) {
   for (int sgn = -1; sgn <= 1; sgn += 2) {
     double c = centre + sgn * 0.25, m;
     if (!evaluate(se, c, &m, error)) return FALSE;
+    tl_progress_add_to(tl_progress_current(), 1);
     if (m > best_m) best_m = m, best_c = c;
   }
   out->centre = best_c;
@@ -264,7 +273,9 @@ gboolean tl_ct_centre_search(TlContext *ctx, const TlCtData *d, guint row, TlCtC
   *out = (TlCtCentre){.first_guess = NAN};
   if (!need_parallel(d, row, error)) return FALSE;
   Search se = {.ctx = ctx, .d = d, .row = row, .out = out};
+  tl_progress_begin("centre of rotation search", 0);
   gboolean ok = search_run(&se, error);
+  tl_progress_end();
   search_clear(&se);
   return ok;
 }

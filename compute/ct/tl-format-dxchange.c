@@ -18,6 +18,7 @@
  * with t clamped below at TL_DXCHANGE_MIN_TRANSMISSION (also where W - D <= 0 or t is not a
  * number); the clamped count is reported in the description. */
 #include "tl-ct-formats.h"
+#include "tl-progress.h"
 #include "tl-ct-normalise.h"
 #include "image/tl-format.h"
 #include "image/tl-file.h"
@@ -439,7 +440,10 @@ static GBytes *dx_run(const char *path, TlIsolatedFunc fn, gsize max_bytes, gboo
 TlCtData *tl_ct_dxchange_load(const char *path, GError **error) {
   gsize max_bytes = sizeof(DxInfo) + sizeof(double) * TL_DXCHANGE_MAX_DIM +
                     sizeof(float) * (gsize)TL_DXCHANGE_MAX_VALUES;
+  /* one read in the reader process: the step reports its start and end (elapsed), no fraction */
+  tl_progress_begin("reading Data Exchange file", 0);
   g_autoptr(GBytes) bytes = dx_run(path, dx_child_load, max_bytes, TRUE, error);
+  tl_progress_end();
   DxInfo l;
   if (!bytes || !dx_info_check(path, bytes, TRUE, &l, error)) return NULL;
   const guint8 *p = g_bytes_get_data(bytes, NULL);

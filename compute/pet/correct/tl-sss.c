@@ -5,6 +5,7 @@
  * point, sampled detector: line integrals, TOF tables), then every sampled pair sums its
  * chunk's scatter points in a fixed order, so the result does not depend on the threads. */
 #include "tl-sss.h"
+#include "tl-progress.h"
 #include "tl-attenuation.h"
 #include <math.h>
 #include <string.h>
@@ -562,7 +563,13 @@ TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *acti
   if (!ok)
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "SSS: no memory for %" G_GUINT64_FORMAT
                 " sampled pairs", j.n_pairs);
+  /* seconds to minutes on a CPU: progress by chunks of scatter points (tl-progress.h) */
+  tl_progress_begin("scatter estimation (SSS)", pts->len);
   for (guint s0 = 0; ok && s0 < pts->len; s0 += CHUNK_POINTS) {
+    if (!tl_progress_check("SSS", error)) {
+      ok = FALSE;
+      break;
+    }
     j.s0 = s0;
     j.s1 = MIN(pts->len, s0 + CHUNK_POINTS);
     gint64 ta = g_get_monotonic_time();
@@ -578,7 +585,9 @@ TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *acti
       g_cancellable_set_error_if_cancelled(cancel, error);
       ok = FALSE;
     }
+    tl_progress_set_done(j.s1);
   }
+  tl_progress_end();
   if (ok) {
     e->values = g_new(float, MAX(j.n_pairs * nb, 1));
     for (guint64 i = 0; i < j.n_pairs * nb; i++) e->values[i] = (float)j.acc[i];

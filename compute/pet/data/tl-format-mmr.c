@@ -21,6 +21,7 @@
 #include "image/tl-file.h"
 #include "image/tl-datafile.h"
 #include "pet/scanner/tl-cylinder.h"
+#include "tl-progress.h"
 #include <errno.h>
 #include <stdlib.h>
 #include <glib/gstdio.h>
@@ -388,6 +389,7 @@ static TlListmode *decode(const char *path, const TlMmrOptions *opt, TlMmrStats 
   FILE *f = NULL;
   GArray *prompts = NULL, *delayed = NULL;
   double t0 = 0, t1 = INFINITY;
+  gboolean stepping = FALSE; /* a progress step begun (tl-progress.h): ended at out */
   if (opt) {
     if (!isfinite(opt->start_s) || opt->start_s < 0 || isnan(opt->end_s) ||
         (opt->end_s > 0 && opt->end_s <= opt->start_s)) {
@@ -448,8 +450,13 @@ static TlListmode *decode(const char *path, const TlMmrOptions *opt, TlMmrStats 
   guint32 buf[16384];
   guint64 done = 0, now_ms = 0;
   gboolean have_tag = FALSE;
+  /* a whole mMR scan is gigabytes: minutes of reading on a slow disk */
+  tl_progress_begin(keep ? "reading mMR list mode" : "scanning mMR list mode", (double)st.words);
+  stepping = TRUE;
   while (done < st.words) {
     size_t want = (size_t)MIN(st.words - done, G_N_ELEMENTS(buf));
+    tl_progress_set_done((double)done);
+    if (!tl_progress_check(h.data_path, error)) goto out;
     if (fread(buf, 4, want, f) != want) {
       g_set_error(error, TL_ERROR, TL_ERROR_IO, "%s: read error at word %" G_GUINT64_FORMAT,
                   h.data_path, done);
@@ -490,6 +497,7 @@ static TlListmode *decode(const char *path, const TlMmrOptions *opt, TlMmrStats 
       if (keep) g_array_append_val(prompt ? prompts : delayed, e);
     }
   }
+  tl_progress_set_done((double)done);
   if (have_tag) st.duration_s = (st.last_ms - (double)st.first_ms + 1) * 1e-3;
   if (keep) {
     lm = g_new0(TlListmode, 1);
@@ -516,6 +524,7 @@ static TlListmode *decode(const char *path, const TlMmrOptions *opt, TlMmrStats 
   }
   if (stats) *stats = st;
 out:
+  if (stepping) tl_progress_end();
   if (f) fclose(f);
   if (prompts) g_array_free(prompts, TRUE);
   if (delayed) g_array_free(delayed, TRUE);

@@ -3,6 +3,7 @@
  * push block shared by shaders/pet/pet_forward.comp, pet_back.comp and pet_em.comp. */
 #include "tl-fixed.h"
 #include "tl-kernels.h"
+#include "tl-progress.h"
 #include "tl-projector-ray.h"
 #include <math.h>
 #include "tl-sensitivity.h"
@@ -474,6 +475,7 @@ static gboolean sensitivity_float(TlProjector *p, TlStream *s, const TlScanner *
   push.max_ring_diff = scanner->max_ring_difference;
   push.n_pairs = (guint32)pairs;
   g_autofree char *lb = label(p, "sensitivity");
+  tl_progress_set_total((double)items * tl_pipeline_item_cost(pl)); /* the stream's cost units */
   return tl_stream_dispatch_1d(s, pl, lb, items, &push, error);
 }
 
@@ -574,6 +576,11 @@ gboolean tl_ray_projector_sensitivity(TlProjector *p, TlStream *s, const TlScann
   push.max_ring_diff = scanner->max_ring_difference;
   push.n_pairs = (guint32)pairs;
   g_autofree char *lb = label(p, "sensitivity");
+  /* the step's total in the stream's cost units (tl-progress.h: device steps count those) */
+  guint64 traced = symmetric ? counts[0] + counts[1] + counts[2] + counts[3] + counts[4] : items;
+  /* a phase of its own after the pair list's (tl-sensitivity-sym.c) */
+  tl_progress_phase("sensitivity image", (double)traced * tl_pipeline_item_cost(pl) +
+                                             (double)nv * tl_pipeline_item_cost(fin));
   if (symmetric) {
     /* one dispatch per class of pairs fixed by 2^c symmetries, weight 2^-c (pet_sens.comp) */
     push.aux = tl_array_address(list);

@@ -7,6 +7,7 @@
  * y -> -y, their product and the axial mirror (4 modules of 9 rings, centred) hold: 8. */
 #include "tl-sensitivity.h"
 #include "core/tl_constants.glsl" /* TL_PET_SYM_*: the transforms' bits, pet_sens_finish's too */
+#include "tl-progress.h"
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -218,8 +219,13 @@ guint32 *tl_sensitivity_orbit_pairs(const TlScanner *s, const TlSensSymmetry *sy
   guint g_count = sym->order - 1;
   GArray *by[5];
   for (int k = 0; k < 5; k++) by[k] = g_array_new(FALSE, FALSE, sizeof(guint32));
+  /* every pair visited on the host: seconds for a clinical scanner, a phase of the sensitivity
+   * image's progress (tl-progress.h) */
+  tl_progress_phase("sensitivity image (listing the pairs to trace)", (double)pairs);
+  TlProgress *progress = tl_progress_current();
   /* rows d = 1..n/2 of the pair numbering (tl-projector.h): p = a + n (d - 1), b = a + d */
   for (guint64 p0 = 0; p0 < pairs; p0 += n) {
+    tl_progress_add_to(progress, n);
     guint32 d = (guint32)(p0 / n) + 1;
     for (guint32 a = 0; a < n && p0 + a < pairs; a++) {
       guint32 b = a + d >= n ? a + d - n : a + d;

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "image/tl-file.h"
+#include "tl-progress.h"
 
 /* Without attenuation the key is the scanner, grid, projector and subset; with it a line
  * "attenuation sha256:<hash of the mu-map's float32 bytes>" follows, and with a normalisation
@@ -114,11 +115,25 @@ TlArray *tl_sensitivity_image_norm(TlProjector *p, TlStream *s, const TlScanner 
     if (from_cache) *from_cache = TRUE;
     return g_steal_pointer(&img);
   }
-  if (!tl_stream_zero(s, img, error) ||
-      !tl_projector_sensitivity_norm(p, s, scanner, crystals, subsets, subset, mu, norm, img,
-                                     error) ||
-      !tl_stream_finish(s, error))
-    return NULL;
+  /* the long step of a cold first run (minutes for a clinical scanner on a CPU driver): its
+   * submissions report to the thread's progress (tl-progress.h), the projector sets the total */
+  g_autofree char *what = subsets > 1 ? g_strdup_printf("sensitivity image (subset %u of %u)",
+                                                        subset + 1, subsets)
+                                      : g_strdup("sensitivity image");
+  tl_progress_begin_device(what);
+  gboolean ok = tl_stream_zero(s, img, error) &&
+                tl_projector_sensitivity_norm(p, s, scanner, crystals, subsets, subset, mu, norm,
+                                              img, error);
+  if (ok) {
+    ok = tl_stream_finish(s, error);
+  } else {
+    /* finished all the same: a cancel between submissions leaves recorded work that writes
+     * img, which must not outlive it */
+    g_autoptr(GError) ignored = NULL;
+    tl_stream_finish(s, &ignored);
+  }
+  tl_progress_end();
+  if (!ok) return NULL;
   if (use_cache) {
     g_autofree float *v = g_new(float, nv);
     if (!tl_array_download(img, v, error)) return NULL;
