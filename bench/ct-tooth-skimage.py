@@ -3,7 +3,8 @@
 """bench/ct-tooth's other side: scikit-image's FBP (iradon, filter 'ramp') of the same tooth
 sinogram, one slice per detector row, timed as bench/ct-tooth times Tomolab (warm-up, then
 best of REPEAT). Reads the line integrals bench/ct-tooth wrote (float32, views x rows x
-columns) and prints 'skimage SECONDS VERSION', or 'skimage none' when scikit-image is absent.
+columns) and prints 'skimage SECONDS VERSION SART_SECONDS' (SART: one iteration of iradon_sart
+per slice), or 'skimage none' when scikit-image is absent.
 
     ct-tooth-skimage.py RAW VIEWS ROWS COLUMNS ARC_DEG REPEAT
 """
@@ -14,7 +15,7 @@ import numpy as np
 
 try:
     import skimage
-    from skimage.transform import iradon
+    from skimage.transform import iradon, iradon_sart
 except ImportError:
     print('skimage none')
     sys.exit(0)
@@ -36,4 +37,17 @@ for _ in range(repeat):
     t = time.perf_counter()
     fbp()
     best = min(best, time.perf_counter() - t)
-print('skimage %.4f %s' % (best, skimage.__version__))
+
+
+def sart():
+    # one iteration of SART per slice (every view once), scikit-image's iterative method
+    return [iradon_sart(p[:, r, :].T.astype(np.float64), theta=theta) for r in range(rows)]
+
+
+sart()  # warm-up
+best_sart = float('inf')
+for _ in range(repeat):
+    t = time.perf_counter()
+    sart()
+    best_sart = min(best_sart, time.perf_counter() - t)
+print('skimage %.4f %s %.4f' % (best, skimage.__version__, best_sart))

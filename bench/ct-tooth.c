@@ -2,9 +2,13 @@
 /* bench/ct-tooth: the real tooth scan (../shared/data/tooth/tooth.h5: 181 parallel-beam
  * views of 2 x 640, Data Exchange) reconstructed by FBP as a new user would, against
  * scikit-image's FBP (iradon, filter 'ramp', one slice per row) in the same run, and the ramp
- * filter alone by FFT (VkFFT) against the exact spatial convolution.
+ * filter alone by FFT (VkFFT) against the exact spatial convolution; then the automatic centre
+ * search (--centre auto: the middle row, plans included), one OS-SART iteration (Joseph, the
+ * CLI's 10 subsets) against one iteration of scikit-image's iradon_sart per slice, and one CGLS
+ * iteration in FBP runs (issue 31's tooth checks); the iterations are the first after the set-up
+ * (OS-SART's row and column sums, CGLS's r = y - Ax, s = A^T r), which is not timed.
  *
- *   bench/ct-tooth [--repeat 3] [SCAN.h5]
+ *   bench/ct-tooth [--repeat 3] [--fft-only] [--no-skimage] [SCAN.h5]
  *
  * Each figure is the best of --repeat after one warm-up run. "FBP run" is the reconstruction
  * with the projections already on the device (weight, filter, back projection, finish);
@@ -17,7 +21,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include "ct/tl-ct-centre.h"
 #include "ct/tl-ct-data.h"
+#include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-simulate.h"
 #include "ct/tl-ct-fdk.h"
 #include "dataset/tl-formats.h"
@@ -79,6 +85,33 @@ static double filter_run(Bench *b, TlCtRamp *r, TlArray *dst) {
   return now() - t;
 }
 
+/* The automatic centre search as --centre auto runs it (the middle row), plans included. */
+static double centre_run(Bench *b, TlCtCentre *c) {
+  GError *error = NULL;
+  double t = now();
+  CHECK(tl_ct_centre_search(b->ctx, b->d, b->d->geometry->det_v / 2, c, &error));
+  return now() - t;
+}
+
+/* One iteration of `algo` (all its subsets) after `warm` iterations, on the run's defaults
+ * (Joseph; OS-SART with the CLI's 10 subsets); returns seconds of that iteration alone. */
+static double iteration_run(Bench *b, TlCtAlgo algo, guint subsets, guint warm) {
+  GError *error = NULL;
+  TlCtReconOptions o;
+  tl_ct_recon_options_init(&o);
+  o.algo = algo;
+  o.subsets = subsets;
+  o.iterations = warm + 1;
+  o.objective = TL_CT_OBJECTIVE_NEVER;
+  g_autoptr(TlCtRecon) r = tl_ct_recon_new(b->ctx, b->d->geometry, &b->d->grid, b->proj, &o,
+                                           &error);
+  CHECK(r);
+  for (guint i = 0; i < warm * subsets; i++) CHECK(tl_ct_recon_step(r, &error));
+  double t = now();
+  for (guint i = 0; i < subsets; i++) CHECK(tl_ct_recon_step(r, &error));
+  return now() - t;
+}
+
 static void cpu_model(char *buf, gsize n) {
   g_autofree char *text = NULL;
   g_strlcpy(buf, "?", n);
@@ -93,8 +126,11 @@ static void cpu_model(char *buf, gsize n) {
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   int repeat = 3;
+  gboolean fft_only = FALSE, no_skimage = FALSE;
   GOptionEntry entries[] = {
       {"repeat", 'r', 0, G_OPTION_ARG_INT, &repeat, "Timed runs after the warm-up (best kept)", "N"},
+      {"fft-only", 0, 0, G_OPTION_ARG_NONE, &fft_only, "FBP with the FFT ramp only", NULL},
+      {"no-skimage", 0, 0, G_OPTION_ARG_NONE, &no_skimage, "Do not run scikit-image", NULL},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("[SCAN.h5] - FBP of the tooth vs scikit-image");
   g_option_context_add_main_entries(oc, entries, NULL);
@@ -135,6 +171,7 @@ int main(int argc, char **argv) {
   CHECK(filtered);
   for (int m = 0; m < 2; m++) {
     if (methods[m] == TL_CT_RAMP_FFT && !tl_ct_ramp_have_fft()) continue;
+    if (methods[m] == TL_CT_RAMP_SPATIAL && fft_only && tl_ct_ramp_have_fft()) continue;
     b.ramp = methods[m];
     g_autoptr(TlCtFdk) f = tl_ct_fdk_new_full(b.ctx, g, &b.d->grid, TL_CT_FILTER_RAM_LAK,
                                               b.ramp, 0, &error);
@@ -151,6 +188,29 @@ int main(int argc, char **argv) {
     printf("  ramp %-12s  FBP run %.4f s   FBP end to end %.4f s   filter alone %.4f s\n",
            names[m], best_run[m], best_e2e[m], best_filter[m]);
   }
+
+  /* the centre search, one OS-SART and one CGLS iteration, same run */
+  TlCtCentre c = {0};
+  double best_centre = INFINITY, best_sart = INFINITY, best_cgls = INFINITY;
+  double best_slice = INFINITY;
+  centre_run(&b, &c); /* warm-up */
+  for (int i = 0; i < repeat; i++) {
+    best_centre = MIN(best_centre, centre_run(&b, &c));
+    /* one full-resolution slice with its own plan: the single-resolution search took 9 */
+    double t = now();
+    g_autofree float *slice = tl_ct_centre_slice(b.ctx, b.d, g->det_v / 2, c.centre, &error);
+    CHECK(slice);
+    best_slice = MIN(best_slice, now() - t);
+    best_sart = MIN(best_sart, iteration_run(&b, TL_CT_SART, 10, 0));
+    best_cgls = MIN(best_cgls, iteration_run(&b, TL_CT_CGLS, 1, 0));
+  }
+  int fast0 = tl_ct_ramp_have_fft() ? 0 : 1;
+  printf("  centre search (row %u): %.4f s, centre %.3f (%u slices, opposed views %.3f)\n",
+         g->det_v / 2, best_centre, c.centre, c.evaluations, c.first_guess);
+  printf("  one full slice (tl_ct_centre_slice, plan included): %.4f s\n", best_slice);
+  printf("  OS-SART iteration (Joseph, 10 subsets): %.4f s\n", best_sart);
+  printf("  CGLS iteration (Joseph): %.4f s = %.2f FBP runs\n", best_cgls,
+         best_cgls / best_run[fast0]);
 
   /* scikit-image on the same line integrals, same run */
   g_autofree char *dir = g_dir_make_tmp("tl-ct-tooth-XXXXXX", &error);
@@ -171,22 +231,25 @@ int main(int argc, char **argv) {
   const char *args[] = {py, script, raw, sv, sr, sc, "180", sn, NULL};
   g_autofree char *so = NULL, *se = NULL;
   int status = 0;
-  double sk = NAN;
+  double sk = NAN, sk_sart = NAN;
   char version[32] = "";
-  if (g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &so, &se, &status,
+  if (!no_skimage && g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &so, &se, &status,
                    &error) && g_spawn_check_wait_status(status, NULL) && so &&
-      sscanf(so, "skimage %lf %31s", &sk, version) == 2) {
+      sscanf(so, "skimage %lf %31s %lf", &sk, version, &sk_sart) >= 2) {
     printf("  scikit-image %s iradon (ramp), %u slices: %.4f s\n", version, g->det_v, sk);
+    if (isfinite(sk_sart))
+      printf("  scikit-image iradon_sart, one iteration of %u slices: %.4f s; OS-SART %.2fx "
+             "faster\n", g->det_v, sk_sart, sk_sart / best_sart);
     int fast = tl_ct_ramp_have_fft() ? 0 : 1;
     printf("  speed-up over scikit-image: FBP run %.1fx, end to end %.1fx (ramp %s)\n",
            sk / best_run[fast], sk / best_e2e[fast], names[fast]);
   } else {
     printf("  scikit-image: not run (%s)\n",
-           error ? error->message : so && g_str_has_prefix(so, "skimage none") ? "not importable"
+           no_skimage ? "--no-skimage" : error ? error->message : so && g_str_has_prefix(so, "skimage none") ? "not importable"
                                                                                : (se ? se : "?"));
     g_clear_error(&error);
   }
-  if (tl_ct_ramp_have_fft())
+  if (tl_ct_ramp_have_fft() && isfinite(best_filter[1]))
     printf("  filter alone: FFT %.1fx the spatial convolution\n", best_filter[1] / best_filter[0]);
   g_unlink(raw);
   g_rmdir(dir);

@@ -139,10 +139,10 @@ static void show_context(TlWindow *self) {
     if (set) {
       /* the keys that depend on the data (scatter, a μ-map) wait for the new data
        * (tl-window-run.c): the dataset shown now (a lesson started over it) is not theirs */
-      TlDocument *shown = self->dataset;
+      TlDocument *current = self->dataset;
       self->dataset = NULL;
       tl_window_apply_settings(self, set);
-      self->dataset = shown;
+      self->dataset = current;
     }
     simulate(self, params, TRUE);
   }

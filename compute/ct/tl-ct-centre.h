@@ -8,10 +8,13 @@
  * shift that best matches one row of the two (least mean squared difference over the
  * overlap, parabolic sub-pixel refinement).
  *
- * Then the search: FBP of one slice (the device's FDK/FBP of tl-ct-fdk.h) for candidate
- * centres every 0.5 px over +-TL_CT_CENTRE_HALF_WINDOW px around the guess (moved on while
- * the best is at an edge), then 0.25 px either side of the best; the centre maximises the
- * slice's sharpness
+ * Then the search, coarse to fine: FBP of one slice (the device's FDK/FBP of tl-ct-fdk.h) of
+ * the row binned by 4, for candidate centres every 0.5 binned px over +-2 binned px around the
+ * guess (moved on while the best is at an edge); the row binned by 2 over +-1 full px around
+ * that level's best (each binned level's best refined by a parabola through its neighbours);
+ * then, at full resolution, a climb on the 0.5-px grid from the nearest column, first towards
+ * the opposed views' guess (2-4 slices), whose best S is reported. The centre maximises the slice's
+ * sharpness
  *
  *   S = var |grad f|   (the variance of the gradient magnitude, central differences, over the
  *                       pixels of the disc inscribed in the slice),
@@ -26,7 +29,6 @@
 
 G_BEGIN_DECLS
 
-#define TL_CT_CENTRE_HALF_WINDOW 1.5 /* px either side of the guess, before moving on */
 
 typedef struct {
   double centre;      /* the column the rotation axis projects onto */

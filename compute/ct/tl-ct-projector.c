@@ -135,9 +135,44 @@ static double footprint_pixels(const TlCtGeometry *g, const TlImageGrid *grid, d
   return (MIN(umax - umin, g->det_u) + 1) * (MIN(vmax - vmin, g->det_v) + 1);
 }
 
+/* The most bytes one array may hold on this device (tl_array_new's limit). */
+static guint64 largest_allocation(const TlDeviceInfo *info) {
+  guint64 limit = info->max_memory_allocation_size ? info->max_memory_allocation_size : G_MAXUINT64;
+  return info->max_buffer_size ? MIN(limit, info->max_buffer_size) : limit;
+}
+
+/* A volume beyond the device's largest allocation or Tomolab's image limit (2^28 voxels,
+ * tl-image.h), or one view beyond the allocation, is refused here, naming the grid, its bytes
+ * and the limits, rather than by the grid check's generic words or at the first array a run
+ * makes inside a solver: every kernel takes the image as one buffer address
+ * (docs/large-arrays.md), so an image cannot be split over allocations. */
+static gboolean check_fits(TlContext *ctx, const TlCtGeometry *g, const TlImageGrid *grid,
+                           GError **error) {
+  guint64 device = largest_allocation(tl_context_info(ctx));
+  guint64 limit = MIN(device, 4 * TL_IMAGE_MAX_VOXELS);
+  guint64 nvox = (guint64)grid->dims[0] * grid->dims[1] * grid->dims[2];
+  guint64 image = 4 * nvox, view = 4 * (guint64)g->det_u * g->det_v;
+  if (image <= limit && view <= device) return TRUE;
+  const guint *d = grid->dims;
+  if (image > limit)
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "CT volume %u x %u x %u: %" G_GUINT64_FORMAT " voxels, an image of %"
+                G_GUINT64_FORMAT " bytes (%.2f GiB) in one array, beyond the limit of %"
+                G_GUINT64_FORMAT " bytes (%.2f GiB: Tomolab's images hold at most 2^28 voxels; "
+                "this device's largest allocation, maxMemoryAllocationSize / maxBufferSize, is %"
+                G_GUINT64_FORMAT " bytes); use fewer or larger voxels", d[0], d[1], d[2], nvox,
+                image, image / 1073741824.0, limit, limit / 1073741824.0, device);
+  else
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "CT detector %u x %u: one view needs %" G_GUINT64_FORMAT " bytes, beyond this "
+                "device's largest allocation of %" G_GUINT64_FORMAT " bytes", g->det_u, g->det_v,
+                view, device);
+  return FALSE;
+}
+
 TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error) {
-  if (!tl_image_grid_validate(grid, error)) return NULL;
+  if (!check_fits(ctx, geometry, grid, error) || !tl_image_grid_validate(grid, error)) return NULL;
   if ((guint)method >= G_N_ELEMENTS(tl_ct_method_names)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown CT projector %d", method);
     return NULL;
@@ -237,8 +272,11 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
       (p->method != TL_CT_JOSEPH || !has_fa || info->max_compute_work_group_invocations < 256 ||
        info->max_compute_work_group_size[0] < 256))
     mode = TL_CT_BACK_SCATTER;
+  /* the fixed-point sums take two words a voxel: a volume whose float image fits the device's
+   * largest allocation but whose sums do not runs the float scatter (not deterministic) */
+  guint64 nvox = tl_image_grid_n_voxels(&p->grid);
   if (mode == TL_CT_BACK_SCATTER_FIXED &&
-      tl_image_grid_n_voxels(&p->grid) > TL_FIXED_MAX_ELEMENTS)
+      (nvox > TL_FIXED_MAX_ELEMENTS || 8 * nvox + 16 > largest_allocation(info)))
     mode = TL_CT_BACK_SCATTER;
   if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
   guint32 spec = p->method;
