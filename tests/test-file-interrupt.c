@@ -5,15 +5,21 @@
  * child replaces the OLD output by NEW with the hook set, until a child completes. After each
  * kill the output must load as OLD or NEW exactly (grid and every value); then a plain save
  * must leave the folder with the output's own files only (no temp file, no orphan data file
- * of the killed save). The pair writers (.hv/.v, .mhd/.raw, .hs/.s, .cdh/.cdf, .raw/.raw.txt)
- * are the point; the one-file writers (.nii, .mha) are killed the same way. */
+ * of the killed save). The pair writers (.hv/.v, .mhd/.raw, .hs/.s, .cdh/.cdf, .raw/.raw.txt,
+ * the CASToR scanner's .hscan/.lut) are the point; the one-file writers (.nii, .mha) are killed
+ * the same way. The DICOM series writer never replaces files: killed at each of its renames it
+ * must leave nothing or the whole series (a folder), or nothing, the whole series or a part
+ * that every load refuses (numbered files beside the name). */
 #define _POSIX_C_SOURCE 200809L
 #include "dataset/tl-formats.h"
+#include "image/tl-dicom.h"
 #include "image/tl-file.h"
 #include "image/tl-image.h"
 #include "pet/data/tl-format-castor.h"
 #include "pet/data/tl-sinogram.h"
+#include "pet/scanner/tl-scanner.h"
 #include <glib/gstdio.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -155,6 +161,47 @@ static int castor_which(const char *path) {
 
 static void castor_free(gpointer p) { tl_castor_free(p); }
 
+/* --- CASToR scanners: OLD and NEW differ in the crystal size (header) and the radius (every
+ * crystal position of the LUT) --- */
+
+static gpointer scanner_make(int which) {
+  g_autofree char *text = g_strdup_printf(
+      "kind = ring\nrings = 2\nsides = 8\ncrystals_per_side = 3\ncrystal_pitch_mm = %d\n"
+      "radius_mm = %d\nring_pitch_mm = 4\ncrystal_size_mm = %d %d 10\n", which ? 5 : 4,
+      which ? 50 : 40, which ? 5 : 4, which ? 5 : 4);
+  GError *e = NULL;
+  TlScanner *s = tl_scanner_from_text(text, "interrupt", 1, &e);
+  g_assert_no_error(e);
+  return s;
+}
+
+static gboolean scanner_save(gpointer data, const char *path, GError **error) {
+  return tl_castor_scanner_save(data, path, error);
+}
+
+static int scanner_which(const char *path) {
+  g_autoptr(GError) e = NULL;
+  g_autoptr(TlScanner) s = tl_castor_scanner_load(path, &e);
+  if (!s) {
+    g_test_message("%s: %s", path, e->message);
+    return -1;
+  }
+  for (int w = 0; w < 2; w++) {
+    g_autoptr(TlScanner) ref = scanner_make(w);
+    /* the LUT holds float32 middles: positions back within 1e-3 mm */
+    gboolean same = s->n_crystals == ref->n_crystals &&
+                    s->crystal_size[0] == ref->crystal_size[0] &&
+                    s->crystal_size[1] == ref->crystal_size[1];
+    for (guint i = 0; same && i < s->n_crystals; i++)
+      for (int k = 0; k < 3; k++)
+        same = same && fabsf(s->crystals[i].centre[k] - ref->crystals[i].centre[k]) < 1e-3f;
+    if (same) return w;
+  }
+  return -1;
+}
+
+static void scanner_free(gpointer p) { tl_scanner_free(p); }
+
 static const Writer writers[] = {
     {"out.hv", 2, image_make, image_save, image_which, image_free},
     {"out.mhd", 2, image_make, image_save, image_which, image_free},
@@ -163,6 +210,7 @@ static const Writer writers[] = {
     {"out.nii", 1, image_make, image_save, image_which, image_free},
     {"out.hs", 2, sino_make, sino_save, sino_which, sino_free},
     {"out.cdh", 2, castor_make, castor_save, castor_which, castor_free},
+    {"out.hscan", 2, scanner_make, scanner_save, scanner_which, scanner_free},
 };
 
 static guint count_files(const char *dir) {
@@ -230,6 +278,89 @@ static void test_writer(gconstpointer data) {
   w->free(new);
 }
 
+/* --- the DICOM series: nothing there before (a series never replaces files), NEW after --- */
+
+/* What `dir` holds: 0 no DICOM file (the state before), 1 the NEW image (values to DICOM's
+ * 16-bit rescale: within 1e-3 of the range), 2 a series every load refuses as incomplete,
+ * -1 anything else (a wrong image, another error). */
+static int dicom_which(const char *dir, const char *out) {
+  g_autofree char *folder = g_build_filename(dir, out, NULL);
+  const char *look = g_str_has_suffix(out, ".dcm") ? dir : folder;
+  g_autoptr(GDir) d = g_dir_open(look, 0, NULL);
+  gboolean any = FALSE;
+  for (const char *n; d && (n = g_dir_read_name(d));) any = any || (n[0] != '.' && g_str_has_suffix(n, ".dcm"));
+  if (!any) return 0;
+  g_autoptr(GError) e = NULL;
+  g_autoptr(TlImage) im = tl_format_dicom.load(look, &e); /* a folder opens its series */
+  if (!im) {
+    g_test_message("%s: %s", look, e->message);
+    return strstr(e->message, "ImagesInAcquisition") && strstr(e->message, "interrupted save") ? 2 : -1;
+  }
+  g_autoptr(TlImage) ref = image_make(1);
+  gboolean same = memcmp(im->grid.dims, ref->grid.dims, sizeof ref->grid.dims) == 0;
+  for (int k = 0; same && k < 3; k++) same = fabsf(im->grid.voxel_mm[k] - ref->grid.voxel_mm[k]) < 1e-4f;
+  for (guint i = 0; same && i < 60; i++) same = fabsf(im->data[i] - ref->data[i]) < 0.1f;
+  return same ? 1 : -1;
+}
+
+static gboolean dicom_save(const char *path) {
+  g_autoptr(TlImage) im = image_make(1);
+  TlDicomSaveOptions opt = {.iod = TL_DICOM_SECONDARY_CAPTURE};
+  g_autoptr(GError) e = NULL;
+  gboolean ok = tl_dicom_save_series(im, path, &opt, &e);
+  if (e) g_test_message("%s: %s", path, e->message);
+  return ok;
+}
+
+static void test_dicom(gconstpointer data) {
+  const char *out = data; /* a folder, or numbered files beside a name ending in .dcm */
+  gboolean numbered = g_str_has_suffix(out, ".dcm");
+  guint kills = 0;
+  for (int n = 1; n < 64; n++) {
+    g_autofree char *dir = g_dir_make_tmp("tl-interrupt-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, out, NULL);
+    pid_t pid = fork();
+    g_assert_cmpint(pid, >=, 0);
+    if (pid == 0) {
+      g_autofree char *at = g_strdup_printf("%d", n);
+      g_setenv("TL_TEST_FAIL_AT", at, TRUE);
+      _exit(dicom_save(path) ? 0 : 1);
+    }
+    int st = 0;
+    g_assert_cmpint(waitpid(pid, &st, 0), ==, pid);
+    gboolean killed = WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+    g_assert_true(killed || (WIFEXITED(st) && WEXITSTATUS(st) == 0));
+    int found = dicom_which(dir, out);
+    g_test_message("%s: killed at step %d: %s", out, n, !killed ? "completed" : found == 0 ? "nothing"
+                   : found == 1 ? "new" : found == 2 ? "part, refused" : "MIX");
+    if (killed) {
+      /* nothing or the whole series; numbered files: a part, refused, too */
+      g_assert_cmpint(found, >=, 0);
+      if (!numbered) g_assert_cmpint(found, <=, 1);
+      kills++;
+    } else {
+      g_assert_cmpint(found, ==, 1);
+    }
+    /* the killed save's temp files and folders go at the next save into the folder: with the
+     * output removed, a save leaves only its own files */
+    if (numbered) {
+      for (guint k = 1; k <= 3; k++) {
+        g_autofree char *slice = g_strdup_printf("%s/%.*s_%04u.dcm", dir, (int)strlen(out) - 4, out, k);
+        g_remove(slice);
+      }
+    } else {
+      remove_tree(path);
+    }
+    g_assert_true(dicom_save(path));
+    g_assert_cmpint(dicom_which(dir, out), ==, 1);
+    g_assert_cmpuint(count_files(dir), ==, numbered ? 3 : 1);
+    remove_tree(dir);
+    if (!killed) break;
+  }
+  g_assert_cmpuint(kills, >=, 1);
+  g_test_message("%s: %u kill points", out, kills);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   g_unsetenv("TL_TEST_FAIL_AT");
@@ -237,5 +368,7 @@ int main(int argc, char **argv) {
     g_autofree char *p = g_strdup_printf("/file-interrupt/%s", writers[i].name);
     g_test_add_data_func(p, &writers[i], test_writer);
   }
+  g_test_add_data_func("/file-interrupt/dicom-folder", "series", test_dicom);
+  g_test_add_data_func("/file-interrupt/dicom-numbered", "ct.dcm", test_dicom);
   return g_test_run();
 }

@@ -143,6 +143,10 @@ extern "C" gboolean tl_dicom_read(const char *path, gboolean want_pixels, TlDico
   if (ds->findAndGetOFString(DCM_Modality, s).good()) g_strlcpy(out->modality, s.c_str(), 17);
   if (ds->findAndGetOFString(DCM_SeriesInstanceUID, s).good())
     g_strlcpy(out->series_uid, s.c_str(), 65);
+  out->by_tomolab = ds->findAndGetOFString(DCM_Manufacturer, s).good() && s == "Tomolab";
+  Sint32 images = 0;
+  if (ds->findAndGetSint32(DCM_ImagesInAcquisition, images).good() && images > 0)
+    out->images_in_acquisition = (guint)images;
   if (!want_pixels) return TRUE;
 
   // compressed transfer syntaxes: decoded in place by the registered codecs
@@ -241,6 +245,10 @@ extern "C" gboolean tl_dicom_write_slice(const char *path, const char *shown_as,
   // General Image
   g_snprintf(num, sizeof num, "%u", s->instance);
   str(DCM_InstanceNumber, num);
+  // the series' slice count on every slice (Type 3): the reader tells a series whose save was
+  // killed between its renames from a complete one
+  g_snprintf(num, sizeof num, "%u", s->n_slices);
+  str(DCM_ImagesInAcquisition, num);
   str(DCM_ContentDate, s->date);
   str(DCM_ContentTime, s->time);
   str(DCM_ImageType, s->iod == TL_DICOM_PET  ? "DERIVED\\PRIMARY"

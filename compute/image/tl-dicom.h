@@ -27,6 +27,8 @@ typedef struct {
   char modality[17];
   char series_uid[65];
   float *pixels;            /* rows x cols rescaled values, column fastest; NULL unless asked */
+  guint images_in_acquisition; /* ImagesInAcquisition (0020,1002); 0 when absent */
+  gboolean by_tomolab;      /* Manufacturer "Tomolab": written by tl_dicom_save_series */
 } TlDicomSlice;
 
 /* Reads one single-frame greyscale image; pixels too when `pixels`. Every count is checked

@@ -51,6 +51,10 @@ static int ras_axis(const double lps[3], int *sign) {
   return -1;
 }
 
+/* A slice a save has not renamed in yet (tl_file_temp_name: ".NAME.tmp-PID-N..."): never part
+ * of a series, which a killed save would otherwise have extended by a duplicate. */
+static gboolean unsaved(const char *name) { return name[0] == '.' && strstr(name, ".tmp-") != NULL; }
+
 /* The files of the series `first` belongs to (itself included), headers only. */
 static GPtrArray *series_files(const char *path, const TlDicomSlice *first, GError **error) {
   GPtrArray *files = g_ptr_array_new_with_free_func(slice_free);
@@ -66,6 +70,7 @@ static GPtrArray *series_files(const char *path, const TlDicomSlice *first, GErr
   guint looked = 0;
   while (d && (name = g_dir_read_name(d)) && looked < TL_DICOM_MAX_FILES) {
     if (strcmp(name, base) == 0) continue;
+    if (unsaved(name)) continue;
     g_autofree char *p = g_build_filename(dir, name, NULL);
     if (!g_file_test(p, G_FILE_TEST_IS_REGULAR)) continue;
     gsize n = 0;
@@ -110,6 +115,16 @@ gpointer tl_dicom_load_series(const char *path, GError **error) {
     series_fail(error, s0, "ImageOrientationPatient (0020,0037)",
                 "%g \\ %g \\ %g \\ %g \\ %g \\ %g is oblique; Tomolab reads axis-aligned slices "
                 "only", o[0], o[1], o[2], o[3], o[4], o[5]);
+    return NULL;
+  }
+  /* A numbered series appears one rename at a time (tl_dicom_save_series): a save killed
+   * between them leaves part of it, which would load as a thinner image. Tomolab writes the
+   * count on every slice; other writers' ImagesInAcquisition may span several series. */
+  if (s0->s.by_tomolab && s0->s.images_in_acquisition &&
+      s0->s.images_in_acquisition != files->len) {
+    series_fail(error, s0, "ImagesInAcquisition (0020,1002)", "%u, but its folder holds %u "
+                "files of the series (an interrupted save or a lost slice)",
+                s0->s.images_in_acquisition, files->len);
     return NULL;
   }
   for (guint k = 0; k < files->len; k++) {
@@ -437,7 +452,7 @@ static char *first_dicom_file(const char *dir) {
   const char *name;
   for (guint looked = 0; d && (name = g_dir_read_name(d)) && looked < TL_DICOM_MAX_FILES;
        looked++) {
-    if (best && strcmp(name, best) >= 0) continue;
+    if (unsaved(name) || (best && strcmp(name, best) >= 0)) continue;
     g_autofree char *p = g_build_filename(dir, name, NULL);
     if (!g_file_test(p, G_FILE_TEST_IS_REGULAR)) continue;
     gsize n = 0;

@@ -601,6 +601,20 @@ static char *lut_path(const char *hscan) {
   return g_strconcat(stem, ".lut", NULL);
 }
 
+/* The LUT of a scanner header: CASToR's is always X.lut beside X.hscan; Tomolab's writer names
+ * it too (`tomolab lut file`, a key CASToR does not read) so that its save can commit by the
+ * header's rename like the other pairs (X.lut or X~1.lut, image/tl-file.h). NULL + error when
+ * the named file is refused by the data-file resolver. */
+static char *hscan_lut(const char *hscan, GPtrArray *kvs, GError **error) {
+  const Kv *kv = kv_find(kvs, "tomolab lut file");
+  if (!kv) return lut_path(hscan);
+  GError *e = NULL;
+  char *lut = sibling(hscan, kv->key, kv->value, &e);
+  if (e) return g_propagate_error(error, e), NULL;
+  if (!lut) kv_bad(error, hscan, kv, "(expected a file name)");
+  return lut;
+}
+
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -665,8 +679,8 @@ TlScanner *tl_castor_scanner_load(const char *hscan, GError **error) {
   }
   if (trans <= 0) trans = axial > 0 ? axial : depth;
   if (axial <= 0) axial = trans;
-  g_autofree char *lut = lut_path(hscan);
-  if (!tl_file_check_input(lut, "CASToR scanner LUT", error)) return NULL;
+  g_autofree char *lut = hscan_lut(hscan, kvs, error);
+  if (!lut || !tl_file_check_input(lut, "CASToR scanner LUT", error)) return NULL;
   GStatBuf st;
   if (g_stat(lut, &st) != 0 || (guint64)st.st_size != n * 24) {
     g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "%s: key 'number of elements': value %" G_GUINT64_FORMAT
@@ -729,9 +743,25 @@ TlScanner *tl_castor_scanner_load(const char *hscan, GError **error) {
   return s;
 }
 
+/* The header text of a scanner save naming its LUT (tl_file_pair_commit's TlFilePairText). */
+static char *hscan_text(gconstpointer body, const char *lut_name) {
+  return g_strdup_printf("%stomolab lut file: %s\n", (const char *)body, lut_name);
+}
+
+/* The LUT the current header names; NULL without a readable header. */
+static char *hscan_lut_now(const char *hscan) {
+  if (!g_file_test(hscan, G_FILE_TEST_IS_REGULAR)) return NULL;
+  g_autoptr(GPtrArray) kvs = read_kv(hscan, NULL);
+  return kvs ? hscan_lut(hscan, kvs, NULL) : NULL;
+}
+
 gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **error) {
   if (!tl_scanner_validate(s, error)) return FALSE;
-  g_autofree char *lut = lut_path(hscan);
+  /* X.lut, through X~1.lut: the header's rename is the commit (image/tl-file.h, "Two-file
+   * outputs"); with one fixed LUT name a kill between the two renames left the old header over
+   * the new LUT, read with the old crystal sizes */
+  g_autofree char *named_now = hscan_lut_now(hscan);
+  g_autofree char *lut = tl_file_pair_next_data(hscan, ".lut", named_now);
   g_autofree char *base = g_path_get_basename(hscan);
   g_autofree char *name = g_strndup(base, strcspn(base, "."));
   double depth = s->crystal_size[2], rmax = 0, zlo = G_MAXDOUBLE, zhi = -G_MAXDOUBLE;
@@ -776,7 +806,7 @@ gboolean tl_castor_scanner_save(const TlScanner *s, const char *hscan, GError **
   put_num(h, "field of view axial", fov_a);
   g_string_append(h, "min angle difference: 0\nmean depth of interaction: 0\n"
                      "description: written by Tomolab (line ends on the crystals' inner faces)\n");
-  ok = tl_file_write_text(hscan, h->str, error);
+  ok = tl_file_pair_commit(hscan, ".lut", lut, hscan_text, h->str, error);
   g_string_free(h, TRUE);
   return ok;
 }
@@ -1025,6 +1055,7 @@ static char **castor_companions(const char *path, gboolean writing) {
       g_autofree char *stem = g_strndup(path, strlen(path) - 4);
       g_ptr_array_add(v, g_strconcat(stem, "-scanner.hscan", NULL));
       g_ptr_array_add(v, g_strconcat(stem, "-scanner.lut", NULL));
+      g_ptr_array_add(v, g_strconcat(stem, "-scanner~1.lut", NULL));
     }
   } else {
     char *data = tl_castor_data_path(path);
@@ -1035,10 +1066,11 @@ static char **castor_companions(const char *path, gboolean writing) {
 }
 
 static char **hscan_companions(const char *path, gboolean writing) {
-  (void)writing; /* the look-up table is read and written under the same name */
   if (!tl_format_path_has_extension(path, ".hscan")) return NULL;
+  if (writing) return tl_file_pair_data_paths(path, ".lut"); /* X.lut and X~1.lut */
   char **v = g_new0(char *, 2);
-  v[0] = lut_path(path);
+  v[0] = hscan_lut_now(path);
+  if (!v[0]) v[0] = lut_path(path);
   return v;
 }
 

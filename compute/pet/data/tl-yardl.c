@@ -17,18 +17,33 @@
  * values are packed and make no nodes), so hostile data cannot cost much more than its size. */
 #define NODES_PER_BYTE 8
 
+/* A parsed schema: its JSON, the protocol's steps and their types, never changed once made.
+ * Readers of files that carry the same schema text (byte for byte) share one: every PETSIRD
+ * file of a model repeats its 12.9 KB schema, whose parse and generic expansion cost more than
+ * a small file's values (fuzz-petsird ran 126 inputs/s, two parses each). The last schema
+ * parsed stays cached for the process (one entry, some 100 KB). */
+typedef struct {
+  gint ref;
+  char *text; /* len bytes + NUL */
+  gsize len;
+  TlJson *json;
+  char *protocol;
+  guint n_steps;
+  char **step_names;
+  TlYardlType **step_types;
+  GPtrArray *all_types; /* every node made, freed together */
+} Schema;
+
+G_LOCK_DEFINE_STATIC(schema_cache);
+static Schema *schema_cached;
+
 struct _TlYardlReader {
   const guint8 *data, *p, *end;
   char *source;
-  char *schema_text;
-  TlJson *schema;
-  char *protocol;
-  guint n_steps, step;
-  char **step_names;
-  TlYardlType **step_types;
+  Schema *sc;
+  guint step;
   gboolean in_stream;
   guint64 block_left;
-  GPtrArray *all_types; /* every node made, freed together */
   guint64 budget;       /* value nodes the current read may still make */
 };
 
@@ -51,7 +66,8 @@ typedef struct {
 } Binding;
 
 typedef struct {
-  TlYardlReader *r;
+  Schema *sc;
+  const char *source;
   GError **error;
   guint nodes;
 } Resolver;
@@ -62,7 +78,7 @@ static TlYardlType *node(Resolver *rs, TlYardlKind kind) {
   t->kind = kind;
   t->length = -1;
   t->ndims = -1;
-  g_ptr_array_add(rs->r->all_types, t);
+  g_ptr_array_add(rs->sc->all_types, t);
   return t;
 }
 
@@ -89,8 +105,8 @@ static const struct {
     {"datetime", TL_YARDL_INT},
 };
 
-static const TlJson *find_type(TlYardlReader *r, const char *name) {
-  const TlJson *types = tl_json_get(r->schema, "types");
+static const TlJson *find_type(const Schema *sc, const char *name) {
+  const TlJson *types = tl_json_get(sc->json, "types");
   const char *dot = strrchr(name, '.');
   const char *bare = dot ? dot + 1 : name;
   for (guint i = 0; types && types->kind == TL_JSON_ARRAY && i < types->n; i++) {
@@ -105,7 +121,7 @@ static TlYardlType *resolve(Resolver *rs, const TlJson *j, const Binding *env, g
 
 static gboolean schema_bad(Resolver *rs, const char *what, const char *name) {
   if (rs->error && !*rs->error)
-    g_set_error(rs->error, TL_ERROR, TL_ERROR_FORMAT, "%s: schema: %s%s%s", rs->r->source, what,
+    g_set_error(rs->error, TL_ERROR, TL_ERROR_FORMAT, "%s: schema: %s%s%s", rs->source, what,
                 name ? ": " : "", name ? name : "");
   return FALSE;
 }
@@ -181,7 +197,7 @@ static TlYardlType *resolve_named(Resolver *rs, const char *name, const TlJson *
     if (strcmp(env[i].name, name) == 0) return env[i].type;
   for (guint i = 0; i < G_N_ELEMENTS(primitives); i++)
     if (strcmp(primitives[i].name, name) == 0) return node(rs, primitives[i].kind);
-  const TlJson *def = find_type(rs->r, name);
+  const TlJson *def = find_type(rs->sc, name);
   if (!def) return schema_bad(rs, "unknown type", name), NULL;
   /* generic parameters bound to the arguments, resolved in the caller's environment */
   const TlJson *params = tl_json_get(def, "typeParameters");
@@ -504,17 +520,57 @@ void tl_yardl_value_free(TlYardlValue *v) {
 
 /* ---- the reader ---- */
 
+static void schema_unref(Schema *sc) {
+  if (!sc || !g_atomic_int_dec_and_test(&sc->ref)) return;
+  g_free(sc->text);
+  tl_json_free(sc->json);
+  g_free(sc->protocol);
+  for (guint i = 0; i < sc->n_steps; i++) g_free(sc->step_names[i]);
+  g_free(sc->step_names);
+  g_free(sc->step_types);
+  if (sc->all_types) g_ptr_array_unref(sc->all_types);
+  g_free(sc);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Schema, schema_unref)
+
 void tl_yardl_reader_free(TlYardlReader *r) {
   if (!r) return;
   g_free(r->source);
-  g_free(r->schema_text);
-  tl_json_free(r->schema);
-  g_free(r->protocol);
-  for (guint i = 0; i < r->n_steps; i++) g_free(r->step_names[i]);
-  g_free(r->step_names);
-  g_free(r->step_types);
-  if (r->all_types) g_ptr_array_unref(r->all_types);
+  schema_unref(r->sc);
   g_free(r);
+}
+
+/* The n schema bytes at text parsed and resolved; `source` names the file in errors. */
+static Schema *schema_parse(const char *text, gsize n, const char *source, GError **error) {
+  g_autoptr(Schema) sc = g_new0(Schema, 1);
+  sc->ref = 1;
+  sc->text = g_malloc(n + 1);
+  memcpy(sc->text, text, n);
+  sc->text[n] = 0;
+  sc->len = n;
+  sc->all_types = g_ptr_array_new_with_free_func(type_free);
+  g_autofree char *what = g_strdup_printf("%s: schema", source);
+  if (!(sc->json = tl_json_parse(text, n, what, error))) return NULL;
+  const TlJson *proto = tl_json_get(sc->json, "protocol");
+  const TlJson *seq = tl_json_get(proto, "sequence");
+  const char *pname = tl_json_string(tl_json_get(proto, "name"));
+  Resolver rs = {sc, source, error, 0};
+  if (!pname || !seq || seq->kind != TL_JSON_ARRAY || seq->n == 0 || seq->n > 1024)
+    return schema_bad(&rs, "no protocol name and steps", NULL), NULL;
+  sc->protocol = g_strdup(pname);
+  sc->step_names = g_new0(char *, seq->n);
+  sc->step_types = g_new0(TlYardlType *, seq->n);
+  sc->n_steps = seq->n;
+  for (guint i = 0; i < seq->n; i++) {
+    const char *sn = tl_json_string(tl_json_get(seq->items[i], "name"));
+    if (!sn) return schema_bad(&rs, "a protocol step without a name", NULL), NULL;
+    sc->step_names[i] = g_strdup(sn);
+    if (!(sc->step_types[i] = resolve(&rs, tl_json_get(seq->items[i], "type"), NULL, 0, 0))) {
+      if (!*error) schema_bad(&rs, rs.nodes > MAX_TYPE_NODES ? "too many types" : "a step of type null", sn);
+      return NULL;
+    }
+  }
+  return g_steal_pointer(&sc);
 }
 
 TlYardlReader *tl_yardl_reader_new(const guint8 *data, gsize len, const char *source,
@@ -523,7 +579,6 @@ TlYardlReader *tl_yardl_reader_new(const guint8 *data, gsize len, const char *so
   r->data = r->p = data;
   r->end = data + len;
   r->source = g_strdup(source ? source : "yardl data");
-  r->all_types = g_ptr_array_new_with_free_func(type_free);
   guint32 version = 0;
   if (len < 9 || memcmp(data, "yardl", 5) != 0)
     return bad(r, error, "no yardl magic (expected the bytes 'yardl' at the start)"), NULL;
@@ -536,38 +591,31 @@ TlYardlReader *tl_yardl_reader_new(const guint8 *data, gsize len, const char *so
   if (n > (guint64)(r->end - r->p) || n > MAX_SCHEMA_BYTES)
     return bad(r, error, "schema of %" G_GUINT64_FORMAT " bytes (expected at most %" G_GSIZE_FORMAT ")",
                n, MIN((gsize)(r->end - r->p), (gsize)MAX_SCHEMA_BYTES)), NULL;
-  r->schema_text = g_strndup((const char *)r->p, n);
-  g_autofree char *what = g_strdup_printf("%s: schema", r->source);
-  if (!(r->schema = tl_json_parse((const char *)r->p, n, what, error))) return NULL;
-  r->p += n;
-  const TlJson *proto = tl_json_get(r->schema, "protocol");
-  const TlJson *seq = tl_json_get(proto, "sequence");
-  const char *pname = tl_json_string(tl_json_get(proto, "name"));
-  if (!pname || !seq || seq->kind != TL_JSON_ARRAY || seq->n == 0 || seq->n > 1024)
-    return bad(r, error, "schema without a protocol name and steps"), NULL;
-  r->protocol = g_strdup(pname);
-  r->n_steps = seq->n;
-  r->step_names = g_new0(char *, seq->n);
-  r->step_types = g_new0(TlYardlType *, seq->n);
-  Resolver rs = {r, error, 0};
-  for (guint i = 0; i < seq->n; i++) {
-    const char *sn = tl_json_string(tl_json_get(seq->items[i], "name"));
-    if (!sn) return bad(r, error, "a protocol step without a name"), NULL;
-    r->step_names[i] = g_strdup(sn);
-    if (!(r->step_types[i] = resolve(&rs, tl_json_get(seq->items[i], "type"), NULL, 0, 0))) {
-      if (!*error) schema_bad(&rs, rs.nodes > MAX_TYPE_NODES ? "too many types" : "a step of type null", sn);
-      return NULL;
-    }
+  G_LOCK(schema_cache);
+  if (schema_cached && schema_cached->len == n && memcmp(schema_cached->text, r->p, n) == 0) {
+    r->sc = schema_cached;
+    g_atomic_int_inc(&r->sc->ref);
   }
+  G_UNLOCK(schema_cache);
+  if (!r->sc) {
+    if (!(r->sc = schema_parse((const char *)r->p, n, r->source, error))) return NULL;
+    g_atomic_int_inc(&r->sc->ref);
+    G_LOCK(schema_cache);
+    Schema *old = schema_cached;
+    schema_cached = r->sc;
+    G_UNLOCK(schema_cache);
+    schema_unref(old);
+  }
+  r->p += n;
   return g_steal_pointer(&r);
 }
 
-const char *tl_yardl_reader_schema(const TlYardlReader *r) { return r->schema_text; }
-const char *tl_yardl_reader_protocol(const TlYardlReader *r) { return r->protocol; }
+const char *tl_yardl_reader_schema(const TlYardlReader *r) { return r->sc->text; }
+const char *tl_yardl_reader_protocol(const TlYardlReader *r) { return r->sc->protocol; }
 gsize tl_yardl_reader_offset(const TlYardlReader *r) { return (gsize)(r->p - r->data); }
 
 gboolean tl_yardl_reader_has_field(const TlYardlReader *r, const char *record, const char *field) {
-  const TlJson *fields = tl_json_get(find_type((TlYardlReader *)r, record), "fields");
+  const TlJson *fields = tl_json_get(find_type(r->sc, record), "fields");
   for (guint i = 0; fields && fields->kind == TL_JSON_ARRAY && i < fields->n; i++) {
     const char *n = tl_json_string(tl_json_get(fields->items[i], "name"));
     if (n && strcmp(n, field) == 0) return TRUE;
@@ -576,11 +624,11 @@ gboolean tl_yardl_reader_has_field(const TlYardlReader *r, const char *record, c
 }
 
 static gboolean at_step(TlYardlReader *r, const char *step, gboolean stream, GError **error) {
-  if (r->step >= r->n_steps)
+  if (r->step >= r->sc->n_steps)
     return bad(r, error, "step '%s' read after the protocol's last step", step);
-  if (strcmp(r->step_names[r->step], step) != 0)
-    return bad(r, error, "step '%s' asked for where the protocol has '%s'", step, r->step_names[r->step]);
-  if ((r->step_types[r->step]->kind == TL_YARDL_STREAM) != stream)
+  if (strcmp(r->sc->step_names[r->step], step) != 0)
+    return bad(r, error, "step '%s' asked for where the protocol has '%s'", step, r->sc->step_names[r->step]);
+  if ((r->sc->step_types[r->step]->kind == TL_YARDL_STREAM) != stream)
     return bad(r, error, "step '%s' is %sa stream", step, stream ? "not " : "");
   return TRUE;
 }
@@ -588,7 +636,7 @@ static gboolean at_step(TlYardlReader *r, const char *step, gboolean stream, GEr
 TlYardlValue *tl_yardl_read_value(TlYardlReader *r, const char *step, GError **error) {
   if (!at_step(r, step, FALSE, error)) return NULL;
   r->budget = NODES_PER_BYTE * (guint64)(r->end - r->p) + 1024;
-  TlYardlValue *v = value(r, r->step_types[r->step], 0, error);
+  TlYardlValue *v = value(r, r->sc->step_types[r->step], 0, error);
   if (v) r->step++;
   return v;
 }
@@ -607,14 +655,14 @@ gboolean tl_yardl_read_item(TlYardlReader *r, const char *step, TlYardlValue **i
     }
   }
   r->budget = NODES_PER_BYTE * (guint64)(r->end - r->p) + 1024;
-  if (!(*item = value(r, r->step_types[r->step]->item, 0, error))) return FALSE;
+  if (!(*item = value(r, r->sc->step_types[r->step]->item, 0, error))) return FALSE;
   r->block_left--;
   return TRUE;
 }
 
 gboolean tl_yardl_reader_finish(TlYardlReader *r, GError **error) {
-  if (r->step < r->n_steps)
-    return bad(r, error, "the data stop before the protocol's step '%s'", r->step_names[r->step]);
+  if (r->step < r->sc->n_steps)
+    return bad(r, error, "the data stop before the protocol's step '%s'", r->sc->step_names[r->step]);
   if (r->p != r->end)
     return bad(r, error, "%" G_GSIZE_FORMAT " bytes after the protocol's last step",
                (gsize)(r->end - r->p));

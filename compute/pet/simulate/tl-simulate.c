@@ -33,6 +33,8 @@ typedef struct {
   guint32 *vox;      /* their indices */
   Source *src;       /* Vose alias table over them, with their centres */
   TlImage *mu;       /* cropped to its support; NULL = no attenuation */
+  float mu_max;      /* its largest value: Woodcock tracking's majorant */
+  double mu_lo[3], mu_hi[3], mu_inv_vox[3]; /* its box (voxel faces, mm), 1 / voxel size */
   double cone_cos;
   gboolean events_mode, tof;
   double tof_sigma, tof_bin;
@@ -181,11 +183,49 @@ static void turn(double d[3], double ct, double phi) {
   for (int k = 0; k < 3; k++) d[k] = n[k] / l;
 }
 
+/* Woodcock (delta) tracking (Woodcock et al. 1965): the first interaction along q + t d (d a
+ * unit vector) in the mu-map times `scale`, TRUE with *t_hit, FALSE when the photon leaves the
+ * map first. Tentative collisions are drawn at the majorant scale x mu_max and each is real
+ * with probability mu(x) / mu_max, which samples the interaction point with exactly the
+ * distribution of the voxel walk's -ln(u) of optical depth (tl_ray_march) without walking
+ * the voxels: in a water cylinder a photon takes one to three steps where the walk crossed
+ * some fifty 4 mm voxels (the scatter simulation of test-pet-quant was 45 s). */
+static gboolean woodcock(const Sim *sim, TlRng *rng, const double q[3], const double d[3],
+                         double scale, double *t_hit) {
+  const TlImage *mu = sim->mu;
+  const TlImageGrid *g = &mu->grid;
+  double t0 = 0, t1 = G_MAXDOUBLE;
+  for (int k = 0; k < 3; k++) {
+    if (d[k] == 0.0) {
+      if (q[k] < sim->mu_lo[k] || q[k] >= sim->mu_hi[k]) return FALSE;
+      continue;
+    }
+    double ta = (sim->mu_lo[k] - q[k]) / d[k], tb = (sim->mu_hi[k] - q[k]) / d[k];
+    t0 = MAX(t0, MIN(ta, tb));
+    t1 = MIN(t1, MAX(ta, tb));
+  }
+  if (t0 >= t1) return FALSE;
+  double step = 1.0 / (scale * sim->mu_max);
+  for (double t = t0;;) {
+    t += -log(1.0 - tl_rng_uniform(rng)) * step;
+    if (t >= t1) return FALSE;
+    gsize at = 0, stride = 1;
+    for (int k = 0; k < 3; k++) {
+      int i = (int)floor((q[k] + t * d[k] - sim->mu_lo[k]) * sim->mu_inv_vox[k]);
+      at += (gsize)CLAMP(i, 0, (int)g->dims[k] - 1) * stride;
+      stride *= g->dims[k];
+    }
+    if (tl_rng_uniform(rng) * sim->mu_max < mu->data[at]) {
+      *t_hit = t;
+      return TRUE;
+    }
+  }
+}
+
 /* One photon from p along d until a crystal detects it (TRUE) or it is lost (FALSE).
  * Without scatter: cast onto the crystals, then survival exp(-integral of mu) up to the hit
  * (van Gendt et al. 2021 eq. 6, per photon). With scatter: the first interaction point is where
- * the optical
- * depth reaches -ln(u) (tl_ray_march); there the photon scatters by theta from Kahn's sampler
+ * the optical depth reaches -ln(u), drawn by Woodcock tracking; there the photon scatters by theta from Kahn's sampler
  * of Klein-Nishina, azimuth uniform, energy E' = E / (1 + (E / m c^2)(1 - cos theta)); it then
  * crosses mu(E') = mu(511) sigma_KN(E') / sigma_KN(511) (Compton-only water, tl-compton.h),
  * and a second interaction removes it (single scatter). The measured energy is E + sigma(E) N
@@ -210,8 +250,8 @@ static gboolean track(const Sim *sim, TlRng *rng, const double p[3], const doubl
       return FALSE;
     }
   } else {
-    double tau = -log(1.0 - tl_rng_uniform(rng)), t;
-    if (tl_ray_march(sim->mu, q, d, tau, &t)) {
+    double t;
+    if (woodcock(sim, rng, q, d, 1.0, &t)) {
       b->interacted++;
       for (int k = 0; k < 3; k++) q[k] += t * d[k];
       ph->path = t;
@@ -219,8 +259,7 @@ static gboolean track(const Sim *sim, TlRng *rng, const double p[3], const doubl
       turn(d, ct, 2.0 * G_PI * tl_rng_uniform(rng));
       e = tl_compton_energy(e, ct);
       ph->scattered = TRUE;
-      double tau2 = -log(1.0 - tl_rng_uniform(rng)) * sim->sigma_511 / tl_klein_nishina_total(e);
-      if (tl_ray_march(sim->mu, q, d, tau2, &t)) {
+      if (woodcock(sim, rng, q, d, tl_klein_nishina_total(e) / sim->sigma_511, &t)) {
         b->absorbed++;
         return FALSE;
       }
@@ -680,6 +719,16 @@ TlListmode *tl_simulate(const TlScanner *scanner, const TlImage *activity, const
   }
   sim.mu = mu ? tl_image_crop_to_support(mu) : NULL;
   if (sim.scatter && !sim.mu) sim.scatter = FALSE; /* an all-zero map: nothing to scatter in */
+  if (sim.mu) {
+    const TlImageGrid *mg = &sim.mu->grid;
+    for (guint64 i = 0; i < tl_image_grid_n_voxels(mg); i++) sim.mu_max = MAX(sim.mu_max, sim.mu->data[i]);
+    for (int k = 0; k < 3; k++) {
+      sim.mu_lo[k] = mg->origin_mm[k] - 0.5 * mg->voxel_mm[k];
+      sim.mu_hi[k] = sim.mu_lo[k] + mg->dims[k] * (double)mg->voxel_mm[k];
+      sim.mu_inv_vox[k] = 1.0 / mg->voxel_mm[k];
+    }
+    if (!(sim.mu_max > 0)) sim.scatter = FALSE; /* no positive mu: nothing to scatter in */
+  }
   sim.cone_cos = cone_cos(&sim, activity, sim.count_singles);
   tl_scanner_energy(scanner, sim.window, &sim.resolution);
   sim.sigma_511 = tl_klein_nishina_total(ANNIHILATION_KEV);
