@@ -32,8 +32,15 @@ static void usage(FILE *f) {
 
 /* The library's long steps (sensitivity images, scatter estimation, large loads, conversions;
  * tl-progress.h) on stderr: a line rewritten in place on a terminal, else a line per report
- * (once a second) that a log keeps. */
+ * (once a second) that a log keeps. A step says nothing before it has run half a second (its
+ * last report only when an earlier one was shown): a reconstruction's 64 subset sensitivity
+ * images, each a fraction of a second, would otherwise write two lines apiece, and a log cut to
+ * its tail would lose what came before them. Steps are reported one at a time (tl-progress.h),
+ * so one flag serves. */
 static void on_progress(const TlProgressReport *r, gpointer data) {
+  static gboolean shown;
+  if (!shown && r->elapsed_s < 0.5) return;
+  shown = !r->done;
   gboolean tty = GPOINTER_TO_INT(data);
   g_autofree char *text = tl_progress_format(r);
   if (tty)
