@@ -154,8 +154,17 @@ static void post(TlRunner *r, TlFrame *f) {
   Delivery *d = g_new(Delivery, 1);
   g_atomic_int_inc(&r->refs);
   *d = (Delivery){r, f};
-  /* Below GDK_PRIORITY_REDRAW: a burst of frames never delays drawing the screen. */
-  g_main_context_invoke_full(r->main, G_PRIORITY_DEFAULT_IDLE, deliver, d, delivery_free);
+  /* Below GDK_PRIORITY_REDRAW: a burst of frames never delays drawing the screen. Always an
+   * idle source on the window's context, never g_main_context_invoke: that calls `deliver`
+   * on this worker thread whenever it can acquire the context, i.e. whenever the main thread
+   * is not inside the main loop at that moment (a test driving the window, a long handler),
+   * and the window's frame handler then ran beside the main thread (a SIGSEGV of the lessons
+   * test under ASan: `self->dataset` read on the worker while the main thread swapped it). */
+  GSource *src = g_idle_source_new();
+  g_source_set_priority(src, G_PRIORITY_DEFAULT_IDLE);
+  g_source_set_callback(src, deliver, d, delivery_free);
+  g_source_attach(src, r->main);
+  g_source_unref(src);
 }
 
 static void post_state(TlRunner *r, TlRunState state, GError *error) {
