@@ -10,8 +10,12 @@ typedef struct {
   TlProjector *proj;
   guint n_rays;
   float *weights;     /* per ray, summing to 1 */
-  TlArray **records; /* per ray: 6 floats per line, data order */
-  TlArray *counts;
+  TlArray **records; /* per ray: 6 floats per line, data order; TOF: all rays share one
+                      * array of events (TlEvent 2j, 2j + 1, bin) in records[0] */
+  TlArray **crystals; /* TOF only, per ray: 2 TlCrystal per line, data order */
+  TlTof tof;
+  gboolean has_tof;
+  TlArray *counts;   /* NULL: none (the twin class without a counts method) */
   TlArray *scratch;  /* several rays: one subset's values */
   guint64 n;
   guint64 *pos;     /* given line i -> data position */
@@ -19,6 +23,13 @@ typedef struct {
 
 static TlLors lines_lors(TlOperator *op, guint subset, guint ray) {
   LinesOp *p = op->priv;
+  if (p->has_tof)
+    return (TlLors){.kind = TL_LORS_EVENTS,
+                    .records = p->records[0],
+                    .crystals = p->crystals[ray],
+                    .first = tl_operator_subset_first(op, subset),
+                    .count = tl_operator_subset_length(op, subset),
+                    .tof = &p->tof};
   return (TlLors){.kind = TL_LORS_END_POINTS,
                   .records = p->records[ray],
                   .first = tl_operator_subset_first(op, subset),
@@ -83,7 +94,10 @@ static void lines_finalize(TlOperator *op) {
   if (p->proj) tl_projector_free(p->proj);
   for (guint r = 0; p->records && r < p->n_rays; r++)
     if (p->records[r]) tl_array_free(p->records[r]);
+  for (guint r = 0; p->crystals && r < p->n_rays; r++)
+    if (p->crystals[r]) tl_array_free(p->crystals[r]);
   g_free(p->records);
+  g_free(p->crystals);
   if (p->counts) tl_array_free(p->counts);
   if (p->scratch) tl_array_free(p->scratch);
   g_free(p->pos);
@@ -104,11 +118,58 @@ const TlOperatorClass tl_pet_lines_operator_class = {
     .counts = lines_counts,
 };
 
+/* Lines without measured counts (Python's line_operator): no counts method, so a solver asks
+ * for the data instead of reading counts that are not there. */
+static const TlOperatorClass lines_no_counts_class = {
+    .name = "pet-lines",
+    .modality = "pet",
+    .summary = "PET projector along explicit lines (no counts: the problem gives the data)",
+    .flags = 0,
+    .finalize = lines_finalize,
+    .forward = lines_forward,
+    .adjoint = lines_adjoint,
+};
+
 TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
                                       const char *projector, guint64 n, const float *ends,
                                       guint n_rays, const float *ray_weights,
                                       const float *counts, const guint32 *group,
                                       guint subsets, GError **error) {
+  return tl_pet_lines_operator_new_tof(ctx, grid, projector, n, ends, n_rays, ray_weights, NULL,
+                                       NULL, counts, group, subsets, error);
+}
+
+/* The TOF records of `rec` (6 floats per line and ray, data order): per ray a table of two
+ * crystals per line, and the events (2j, 2j + 1, bin of the line at j) all rays share. */
+static gboolean upload_tof(LinesOp *p, TlContext *ctx, const float *rec, const gint32 *bin_at,
+                           GError **error) {
+  guint64 n = p->n;
+  g_autofree TlEvent *ev = g_new(TlEvent, n);
+  for (guint64 j = 0; j < n; j++)
+    ev[j] = (TlEvent){.a = (guint32)(2 * j), .b = (guint32)(2 * j + 1), .tof_bin = bin_at[j]};
+  if (!(p->records[0] = tl_array_new(ctx, n, sizeof(TlEvent), error)) ||
+      !tl_array_upload(p->records[0], ev, error))
+    return FALSE;
+  g_autofree TlCrystal *c = g_new0(TlCrystal, 2 * n);
+  for (guint r = 0; r < p->n_rays; r++) {
+    for (guint64 j = 0; j < n; j++) {
+      memcpy(c[2 * j].centre, rec + 6 * (n * r + j), 3 * sizeof(float));
+      memcpy(c[2 * j + 1].centre, rec + 6 * (n * r + j) + 3, 3 * sizeof(float));
+      c[2 * j + 1].group = 1; /* the pair rule (pet_common.glsl): two groups, same ring */
+    }
+    if (!(p->crystals[r] = tl_array_new(ctx, 2 * n, sizeof(TlCrystal), error)) ||
+        !tl_array_upload(p->crystals[r], c, error))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+TlOperator *tl_pet_lines_operator_new_tof(TlContext *ctx, const TlImageGrid *grid,
+                                          const char *projector, guint64 n, const float *ends,
+                                          guint n_rays, const float *ray_weights,
+                                          const gint32 *tof_bin, const TlTof *tof,
+                                          const float *counts, const guint32 *group,
+                                          guint subsets, GError **error) {
   if (n == 0 || n > G_MAXUINT32 / 8) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%" G_GUINT64_FORMAT " lines (expected 1 "
                 "to %u)", n, G_MAXUINT32 / 8);
@@ -144,8 +205,20 @@ TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "ray weights sum to %g (expected 1)", wsum);
     return NULL;
   }
+  if (tof && (!(tof->sigma_mm > 0) || !isfinite(tof->sigma_mm) || !(tof->bin_mm > 0) ||
+              !isfinite(tof->bin_mm) || !(tof->n_sigma > 0) || tof->n_sigma > 10)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "TOF kernel: sigma_mm %g, bin_mm %g, "
+                "n_sigma %g (expected positive finite widths and n_sigma in (0, 10])",
+                tof->sigma_mm, tof->bin_mm, tof->n_sigma);
+    return NULL;
+  }
+  if (tof && !tof_bin) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "TOF kernel given without the lines' "
+                "TOF bins (tof_bin NULL)");
+    return NULL;
+  }
   double total = 0;
-  for (guint64 i = 0; i < n; i++) {
+  for (guint64 i = 0; counts && i < n; i++) {
     if (!isfinite(counts[i]) || counts[i] < 0) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "line %" G_GUINT64_FORMAT ": count %g "
                   "(expected finite, >= 0)", i, counts[i]);
@@ -153,7 +226,7 @@ TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
     }
     total += counts[i];
   }
-  if (!(total > 0)) {
+  if (counts && !(total > 0)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "the %" G_GUINT64_FORMAT " lines hold no "
                 "counts", n);
     return NULL;
@@ -170,30 +243,38 @@ TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
   p->n = n;
   p->n_rays = n_rays;
   p->records = g_new0(TlArray *, n_rays);
+  p->crystals = tof ? g_new0(TlArray *, n_rays) : NULL;
+  p->has_tof = tof != NULL;
+  if (tof) p->tof = *tof;
   p->weights = g_new(float, n_rays);
   for (guint r = 0; r < n_rays; r++) p->weights[r] = ray_weights ? ray_weights[r] : 1.0f / n_rays;
   p->pos = g_new(guint64, n);
   g_autofree float *rec = g_new(float, 6 * n * n_rays), *cnt = g_new(float, n);
+  g_autofree gint32 *bin_at = tof ? g_new(gint32, n) : NULL;
   for (guint64 i = 0; i < n; i++) {
     guint64 j = first[sub[i]]++;
     p->pos[i] = j;
     for (guint r = 0; r < n_rays; r++)
       memcpy(rec + 6 * (n * r + j), ends + 6 * (n * r + i), 6 * sizeof(float));
-    cnt[j] = counts[i];
+    cnt[j] = counts ? counts[i] : 0;
+    if (bin_at) bin_at[j] = tof_bin[i];
   }
   TlOperator *op = g_new0(TlOperator, 1);
-  tl_operator_init(op, &tl_pet_lines_operator_class, ctx, grid, S, len);
+  tl_operator_init(op, counts ? &tl_pet_lines_operator_class : &lines_no_counts_class, ctx, grid,
+                   S, len);
   op->priv = p;
   const char *pj = projector ? projector : "siddon";
-  g_autofree char *label = g_strdup_printf("pet-lines %s, %u ray%s, %u subset%s", pj, n_rays,
-                                           n_rays == 1 ? "" : "s", S, S == 1 ? "" : "s");
+  g_autofree char *label = g_strdup_printf("pet-lines %s%s, %u ray%s, %u subset%s", pj,
+                                           tof ? " tof" : "", n_rays, n_rays == 1 ? "" : "s", S,
+                                           S == 1 ? "" : "s");
   tl_operator_set_label(op, label);
   gboolean ok = (p->proj = tl_projector_new(ctx, pj, grid, error)) &&
-                (p->counts = tl_array_new_float(ctx, n, error)) &&
-                tl_array_upload(p->counts, cnt, error) &&
+                (!counts || ((p->counts = tl_array_new_float(ctx, n, error)) &&
+                             tl_array_upload(p->counts, cnt, error))) &&
                 (n_rays == 1 ||
                  (p->scratch = tl_array_new_float(ctx, tl_operator_max_subset_length(op), error)));
-  for (guint r = 0; ok && r < n_rays; r++)
+  if (ok && tof) ok = upload_tof(p, ctx, rec, bin_at, error);
+  for (guint r = 0; ok && !tof && r < n_rays; r++)
     ok = (p->records[r] = tl_array_new(ctx, n, 6 * sizeof(float), error)) &&
          tl_array_upload(p->records[r], rec + 6 * n * r, error);
   if (!ok) {
@@ -204,7 +285,8 @@ TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
 }
 
 guint64 *tl_pet_lines_operator_order(const TlOperator *op) {
-  if (!op || op->klass != &tl_pet_lines_operator_class) return NULL;
+  if (!op || (op->klass != &tl_pet_lines_operator_class && op->klass != &lines_no_counts_class))
+    return NULL;
   const LinesOp *p = op->priv;
   return g_memdup2(p->pos, sizeof(guint64) * p->n);
 }

@@ -12,11 +12,19 @@
  * (weights summing to 1: a quadrature of the bin's width), the adjoint its exact transpose;
  * the sensitivity follows.
  *
+ * Time of flight (Python's line_operator, parallelproj's TOF list mode): each line carries a
+ * TOF bin and every ray of it the list-mode TOF kernel (tl-projector.h TlTof: bin 0 centred on
+ * the ray's midpoint, positive towards its second end point). The projector's kernels take a
+ * TOF bin only with crystal-pair events, so the end points become a crystal table of two
+ * "crystals" per line (2j, 2j + 1 at data position j, one table per ray) and line j the event
+ * (2j, 2j + 1, bin): the same rays as without TOF and the same kernel as list mode.
+ *
  * Data order: line i belongs to subset group[i] mod S (group NULL: S contiguous equal blocks
  * of the given order); subsets one after the other, the given order kept inside each. */
 #pragma once
 #include "tl-api.h"
 #include "recon/tl-operator.h"
+#include "pet/project/tl-projector.h"
 
 G_BEGIN_DECLS
 
@@ -24,8 +32,9 @@ G_BEGIN_DECLS
 
 /* n lines of n_rays rays each (ends: 6 floats per ray, finite, ray-major: ray r of line i at
  * ends + 6 (n r + i)), ray_weights n_rays values >= 0 summing to 1 (NULL: 1 / n_rays each),
- * counts one per line (finite, >= 0, total > 0), all copied; projector
- * "siddon", "joseph" or "tor" (NULL: siddon), S subsets in 1..n. */
+ * counts one per line (finite, >= 0, total > 0; NULL: an operator without measured counts,
+ * whose problem is given its data), all copied; projector "siddon", "joseph" or "tor" (NULL:
+ * siddon), S subsets in 1..n. */
 TL_API TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *grid,
                                              const char *projector, guint64 n,
                                              const float *ends, guint n_rays,
@@ -33,10 +42,23 @@ TL_API TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *
                                              const guint32 *group, guint subsets,
                                              GError **error);
 
+/* The same with time of flight: tof_bin one bin per line, tof the kernel
+ * (positive finite sigma_mm and bin_mm, n_sigma in (0, 10]); tof NULL: without TOF, as above
+ * (tof_bin ignored). */
+TL_API TlOperator *tl_pet_lines_operator_new_tof(TlContext *ctx, const TlImageGrid *grid,
+                                                 const char *projector, guint64 n,
+                                                 const float *ends, guint n_rays,
+                                                 const float *ray_weights, const gint32 *tof_bin,
+                                                 const TlTof *tof, const float *counts,
+                                                 const guint32 *group, guint subsets,
+                                                 GError **error);
+
 /* The position in the operator's data order of each given line i (n entries, g_free), so
  * that a forward projection can be written back in the caller's order. */
 TL_API guint64 *tl_pet_lines_operator_order(const TlOperator *op);
 
+/* The class of operators with counts; those made without are of a twin class of the same
+ * name that lacks the counts method (tl_operator_has_counts). */
 TL_API extern const TlOperatorClass tl_pet_lines_operator_class;
 
 G_END_DECLS

@@ -6,64 +6,12 @@
  *   _csr_operator(indptr, indices, data, grid, ...)   an explicit sparse matrix (class "csr")
  *   _operator_records(op)                   a PET operator's records in its data order
  *
- * The line operator is a TlOperatorClass of its own (recon/tl-operator.h) over the library's
- * TlProjector: without TOF its records are the end points themselves (TL_LORS_END_POINTS, 6
- * floats per line); with TOF the kernels take a TOF bin only with crystal-pair events, so the
- * end points become a crystal table of two "crystals" per line (start 2i, end 2i + 1) and
- * line i the event (2i, 2i + 1, bin_i): the same rays, the same TOF kernel as list mode. Data
- * order = the order of the given lines; subsets are contiguous equal blocks of lines. */
+ * The line operator is the library's (pet/tl-pet-lines.h: one ray per line, no counts, with
+ * TOF the list-mode TOF kernel); here only the arrays are checked and interleaved. Data order =
+ * the order of the given lines; subsets are contiguous blocks of lines. */
 #include "tlpy.h"
+#include "pet/tl-pet-lines.h"
 #include <math.h>
-
-typedef struct {
-  TlProjector *proj;
-  TlArray *records;
-  TlArray *crystals; /* TOF only */
-  TlTof tof;
-  gboolean has_tof;
-} LinesPriv;
-
-static TlLors lines_lors(TlOperator *op, guint subset) {
-  LinesPriv *p = op->priv;
-  return (TlLors){.kind = p->has_tof ? TL_LORS_EVENTS : TL_LORS_END_POINTS,
-                  .records = p->records,
-                  .crystals = p->crystals,
-                  .first = tl_operator_subset_first(op, subset),
-                  .count = tl_operator_subset_length(op, subset),
-                  .tof = p->has_tof ? &p->tof : NULL};
-}
-
-static gboolean lines_forward(TlOperator *op, TlStream *s, guint subset, const TlArray *x,
-                              TlArray *y, GError **error) {
-  TlLors l = lines_lors(op, subset);
-  return tl_projector_forward(((LinesPriv *)op->priv)->proj, s, &l, x, y, error);
-}
-
-static gboolean lines_adjoint(TlOperator *op, TlStream *s, guint subset, const TlArray *w,
-                              TlArray *x, GError **error) {
-  TlLors l = lines_lors(op, subset);
-  return tl_projector_back(((LinesPriv *)op->priv)->proj, s, &l, w, x, error);
-}
-
-static void lines_finalize(TlOperator *op) {
-  LinesPriv *p = op->priv;
-  if (!p) return;
-  if (p->proj) tl_projector_free(p->proj);
-  if (p->records) tl_array_free(p->records);
-  if (p->crystals) tl_array_free(p->crystals);
-  g_free(p);
-}
-
-/* Not in the library's registry: it exists only for Python's arrays of lines. */
-static const TlOperatorClass lines_class = {
-    .name = "pet-lines",
-    .modality = "pet",
-    .summary = "PET projector along explicit line end points (Python's line_operator)",
-    .flags = 0,
-    .finalize = lines_finalize,
-    .forward = lines_forward,
-    .adjoint = lines_adjoint,
-};
 
 /* An (n, cols) float32 array; NULL + ValueError naming `what`. */
 static PyArrayObject *rows_of(PyObject *obj, int cols, const char *what) {
@@ -87,67 +35,25 @@ static PyArrayObject *rows_of(PyObject *obj, int cols, const char *what) {
   return a;
 }
 
-/* S contiguous blocks of n: block s = [floor(s n / S), floor((s + 1) n / S)). */
-static guint64 *block_lengths(guint64 n, guint S) {
-  guint64 *len = g_new(guint64, S);
-  for (guint s = 0; s < S; s++) len[s] = (s + 1) * n / S - s * n / S;
-  return len;
-}
+typedef struct {
+  TlContext *ctx;
+  const TlImageGrid *grid;
+  const char *projector;
+  guint64 n;
+  const float *start, *end;
+  const gint32 *tof_bin;
+  const TlTof *tof;
+  guint subsets;
+} LinesArgs;
 
-static TlOperator *lines_new(TlContext *ctx, const TlImageGrid *grid, const char *projector,
-                             guint64 n, const float *start, const float *end,
-                             const gint32 *tof_bin, const TlTof *tof, guint subsets,
-                             GError **error) {
-  if (subsets < 1 || subsets > n) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "subsets %u: expected 1 .. %" G_GUINT64_FORMAT " (the number of lines)", subsets,
-                n);
-    return NULL;
+static TlOperator *lines_new(const LinesArgs *a, GError **error) {
+  g_autofree float *ends = g_new(float, 6 * a->n);
+  for (guint64 i = 0; i < a->n; i++) {
+    memcpy(ends + 6 * i, a->start + 3 * i, 3 * sizeof(float));
+    memcpy(ends + 6 * i + 3, a->end + 3 * i, 3 * sizeof(float));
   }
-  if (n > G_MAXUINT32 / 8) { /* 2n crystals and 6n floats indexed with 32-bit words */
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "%" G_GUINT64_FORMAT " lines: at most %u in one operator", n, G_MAXUINT32 / 8);
-    return NULL;
-  }
-  LinesPriv *p = g_new0(LinesPriv, 1);
-  TlOperator *op = g_new0(TlOperator, 1);
-  g_autofree guint64 *len = block_lengths(n, subsets);
-  tl_operator_init(op, &lines_class, ctx, grid, subsets, len);
-  op->priv = p;
-  g_autofree char *label = g_strdup_printf("pet-lines %s%s, %u subset%s", projector,
-                                           tof ? " tof" : "", subsets, subsets == 1 ? "" : "s");
-  tl_operator_set_label(op, label);
-  if (!(p->proj = tl_projector_new(ctx, projector, grid, error))) goto fail;
-  if (tof) {
-    p->has_tof = TRUE;
-    p->tof = *tof;
-    g_autofree TlCrystal *c = g_new0(TlCrystal, 2 * n);
-    g_autofree TlEvent *ev = g_new(TlEvent, n);
-    for (guint64 i = 0; i < n; i++) {
-      memcpy(c[2 * i].centre, start + 3 * i, 3 * sizeof(float));
-      memcpy(c[2 * i + 1].centre, end + 3 * i, 3 * sizeof(float));
-      c[2 * i + 1].group = 1; /* the two ends of a line are always an allowed pair */
-      ev[i] = (TlEvent){.a = (guint32)(2 * i), .b = (guint32)(2 * i + 1), .tof_bin = tof_bin[i]};
-    }
-    if (!(p->crystals = tl_array_new(ctx, 2 * n, sizeof(TlCrystal), error)) ||
-        !tl_array_upload(p->crystals, c, error) ||
-        !(p->records = tl_array_new(ctx, n, sizeof(TlEvent), error)) ||
-        !tl_array_upload(p->records, ev, error))
-      goto fail;
-  } else {
-    g_autofree float *rec = g_new(float, 6 * n);
-    for (guint64 i = 0; i < n; i++) {
-      memcpy(rec + 6 * i, start + 3 * i, 3 * sizeof(float));
-      memcpy(rec + 6 * i + 3, end + 3 * i, 3 * sizeof(float));
-    }
-    if (!(p->records = tl_array_new(ctx, n, 6 * sizeof(float), error)) ||
-        !tl_array_upload(p->records, rec, error))
-      goto fail;
-  }
-  return op;
-fail:
-  tl_operator_free(op);
-  return NULL;
+  return tl_pet_lines_operator_new_tof(a->ctx, a->grid, a->projector, a->n, ends, 1, NULL,
+                                       a->tof_bin, a->tof, NULL, NULL, a->subsets, error);
 }
 
 static PyObject *py_line_operator(PyObject *self, PyObject *args, PyObject *kw) {
@@ -202,11 +108,12 @@ static PyObject *py_line_operator(PyObject *self, PyObject *args, PyObject *kw) 
   if (!(c = tlpy_context_get(ctxo))) goto done;
   GError *error = NULL;
   TlOperator *op;
-  const float *sp = PyArray_DATA(s), *ep = PyArray_DATA(e);
-  const gint32 *tp = t ? PyArray_DATA(t) : NULL;
+  LinesArgs la = {.ctx = c->ctx, .grid = &grid, .projector = projector, .n = (guint64)n,
+                  .start = PyArray_DATA(s), .end = PyArray_DATA(e),
+                  .tof_bin = t ? PyArray_DATA(t) : NULL, .tof = t ? &tof : NULL,
+                  .subsets = subsets};
   Py_BEGIN_ALLOW_THREADS
-  op = lines_new(c->ctx, &grid, projector, (guint64)n, sp, ep, tp, t ? &tof : NULL, subsets,
-                 &error);
+  op = lines_new(&la, &error);
   Py_END_ALLOW_THREADS
   if (!op)
     tlpy_raise(error);
