@@ -215,11 +215,16 @@ static gboolean do_centre(gpointer data, GError **error) {
 }
 
 static PyObject *py_find_centre(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"data", "theta", "row", "ctx", NULL};
-  PyObject *data, *theta = Py_None, *rowo = Py_None, *ctxo = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OO:find_centre", kwlist, &data, &theta, &rowo,
-                                   &ctxo))
+  static char *kwlist[] = {"data", "theta", "row", "ctx", "progress", NULL};
+  PyObject *data, *theta = Py_None, *rowo = Py_None, *ctxo = Py_None, *progress = Py_None;
+  PyObject *saved;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$OOO:find_centre", kwlist, &data, &theta,
+                                   &rowo, &ctxo, &progress))
     return NULL;
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(PyExc_TypeError, "progress: expected a callable(fraction, message) or None");
+    return NULL;
+  }
   TlCtData *d = scan_from(data, theta);
   if (!d) return NULL;
   /* the middle row by default, as the dataset layer (the CLI, the window) searches */
@@ -240,7 +245,11 @@ static PyObject *py_find_centre(PyObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   }
   CentreJob j = {c->ctx, d, (guint)row, {0}};
-  int r = tlpy_run_or_raise(do_centre, &j, NULL);
+  int r = -1;
+  if (tlpy_progress_enter(progress, &saved) == 0) {
+    r = tlpy_run_or_raise(do_centre, &j, NULL);
+    tlpy_progress_leave(saved);
+  }
   tl_ct_data_free(d);
   Py_DECREF(c);
   if (r < 0) return NULL;
@@ -257,7 +266,8 @@ static PyMethodDef ctprep_functions[] = {
     {"minus_log", (PyCFunction)(void (*)(void))py_minus_log, METH_VARARGS | METH_KEYWORDS,
      "minus_log(transmission, *, floor=1e-6) -> -log max(t, floor), float32"},
     {"find_centre", (PyCFunction)(void (*)(void))py_find_centre, METH_VARARGS | METH_KEYWORDS,
-     "find_centre(data, theta=None, *, row=None, ctx=None) -> dict(centre, metric, first_guess, "
+     "find_centre(data, theta=None, *, row=None, ctx=None, progress=None) -> dict(centre, "
+     "metric, first_guess, "
      "evaluations, row): the centre of rotation (a detector column) of a parallel-beam scan, "
      "searched as tomolab-cli ct-recon --centre auto does; data a CtData, or line integrals "
      "(views, rows, columns) with theta (radians, one per view); row: the middle one"},

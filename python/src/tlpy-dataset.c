@@ -97,20 +97,26 @@ static PyObject *dataset_dict(TlDataset *ds) {
 }
 
 static PyObject *py_open(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"path", "context", "find_centre", NULL};
-  PyObject *path, *ctxo = Py_None;
+  static char *kwlist[] = {"path", "context", "find_centre", "progress", NULL};
+  PyObject *path, *ctxo = Py_None, *progress = Py_None, *saved;
   int find_centre = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|Op:open", kwlist, PyUnicode_FSConverter, &path,
-                                   &ctxo, &find_centre))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OpO:open", kwlist, PyUnicode_FSConverter, &path,
+                                   &ctxo, &find_centre, &progress))
     return NULL;
+  if (tlpy_progress_enter(progress, &saved) < 0) {
+    Py_DECREF(path);
+    return NULL;
+  }
   OpenJob j = {PyBytes_AS_STRING(path), NULL, NULL};
   TlPyContext *c = NULL;
   if (find_centre && !(c = tlpy_context_get(ctxo))) {
+    tlpy_progress_leave(saved);
     Py_DECREF(path);
     return NULL;
   }
   if (c) j.ctx = c->ctx;
   int r = tlpy_run_or_raise(do_open, &j, NULL);
+  tlpy_progress_leave(saved);
   Py_DECREF(path);
   PyObject *res = r < 0 ? NULL : dataset_dict(j.ds);
   tl_dataset_free(j.ds);
@@ -120,7 +126,8 @@ static PyObject *py_open(PyObject *self, PyObject *args, PyObject *kw) {
 
 static PyMethodDef dataset_functions[] = {
     {"_open", (PyCFunction)(void (*)(void))py_open, METH_VARARGS | METH_KEYWORDS,
-     "_open(path, context=None, find_centre=True) -> dict (tomolab.open wraps it)"},
+     "_open(path, context=None, find_centre=True, progress=None) -> dict (tomolab.open wraps "
+     "it)"},
     {NULL}};
 
 int tlpy_dataset_init(PyObject *m) {

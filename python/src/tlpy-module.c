@@ -5,7 +5,9 @@
 #include "tlpy.h"
 
 static PyObject *tlpy_error, *tlpy_invalid_arg, *tlpy_io_error, *tlpy_format_error,
-    *tlpy_parse_error, *tlpy_no_device, *tlpy_unsupported;
+    *tlpy_parse_error, *tlpy_no_device, *tlpy_unsupported, *tlpy_cancelled;
+
+PyObject *tlpy_cancelled_type(void) { return tlpy_cancelled; }
 
 /* ---- errors ---- */
 
@@ -21,6 +23,8 @@ PyObject *tlpy_raise(GError *error) {
     case TL_ERROR_UNSUPPORTED: type = tlpy_unsupported; break;
     default: break;
     }
+  } else if (error->domain == G_IO_ERROR && error->code == G_IO_ERROR_CANCELLED) {
+    type = tlpy_cancelled;
   } else if (error->domain == G_FILE_ERROR || error->domain == G_IO_ERROR) {
     type = tlpy_io_error;
   }
@@ -57,6 +61,7 @@ int tlpy_choice(const char *what, const char *value, const char *const *names) {
 typedef struct {
   TlPyWork work;
   gpointer data;
+  TlProgress *progress; /* NULL: none; pushed on the thread doing the work */
   GError *error;
   gboolean ok, done;
   GMutex m;
@@ -70,7 +75,9 @@ static gboolean interruptible = TRUE;
 static void pool_func(gpointer job_, gpointer unused) {
   Job *j = job_;
   GError *e = NULL;
+  if (j->progress) tl_progress_push(j->progress);
   gboolean ok = j->work(j->data, &e);
+  if (j->progress) tl_progress_pop(j->progress);
   g_mutex_lock(&j->m);
   j->ok = ok;
   j->error = e;
@@ -79,6 +86,8 @@ static void pool_func(gpointer job_, gpointer unused) {
   g_mutex_unlock(&j->m);
 }
 
+/* The work's progress reaches the caller only while it waits here (interruptible runs). A
+ * callable returning False cancels like Ctrl-C and raises tomolab.Cancelled. */
 int tlpy_run(TlPyWork work, gpointer data, GCancellable *cancel, GError **error) {
   if (!interruptible) {
     gboolean ok;
@@ -87,15 +96,18 @@ int tlpy_run(TlPyWork work, gpointer data, GCancellable *cancel, GError **error)
     Py_END_ALLOW_THREADS
     return ok ? 1 : 0;
   }
-  Job j = {.work = work, .data = data};
+  TlPyReporter *rep = tlpy_reporter_new(cancel);
+  if (rep) cancel = tlpy_reporter_cancellable(rep); /* the same one, or the reporter's own */
+  Job j = {.work = work, .data = data, .progress = tlpy_reporter_progress(rep)};
   g_mutex_init(&j.m);
   g_cond_init(&j.c);
   GError *e = NULL;
   if (!g_thread_pool_push(pool, &j, &e)) {
+    tlpy_reporter_free(rep);
     g_propagate_error(error, e);
     return 0;
   }
-  gboolean interrupted = FALSE;
+  gboolean interrupted = FALSE, stopped = FALSE;
   for (;;) {
     gboolean done;
     Py_BEGIN_ALLOW_THREADS
@@ -105,6 +117,13 @@ int tlpy_run(TlPyWork work, gpointer data, GCancellable *cancel, GError **error)
     done = j.done;
     g_mutex_unlock(&j.m);
     Py_END_ALLOW_THREADS
+    /* the reports so far, with the GIL held (after the last one when done) */
+    int d = interrupted || stopped ? 0 : tlpy_reporter_deliver(rep);
+    if (d > 0 && done) d = 0; /* False after the work finished: nothing left to stop */
+    if (d != 0) {
+      interrupted = d < 0, stopped = d > 0;
+      g_cancellable_cancel(cancel);
+    }
     if (done) break;
     /* Signals run their Python handlers here (main thread only); KeyboardInterrupt by
      * default. The work then stops at its next submission boundary. */
@@ -116,8 +135,10 @@ int tlpy_run(TlPyWork work, gpointer data, GCancellable *cancel, GError **error)
   g_mutex_clear(&j.m);
   g_cond_clear(&j.c);
   if (cancel) g_cancellable_reset(cancel);
-  if (interrupted) {
+  tlpy_reporter_free(rep); /* after: its own cancellable goes with it */
+  if (interrupted || stopped) {
     g_clear_error(&j.error);
+    if (stopped) PyErr_SetString(tlpy_cancelled, "cancelled by the progress callable");
     return -1;
   }
   if (!j.ok) {
@@ -327,6 +348,9 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
   SUB(tlpy_no_device, "NoDeviceError", PyExc_RuntimeError, "No usable Vulkan device.");
   SUB(tlpy_unsupported, "UnsupportedError", PyExc_NotImplementedError,
       "An optional operation this object does not offer.");
+  tlpy_cancelled = new_exception(m, "Cancelled", tlpy_error,
+                                 "A long call stopped by its progress callable returning False.");
+  if (!tlpy_cancelled) return NULL;
 #undef SUB
   if (add_functions(m, module_functions) < 0 || tlpy_context_init(m) < 0 ||
       tlpy_image_init(m) < 0 || tlpy_operator_init(m) < 0 || tlpy_pet_init(m) < 0 ||
@@ -335,5 +359,6 @@ PyMODINIT_FUNC PyInit__tomolab(void) {
     return NULL;
   if (tlpy_ctprep_init(m) < 0) return NULL;
   if (tlpy_sinogram_init(m) < 0) return NULL;
+  if (PyModule_AddFunctions(m, tlpy_progress_functions) < 0) return NULL;
   return m;
 }

@@ -276,12 +276,17 @@ static gboolean do_sens(gpointer d, GError **error) {
 }
 
 static PyObject *op_sensitivity(TlPyOperator *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"subset", NULL};
-  PyObject *subset = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:sensitivity", kwlist, &subset)) return NULL;
-  SensJob j = {.o = self};
-  if (parse_subset(self, subset, &j.first, &j.last) < 0 || tlpy_operator_enter(self) < 0)
+  static char *kwlist[] = {"subset", "progress", NULL};
+  PyObject *subset = Py_None, *progress = Py_None, *saved;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O:sensitivity", kwlist, &subset, &progress))
     return NULL;
+  SensJob j = {.o = self};
+  if (parse_subset(self, subset, &j.first, &j.last) < 0) return NULL;
+  if (tlpy_progress_enter(progress, &saved) < 0) return NULL;
+  if (tlpy_operator_enter(self) < 0) {
+    tlpy_progress_leave(saved);
+    return NULL;
+  }
   GError *error = NULL;
   PyArrayObject *res = NULL;
   if (!ensure_buffers(self, &error)) {
@@ -291,6 +296,7 @@ static PyObject *op_sensitivity(TlPyOperator *self, PyObject *args, PyObject *kw
     if (tlpy_run_or_raise(do_sens, &j, self->cancel) < 0) Py_CLEAR(res);
   }
   tlpy_operator_leave(self);
+  tlpy_progress_leave(saved);
   return (PyObject *)res;
 }
 
@@ -425,8 +431,9 @@ static PyMethodDef op_methods[] = {
      "adjoint(y, subset=None, out=None) -> A^T D y as an image (nz, ny, nx); y: the data "
      "vector (or the subset's part)"},
     {"sensitivity", (PyCFunction)(void (*)(void))op_sensitivity, METH_VARARGS | METH_KEYWORDS,
-     "sensitivity(subset=None) -> column sums of D A over every datum the system could "
-     "measure (list mode: every detectable pair), summed over the subsets"},
+     "sensitivity(subset=None, *, progress=None) -> column sums of D A over every datum the "
+     "system could measure (list mode: every detectable pair), summed over the subsets; "
+     "progress: callable(fraction, message) (tomolab.set_progress)"},
     {"counts", (PyCFunction)op_counts, METH_NOARGS,
      "counts() -> the operator's own measured counts in data order (PET)"},
     {"subset_range", (PyCFunction)op_subset_range, METH_O,

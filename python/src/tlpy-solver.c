@@ -71,8 +71,9 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
                            "truth", "image", "submit_budget", "seed", "start_subset",
-                           "beta_absolute", NULL};
+                           "beta_absolute", "progress", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
+  PyObject *progress = Py_None, *saved;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
   unsigned iterations = j.o.iterations, filter_every = 0;
@@ -85,13 +86,17 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIp:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIpO:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
                                    &scaled, &truth, &image, &budget, &j.o.seed,
-                                   &j.o.start_subset, &absolute))
+                                   &j.o.start_subset, &absolute, &progress))
     return -1;
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(PyExc_TypeError, "progress: expected a callable(fraction, message) or None");
+    return -1;
+  }
   static const char *const whens[] = {"never", "iteration", "subiteration", NULL};
   int when = tlpy_choice("objective", objective, whens);
   if (when < 0) return -1;
@@ -118,7 +123,11 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   if (image != Py_None && !(j.start = tlpy_image_from(image, grid, "image"))) goto out;
   self->cancel = g_cancellable_new();
   if (tlpy_operator_enter(op) < 0) goto out;
-  r = tlpy_run_or_raise(do_new, &j, self->cancel);
+  /* the set-up's long step: the sensitivity images (progress, or the module's hook) */
+  if (tlpy_progress_enter(progress, &saved) == 0) {
+    r = tlpy_run_or_raise(do_new, &j, self->cancel);
+    tlpy_progress_leave(saved);
+  }
   tlpy_operator_leave(op);
   if (r == 0) {
     tl_solver_set_callback(self->sv, on_progress, self);
@@ -164,31 +173,66 @@ static PyObject *solver_step(TlPySolver *self, PyObject *unused) {
   return progress_dict(self);
 }
 
+/* progress(fraction, message) after sub-iteration k of total; 1: go on, 0: stop, -1: raised */
+static int run_report(PyObject *progress, guint k, guint total, double seconds) {
+  g_autofree char *msg = g_strdup_printf("reconstruction: sub-iteration %u of %u (%.2f s)", k,
+                                         total, seconds);
+  PyObject *r = PyObject_CallFunction(progress, "ds", total ? (double)k / total : 1.0, msg);
+  if (!r) return -1;
+  int go = r != Py_False;
+  Py_DECREF(r);
+  return go;
+}
+
 static PyObject *solver_run(TlPySolver *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"callback", NULL};
-  PyObject *cb = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:run", kwlist, &cb) || !ok(self)) return NULL;
+  static char *kwlist[] = {"callback", "progress", NULL};
+  PyObject *cb = Py_None, *progress = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$O:run", kwlist, &cb, &progress) || !ok(self))
+    return NULL;
   if (cb != Py_None && !PyCallable_Check(cb)) {
     PyErr_SetString(PyExc_TypeError, "callback: expected a callable or None");
     return NULL;
   }
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(PyExc_TypeError, "progress: expected a callable(fraction, message) or None");
+    return NULL;
+  }
+  /* the run reports its sub-iterations itself (to progress, else the module's hook); the
+   * steps inside are silenced so the fractions only rise */
+  PyObject *rep = progress != Py_None ? progress : tlpy_progress_callable(), *saved;
+  Py_XINCREF(rep);
+  if (tlpy_progress_enter(rep ? Py_False : Py_None, &saved) < 0) return NULL;
   const TlSolverOptions *o = tl_solver_options(self->sv);
   guint total = o->iterations * tl_operator_n_subsets(self->op->op);
-  /* tl_solver_run's loop, with the Python callback between steps (False stops the run) */
+  guint first = tl_solver_sub_iterations(self->sv);
+  gint64 t0 = g_get_monotonic_time();
+  PyObject *res = NULL;
+  /* tl_solver_run's loop, with the Python callbacks between steps (False stops the run) */
   while (tl_solver_sub_iterations(self->sv) < total) {
-    if (step(self) < 0) return NULL;
+    if (step(self) < 0) goto done;
     if (cb != Py_None) {
       PyObject *p = progress_dict(self);
-      if (!p) return NULL;
+      if (!p) goto done;
       PyObject *r = PyObject_CallOneArg(cb, p);
       Py_DECREF(p);
-      if (!r) return NULL;
+      if (!r) goto done;
       int stop = r == Py_False;
       Py_DECREF(r);
       if (stop) break;
     }
+    if (rep) {
+      guint k = tl_solver_sub_iterations(self->sv);
+      int go = run_report(rep, k - first, total - first,
+                          (g_get_monotonic_time() - t0) * 1e-6);
+      if (go < 0) goto done;
+      if (!go) break;
+    }
   }
-  return PyLong_FromUnsignedLong(tl_solver_sub_iterations(self->sv));
+  res = PyLong_FromUnsignedLong(tl_solver_sub_iterations(self->sv));
+done:
+  tlpy_progress_leave(saved);
+  Py_XDECREF(rep);
+  return res;
 }
 
 typedef struct {
@@ -359,8 +403,9 @@ static PyMethodDef solver_methods[] = {
     {"step", (PyCFunction)solver_step, METH_NOARGS,
      "step() -> progress dict: one sub-iteration (the next subset)"},
     {"run", (PyCFunction)(void (*)(void))solver_run, METH_VARARGS | METH_KEYWORDS,
-     "run(callback=None) -> sub-iterations done: steps until `iterations` full iterations; "
-     "callback(progress) after each step (returning False stops)"},
+     "run(callback=None, *, progress=None) -> sub-iterations done: steps until `iterations` "
+     "full iterations; callback(progress dict) after each step, progress(fraction, message) "
+     "too (else the module's hook); either returning False stops"},
     {"objective", (PyCFunction)solver_objective, METH_NOARGS,
      "objective() -> the objective of the current image (may cost a projection)"},
     {"set_image", (PyCFunction)solver_set_image, METH_O,
@@ -397,9 +442,10 @@ static PyTypeObject TlPySolverType = {
     .tp_doc = "Solver(op, algorithm='mlem', *, data=None, additive=None, iterations=10, "
               "relaxation=1, nonnegative=False, objective='iteration', prior=None, beta=0, "
               "gamma=2, epsilon=1e-3, filter=None, filter_every=0, uniform_sensitivity=False, "
-              "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False): "
-              "any algorithm of "
-              "tomolab.algorithms() on op (data None: the operator's own counts).",
+              "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False, "
+              "progress=None): any algorithm of tomolab.algorithms() on op (data None: the "
+              "operator's own counts); progress: callable(fraction, message) for the set-up's "
+              "sensitivity images (tomolab.set_progress).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)solver_init,
     .tp_dealloc = (destructor)solver_dealloc,

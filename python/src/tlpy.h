@@ -7,7 +7,8 @@
  * tlpy-pet.c (scanners, list mode, simulation, PET operators), tlpy-operator.c (the linear
  * operator type), tlpy-ct.c (CT geometry, data, operator, FDK), tlpy-solver.c (Solver),
  * tlpy-algebra.c (the operator's algebra slots, handed to tomolab/linop.py), tlpy-lines.c
- * (operators from line end points and CSR arrays, PET records). */
+ * (operators from line end points and CSR arrays, PET records), tlpy-progress.c (progress=
+ * and the module's hook: the library's TlProgress reports delivered to Python). */
 #pragma once
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -133,3 +134,25 @@ int tlpy_algebra_init(PyTypeObject *t);     /* after: T, H, data_shape, aslinear
 extern PyMethodDef tlpy_lines_functions[];
 /* tomolab.race's C half (tlpy-race.c). */
 extern PyMethodDef tlpy_race_functions[];
+
+/* ---- progress of long calls (tlpy-progress.c) ----
+ * A call's progress= argument: tlpy_progress_enter(progress, &saved) ... tlpy_progress_leave
+ * (saved) around its tlpy_run calls; progress NULL or None keeps the module's hook, Py_False
+ * silences it (a call that reports itself); -1 + TypeError for a non-callable. */
+int tlpy_progress_enter(PyObject *progress, PyObject **saved);
+void tlpy_progress_leave(PyObject *saved);
+/* The callable this thread's call reports to (borrowed), NULL: none. */
+PyObject *tlpy_progress_callable(void);
+/* The runner's side (GIL held except where said): a reporter of the current callable, NULL
+ * when there is none; its TlProgress is pushed on the thread doing the work, reports are
+ * queued there and delivered by tlpy_reporter_deliver: 0 go on, 1 the callable returned False,
+ * -1 it raised (exception set). The cancellable: `cancel`, or the reporter's own. */
+typedef struct _TlPyReporter TlPyReporter;
+TlPyReporter *tlpy_reporter_new(GCancellable *cancel);
+TlProgress *tlpy_reporter_progress(TlPyReporter *r);
+GCancellable *tlpy_reporter_cancellable(TlPyReporter *r);
+int tlpy_reporter_deliver(TlPyReporter *r);
+void tlpy_reporter_free(TlPyReporter *r);
+extern PyMethodDef tlpy_progress_functions[];
+/* tomolab.Cancelled: a call stopped by its progress callable (or a G_IO_ERROR_CANCELLED). */
+PyObject *tlpy_cancelled_type(void);

@@ -23,6 +23,7 @@ from ._tomolab import (  # noqa: F401
     pet_operator, phantom, phantom_names, priors, reduce, save_image, set_interruptible)
 from ._tomolab import projectors  # noqa: F401  (the PET projectors, from the registry)
 from ._tomolab import find_centre, minus_log, normalize, remove_stripes  # noqa: F401  (CT)
+from ._tomolab import Cancelled, set_progress  # noqa: F401  (progress of long calls)
 
 __all__ = [n for n in dir(_tomolab) if not n.startswith('_')] + ['Grid', 'Image', 'Dataset',
                                                                   'open']
@@ -98,11 +99,12 @@ class Dataset:
         return self.description
 
 
-def open(path, context=None, find_centre=True):  # noqa: A001  (tomolab.open, not the builtin)
+def open(path, context=None, find_centre=True, progress=None):  # noqa: A001  (not the builtin)
     """Opens any file Tomolab reads (detected by content through the format table) as a
     Dataset. find_centre: search the CT centre of rotation on the device (`context`, default
-    the module's) for formats that store none (Data Exchange, TIFF)."""
-    return Dataset(**_tomolab._open(path, context, find_centre))
+    the module's) for formats that store none (Data Exchange, TIFF). progress:
+    callable(fraction, message) for the load and the search (tomolab.set_progress)."""
+    return Dataset(**_tomolab._open(path, context, find_centre, progress))
 
 
 _tomolab._set_classes(Grid, Image)
