@@ -26,6 +26,7 @@ void tl_petsird_info_free(TlPetsirdInfo *info) {
   g_free(info->scanner);
   g_free(info->subject);
   if (info->block_prompts) g_array_unref(info->block_prompts);
+  if (info->blocks) g_array_unref(info->blocks);
   g_free(info);
 }
 
@@ -280,6 +281,7 @@ static gboolean events(const Petsird *p, const TlYardlValue *m, const char *what
 static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GArray *delayed,
                             GError **error) {
   info->block_prompts = g_array_new(FALSE, FALSE, sizeof(guint64));
+  info->blocks = g_array_new(FALSE, FALSE, sizeof(TlPetsirdBlock));
   while (TRUE) {
     g_autoptr(TlYardlValue) tb = NULL;
     if (!tl_yardl_read_item(p->r, "timeBlocks", &tb, error)) return FALSE;
@@ -299,11 +301,13 @@ static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GA
     const TlYardlValue *b = tl_yardl_kid(tb, 0);
     guint64 n;
     const double *ti = tl_yardl_numbers(tl_yardl_field(b, "timeInterval"), &n);
-    if (!ti || n != 2 || ti[1] < ti[0]) return missing(p, "EventTimeBlock.timeInterval", error);
+    /* uint32 ms in the model; a schema declaring another type may hold more: refused */
+    if (!ti || n != 2 || ti[0] < 0 || ti[1] < ti[0] || ti[1] > G_MAXUINT32)
+      return missing(p, "EventTimeBlock.timeInterval", error);
     if (info->event_blocks == 0 || ti[0] < info->first_ms) info->first_ms = (guint64)ti[0];
     if (ti[1] > info->last_ms) info->last_ms = (guint64)ti[1];
     info->event_blocks++;
-    guint64 before = info->prompts;
+    guint64 before = info->prompts, before_d = info->delayeds;
     if (!events(p, tl_yardl_field(b, "promptEvents"), "promptEvents", k, prompts, &info->prompts,
                 info->energy_sum, &info->extra_rows, error) ||
         !events(p, tl_yardl_field(b, "delayedEvents"), "delayedEvents", k, delayed,
@@ -311,6 +315,8 @@ static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GA
       return FALSE;
     guint64 in_block = info->prompts - before;
     g_array_append_val(info->block_prompts, in_block);
+    TlPetsirdBlock blk = {(guint32)ti[0], (guint32)ti[1], in_block, info->delayeds - before_d};
+    g_array_append_val(info->blocks, blk);
   }
   return tl_yardl_reader_finish(p->r, error);
 }
@@ -525,12 +531,17 @@ static gpointer petsird_load_any(const char *path, GError **error) {
   return tl_petsird_load(path, NULL, error);
 }
 
+static gboolean petsird_save_any(gconstpointer data, const char *path, GError **error) {
+  return tl_petsird_save(data, NULL, 0, path, error);
+}
+
 const TlFormatClass tl_format_petsird = {
     .name = "petsird",
     .summary = "PETSIRD list mode (ETSI raw-data standard, yardl binary, optionally gzipped)",
     .kind = TL_DATA_PET_LISTMODE,
-    .extensions = ".petsird .bin .bin.gz",
+    .extensions = ".petsird .bin .bin.gz .petsird.gz",
     .probe = petsird_probe,
     .describe = petsird_describe,
     .load = petsird_load_any,
+    .save = petsird_save_any,
 };
