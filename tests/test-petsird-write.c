@@ -358,6 +358,8 @@ static void test_refusals(void) {
   lm->duration_s = 1;
   TlPetsirdBlock b[2] = {{0, 500, 60, 5}, {500, 1000, 30, 5}};
   refused(lm, b, 2, path, (const char *const[]){"2 time blocks", "90 prompts", "expected", "100", NULL});
+  b[1] = (TlPetsirdBlock){500, 1000, G_MAXUINT64, 5}; /* a sum that would wrap round */
+  refused(lm, b, 2, path, (const char *const[]){"time block 1", "18446744073709551615", "40", "left", NULL});
   b[1] = (TlPetsirdBlock){900, 500, 40, 5};
   refused(lm, b, 2, path, (const char *const[]){"time block 1", "[900, 500)", "start <= stop", NULL});
   float keep[3];

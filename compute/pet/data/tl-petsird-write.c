@@ -230,17 +230,24 @@ static gboolean check(const TlListmode *lm, const TlPetsirdBlock *blocks, guint 
     }
   }
   if (!blocks) return TRUE;
-  guint64 p = 0, d = 0;
+  guint64 p = 0, d = 0, nd = lm->delayed ? lm->n_delayed : 0;
   for (guint k = 0; k < n_blocks; k++) {
     if (blocks[k].stop_ms < blocks[k].start_ms) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': time block %u: [%u, %u) ms "
                   "(expected start <= stop)", path, k, blocks[k].start_ms, blocks[k].stop_ms);
       return FALSE;
     }
+    /* compared with what is left, so no sum of counts can wrap round */
+    if (blocks[k].prompts > lm->n_events - p || blocks[k].delayeds > nd - d) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': time block %u: %" G_GUINT64_FORMAT
+                  " prompts and %" G_GUINT64_FORMAT " delayeds, more than the list mode's %"
+                  G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT " left after the blocks before it",
+                  path, k, blocks[k].prompts, blocks[k].delayeds, lm->n_events - p, nd - d);
+      return FALSE;
+    }
     p += blocks[k].prompts;
     d += blocks[k].delayeds;
   }
-  guint64 nd = lm->delayed ? lm->n_delayed : 0;
   if (p != lm->n_events || d != nd) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "'%s': %u time blocks hold %"
                 G_GUINT64_FORMAT " prompts and %" G_GUINT64_FORMAT " delayeds (expected the list "
