@@ -106,6 +106,9 @@ static void assert_read_back(const TlListmode *src, const char *path) {
       if (fabs(a->crystals[i].centre[d] - b->crystals[i].centre[d]) > 1e-3)
         g_error("crystal %u: centre[%d] %.6f read back as %.6f", i, d, a->crystals[i].centre[d],
                 b->crystals[i].centre[d]);
+      else if (fabs(a->crystals[i].normal[d] - b->crystals[i].normal[d]) > 1e-5)
+        g_error("crystal %u: normal[%d] %.7f read back as %.7f", i, d, a->crystals[i].normal[d],
+                b->crystals[i].normal[d]);
   g_assert_cmpuint(info->module_types, ==, 1);
   g_assert_cmpuint(info->energy_bins[0], ==, 1);
   g_assert_cmpint(lm->has_tof, ==, src->has_tof);
@@ -292,6 +295,10 @@ static void test_mmr(void) {
   g_assert_cmpuint(lm->n_delayed, ==, 35320);
   g_autofree char *out = tmp_path("mmr.bin");
   run_cli(MMR, out);
+  g_autoptr(TlPetsirdInfo) info = tl_petsird_scan(out, &e);
+  g_assert_no_error(e);
+  g_assert_cmpuint(info->elements[0], ==, 8); /* the mMR's blocks of 8 crystals */
+  g_assert_cmpuint(info->modules[0], ==, 64 * 56);
   assert_read_back(lm, out);
   assert_decoded(lm, out, NULL, 0);
   g_remove(out);

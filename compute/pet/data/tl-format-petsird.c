@@ -363,6 +363,44 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The axis of the box's longest side in its own frame (0, 1, 2), -1 when no side is longest by
+ * 1 % (a cube has no depth direction). */
+static int depth_axis(const double *box) {
+  double ext[3];
+  for (int i = 0; i < 3; i++) {
+    double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+    for (int k = 0; k < 8; k++) lo = MIN(lo, box[3 * k + i]), hi = MAX(hi, box[3 * k + i]);
+    ext[i] = hi - lo;
+  }
+  int d = ext[0] >= ext[1] ? (ext[0] >= ext[2] ? 0 : 2) : (ext[1] >= ext[2] ? 1 : 2);
+  for (int i = 0; i < 3; i++)
+    if (i != d && ext[i] > 0.99 * ext[d]) return -1;
+  return d;
+}
+
+/* A crystal's inward normal: its box's depth axis turned by the element's and the module's
+ * rotations, on the axis' side (a planar head's crystals far off its centre keep the head's
+ * normal); facing the axis when the box has no depth axis or it runs mostly along z. Tomolab's
+ * normals (a polygon side's, a head's) thus come back from files it wrote. */
+static void crystal_normal(const double *etf, const double *mtf, int axis, const double y[3],
+                           double r, float n[3]) {
+  double rad[2] = {y[0] / r, y[1] / r};
+  if (axis >= 0) {
+    double u[3], v[3];
+    for (int i = 0; i < 3; i++) u[i] = etf[4 * i + axis]; /* the rotation's column */
+    for (int i = 0; i < 3; i++) v[i] = mtf[4 * i] * u[0] + mtf[4 * i + 1] * u[1] + mtf[4 * i + 2] * u[2];
+    double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (isfinite(len) && len > 0 && hypot(v[0], v[1]) >= 0.5 * len) {
+      double sign = v[0] * rad[0] + v[1] * rad[1] >= 0 ? -1 : 1;
+      for (int i = 0; i < 3; i++) n[i] = (float)(sign * v[i] / len);
+      return;
+    }
+  }
+  n[0] = (float)-rad[0];
+  n[1] = (float)-rad[1];
+  n[2] = 0;
+}
+
 static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GError **error) {
   g_autoptr(TlScanner) s = g_new0(TlScanner, 1);
   s->name = g_strdup(info->scanner && *info->scanner ? info->scanner : "PETSIRD scanner");
@@ -371,6 +409,7 @@ static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GErr
   s->crystals = g_new0(TlCrystal, p->n_crystals);
   g_autofree double *z = g_new(double, p->n_crystals);
   for (guint t = 0; t < p->nmt; t++) {
+    int axis = depth_axis(p->box[t]);
     double c[3] = {0, 0, 0};
     for (int k = 0; k < 8; k++)
       for (int i = 0; i < 3; i++) c[i] += p->box[t][3 * k + i] / 8;
@@ -390,9 +429,7 @@ static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GErr
           }
         TlCrystal *k = &s->crystals[id];
         for (int i = 0; i < 3; i++) k->centre[i] = (float)y[i];
-        /* facing the axis: PETSIRD boxes carry no orientation of their own */
-        k->normal[0] = (float)(-y[0] / r);
-        k->normal[1] = (float)(-y[1] / r);
+        crystal_normal(p->element_tf[t] + 12 * e, p->module_tf[t] + 12 * m, axis, y, r, k->normal);
         k->group = id; /* any two crystals may pair: PETSIRD lists what was detected */
         z[id] = y[2];
       }

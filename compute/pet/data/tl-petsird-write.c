@@ -14,8 +14,9 @@
  * first group's, else E = 1 (a module per crystal, exact for any table). A module's frame is
  * its first crystal's: x outward (PETSIRD's reference generator points a box's depth away from
  * the axis), z the scanner axis made orthogonal to x, y = z x x. Each element is a box of the
- * crystal's size centred on the crystal's position, so a reader taking box centres (PETSIRD's
- * model, Tomolab's reader) gets Tomolab's lines of response back. One energy bin per crystal
+ * crystal's size centred on the crystal's position, in the crystal's own such frame, so a reader
+ * taking box centres (PETSIRD's model, Tomolab's reader) gets Tomolab's lines of response back,
+ * and one turning the box's depth axis its normal. One energy bin per crystal
  * (the scanner's energy window), so a detection bin is the crystal id. */
 #include "tl-format-petsird.h"
 #include "tl-error.h"
@@ -153,13 +154,20 @@ static void frame(const TlCrystal *c, double m[12]) {
   }
 }
 
-/* p = R^T (q - o) for the frame m: q in the frame's own coordinates */
-static void to_local(const double m[12], const float q[3], double p[3]) {
-  double d[3] = {q[0] - m[3], q[1] - m[7], q[2] - m[11]};
-  for (int j = 0; j < 3; j++) p[j] = m[j] * d[0] + m[4 + j] * d[1] + m[8 + j] * d[2];
+/* The crystal's frame c in the module's frame m: rotation R_m^T R_c, translation R_m^T (o_c -
+ * o_m) (3 x 4, row-major). */
+static void to_local(const double m[12], const double c[12], double l[12]) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 4; j++) {
+      double v = 0;
+      for (int k = 0; k < 3; k++) v += m[4 * k + i] * (j < 3 ? c[4 * k + j] : c[4 * k + 3] - m[4 * k + 3]);
+      l[4 * i + j] = v;
+    }
 }
 
-/* Modules of E crystals: every module's crystals in its frame where the first module's are. */
+/* Modules of E crystals: every module's crystals, positions and frames, in its own frame where
+ * the first module's are. Each element keeps its crystal's frame, so a reader turning the box's
+ * depth axis (x) by both transforms gets the crystal's normal back. */
 static gboolean try_modules(const TlScanner *s, guint E, Modules *g) {
   guint n = s->n_crystals;
   if (E == 0 || n % E) return FALSE;
@@ -173,16 +181,16 @@ static gboolean try_modules(const TlScanner *s, guint E, Modules *g) {
     for (guint e = 0; e < E; e++) {
       const TlCrystal *c = &s->crystals[m * E + e];
       if (E > 1 && c->group != s->crystals[m * E].group) return FALSE;
-      double p[3];
-      to_local(tf, c->centre, p);
+      double fc[12], l[12];
+      frame(c, fc);
+      to_local(tf, fc, l);
       double *et = g->elem_tf + 12 * (gsize)e;
       if (m == 0) {
-        et[0] = et[5] = et[10] = 1;
-        et[3] = p[0], et[7] = p[1], et[11] = p[2];
-      } else if (fabs(p[0] - et[3]) > GROUP_TOLERANCE_MM || fabs(p[1] - et[7]) > GROUP_TOLERANCE_MM ||
-                 fabs(p[2] - et[11]) > GROUP_TOLERANCE_MM) {
-        return FALSE;
+        memcpy(et, l, sizeof l);
+        continue;
       }
+      for (int i = 0; i < 12; i++) /* translations in mm, rotations as fractions */
+        if (fabs(l[i] - et[i]) > (i % 4 == 3 ? GROUP_TOLERANCE_MM : 1e-5)) return FALSE;
     }
   }
   return TRUE;
