@@ -26,6 +26,7 @@ void tl_petsird_info_free(TlPetsirdInfo *info) {
   g_free(info->scanner);
   g_free(info->subject);
   if (info->block_prompts) g_array_unref(info->block_prompts);
+  if (info->blocks) g_array_unref(info->blocks);
   g_free(info);
 }
 
@@ -280,6 +281,7 @@ static gboolean events(const Petsird *p, const TlYardlValue *m, const char *what
 static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GArray *delayed,
                             GError **error) {
   info->block_prompts = g_array_new(FALSE, FALSE, sizeof(guint64));
+  info->blocks = g_array_new(FALSE, FALSE, sizeof(TlPetsirdBlock));
   while (TRUE) {
     g_autoptr(TlYardlValue) tb = NULL;
     if (!tl_yardl_read_item(p->r, "timeBlocks", &tb, error)) return FALSE;
@@ -299,11 +301,13 @@ static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GA
     const TlYardlValue *b = tl_yardl_kid(tb, 0);
     guint64 n;
     const double *ti = tl_yardl_numbers(tl_yardl_field(b, "timeInterval"), &n);
-    if (!ti || n != 2 || ti[1] < ti[0]) return missing(p, "EventTimeBlock.timeInterval", error);
+    /* uint32 ms in the model; a schema declaring another type may hold more: refused */
+    if (!ti || n != 2 || ti[0] < 0 || ti[1] < ti[0] || ti[1] > G_MAXUINT32)
+      return missing(p, "EventTimeBlock.timeInterval", error);
     if (info->event_blocks == 0 || ti[0] < info->first_ms) info->first_ms = (guint64)ti[0];
     if (ti[1] > info->last_ms) info->last_ms = (guint64)ti[1];
     info->event_blocks++;
-    guint64 before = info->prompts;
+    guint64 before = info->prompts, before_d = info->delayeds;
     if (!events(p, tl_yardl_field(b, "promptEvents"), "promptEvents", k, prompts, &info->prompts,
                 info->energy_sum, &info->extra_rows, error) ||
         !events(p, tl_yardl_field(b, "delayedEvents"), "delayedEvents", k, delayed,
@@ -311,6 +315,8 @@ static gboolean read_blocks(Petsird *p, TlPetsirdInfo *info, GArray *prompts, GA
       return FALSE;
     guint64 in_block = info->prompts - before;
     g_array_append_val(info->block_prompts, in_block);
+    TlPetsirdBlock blk = {(guint32)ti[0], (guint32)ti[1], in_block, info->delayeds - before_d};
+    g_array_append_val(info->blocks, blk);
   }
   return tl_yardl_reader_finish(p->r, error);
 }
@@ -357,6 +363,44 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* The axis of the box's longest side in its own frame (0, 1, 2), -1 when no side is longest by
+ * 1 % (a cube has no depth direction). */
+static int depth_axis(const double *box) {
+  double ext[3];
+  for (int i = 0; i < 3; i++) {
+    double lo = G_MAXDOUBLE, hi = -G_MAXDOUBLE;
+    for (int k = 0; k < 8; k++) lo = MIN(lo, box[3 * k + i]), hi = MAX(hi, box[3 * k + i]);
+    ext[i] = hi - lo;
+  }
+  int d = ext[0] >= ext[1] ? (ext[0] >= ext[2] ? 0 : 2) : (ext[1] >= ext[2] ? 1 : 2);
+  for (int i = 0; i < 3; i++)
+    if (i != d && ext[i] > 0.99 * ext[d]) return -1;
+  return d;
+}
+
+/* A crystal's inward normal: its box's depth axis turned by the element's and the module's
+ * rotations, on the axis' side (a planar head's crystals far off its centre keep the head's
+ * normal); facing the axis when the box has no depth axis or it runs mostly along z. Tomolab's
+ * normals (a polygon side's, a head's) thus come back from files it wrote. */
+static void crystal_normal(const double *etf, const double *mtf, int axis, const double y[3],
+                           double r, float n[3]) {
+  double rad[2] = {y[0] / r, y[1] / r};
+  if (axis >= 0) {
+    double u[3], v[3];
+    for (int i = 0; i < 3; i++) u[i] = etf[4 * i + axis]; /* the rotation's column */
+    for (int i = 0; i < 3; i++) v[i] = mtf[4 * i] * u[0] + mtf[4 * i + 1] * u[1] + mtf[4 * i + 2] * u[2];
+    double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    if (isfinite(len) && len > 0 && hypot(v[0], v[1]) >= 0.5 * len) {
+      double sign = v[0] * rad[0] + v[1] * rad[1] >= 0 ? -1 : 1;
+      for (int i = 0; i < 3; i++) n[i] = (float)(sign * v[i] / len);
+      return;
+    }
+  }
+  n[0] = (float)-rad[0];
+  n[1] = (float)-rad[1];
+  n[2] = 0;
+}
+
 static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GError **error) {
   g_autoptr(TlScanner) s = g_new0(TlScanner, 1);
   s->name = g_strdup(info->scanner && *info->scanner ? info->scanner : "PETSIRD scanner");
@@ -365,6 +409,7 @@ static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GErr
   s->crystals = g_new0(TlCrystal, p->n_crystals);
   g_autofree double *z = g_new(double, p->n_crystals);
   for (guint t = 0; t < p->nmt; t++) {
+    int axis = depth_axis(p->box[t]);
     double c[3] = {0, 0, 0};
     for (int k = 0; k < 8; k++)
       for (int i = 0; i < 3; i++) c[i] += p->box[t][3 * k + i] / 8;
@@ -384,9 +429,7 @@ static TlScanner *make_scanner(const Petsird *p, const TlPetsirdInfo *info, GErr
           }
         TlCrystal *k = &s->crystals[id];
         for (int i = 0; i < 3; i++) k->centre[i] = (float)y[i];
-        /* facing the axis: PETSIRD boxes carry no orientation of their own */
-        k->normal[0] = (float)(-y[0] / r);
-        k->normal[1] = (float)(-y[1] / r);
+        crystal_normal(p->element_tf[t] + 12 * e, p->module_tf[t] + 12 * m, axis, y, r, k->normal);
         k->group = id; /* any two crystals may pair: PETSIRD lists what was detected */
         z[id] = y[2];
       }
@@ -525,12 +568,17 @@ static gpointer petsird_load_any(const char *path, GError **error) {
   return tl_petsird_load(path, NULL, error);
 }
 
+static gboolean petsird_save_any(gconstpointer data, const char *path, GError **error) {
+  return tl_petsird_save(data, NULL, 0, path, error);
+}
+
 const TlFormatClass tl_format_petsird = {
     .name = "petsird",
     .summary = "PETSIRD list mode (ETSI raw-data standard, yardl binary, optionally gzipped)",
     .kind = TL_DATA_PET_LISTMODE,
-    .extensions = ".petsird .bin .bin.gz",
+    .extensions = ".petsird .bin .bin.gz .petsird.gz",
     .probe = petsird_probe,
     .describe = petsird_describe,
     .load = petsird_load_any,
+    .save = petsird_save_any,
 };

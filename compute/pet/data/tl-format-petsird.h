@@ -15,6 +15,13 @@ G_BEGIN_DECLS
 /* Uncompressed size read into memory at most. */
 #define TL_PETSIRD_MAX_BYTES (G_GUINT64_CONSTANT(8) << 30)
 
+/* One event time block: its interval (ms, PETSIRD's TimeInterval) and how many of a list
+ * mode's prompts and delayeds, taken in order, it holds. */
+typedef struct {
+  guint32 start_ms, stop_ms;
+  guint64 prompts, delayeds;
+} TlPetsirdBlock;
+
 /* What a PETSIRD file holds, counted without keeping events. Per module type t: modules,
  * detecting elements per module, event energy bins; TOF bins of the same-type pair (t, t). */
 typedef struct {
@@ -31,6 +38,7 @@ typedef struct {
   guint64 first_ms, last_ms; /* event time blocks' span */
   double energy_sum[2];   /* sums of the two detections' energy-bin mid points (keV) */
   GArray *block_prompts;  /* guint64 per event time block */
+  GArray *blocks;         /* TlPetsirdBlock per event time block (the list mode's order) */
 } TlPetsirdInfo;
 
 TL_API void tl_petsird_info_free(TlPetsirdInfo *info);
@@ -43,6 +51,20 @@ TL_API TlPetsirdInfo *tl_petsird_scan(const char *path, GError **error);
  * module-type pair has one odd, equal, symmetric binning, else the events carry none and the
  * list mode's description says so. */
 TL_API TlListmode *tl_petsird_load(const char *path, TlPetsirdInfo **info, GError **error);
+
+/* Writes list mode as PETSIRD v0.10.0 (yardl binary with tl_petsird_schema; gzipped when the
+ * path ends in ".gz"), atomically (temp file + rename). The crystals become one module type of
+ * replicated modules (docs/formats.md, "Writing PETSIRD"); prompts and delayeds keep their
+ * order and orientation. blocks (n_blocks, optional) split the prompts and delayeds in order
+ * into event time blocks, e.g. TlPetsirdInfo.blocks of a file read; NULL: one block over
+ * [start_s, start_s + duration_s]. What PETSIRD cannot hold is refused, naming it: times
+ * outside uint32 milliseconds, blocks that do not add up, crystals on the axis. Simulation tags
+ * and singles rates have no PETSIRD field and are not written. */
+TL_API gboolean tl_petsird_save(const TlListmode *lm, const TlPetsirdBlock *blocks,
+                                guint n_blocks, const char *path, GError **error);
+
+/* The schema text every file of release v0.10.0 carries (what the writer writes). */
+TL_API extern const char tl_petsird_schema[];
 
 TL_API extern const TlFormatClass tl_format_petsird;
 
