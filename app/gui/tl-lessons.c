@@ -216,6 +216,9 @@ gboolean tl_lesson_start(TlWindow *win, const TlLesson *l, GError **error) {
       g_variant_lookup(override_params, "scanner", "&s", &scanner);
       g_variant_lookup(override_params, "events", "d", &events);
       g_variant_lookup(override_params, "coarsen", "u", &coarsen);
+      guint64 seed; /* tests: another noise realisation, for margins over several runs */
+      if (g_variant_lookup(override_params, "seed", "t", &seed))
+        g_variant_dict_insert(&d, "seed", "t", seed);
     }
     g_variant_dict_insert(&d, "phantom", "s", phantom);
     g_variant_dict_insert(&d, "scanner", "s", scanner);

@@ -46,7 +46,7 @@ GPtrArray *tl_lessons_load(GError **error);
  * its file opened and its settings applied once the data are in. */
 gboolean tl_lesson_start(TlWindow *win, const TlLesson *l, GError **error);
 /* Tests: simulated lessons take these simulation parameters instead of their own (a{sv}:
- * phantom, scanner, events, coarsen; NULL: none). Consumed reference. */
+ * phantom, scanner, events, coarsen, seed (t); NULL: none). Consumed reference. */
 void tl_lessons_set_data_override(GVariant *params);
 
 /* The Lessons window of `win` (made on first use, then presented again). */

@@ -123,6 +123,8 @@ static void show_context(TlWindow *self) {
       g_variant_dict_insert(&d, "attenuation", "b", flag);
     if (set && g_variant_lookup(set, "compton", "b", &flag)) /* a lesson's scattered events */
       g_variant_dict_insert(&d, "scatter", "b", flag);
+    guint64 seed;
+    if (set && g_variant_lookup(set, "seed", "t", &seed)) g_variant_dict_insert(&d, "seed", "t", seed);
     g_autoptr(GVariant) params = g_variant_ref_sink(g_variant_dict_end(&d));
     /* OSEM with the dataset layer's subsets and iterations (tl-dataset.h): on 1e6 events 2
      * subsets of 5e5 for 3 iterations, the RMSE against the truth falls at every one of the

@@ -7,8 +7,8 @@
  * and an estimate within 10 s, and a click on Cancel ends the run Stopped.
  *
  * The application's own items (Keyboard Shortcuts, About, Quit) need a GtkApplication, which
- * this in-process window has not (registering one needs a session bus); the shortcuts window's
- * content is checked from its resource. */
+ * registers on a session bus: with TL_INPUT_APP set (the test input-app, run under
+ * dbus-run-session) this program instead runs the real TlApplication and clicks those three. */
 #include "tl-gui-input.h"
 #include "tl-gui-test.h"
 #include <glib/gstdio.h>
@@ -22,6 +22,7 @@
 #include "tl-screenshot.h"
 #include "tl-simulate-dialog.h"
 #include "tl-window-private.h"
+#include "tl-application.h"
 
 static char *tmpdir, *scanner_path;
 
@@ -517,6 +518,88 @@ static void test_progress(void) {
   g_unsetenv("TOMOLAB_SUBMIT_BUDGET");
 }
 
+/* ---- The application's own items ---------------------------------------------------- */
+
+typedef struct {
+  TlApplication *app;
+  gboolean ran, quit_clicked, timed_out;
+  gint64 quit_at;
+  guint timer; /* from the click on Quit: fails the test if the run goes on */
+} AppRun;
+
+static gboolean app_timeout(gpointer data) {
+  AppRun *r = data;
+  r->timed_out = TRUE; /* Quit did not end the run: end it, and fail below */
+  g_application_quit(G_APPLICATION(r->app));
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs inside g_application_run, from the main loop once the window is activated: Keyboard
+ * Shortcuts and About open their windows, Quit ends g_application_run. */
+static gboolean app_script(gpointer data) {
+  AppRun *r = data;
+  r->ran = TRUE;
+  GtkWindow *w = gtk_application_get_active_window(GTK_APPLICATION(r->app));
+  g_assert_true(TL_IS_WINDOW(w));
+  TlWindow *win = TL_WINDOW(w);
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
+  tl_gui_spin(0.3);
+  /* the help overlay GtkApplication loads from the resources: the keys and the gestures */
+  GType shortcuts = GTK_TYPE_SHORTCUTS_WINDOW;
+  menu_click(win, "_Keyboard Shortcuts");
+  g_assert_true(tl_gui_wait_for(win, has_toplevel, &shortcuts));
+  GtkShortcutsWindow *help = gtk_application_window_get_help_overlay(GTK_APPLICATION_WINDOW(win));
+  g_assert_true(GTK_WINDOW(help) == toplevel_of(shortcuts));
+  g_assert_true(gtk_widget_get_mapped(GTK_WIDGET(help)));
+  shot(GTK_WIDGET(help), "input-app-shortcuts");
+  expect_dialog_then_escape(win, shortcuts, "Keyboard Shortcuts");
+  /* About: the application's name and licence */
+  GType about = ADW_TYPE_ABOUT_WINDOW;
+  menu_click(win, "_About Tomolab");
+  g_assert_true(tl_gui_wait_for(win, has_toplevel, &about));
+  GtkWindow *a = toplevel_of(about);
+  g_assert_true(gtk_window_get_transient_for(a) == GTK_WINDOW(win));
+  g_assert_cmpstr(adw_about_window_get_application_name(ADW_ABOUT_WINDOW(a)), ==, "Tomolab");
+  g_assert_cmpint(adw_about_window_get_license_type(ADW_ABOUT_WINDOW(a)), ==, GTK_LICENSE_GPL_3_0);
+  shot(GTK_WIDGET(a), "input-app-about");
+  close_toplevel(win, about);
+  /* Quit: g_application_run returns (app_timeout fails the test if it does not) */
+  menu_click(win, "_Quit");
+  r->quit_clicked = TRUE;
+  r->quit_at = g_get_monotonic_time();
+  r->timer = g_timeout_add_seconds(30, app_timeout, r);
+  return G_SOURCE_REMOVE;
+}
+
+static void on_app_activate(GApplication *app, AppRun *r) {
+  g_idle_add(app_script, r);
+}
+
+static void test_app_menu(void) {
+  /* registering org.tomolab.Tomolab needs a session bus: dbus-run-session gives one */
+  if (!g_getenv("DBUS_SESSION_BUS_ADDRESS"))
+    g_error("no session bus (DBUS_SESSION_BUS_ADDRESS unset): run this test under "
+            "dbus-run-session (Debian package dbus-daemon)");
+  AppRun r = {.app = tl_application_new()};
+  g_signal_connect_after(r.app, "activate", G_CALLBACK(on_app_activate), &r);
+  char *argv[] = {"tomolab", NULL};
+  int status = g_application_run(G_APPLICATION(r.app), 1, argv);
+  double after_quit = (g_get_monotonic_time() - r.quit_at) * 1e-6;
+  if (r.timer && !r.timed_out) g_source_remove(r.timer);
+  g_test_message("g_application_run returned %d, %.2f s after Quit was clicked", status, after_quit);
+  g_assert_true(r.ran);
+  g_assert_true(r.quit_clicked);
+  g_assert_false(r.timed_out);
+  g_assert_cmpint(status, ==, 0);
+  g_assert_cmpfloat(after_quit, <, 30);
+  /* the windows go with the application */
+  GList *windows = gtk_application_get_windows(GTK_APPLICATION(r.app));
+  for (GList *l = windows; l; l = l->next) gtk_window_destroy(l->data);
+  tl_gui_spin(0.2);
+  g_object_unref(r.app);
+}
+
 static void remove_tree(const char *path) {
   GDir *d = g_dir_open(path, 0, NULL);
   const char *name;
@@ -542,10 +625,14 @@ int main(int argc, char **argv) {
   g_autofree char *cache = g_build_filename(tmpdir, "cache", NULL);
   g_setenv("XDG_CACHE_HOME", cache, TRUE);
   scanner_path = write_ring("input-ring", 8, 12, 4, 30);
-  g_test_add_func("/gui/input/toolbar", test_toolbar);
-  g_test_add_func("/gui/input/views-and-menu", test_views_and_menu);
-  g_test_add_func("/gui/input/shortcuts", test_shortcuts);
-  g_test_add_func("/gui/input/progress", test_progress);
+  if (g_getenv("TL_INPUT_APP")) { /* the test input-app, under dbus-run-session */
+    g_test_add_func("/gui/input/app-menu", test_app_menu);
+  } else {
+    g_test_add_func("/gui/input/toolbar", test_toolbar);
+    g_test_add_func("/gui/input/views-and-menu", test_views_and_menu);
+    g_test_add_func("/gui/input/shortcuts", test_shortcuts);
+    g_test_add_func("/gui/input/progress", test_progress);
+  }
   int rc = g_test_run();
   remove_tree(tmpdir);
   return rc;
