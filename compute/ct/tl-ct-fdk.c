@@ -87,8 +87,19 @@ void tl_ct_fdk_free(TlCtFdk *f) {
   g_free(f);
 }
 
+static gboolean back_into_array(TlCtProjector *bp, TlStream *s, const TlCtViews *v,
+                                const TlArray *filtered, gboolean accumulate, gpointer image,
+                                GError **error) {
+  return tl_ct_projector_back(bp, s, v, filtered, image, accumulate, error);
+}
+
 gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error) {
+  return tl_ct_fdk_run_with(f, s, proj, back_into_array, image, error);
+}
+
+gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj, TlCtFdkBackFunc back,
+                            gpointer data, GError **error) {
   const TlCtGeometry *g = tl_ct_projector_geometry(f->bp);
   TlCtViews all = tl_ct_views_all(g);
   guint64 npix = (guint64)g->det_u * g->det_v;
@@ -110,7 +121,7 @@ gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *im
     TlCtViews v = {.first = first, .stride = 1, .count = count};
     if (!tl_stream_dispatch_1d(s, f->weight, "fdk weight", npix * count, &wp, error) ||
         !tl_ct_ramp_run(f->ramp, s, f->tmp, f->filtered, g->det_v * count, error) ||
-        !tl_ct_projector_back(f->bp, s, &v, f->filtered, image, first > 0, error))
+        !back(f->bp, s, &v, f->filtered, first > 0, data, error))
       return FALSE;
   }
   return TRUE;

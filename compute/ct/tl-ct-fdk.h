@@ -53,4 +53,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtFdk, tl_ct_fdk_free)
 TL_API gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error);
 
+/* The same with the back projection of each filtered batch done by back (views v of filtered,
+ * accumulate from the second batch on): FDK into a volume held otherwise (tl-ct-slabs.h). */
+typedef gboolean (*TlCtFdkBackFunc)(TlCtProjector *bp, TlStream *s, const TlCtViews *v,
+                                    const TlArray *filtered, gboolean accumulate, gpointer data,
+                                    GError **error);
+TL_API gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj,
+                                   TlCtFdkBackFunc back, gpointer data, GError **error);
+
 G_END_DECLS
