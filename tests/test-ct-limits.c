@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT volumes against the largest image (issue 31 item 3): the device's largest allocation
  * (maxMemoryAllocationSize / maxBufferSize) or Tomolab's 2^28 voxels, whichever is smaller. A
- * volume one 1024 x 1024 slice beyond it is taken by the projector and FDK (which run it in
- * z-slabs) and refused when the CT operator or the reconstruction is made, with a message
+ * volume one 1024 x 1024 slice beyond it is taken by the projector and FDK for slabs (which run
+ * it in z-slabs) and refused when FDK into one array, the CT operator or the reconstruction is
+ * made, with a message
  * naming the grid, the bytes and the limit (no allocation is tried); a volume just under it is
  * accepted; one whose image
  * fits but whose fixed-point back-projection sums (8 bytes a voxel) do not takes the float
@@ -62,12 +63,17 @@ static void test_over(void) {
   TlImageGrid grid = grid_at_limit(TRUE);
   g_assert_cmpuint(4 * tl_image_grid_n_voxels(&grid), >, limit_bytes());
   GError *error = NULL;
-  /* the projector and FDK take it: they run it in z-slabs (tl-ct-slabs.h, test ct-slabs) */
+  /* the projector and FDK for slabs take it: they run it in z-slabs (tl-ct-slabs.h, test
+   * ct-slabs) */
   g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_JOSEPH, &error);
   g_assert_no_error(error);
-  g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, TL_CT_FILTER_RAM_LAK, 0, &error);
+  g_autoptr(TlCtFdk) f = tl_ct_fdk_new_for_slabs(ctx, g, &grid, TL_CT_FILTER_RAM_LAK,
+                                                  TL_CT_RAMP_AUTO, 0, &error);
   g_assert_no_error(error);
-  /* the iterative reconstructions hold it in one array: refused */
+  /* FDK into one array and the iterative reconstructions (one array): refused */
+  g_assert_null(tl_ct_fdk_new(ctx, g, &grid, TL_CT_FILTER_RAM_LAK, 0, &error));
+  assert_names_limit(error, &grid);
+  g_clear_error(&error);
   g_assert_null(tl_ct_operator_new(ctx, g, &grid, TL_CT_JOSEPH, 1, &error));
   assert_names_limit(error, &grid);
   g_clear_error(&error);

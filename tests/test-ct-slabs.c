@@ -160,7 +160,8 @@ static void test_fdk_large(void) {
   TlCtViews all = tl_ct_views_all(g);
   guint64 npix = tl_ct_views_n_pixels(g, &all);
   GError *error = NULL;
-  g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, g, &grid, TL_CT_FILTER_RAM_LAK, 2, &error);
+  g_autoptr(TlCtFdk) f = tl_ct_fdk_new_for_slabs(ctx, g, &grid, TL_CT_FILTER_RAM_LAK,
+                                                  TL_CT_RAMP_AUTO, 2, &error);
   g_assert_no_error(error);
   g_autofree float *y = g_new(float, npix);
   for (guint64 i = 0; i < npix; i++) y[i] = rnd();

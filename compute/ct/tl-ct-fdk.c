@@ -35,9 +35,12 @@ TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIma
   return tl_ct_fdk_new_full(ctx, geometry, grid, filter, TL_CT_RAMP_AUTO, batch_views, error);
 }
 
-TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
-                            const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
-                            guint batch_views, GError **error) {
+/* one_array: the image will be one array (tl_ct_fdk_run), so a volume beyond one is refused
+ * now, naming it; else it is run in slabs (tl-ct-slabs.h) and only the projector's limits hold. */
+static TlCtFdk *fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+                        TlCtFilter filter, TlCtRampMethod ramp, guint batch_views,
+                        gboolean one_array, GError **error) {
+  if (one_array && !tl_ct_volume_check_one_array(ctx, grid, error)) return NULL;
   if ((guint)filter >= TL_CT_FILTER_N) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown ramp filter %d", filter);
     return NULL;
@@ -63,6 +66,18 @@ TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
   if (!f->weight) return NULL;
   tl_pipeline_set_item_cost(f->weight, 4);
   return g_steal_pointer(&f);
+}
+
+TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
+                            const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
+                            guint batch_views, GError **error) {
+  return fdk_new(ctx, geometry, grid, filter, ramp, batch_views, TRUE, error);
+}
+
+TlCtFdk *tl_ct_fdk_new_for_slabs(TlContext *ctx, const TlCtGeometry *geometry,
+                                 const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
+                                 guint batch_views, GError **error) {
+  return fdk_new(ctx, geometry, grid, filter, ramp, batch_views, FALSE, error);
 }
 
 TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
