@@ -476,6 +476,36 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
 
 /* ---- Volumes in z-slabs (tl-ct-slabs.h) ---- */
 
+/* A slab call: planes [z0, z0 + nz) within the volume, slab holding them, views among the
+ * geometry's and the projection array long enough. */
+static gboolean check_slab_call(TlCtProjector *p, const TlCtViews *v, const TlArray *slab,
+                                guint z0, guint nz, const TlArray *proj, GError **error) {
+  const guint *d = p->grid.dims;
+  const TlCtGeometry *g = p->geom;
+  guint64 want = (guint64)d[0] * d[1] * nz;
+  if (nz == 0 || z0 >= d[2] || nz > d[2] - z0 || tl_array_elem_size(slab) != 4 ||
+      tl_array_length(slab) != want) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: slab of planes %u + %u of a %u x %u x %u volume in an array of %"
+                G_GUINT64_FORMAT " elements of %zu bytes; expected planes within the volume and "
+                "%" G_GUINT64_FORMAT " floats", z0, nz, d[0], d[1], d[2], tl_array_length(slab),
+                tl_array_elem_size(slab), want);
+    return FALSE;
+  }
+  if (v->count == 0 || v->stride == 0 || v->first >= g->n_views ||
+      v->first + (guint64)v->stride * (v->count - 1) >= g->n_views ||
+      tl_array_elem_size(proj) != 4 || tl_array_length(proj) < tl_ct_views_n_pixels(g, v)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: views %u + %u k (k < %u) of %u, projection array of %"
+                G_GUINT64_FORMAT " elements of %zu bytes; expected views among the geometry's "
+                "and at least %" G_GUINT64_FORMAT " floats", v->first, v->stride, v->count,
+                g->n_views, tl_array_length(proj), tl_array_elem_size(proj),
+                tl_ct_views_n_pixels(g, v));
+    return FALSE;
+  }
+  return TRUE;
+}
+
 /* Forward of one slab: the projector restricted to planes [z0, z0 + nz), i.e. the same rays
  * (the view table is the whole grid's: ray casting's samples stay where the whole volume's
  * are) through a grid of nz planes whose outer corner is plane z0's; a ray's sum over the
@@ -483,25 +513,12 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
 gboolean tl_ct_projector_forward_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
                                       const TlArray *slab, guint z0, guint nz, TlArray *proj,
                                       gboolean accumulate, GError **error) {
-  const guint *d = p->grid.dims;
   if (!p->forward) return tl_ct_projector_forward(p, s, views, slab, proj, accumulate, error);
-  if (nz == 0 || z0 >= d[2] || nz > d[2] - z0 || tl_array_elem_size(slab) != 4 ||
-      tl_array_length(slab) != (guint64)d[0] * d[1] * nz) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "CT projector: slab of planes %u + %u of a %u x %u x %u volume in an array of %"
-                G_GUINT64_FORMAT " elements of %zu bytes; expected planes within the volume and "
-                "%" G_GUINT64_FORMAT " floats", z0, nz, d[0], d[1], d[2], tl_array_length(slab),
-                tl_array_elem_size(slab), (guint64)d[0] * d[1] * nz);
-    return FALSE;
-  }
-  TlImageGrid whole = p->grid;
-  p->grid.dims[2] = nz;
-  p->grid.origin_mm[2] = (float)(whole.origin_mm[2] + (double)z0 * whole.voxel_mm[2]);
-  gboolean ok = check_call(p, views, slab, proj, error);
+  if (!check_slab_call(p, views, slab, z0, nz, proj, error)) return FALSE;
   CtPush push;
-  if (ok) fill_push(p, views, slab, proj, accumulate, &push);
-  p->grid = whole;
-  if (!ok) return FALSE;
+  fill_push(p, views, slab, proj, accumulate, &push);
+  push.dims[2] = nz;
+  push.corner[2] = (float)(p->grid.origin_mm[2] + (z0 - 0.5) * p->grid.voxel_mm[2]);
   tl_pipeline_set_item_cost(p->forward, p->forward_cost);
   return tl_stream_dispatch_1d(s, p->forward, p->label_forward,
                                tl_ct_views_n_pixels(p->geom, views), &push, error);
@@ -516,38 +533,16 @@ gboolean tl_ct_projector_forward_slab(TlCtProjector *p, TlStream *s, const TlCtV
 gboolean tl_ct_projector_back_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
                                    const TlArray *proj, TlArray *slab, guint z0, guint nz,
                                    gboolean accumulate, GError **error) {
-  const guint *d = p->grid.dims;
-  guint64 plane = (guint64)d[0] * d[1];
-  if (nz == 0 || z0 >= d[2] || nz > d[2] - z0 || tl_array_elem_size(slab) != 4 ||
-      tl_array_length(slab) != plane * nz) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "CT projector: slab of planes %u + %u of a %u x %u x %u volume in an array of %"
-                G_GUINT64_FORMAT " elements of %zu bytes; expected planes within the volume and "
-                "%" G_GUINT64_FORMAT " floats", z0, nz, d[0], d[1], d[2], tl_array_length(slab),
-                tl_array_elem_size(slab), plane * nz);
-    return FALSE;
-  }
+  if (!check_slab_call(p, views, slab, z0, nz, proj, error)) return FALSE;
   if (!p->back) {
     guint32 spec = p->method;
     p->back = tl_pipeline_new_builtin(p->ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
     if (!p->back) return FALSE;
   }
-  /* check_call against the whole grid: a stand-in of the image's length is not needed, the
-   * views and the projection array are what it checks beyond the slab */
-  const TlCtGeometry *g = p->geom;
-  if (views->count == 0 || views->stride == 0 || views->first >= g->n_views ||
-      views->first + (guint64)views->stride * (views->count - 1) >= g->n_views ||
-      tl_array_elem_size(proj) != 4 || tl_array_length(proj) < tl_ct_views_n_pixels(g, views)) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "CT projector: views %u + %u k (k < %u) of %u, projection array of %"
-                G_GUINT64_FORMAT " elements; expected views among the geometry's and at least %"
-                G_GUINT64_FORMAT " floats", views->first, views->stride, views->count,
-                g->n_views, tl_array_length(proj), tl_ct_views_n_pixels(g, views));
-    return FALSE;
-  }
+  const guint *d = p->grid.dims;
   CtPush push;
   fill_push(p, views, slab, proj, accumulate, &push);
-  push.image = tl_array_address(slab) - 4 * plane * z0; /* wraps back into the slab */
+  push.image = tl_array_address(slab) - 4 * (guint64)d[0] * d[1] * z0;
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
   guint64 per_plane = (guint64)(d[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * d[1];
