@@ -105,6 +105,32 @@ static void test_cancel(void) {
   check_all(b, 2.0f);
 }
 
+/* tl_stream_dispatch_1d_range covers exactly items [first, first + n), over several chunks
+ * (a small budget), and refuses items beyond 2^32. */
+static void test_range(void) {
+  GError *error = NULL;
+  const guint64 len = 100000, first = 12345, n = 54321;
+  g_autoptr(TlArray) a = tl_array_new_float(ctx, len, &error);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_no_error(error);
+  g_assert_true(tl_stream_zero(s, a, &error));
+  tl_stream_set_submit_budget(s, 4096);
+  struct { TlPush1D h; guint64 a; float v; guint32 pad; } push = {.a = tl_array_address(a), .v = 3};
+  g_autoptr(TlPipeline) p = tl_pipeline_new_builtin(ctx, "fill_f32", sizeof push, NULL, 0, &error);
+  g_assert_true(tl_stream_dispatch_1d_range(s, p, NULL, first, n, &push, &error));
+  g_assert_true(tl_stream_finish(s, &error));
+  g_assert_no_error(error);
+  g_assert_cmpuint(tl_stream_n_submissions(s), >, 2);
+  g_autofree float *h = g_new(float, len);
+  g_assert_true(tl_array_download(a, h, &error));
+  for (guint64 i = 0; i < len; i++)
+    if (h[i] != (i >= first && i < first + n ? 3.0f : 0.0f))
+      g_error("item %" G_GUINT64_FORMAT " holds %g", i, h[i]);
+  g_assert_false(tl_stream_dispatch_1d_range(s, p, NULL, G_MAXUINT32, 2, &push, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+}
+
 static void test_profiler(void) {
   GError *error = NULL;
   g_autoptr(TlArray) a = tl_array_new_float(ctx, 1 << 20, &error);
@@ -173,6 +199,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/stream/cancel", test_cancel);
   g_test_add_func("/stream/profiler", test_profiler);
   g_test_add_func("/stream/copy", test_copy);
+  g_test_add_func("/stream/range", test_range);
   int rc = g_test_run();
   tl_test_context_done(ctx);
   return rc;

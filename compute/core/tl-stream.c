@@ -273,6 +273,11 @@ gboolean tl_stream_dispatch(TlStream *s, TlPipeline *p, const char *label, guint
 
 gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, guint64 n, void *push,
                                GError **error) {
+  return tl_stream_dispatch_1d_range(s, p, label, 0, n, push, error);
+}
+
+gboolean tl_stream_dispatch_1d_range(TlStream *s, TlPipeline *p, const char *label, guint64 first,
+                                     guint64 n, void *push, GError **error) {
   const TlDeviceInfo *info = tl_context_info(s->ctx);
   guint32 local = tl_pipeline_local_size(p);
   if (tl_pipeline_push_size(p) < sizeof(TlPush1D)) {
@@ -281,10 +286,10 @@ gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, gu
                 tl_pipeline_name(p));
     return FALSE;
   }
-  if (n > G_MAXUINT32) {
+  if (first + n > G_MAXUINT32 || first > G_MAXUINT32) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                "kernel %s: %" G_GUINT64_FORMAT " items exceed the 2^32 a 1-D kernel indexes",
-                tl_pipeline_name(p), n);
+                "kernel %s: items up to %" G_GUINT64_FORMAT " exceed the 2^32 a 1-D kernel indexes",
+                tl_pipeline_name(p), first + n);
     return FALSE;
   }
   /* Chunk so that one chunk fits the submit budget (whole workgroups, at least one). */
@@ -299,7 +304,7 @@ gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, gu
     guint64 groups = (count + local - 1) / local;
     guint32 gx = (guint32)MIN(groups, (guint64)gx_max);
     guint32 gy = (guint32)((groups + gx - 1) / gx);
-    hdr->base = (guint32)base;
+    hdr->base = (guint32)(first + base);
     hdr->count = (guint32)count;
     /* the label counts one call per logical dispatch, however many chunks it took */
     if (!record(s, p, label, base == 0, gx, gy, 1, pushbuf, count, error)) return FALSE;

@@ -56,6 +56,10 @@ TL_API gboolean tl_stream_dispatch(TlStream *s, TlPipeline *p, const char *label
 /* Covers items [0, n): see header comment. `push` is modified (base/count). */
 TL_API gboolean tl_stream_dispatch_1d(TlStream *s, TlPipeline *p, const char *label, guint64 n, void *push,
                                GError **error);
+/* Covers items [first, first + n) (first + n <= 2^32): a kernel that derives its work from the
+ * item number does only that part of it (a CT slab's voxels, tl-ct-slabs.h). */
+TL_API gboolean tl_stream_dispatch_1d_range(TlStream *s, TlPipeline *p, const char *label,
+                                            guint64 first, guint64 n, void *push, GError **error);
 /* Commands recorded by someone else's code (a library such as VkFFT that records into a
  * command buffer it is given): fn(cb, data) is called once with the stream's current command
  * buffer, after the usual barrier, between timestamps when `label` is timed. fn may bind its

@@ -35,9 +35,12 @@ TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIma
   return tl_ct_fdk_new_full(ctx, geometry, grid, filter, TL_CT_RAMP_AUTO, batch_views, error);
 }
 
-TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
-                            const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
-                            guint batch_views, GError **error) {
+/* one_array: the image will be one array (tl_ct_fdk_run), so a volume beyond one is refused
+ * now, naming it; else it is run in slabs (tl-ct-slabs.h) and only the projector's limits hold. */
+static TlCtFdk *fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
+                        TlCtFilter filter, TlCtRampMethod ramp, guint batch_views,
+                        gboolean one_array, GError **error) {
+  if (one_array && !tl_ct_volume_check_one_array(ctx, grid, error)) return NULL;
   if ((guint)filter >= TL_CT_FILTER_N) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown ramp filter %d", filter);
     return NULL;
@@ -65,6 +68,18 @@ TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
   return g_steal_pointer(&f);
 }
 
+TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
+                            const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
+                            guint batch_views, GError **error) {
+  return fdk_new(ctx, geometry, grid, filter, ramp, batch_views, TRUE, error);
+}
+
+TlCtFdk *tl_ct_fdk_new_for_slabs(TlContext *ctx, const TlCtGeometry *geometry,
+                                 const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
+                                 guint batch_views, GError **error) {
+  return fdk_new(ctx, geometry, grid, filter, ramp, batch_views, FALSE, error);
+}
+
 TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
                        TlCtFilter filter, guint batch_views, GError **error) {
   if (geometry->beam != TL_CT_PARALLEL) {
@@ -87,8 +102,19 @@ void tl_ct_fdk_free(TlCtFdk *f) {
   g_free(f);
 }
 
+static gboolean back_into_array(TlCtProjector *bp, TlStream *s, const TlCtViews *v,
+                                const TlArray *filtered, gboolean accumulate, gpointer image,
+                                GError **error) {
+  return tl_ct_projector_back(bp, s, v, filtered, image, accumulate, error);
+}
+
 gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error) {
+  return tl_ct_fdk_run_with(f, s, proj, back_into_array, image, error);
+}
+
+gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj, TlCtFdkBackFunc back,
+                            gpointer data, GError **error) {
   const TlCtGeometry *g = tl_ct_projector_geometry(f->bp);
   TlCtViews all = tl_ct_views_all(g);
   guint64 npix = (guint64)g->det_u * g->det_v;
@@ -110,7 +136,7 @@ gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *im
     TlCtViews v = {.first = first, .stride = 1, .count = count};
     if (!tl_stream_dispatch_1d(s, f->weight, "fdk weight", npix * count, &wp, error) ||
         !tl_ct_ramp_run(f->ramp, s, f->tmp, f->filtered, g->det_v * count, error) ||
-        !tl_ct_projector_back(f->bp, s, &v, f->filtered, image, first > 0, error))
+        !back(f->bp, s, &v, f->filtered, first > 0, data, error))
       return FALSE;
   }
   return TRUE;

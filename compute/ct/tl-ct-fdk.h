@@ -41,6 +41,13 @@ TL_API TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, cons
 TL_API TlCtFdk *tl_ct_fdk_new_full(TlContext *ctx, const TlCtGeometry *geometry,
                             const TlImageGrid *grid, TlCtFilter filter, TlCtRampMethod ramp,
                             guint batch_views, GError **error);
+/* The same for a volume of any size the projector takes (tl_ct_projector_new), run in z-slabs
+ * (tl_ct_slabs_fdk); the constructors above refuse a volume beyond one array (naming the grid,
+ * its bytes and the limits: tl_ct_volume_check_one_array), which tl_ct_fdk_run needs. Cone or
+ * parallel beam (FBP). */
+TL_API TlCtFdk *tl_ct_fdk_new_for_slabs(TlContext *ctx, const TlCtGeometry *geometry,
+                                        const TlImageGrid *grid, TlCtFilter filter,
+                                        TlCtRampMethod ramp, guint batch_views, GError **error);
 /* FBP for parallel beams, the algorithm tomography users know by that name: the same object
  * (w = 1, D = 1, no cosine, weights pi / N), refused for cone-beam geometries (FDK there). */
 TL_API TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
@@ -52,5 +59,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtFdk, tl_ct_fdk_free)
  * weight", "fdk filter", "fdk fft", "ct back voxel"); the caller finishes the stream. */
 TL_API gboolean tl_ct_fdk_run(TlCtFdk *f, TlStream *s, const TlArray *proj, TlArray *image,
                        GError **error);
+
+/* The same with the back projection of each filtered batch done by back (views v of filtered,
+ * accumulate from the second batch on): FDK into a volume held otherwise (tl-ct-slabs.h). */
+typedef gboolean (*TlCtFdkBackFunc)(TlCtProjector *bp, TlStream *s, const TlCtViews *v,
+                                    const TlArray *filtered, gboolean accumulate, gpointer data,
+                                    GError **error);
+TL_API gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj,
+                                   TlCtFdkBackFunc back, gpointer data, GError **error);
 
 G_END_DECLS

@@ -53,6 +53,8 @@ TlOperator *tl_ct_operator_new(TlContext *ctx, const TlCtGeometry *geometry,
                 geometry->n_views, geometry->n_views);
     return NULL;
   }
+  /* the solver's images are single arrays: no slabs here */
+  if (!tl_ct_volume_check_one_array(ctx, grid, error)) return NULL;
   g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, geometry, grid, method, error);
   if (!p) return NULL;
   CtOp *c = g_new0(CtOp, 1);

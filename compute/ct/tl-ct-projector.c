@@ -141,38 +141,67 @@ static guint64 largest_allocation(const TlDeviceInfo *info) {
   return info->max_buffer_size ? MIN(limit, info->max_buffer_size) : limit;
 }
 
-/* A volume beyond the device's largest allocation or Tomolab's image limit (2^28 voxels,
- * tl-image.h), or one view beyond the allocation, is refused here, naming the grid, its bytes
- * and the limits, rather than by the grid check's generic words or at the first array a run
- * makes inside a solver: every kernel takes the image as one buffer address
- * (docs/large-arrays.md), so an image cannot be split over allocations. */
+/* Tomolab's CT volumes: each kernel indexes voxels with 32-bit integers, and a volume is held in
+ * z-slabs of whole planes (tl-ct-slabs.h), so one plane must fit an allocation. Beyond that a
+ * volume is refused here, naming the grid, its bytes and the limits, rather than by the grid
+ * check's generic words or at the first array a run makes. */
 static gboolean check_fits(TlContext *ctx, const TlCtGeometry *g, const TlImageGrid *grid,
                            GError **error) {
   guint64 device = largest_allocation(tl_context_info(ctx));
-  guint64 limit = MIN(device, 4 * TL_IMAGE_MAX_VOXELS);
-  guint64 nvox = (guint64)grid->dims[0] * grid->dims[1] * grid->dims[2];
-  guint64 image = 4 * nvox, view = 4 * (guint64)g->det_u * g->det_v;
-  if (image <= limit && view <= device) return TRUE;
   const guint *d = grid->dims;
-  if (image > limit)
+  guint64 nvox = (guint64)d[0] * d[1] * d[2], plane = 4 * (guint64)d[0] * d[1];
+  guint64 view = 4 * (guint64)g->det_u * g->det_v;
+  if (nvox > TL_CT_MAX_VOXELS)
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
                 "CT volume %u x %u x %u: %" G_GUINT64_FORMAT " voxels, an image of %"
-                G_GUINT64_FORMAT " bytes (%.2f GiB) in one array, beyond the limit of %"
-                G_GUINT64_FORMAT " bytes (%.2f GiB: Tomolab's images hold at most 2^28 voxels; "
-                "this device's largest allocation, maxMemoryAllocationSize / maxBufferSize, is %"
-                G_GUINT64_FORMAT " bytes); use fewer or larger voxels", d[0], d[1], d[2], nvox,
-                image, image / 1073741824.0, limit, limit / 1073741824.0, device);
-  else
+                G_GUINT64_FORMAT " bytes (%.2f GiB), beyond the %" G_GUINT64_FORMAT
+                " voxels (2^32 - 1) the CT kernels index; use fewer or larger voxels", d[0], d[1],
+                d[2], nvox, 4 * nvox, 4 * nvox / 1073741824.0, TL_CT_MAX_VOXELS);
+  else if (plane > device)
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "CT volume %u x %u x %u: one plane of %u x %u voxels takes %" G_GUINT64_FORMAT
+                " bytes, beyond this device's largest allocation (maxMemoryAllocationSize / "
+                "maxBufferSize) of %" G_GUINT64_FORMAT " bytes; volumes are split by planes only",
+                d[0], d[1], d[2], d[0], d[1], plane, device);
+  else if (view > device)
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
                 "CT detector %u x %u: one view needs %" G_GUINT64_FORMAT " bytes, beyond this "
                 "device's largest allocation of %" G_GUINT64_FORMAT " bytes", g->det_u, g->det_v,
                 view, device);
+  else
+    return TRUE;
+  return FALSE;
+}
+
+/* A volume held in one array (what the solver and the single-array calls need): beyond the
+ * device's largest allocation or Tomolab's image limit (2^28 voxels, tl-image.h) it is
+ * refused, naming the grid, its bytes and the limits. */
+gboolean tl_ct_volume_check_one_array(TlContext *ctx, const TlImageGrid *grid, GError **error) {
+  guint64 device = largest_allocation(tl_context_info(ctx));
+  guint64 limit = MIN(device, 4 * TL_IMAGE_MAX_VOXELS);
+  const guint *d = grid->dims;
+  guint64 nvox = (guint64)d[0] * d[1] * d[2], image = 4 * nvox;
+  if (image <= limit) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+              "CT volume %u x %u x %u: %" G_GUINT64_FORMAT " voxels, an image of %"
+              G_GUINT64_FORMAT " bytes (%.2f GiB) in one array, beyond the limit of %"
+              G_GUINT64_FORMAT " bytes (%.2f GiB: Tomolab's images hold at most 2^28 voxels; "
+              "this device's largest allocation, maxMemoryAllocationSize / maxBufferSize, is %"
+              G_GUINT64_FORMAT " bytes); iterative reconstruction needs the volume in one array "
+              "(FDK, FBP and the projectors run it in slabs: tl-ct-slabs.h); use fewer or larger "
+              "voxels", d[0], d[1], d[2], nvox, image, image / 1073741824.0, limit,
+              limit / 1073741824.0, device);
   return FALSE;
 }
 
 TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error) {
-  if (!check_fits(ctx, geometry, grid, error) || !tl_image_grid_validate(grid, error)) return NULL;
+  /* the grid's own checks on one plane: its voxel count is check_fits' (slabs lift 2^28) */
+  TlImageGrid plane = *grid;
+  plane.dims[2] = 1;
+  if (!check_fits(ctx, geometry, grid, error) || !tl_image_grid_validate(&plane, error) ||
+      (grid->dims[2] == 0 && !tl_image_grid_validate(grid, error)))
+    return NULL;
   if ((guint)method >= G_N_ELEMENTS(tl_ct_method_names)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "unknown CT projector %d", method);
     return NULL;
@@ -443,4 +472,80 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
   guint64 items = (guint64)(p->grid.dims[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * p->grid.dims[1] *
           p->grid.dims[2];
   return tl_stream_dispatch_1d(s, p->back, p->label_back, items, &push, error);
+}
+
+/* ---- Volumes in z-slabs (tl-ct-slabs.h) ---- */
+
+/* A slab call: planes [z0, z0 + nz) within the volume, slab holding them, views among the
+ * geometry's and the projection array long enough. */
+static gboolean check_slab_call(TlCtProjector *p, const TlCtViews *v, const TlArray *slab,
+                                guint z0, guint nz, const TlArray *proj, GError **error) {
+  const guint *d = p->grid.dims;
+  const TlCtGeometry *g = p->geom;
+  guint64 want = (guint64)d[0] * d[1] * nz;
+  if (nz == 0 || z0 >= d[2] || nz > d[2] - z0 || tl_array_elem_size(slab) != 4 ||
+      tl_array_length(slab) != want) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: slab of planes %u + %u of a %u x %u x %u volume in an array of %"
+                G_GUINT64_FORMAT " elements of %zu bytes; expected planes within the volume and "
+                "%" G_GUINT64_FORMAT " floats", z0, nz, d[0], d[1], d[2], tl_array_length(slab),
+                tl_array_elem_size(slab), want);
+    return FALSE;
+  }
+  if (v->count == 0 || v->stride == 0 || v->first >= g->n_views ||
+      v->first + (guint64)v->stride * (v->count - 1) >= g->n_views ||
+      tl_array_elem_size(proj) != 4 || tl_array_length(proj) < tl_ct_views_n_pixels(g, v)) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT projector: views %u + %u k (k < %u) of %u, projection array of %"
+                G_GUINT64_FORMAT " elements of %zu bytes; expected views among the geometry's "
+                "and at least %" G_GUINT64_FORMAT " floats", v->first, v->stride, v->count,
+                g->n_views, tl_array_length(proj), tl_array_elem_size(proj),
+                tl_ct_views_n_pixels(g, v));
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* Forward of one slab: the projector restricted to planes [z0, z0 + nz), i.e. the same rays
+ * (the view table is the whole grid's: ray casting's samples stay where the whole volume's
+ * are) through a grid of nz planes whose outer corner is plane z0's; a ray's sum over the
+ * slabs is its sum over the volume, regrouped. */
+gboolean tl_ct_projector_forward_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                                      const TlArray *slab, guint z0, guint nz, TlArray *proj,
+                                      gboolean accumulate, GError **error) {
+  if (!p->forward) return tl_ct_projector_forward(p, s, views, slab, proj, accumulate, error);
+  if (!check_slab_call(p, views, slab, z0, nz, proj, error)) return FALSE;
+  CtPush push;
+  fill_push(p, views, slab, proj, accumulate, &push);
+  push.dims[2] = nz;
+  push.corner[2] = (float)(p->grid.origin_mm[2] + (z0 - 0.5) * p->grid.voxel_mm[2]);
+  tl_pipeline_set_item_cost(p->forward, p->forward_cost);
+  return tl_stream_dispatch_1d(s, p->forward, p->label_forward,
+                               tl_ct_views_n_pixels(p->geom, views), &push, error);
+}
+
+/* Back projection into one slab by a gather (ct_back, voxel: ct_bp_voxel): each voxel is
+ * computed alone from the whole grid's coordinates, so dispatching only the slab's items gives
+ * each of its voxels the very bits of the unsplit gather. The kernel writes voxel idx of the
+ * whole grid at image + 4 idx, so it is handed the slab's address less its first voxel's
+ * offset: every address it forms lies in the slab. The ray-driven scatters cannot be cut so
+ * (a ray adds into every slab it crosses), hence the gather here whatever set_back chose. */
+gboolean tl_ct_projector_back_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                                   const TlArray *proj, TlArray *slab, guint z0, guint nz,
+                                   gboolean accumulate, GError **error) {
+  if (!check_slab_call(p, views, slab, z0, nz, proj, error)) return FALSE;
+  if (!p->back) {
+    guint32 spec = p->method;
+    p->back = tl_pipeline_new_builtin(p->ctx, "ct_back", sizeof(CtPush), &spec, 1, error);
+    if (!p->back) return FALSE;
+  }
+  const guint *d = p->grid.dims;
+  CtPush push;
+  fill_push(p, views, slab, proj, accumulate, &push);
+  push.image = tl_array_address(slab) - 4 * (guint64)d[0] * d[1] * z0;
+  guint64 cost = (guint64)p->back_cost * views->count;
+  tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
+  guint64 per_plane = (guint64)(d[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * d[1];
+  return tl_stream_dispatch_1d_range(s, p->back, p->label_back, per_plane * z0, per_plane * nz,
+                                     &push, error);
 }

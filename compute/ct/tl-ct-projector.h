@@ -110,4 +110,23 @@ TL_API gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtVi
                               const TlArray *proj, TlArray *image, gboolean accumulate,
                               GError **error);
 
+/* Volumes larger than one allocation are held in z-slabs (tl-ct-slabs.h, which loops over
+ * them with these two). The CT kernels index voxels with 32-bit integers: */
+#define TL_CT_MAX_VOXELS G_GUINT64_CONSTANT(0xffffffff)
+/* proj (+)= A restricted to planes [z0, z0 + nz), whose voxels slab holds (nx ny nz floats). */
+TL_API gboolean tl_ct_projector_forward_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                                             const TlArray *slab, guint z0, guint nz,
+                                             TlArray *proj, gboolean accumulate, GError **error);
+/* Planes [z0, z0 + nz) of A^T proj (voxel: of FDK's sum) into slab (accumulate: +=), by the
+ * gather whatever tl_ct_projector_set_back chose: the same bits as the unsplit gather. */
+TL_API gboolean tl_ct_projector_back_slab(TlCtProjector *p, TlStream *s, const TlCtViews *views,
+                                          const TlArray *proj, TlArray *slab, guint z0, guint nz,
+                                          gboolean accumulate, GError **error);
+/* Fails (naming the grid, its bytes and the limits) where the volume does not fit one array:
+ * the device's largest allocation or Tomolab's 2^28-voxel images. tl_ct_projector_new accepts
+ * any volume up to TL_CT_MAX_VOXELS whose planes fit an allocation; the single-array calls
+ * above and the iterative reconstructions need this too. */
+TL_API gboolean tl_ct_volume_check_one_array(TlContext *ctx, const TlImageGrid *grid,
+                                             GError **error);
+
 G_END_DECLS

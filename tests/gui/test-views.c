@@ -197,6 +197,42 @@ static TlSliceView *view_of(GtkWindow **win, int orientation, const TlImageGrid 
   return v;
 }
 
+/* What the view paints (its PNG, read back): the image rectangle r filled (every pixel but
+ * the black of value 0, 1 in 13 of view_of's, and the crosshair's lines), the rows just above
+ * and below it the black background but for the letters: the image is drawn, at r's aspect,
+ * not an empty strip. */
+static void assert_paints_rect(GtkWidget *v, const graphene_rect_t *r) {
+  g_autofree char *png = g_build_filename(tmpdir, "thin-view.png", NULL);
+  wait_paint_save(v, png, NULL);
+  GError *error = NULL;
+  g_autoptr(GdkTexture) t = gdk_texture_new_from_filename(png, &error);
+  g_assert_no_error(error);
+  g_autoptr(GBytes) b = tl_gui_texture_bytes(t);
+  const guint8 *px = g_bytes_get_data(b, NULL);
+  int W = gdk_texture_get_width(t), H = gdk_texture_get_height(t);
+  int x0 = (int)ceil(r->origin.x) + 1, x1 = (int)floor(r->origin.x + r->size.width) - 1;
+  int y0 = (int)ceil(r->origin.y) + 1, y1 = (int)floor(r->origin.y + r->size.height) - 1;
+  g_assert_cmpint(x0, >=, 0);
+  g_assert_cmpint(x1, <, W);
+  g_assert_cmpint(y0 - 4, >=, 0);
+  g_assert_cmpint(y1 + 4, <, H);
+  guint64 inside = 0, lit = 0, edge = 0, edge_lit = 0;
+  for (int y = y0 - 4; y <= y1 + 4; y++)
+    for (int x = x0; x < x1; x++) {
+      const guint8 *p = px + 4 * ((gsize)y * W + x); /* B, G, R, A */
+      gboolean on = p[0] > 8 || p[1] > 8 || p[2] > 8;
+      if (y >= y0 && y < y1)
+        inside++, lit += on;
+      else if (y < y0 - 2 || y > y1 + 2)
+        edge++, edge_lit += on;
+    }
+  g_test_message("image rect %.0f x %.0f at (%.0f, %.0f): %.1f %% painted, %.1f %% of the rows "
+                 "beside it", r->size.width, r->size.height, r->origin.x, r->origin.y,
+                 100.0 * lit / inside, 100.0 * edge_lit / edge);
+  g_assert_cmpfloat((double)lit / inside, >, 0.85);
+  g_assert_cmpfloat((double)edge_lit / edge, <, 0.1);
+}
+
 /* Letters per orientation in the RAS-like scanner frame, the scale bar, the aspect of
  * anisotropic voxels, the colour bar's ticks and unit, and a 2-slice volume's side views. */
 static void test_slice_views(void) {
@@ -222,14 +258,21 @@ static void test_slice_views(void) {
   /* The tooth's FDK grid: 2 slices. Its coronal view is a slab 2 voxels tall: at least 56 px
    * on screen, marked as stretched, never a strip of a few pixels. */
   TlImageGrid thin = tl_image_grid_centred(128, 128, 2, 0.5f, 0.5f, 0.5f);
+  /* 8 slices of the same width: fitted by its width, as the stretched slab must be */
+  TlImageGrid slab = tl_image_grid_centred(128, 128, 8, 0.5f, 0.5f, 0.5f);
   for (int o = TL_VIEW_CORONAL; o <= TL_VIEW_SAGITTAL; o++) {
     GtkWindow *win;
-    TlSliceView *v = view_of(&win, o, &thin, 420, 300);
+    TlSliceView *v = view_of(&win, o, &slab, 420, 300);
+    double fitted_w = tl_slice_view_get_image_rect(v).size.width;
+    gtk_window_destroy(win);
+    v = view_of(&win, o, &thin, 420, 300);
     graphene_rect_t r = tl_slice_view_get_image_rect(v);
     g_assert_cmpfloat(r.size.height, >=, 56);
     g_assert_cmpfloat(r.size.width, >, 200);
+    g_assert_cmpfloat_with_epsilon(r.size.width, fitted_w, 1e-6);
     assert_drew(tl_slice_view_get_drawn_text(v), "tall");
     g_assert_cmpstr(tl_slice_view_get_letters(v), ==, letters[o]);
+    assert_paints_rect(GTK_WIDGET(v), &r);
     gtk_window_destroy(win);
   }
 }
