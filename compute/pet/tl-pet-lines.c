@@ -2,6 +2,7 @@
 /* The PET operator over explicit lines (tl-pet-lines.h). */
 #include "tl-pet-lines.h"
 #include "pet/project/tl-projector.h"
+#include "pet/data/tl-sinogram-arc.h"
 #include "expr/tl-expr.h"
 #include <math.h>
 #include <string.h>
@@ -207,4 +208,24 @@ guint64 *tl_pet_lines_operator_order(const TlOperator *op) {
   if (!op || op->klass != &tl_pet_lines_operator_class) return NULL;
   const LinesOp *p = op->priv;
   return g_memdup2(p->pos, sizeof(guint64) * p->n);
+}
+
+TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
+                                          const char *projector, const TlSinogram *sino,
+                                          guint rays_t, guint rays_z, guint subsets,
+                                          GError **error) {
+  guint n_rays = rays_t * rays_z;
+  g_autofree float *w = g_new(float, MAX(MIN(n_rays, TL_SINOGRAM_ARC_MAX_RAYS), 1));
+  g_autofree guint32 *view_of = NULL;
+  g_autofree float *ends = tl_sinogram_arc_lines(sino, rays_t, rays_z, w, &view_of, error);
+  if (!ends) return NULL;
+  /* the views of subset k: v mod S = k, so a subset with no view is refused here, naming both */
+  if (subsets > sino->n_views) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets of the %u views of "
+                "arc-corrected data (expected at most one subset per view)", subsets,
+                sino->n_views);
+    return NULL;
+  }
+  return tl_pet_lines_operator_new(ctx, grid, projector, sino->n_bins, ends, n_rays, w,
+                                   sino->data, view_of, subsets, error);
 }

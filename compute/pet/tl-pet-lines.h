@@ -17,6 +17,7 @@
 #pragma once
 #include "tl-api.h"
 #include "recon/tl-operator.h"
+#include "pet/data/tl-sinogram.h"
 
 G_BEGIN_DECLS
 
@@ -36,6 +37,17 @@ TL_API TlOperator *tl_pet_lines_operator_new(TlContext *ctx, const TlImageGrid *
 /* The position in the operator's data order of each given line i (n entries, g_free), so
  * that a forward projection can be written back in the caller's order. */
 TL_API guint64 *tl_pet_lines_operator_order(const TlOperator *op);
+
+/* Arc-corrected STIR projection data as this operator (issue 26 items 3-4): each bin the line
+ * of pet/data/tl-sinogram-arc.h with rays_t x rays_z rays (1 x 1: the bin's own line), its
+ * value the bin's count; subset k holds the views v with v mod S = k (interleaved views, as
+ * STIR's subsets), in sinogram order inside. The one constructor of the CLI, the window and
+ * Python for such data, so that they build the same operator. GError as
+ * tl_sinogram_arc_lines and tl_pet_lines_operator_new (a sinogram without counts too). */
+TL_API TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
+                                                 const char *projector,
+                                                 const TlSinogram *sino, guint rays_t,
+                                                 guint rays_z, guint subsets, GError **error);
 
 TL_API extern const TlOperatorClass tl_pet_lines_operator_class;
 
