@@ -54,7 +54,7 @@ typedef struct {
   const char *algorithm;
   TlProblem pb;
   TlSolverOptions o;
-  TlImage *truth, *start;
+  TlImage *truth, *start, *sens;
   guint64 budget;
 } NewJob;
 
@@ -71,8 +71,9 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
                            "truth", "image", "submit_budget", "seed", "start_subset",
-                           "beta_absolute", NULL};
+                           "beta_absolute", "sensitivity", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
+  PyObject *sens = Py_None;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
   unsigned iterations = j.o.iterations, filter_every = 0;
@@ -85,12 +86,12 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIp:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIpO:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
                                    &scaled, &truth, &image, &budget, &j.o.seed,
-                                   &j.o.start_subset, &absolute))
+                                   &j.o.start_subset, &absolute, &sens))
     return -1;
   static const char *const whens[] = {"never", "iteration", "subiteration", NULL};
   int when = tlpy_choice("objective", objective, whens);
@@ -116,6 +117,9 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   int r = -1;
   if (truth != Py_None && !(j.truth = tlpy_image_from(truth, grid, "truth"))) goto out;
   if (image != Py_None && !(j.start = tlpy_image_from(image, grid, "image"))) goto out;
+  /* the sensitivity image given (STIR's sensitivity filename; the run key `sensitivity`) */
+  if (sens != Py_None && !(j.sens = tlpy_image_from(sens, grid, "sensitivity"))) goto out;
+  j.o.sensitivity = j.sens;
   self->cancel = g_cancellable_new();
   if (tlpy_operator_enter(op) < 0) goto out;
   r = tlpy_run_or_raise(do_new, &j, self->cancel);
@@ -130,6 +134,7 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
 out:
   if (j.truth) tl_image_free(j.truth);
   if (j.start) tl_image_free(j.start);
+  if (j.sens) tl_image_free(j.sens);
   return r;
 }
 
@@ -397,7 +402,8 @@ static PyTypeObject TlPySolverType = {
     .tp_doc = "Solver(op, algorithm='mlem', *, data=None, additive=None, iterations=10, "
               "relaxation=1, nonnegative=False, objective='iteration', prior=None, beta=0, "
               "gamma=2, epsilon=1e-3, filter=None, filter_every=0, uniform_sensitivity=False, "
-              "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False): "
+              "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False, "
+              "sensitivity=None): "
               "any algorithm of "
               "tomolab.algorithms() on op (data None: the operator's own counts).",
     .tp_new = PyType_GenericNew,
