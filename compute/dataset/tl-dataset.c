@@ -62,10 +62,10 @@ static void pet_defaults(TlDataset *ds) {
   }
   if (lm->duration_s > 0) ds->allows |= TL_DATASET_ALLOWS_QUANT;
   ds->subsets = tl_dataset_pet_subsets(ds->bins || ds->arc ? ds->bin_counts : (double)lm->n_events);
-  /* arc-corrected lines: no pairs for a normalisation or attenuation factors yet, and
-   * subsets by view (tl_pet_lines_operator_new_arc), at most one per view */
+  /* arc-corrected lines: no crystal pairs for a normalisation yet, and subsets by view
+   * (tl_pet_lines_operator_new_arc), at most one per view */
   if (ds->arc) {
-    ds->allows &= ~(guint)(TL_DATASET_ALLOWS_ATTENUATION | TL_DATASET_ALLOWS_NORM);
+    ds->allows &= ~(guint)TL_DATASET_ALLOWS_NORM;
     ds->subsets = MIN(ds->subsets, ds->arc->n_views);
   }
 }

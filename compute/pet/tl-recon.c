@@ -258,8 +258,7 @@ TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageG
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
   if (!r) return NULL;
   const TlReconOptions *o = &r->opt;
-  const char *refused = po.attenuation ? "attenuation correction"
-                        : po.norm      ? "normalisation"
+  const char *refused = po.norm ? "normalisation"
                         : o->randoms   ? "randoms correction"
                         : o->scatter_estimate ? "scatter correction"
                         : o->tof              ? "time of flight"
@@ -269,12 +268,13 @@ TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageG
   if (refused) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%s: not with arc-corrected projection "
                 "data (their bins are lines, reconstructed by the pet-lines operator with "
-                "projectors siddon, joseph or tor and nothing else yet)", refused);
+                "projectors siddon, joseph or tor and attenuation correction, nothing else "
+                "yet)", refused);
     return NULL;
   }
   r->op = tl_pet_lines_operator_new_arc(ctx, grid, o->projector, sino,
                                         MAX(o->rays_tangential, 1), MAX(o->rays_axial, 1),
-                                        o->subsets, error);
+                                        o->subsets, po.attenuation, error);
   if (!recon_finish(r, error)) return NULL;
   return g_steal_pointer(&r);
 }

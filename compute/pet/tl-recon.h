@@ -188,8 +188,9 @@ TL_API TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, co
 /* Arc-corrected STIR projection data (pet/data/tl-sinogram-arc.h): each bin a line with
  * opt->rays_tangential x opt->rays_axial rays, the pet-lines operator
  * (tl_pet_lines_operator_new_arc: subsets of interleaved views), its sensitivity the column
- * sums over every bin (not cached: no crystal pairs to key it by). Projectors siddon, joseph,
- * tor; attenuation, normalisation, randoms, scatter, TOF and zero end planes are refused
+ * sums over every bin (not cached: no crystal pairs to key it by), weighted by the attenuation
+ * factors with opt->attenuation. Projectors siddon, joseph, tor; normalisation, randoms,
+ * scatter, TOF and zero end planes are refused
  * (a GError naming the option): the lines have no crystal pairs to attach them to yet. */
 TL_API TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
                                  const TlReconOptions *opt, GError **error);

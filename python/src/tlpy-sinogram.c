@@ -335,37 +335,46 @@ typedef struct {
   gboolean have_grid;
   const char *projector;
   guint rays_t, rays_z, subsets;
+  TlImage *mu;
   TlOperator *op;
 } ArcJob;
 
 static gboolean do_arc(gpointer d, GError **error) {
   ArcJob *j = d;
-  if (!j->have_grid) { /* the dataset's PET grid of the sinogram's scanner, as the CLI's */
-    g_autoptr(TlScanner) sc = tl_sinogram_scanner(j->s, error);
-    if (!sc) return FALSE;
-    j->grid = tl_dataset_pet_grid(sc);
-  }
   j->op = tl_pet_lines_operator_new_arc(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
-                                        j->rays_z, j->subsets, error);
+                                        j->rays_z, j->subsets, j->mu, error);
   return j->op != NULL;
 }
 
 static PyObject *py_arc_operator(PyObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"sinogram", "grid", "projector", "subsets", "rays_tangential",
-                           "rays_axial", "ctx", NULL};
-  PyObject *so, *gobj = Py_None, *ctxo = Py_None;
+                           "rays_axial", "attenuation", "ctx", NULL};
+  PyObject *so, *gobj = Py_None, *ctxo = Py_None, *atten = Py_None;
   ArcJob j = {.projector = "siddon", .rays_t = 1, .rays_z = 1, .subsets = 1};
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$zIIIO:_arc_operator", kwlist, &so, &gobj,
-                                   &j.projector, &j.subsets, &j.rays_t, &j.rays_z, &ctxo))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$zIIIOO:_arc_operator", kwlist, &so, &gobj,
+                                   &j.projector, &j.subsets, &j.rays_t, &j.rays_z, &atten,
+                                   &ctxo))
     return NULL;
   if (gobj != Py_None) {
     if (!tlpy_grid_from(gobj, &j.grid)) return NULL;
     j.have_grid = TRUE;
   }
   if (!(j.s = sino_from_obj(so))) return NULL;
-  TlPyContext *c = tlpy_context_get(ctxo);
-  if (!c) {
+  if (!j.have_grid) { /* the dataset's PET grid of the sinogram's scanner, as the CLI's */
+    GError *error = NULL;
+    TlScanner *sc = tl_sinogram_scanner(j.s, &error);
+    if (!sc) {
+      tl_sinogram_free(j.s);
+      return tlpy_raise(error);
+    }
+    j.grid = tl_dataset_pet_grid(sc);
+    tl_scanner_free(sc);
+  }
+  TlPyContext *c = NULL;
+  if ((atten != Py_None && !(j.mu = tlpy_image_from(atten, &j.grid, "attenuation"))) ||
+      !(c = tlpy_context_get(ctxo))) {
     tl_sinogram_free(j.s);
+    if (j.mu) tl_image_free(j.mu);
     return NULL;
   }
   j.ctx = c->ctx;
@@ -376,6 +385,7 @@ static PyObject *py_arc_operator(PyObject *self, PyObject *args, PyObject *kw) {
     if (!res && error) tlpy_raise(error);
   }
   tl_sinogram_free(j.s);
+  if (j.mu) tl_image_free(j.mu);
   Py_DECREF(c);
   return res;
 }
@@ -385,7 +395,7 @@ PyObject *tlpy_sinogram_dict(const TlSinogram *s) { return sino_to_dict(s); }
 static PyMethodDef sinogram_functions[] = {
     {"_arc_operator", (PyCFunction)(void (*)(void))py_arc_operator, METH_VARARGS | METH_KEYWORDS,
      "_arc_operator(sinogram, grid=None, *, projector='siddon', subsets=1, rays_tangential=1, "
-     "rays_axial=1, ctx=None) -> Operator: arc-corrected bins as lines"},
+     "rays_axial=1, attenuation=None, ctx=None) -> Operator: arc-corrected bins as lines"},
     {"_sinogram_scanner_text", py_scanner_text, METH_VARARGS,
      "_sinogram_scanner_text(sinogram) -> the scanner file text of its geometry"},
     {"_sinogram_load", py_load, METH_VARARGS, "_sinogram_load(path) -> dict (STIR .hs)"},

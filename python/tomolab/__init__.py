@@ -242,13 +242,14 @@ class Run:
             v = [float(x) for x in vox.split(',')]
             grid = Grid.centred(tuple(int(d) for d in dims.split('x')), tuple(v * 3 if len(v) == 1 else v))
         if getattr(listmode, 'arc_corrected', False):
-            if attenuation is not None or self.tof or self.binned:
-                raise InvalidArgument('arc-corrected data: no attenuation, TOF or binned = true '
-                                      '(their bins are lines)')
+            if self.tof or self.binned:
+                raise InvalidArgument('arc-corrected data: no TOF or binned = true (their bins '
+                                      'are lines)')
             return _tomolab._arc_operator(listmode, grid, projector=r['projector'],
                                           subsets=r['subsets'],
                                           rays_tangential=self.rays_tangential,
-                                          rays_axial=self.rays_axial, ctx=ctx)
+                                          rays_axial=self.rays_axial, attenuation=attenuation,
+                                          ctx=ctx)
         if self.rays_tangential > 1 or self.rays_axial > 1:
             raise InvalidArgument(f'rays-tangential = {self.rays_tangential}, rays-axial = '
                                   f'{self.rays_axial}: for arc-corrected sinograms (list mode '
