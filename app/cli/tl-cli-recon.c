@@ -645,7 +645,7 @@ static int recon_spec(const TlRunSpec *sp) {
     fprintf(stderr, "recon: sensitivity image %s, set up in %.2f s\n",
             sens                            ? "from the file"
             : tl_recon_sensitivity_cached(r) ? "from the cache"
-            : no_cache                      ? "computed"
+            : no_cache || arc               ? "computed" /* lines: no disk cache */
                                             : "computed and cached",
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
