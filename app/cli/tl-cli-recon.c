@@ -480,7 +480,7 @@ static int recon_spec(const TlRunSpec *sp) {
       binned = TRUE;
       sino_bins = g_steal_pointer(&ds->bins);
       arc = g_steal_pointer(&ds->arc); /* arc-corrected: lines, not crystal pairs */
-      arc_counts = ds->bin_counts;
+      if (arc) arc_counts = ds->bin_counts; /* crystal-pair bins are summed from sino_bins */
     } else if (ds->kind != TL_DATASET_PET_LISTMODE) {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
               "data go to ct-recon)\n", input, tl_dataset_kind_name(ds->kind));
