@@ -128,6 +128,14 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
   if (o->start_subset) g_string_append_printf(all, "start subset %u\n", o->start_subset);
   if (o->zero_end_planes) g_string_append(all, "zero end planes\n");
   if (norm) g_string_append_printf(all, "normalisation %s\n", norm->sha256);
+  if (o->rays_tangential > 1 || o->rays_axial > 1)
+    g_string_append_printf(all, "rays %u x %u\n", o->rays_tangential, o->rays_axial);
+  if (o->sensitivity) { /* a sensitivity image given: its values */
+    g_autofree char *h = g_compute_checksum_for_data(
+        G_CHECKSUM_SHA256, (const guchar *)o->sensitivity->data,
+        tl_image_grid_n_voxels(&o->sensitivity->grid) * sizeof(float));
+    g_string_append_printf(all, "sensitivity %s\n", h);
+  }
   if (scatter_file) { /* --scatter FILE: the estimate's bytes (already read) */
     g_autofree char *src = NULL;
     gsize len = 0;
@@ -293,6 +301,16 @@ static int recon_main(int argc, char **argv) {
       RUN_FLAG("zero-end-planes", 0,
                "Leave out the data of the first and last direct planes (both crystals in the first "
                "or both in the last ring; STIR's zero end planes of segment 0)"),
+      RUN_OPT("rays-tangential", 0,
+              "Arc-corrected sinograms: rays per line across the bin (STIR's number of rays in "
+              "tangential direction; default 1)", "N"),
+      RUN_OPT("rays-axial", 0, "Arc-corrected sinograms: rays per line across a ring's width "
+              "(default 1)", "N"),
+      RUN_OPT("sensitivity", 0,
+              "Use this sensitivity image (on the grid) instead of computing it (STIR's "
+              "sensitivity filename; with S subsets each subset's is the image / S)", "IMAGE"),
+      RUN_OPT("sensitivity-out", 0, "Write the sensitivity image the run uses to IMAGE",
+              "IMAGE"),
       RUN_FLAG("profile", 0, "Print GPU time per kernel at the end"),
       RUN_FLAG("no-cache", 0,
                "Recompute the sensitivity image instead of using $XDG_CACHE_HOME/tomolab"),
@@ -407,13 +425,15 @@ static int recon_spec(const TlRunSpec *sp) {
                                                 {"--randoms", sp->randoms_file},
                                                 {"--scatter", scatter_file},
                                                 {"--start", sp->start},
-                                                {"--kappa", sp->kappa}},
-                            9,
+                                                {"--kappa", sp->kappa},
+                                                {"--sensitivity", sp->sensitivity}},
+                            10,
                             (const TlCliFile[]){{"-o", output}, {"--checkpoint", checkpoint},
                                                 {"--randoms-out", randoms_out},
                                                 {"--scatter-out", scatter_out},
-                                                {"the image's sidecar", sidecar}},
-                            5, &error))
+                                                {"the image's sidecar", sidecar},
+                                                {"--sensitivity-out", sp->sensitivity_out}},
+                            6, &error))
     return tl_cli_usage_error("recon", error);
   TlReconOptions o;
   TlFilter filter, post_filter_kind;
@@ -430,6 +450,8 @@ static int recon_spec(const TlRunSpec *sp) {
   g_autoptr(TlListmode) lm = NULL;
   TlImageGrid default_grid = {{0}};
   g_autoptr(GArray) sino_bins = NULL;
+  g_autoptr(TlSinogram) arc = NULL;
+  double arc_counts = 0;
   if (size > 1) {
     if (!tl_listmode_count_events(input, &n_total, &error)) {
       g_prefix_error(&error, "under mpirun each rank reads its share of a Tomolab list-mode "
@@ -457,6 +479,8 @@ static int recon_spec(const TlRunSpec *sp) {
       }
       binned = TRUE;
       sino_bins = g_steal_pointer(&ds->bins);
+      arc = g_steal_pointer(&ds->arc); /* arc-corrected: lines, not crystal pairs */
+      if (arc) arc_counts = ds->bin_counts; /* crystal-pair bins are summed from sino_bins */
     } else if (ds->kind != TL_DATASET_PET_LISTMODE) {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
               "data go to ct-recon)\n", input, tl_dataset_kind_name(ds->kind));
@@ -556,9 +580,10 @@ static int recon_spec(const TlRunSpec *sp) {
   gint64 t0 = g_get_monotonic_time();
   double counts = (double)n_total; /* every rank's events, not this rank's share */
   for (guint i = 0; sino_bins && i < sino_bins->len; i++) counts += g_array_index(sino_bins, TlBin, i).count;
+  counts += arc_counts;
   if (!quiet)
     fprintf(stderr, "recon: %.0f %s, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s, %s on %s\n", counts, sino_bins ? "counts (sinogram)" : "events",
+            "%g x %g x %g mm, %s, %s on %s\n", counts, arc ? "counts (arc-corrected sinogram)" : sino_bins ? "counts (sinogram)" : "events",
             lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
@@ -585,8 +610,18 @@ static int recon_spec(const TlRunSpec *sp) {
     else
       fprintf(stderr, "recon: filter %s on the final image\n", filter_text);
   }
+  /* the run's sensitivity image (the key `sensitivity`), checked against the grid */
+  g_autoptr(TlImage) sens = NULL;
+  if (!tl_run_spec_load_sensitivity(sp, &grid, &sens, &error)) return fail(error);
+  o.sensitivity = sens;
+  if (sens && !quiet) fprintf(stderr, "recon: sensitivity image %s\n", sp->sensitivity);
   g_autoptr(TlRecon) r = NULL;
-  if (binned) {
+  if (arc) {
+    if (!quiet)
+      fprintf(stderr, "recon: %" G_GUINT64_FORMAT " arc-corrected bins as lines, %u x %u rays "
+              "each\n", arc->n_bins, MAX(o.rays_tangential, 1), MAX(o.rays_axial, 1));
+    r = tl_recon_new_arc(ctx, arc, &grid, &o, &error);
+  } else if (binned) {
     g_autoptr(GArray) bins = sino_bins ? g_steal_pointer(&sino_bins) : tl_listmode_histogram(lm);
     if (!quiet) fprintf(stderr, "recon: %u bins\n", bins->len);
     r = tl_recon_new_binned(ctx, lm->scanner, (const TlBin *)bins->data, bins->len, &grid, &o,
@@ -608,11 +643,13 @@ static int recon_spec(const TlRunSpec *sp) {
   }
   if (!quiet)
     fprintf(stderr, "recon: sensitivity image %s, set up in %.2f s\n",
-            tl_recon_sensitivity_cached(r) ? "from the cache"
-            : no_cache                      ? "computed"
+            sens                            ? "from the file"
+            : tl_recon_sensitivity_cached(r) ? "from the cache"
+            : no_cache || arc               ? "computed" /* lines: no disk cache */
                                             : "computed and cached",
             (g_get_monotonic_time() - t0) * 1e-6);
   if (truth && !tl_recon_set_truth(r, truth, &error)) return fail(error);
+  if (rank == 0 && !tl_run_spec_write_sensitivity(sp, r, &error)) return fail(error);
 
   g_autofree char *hash = options_hash(input, n_total, lm->scanner, &grid, &o, mu, norm,
                                        filter_text, kernels, scatter_file);

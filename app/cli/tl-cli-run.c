@@ -55,6 +55,8 @@ static const struct {
     {"pixel-size", 0, "pixel-size", NULL}, {"slices", 0, "slices", NULL},
     {"batch", 0, "batch", NULL},           {"kappa", 0, "kappa", NULL},
     {"seed", 0, "seed", NULL},             {"osem-epochs", 0, "osem-epochs", NULL},
+    {"rays-tangential", 0, "rays-tangential", NULL}, {"rays-axial", 0, "rays-axial", NULL},
+    {"sensitivity", 0, "sensitivity", NULL}, {"sensitivity-out", 0, "sensitivity-out", NULL},
 };
 
 gboolean tl_cli_run_option(const char *option_name, const char *value, gpointer data,

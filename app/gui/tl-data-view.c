@@ -418,10 +418,11 @@ void tl_data_view_set_dataset(TlDataView *self, TlDocument *d) {
     start_expected(self);
     return;
   }
-  if (!d || !d->lm || d->bins) {
+  gboolean sino = d && (d->bins || (d->ds && d->ds->arc)); /* arc-corrected: lines, no bins */
+  if (!d || !d->lm || sino) {
     gtk_label_set_text(self->info, "");
     gtk_label_set_text(self->totals, !d ? "No dataset"
-                                     : d->bins ? "A sinogram file: the data view histograms PET list mode only"
+                                     : sino ? "A sinogram file: the data view histograms PET list mode only"
                                                : "The data view shows PET list mode as sinograms");
     return;
   }

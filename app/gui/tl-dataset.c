@@ -224,6 +224,8 @@ TlDocument *tl_document_load(const char *path, GError **error) {
                                       : ds->kind == TL_DATASET_CT  ? (gpointer)ds->ct
                                                                    : (gpointer)ds->lm,
                      details);
+  else if (ds->arc) /* arc-corrected: the sinogram is kept, its STIR fields shown */
+    tl_sinogram_describe(ds->arc, details);
   tl_dataset_describe(ds, details);
   d->details = g_string_free(details, FALSE);
   return d;
@@ -322,7 +324,8 @@ TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec 
     const TlImage *truth = file_truth ? file_truth
                            : d->truth && tl_image_grid_equal(&d->truth->grid, &grid) ? d->truth
                                                                                       : NULL;
-    return tl_pet_job_new(ctx, d->lm, d->bins, truth, mu, &grid, r, error);
+    return tl_pet_job_new(ctx, d->lm, d->bins, d->ds ? d->ds->arc : NULL, truth, mu, &grid, r,
+                          error);
   }
   guint64 n = tl_image_grid_n_voxels(&d->grid);
   TlArray *a = tl_array_new_float(ctx, n, error);

@@ -152,6 +152,8 @@ typedef struct {
    * the iterations go on unfiltered (post-reconstruction filtering, whenever the run
    * ends); N: inside the reconstruction after every N-th sub-iteration. */
   guint filter_every;
+  /* arc-corrected sinograms: rays per line (run keys rays-tangential, rays-axial), 0 = 1 */
+  guint rays_tangential, rays_axial;
 } TlPetJobOptions;
 
 void tl_pet_job_options_clear(TlPetJobOptions *o);
@@ -174,7 +176,7 @@ gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, gui
  * passes a simulated phantom's. The run's subsets must be resolved (not 0 = auto where the
  * algorithm takes subsets). Copies what it needs. Slow (sensitivity image): call on the worker. */
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
-                      const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
+                      const TlSinogram *arc, const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
                       const TlRunSpec *run, GError **error);
 
 /* CT: the side panel's CT settings (the form the run is made from, tl_ct_job_options_to_run). */

@@ -117,6 +117,8 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
                                                          : tl_filter_to_string(&o->filter);
   KV("filter", g_strdup(f));
   KV("filter-every", g_strdup_printf("%u", o->filter_every));
+  KV("rays-tangential", g_strdup_printf("%u", MAX(o->rays_tangential, 1)));
+  KV("rays-axial", g_strdup_printf("%u", MAX(o->rays_axial, 1)));
   if (o->quant && !isnan(o->calibration)) tl_format_double(num, o->calibration);
   KV("calibration", g_strdup(o->quant && !isnan(o->calibration) ? num : "none"));
   gboolean q = o->quant && !isnan(o->calibration);
@@ -174,12 +176,15 @@ gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, gui
   o->mu_path = g_strdup(s->attenuation);
   o->filter = s->filter;
   o->filter_every = s->filter_every;
+  o->rays_tangential = s->rays_tangential;
+  o->rays_axial = s->rays_axial;
   if (iterations) *iterations = tl_run_spec_iterations(s);
   /* what the window has no row for, named so the person knows it is not used */
   static const char *const unused[] = {"binned", "epsilon", "relaxation", "objective",
                                        "tof-nsigma", "randoms-out", "scatter-out", "grid",
                                        "truth", "start", "device", "cache", "kernels",
-                                       "checkpoint", "checkpoint-every", "resume"};
+                                       "checkpoint", "checkpoint-every", "resume",
+                                       "sensitivity", "sensitivity-out"};
   g_autoptr(TlRunSpec) d = tl_run_spec_new();
   GString *list = g_string_new(NULL);
   for (gsize i = 0; i < G_N_ELEMENTS(unused); i++) {
@@ -492,7 +497,7 @@ static gboolean quant_scale(const TlListmode *lm, const TlRunSpec *run, double *
 }
 
 TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
-                      const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
+                      const TlSinogram *arc, const TlImage *truth, const TlImage *mu, const TlImageGrid *grid,
                       const TlRunSpec *run, GError **error) {
   if (run->modality != TL_RUN_PET) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "modality = ct: not a PET run");
@@ -517,6 +522,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   o.norm = norm;
   o.randoms = randoms;
   o.scatter_estimate = scatter;
+  /* the run's sensitivity image (key `sensitivity`), on the grid, as the CLI reads it */
+  g_autoptr(TlImage) sens = NULL;
+  if (!tl_run_spec_load_sensitivity(run, grid, &sens, error))
+    return NULL;
+  o.sensitivity = sens;
   /* The convergence plot wants a point per sub-iteration. */
   o.loglik = TL_LOGLIK_SUBITERATION;
   double counts = (double)lm->n_events;
@@ -524,7 +534,12 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   g_autoptr(GArray) histogram = NULL;
   if (!bins && run->binned) /* binned = true: the events as counts per crystal pair */
     bins = histogram = tl_listmode_histogram(lm);
-  if (bins) {
+  if (arc) { /* arc-corrected: its bins are lines (the CLI's tl_recon_new_arc) */
+    o.tof = FALSE;
+    counts = 0;
+    for (guint64 i = 0; i < arc->n_bins; i++) counts += arc->data[i];
+    recon = tl_recon_new_arc(ctx, arc, grid, &o, error);
+  } else if (bins) {
     if (!histogram) o.tof = FALSE; /* a sinogram has no TOF bins */
     counts = 0;
     for (guint i = 0; i < bins->len; i++) counts += g_array_index(bins, TlBin, i).count;

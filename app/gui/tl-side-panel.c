@@ -24,6 +24,8 @@ struct _TlSidePanel {
   AdwActionRow *tor_row, *tof_row, *mu_file_row, *fwhm_row, *power_row, *every_row;
   AdwComboRow *mu_row, *filter_row, *placement_row;
   GtkSpinButton *tor_spin, *fwhm_spin, *power_spin, *every_spin;
+  AdwActionRow *rays_row; /* arc-corrected sinograms: rays per line */
+  GtkSpinButton *rays_t_spin, *rays_z_spin;
   GtkSwitch *tof_switch;
   /* the model's other corrections: normalisation, randoms, scatter, units */
   AdwActionRow *norm_row, *randoms_file_row, *scatter_rounds_row, *scatter_file_row;
@@ -159,6 +161,9 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   const TlProjectorInfo *proj = pet_projector(adw_combo_row_get_selected(self->projector_row));
   g_strlcpy(opt->projector, self->ct ? "siddon" : proj->name, sizeof opt->projector);
   opt->tor_fwhm_mm = gtk_spin_button_get_value(self->tor_spin);
+  gboolean arc = gtk_widget_get_visible(GTK_WIDGET(self->rays_row));
+  opt->rays_tangential = arc ? (guint)gtk_spin_button_get_value_as_int(self->rays_t_spin) : 1;
+  opt->rays_axial = arc ? (guint)gtk_spin_button_get_value_as_int(self->rays_z_spin) : 1;
   opt->tof = self->has_tof && gtk_switch_get_active(self->tof_switch);
   opt->randoms = selected_randoms(self);
   opt->randoms_path = opt->randoms == TL_PET_RANDOMS_FILE ? g_strdup(self->randoms_path) : NULL;
@@ -597,6 +602,9 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, iterations_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tor_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, tor_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, rays_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, rays_t_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, rays_z_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, centre_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, centre_spin);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, pet_group);
@@ -824,6 +832,15 @@ gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name) {
       i++;
     }
   return FALSE;
+}
+
+void tl_side_panel_set_arc(TlSidePanel *self, gboolean arc) {
+  gtk_widget_set_visible(GTK_WIDGET(self->rays_row), arc && !self->ct);
+}
+
+void tl_side_panel_set_rays(TlSidePanel *self, guint tangential, guint axial) {
+  gtk_spin_button_set_value(self->rays_t_spin, MAX(tangential, 1));
+  gtk_spin_button_set_value(self->rays_z_spin, MAX(axial, 1));
 }
 
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every) {

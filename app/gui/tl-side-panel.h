@@ -95,6 +95,9 @@ gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibrat
 void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s);
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
+/* Rays per line (arc-corrected sinograms: the row shows for them only) and their counts. */
+void tl_side_panel_set_arc(TlSidePanel *self, gboolean arc);
+void tl_side_panel_set_rays(TlSidePanel *self, guint tangential, guint axial);
 
 /* Scrolls the Corrections group to the top of the panel once it is laid out (--set
  * panel=corrections: the documentation's screenshots). */

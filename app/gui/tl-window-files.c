@@ -374,6 +374,7 @@ static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path) {
     tl_side_panel_set_quant(p, o.quant, o.calibration, o.isotope, o.frame_start_s,
                             o.duration_s > 0 ? o.duration_s : NAN);
     tl_side_panel_set_filter(p, &o.filter, o.filter_every);
+    tl_side_panel_set_rays(p, o.rays_tangential, o.rays_axial);
     if (!randoms_ok) g_string_append(text, "; its randoms are not offered for these data");
     if (!scatter_ok) g_string_append(text, "; its scatter is not offered here");
     if (ignored) g_string_append_printf(text, "; not used by the window: %s", ignored);

@@ -44,6 +44,7 @@ void tl_dataset_free(TlDataset *ds) {
   tl_listmode_free(ds->lm);
   if (ds->bins) g_array_unref(ds->bins);
   tl_ct_data_free(ds->ct);
+  tl_sinogram_free(ds->arc);
   g_free(ds);
 }
 
@@ -60,7 +61,13 @@ static void pet_defaults(TlDataset *ds) {
     ds->tof_bins = lm->scanner->tof_bins;
   }
   if (lm->duration_s > 0) ds->allows |= TL_DATASET_ALLOWS_QUANT;
-  ds->subsets = tl_dataset_pet_subsets(ds->bins ? ds->bin_counts : (double)lm->n_events);
+  ds->subsets = tl_dataset_pet_subsets(ds->bins || ds->arc ? ds->bin_counts : (double)lm->n_events);
+  /* arc-corrected lines: no crystal pairs for a normalisation yet, and subsets by view
+   * (tl_pet_lines_operator_new_arc), at most one per view */
+  if (ds->arc) {
+    ds->allows &= ~(guint)TL_DATASET_ALLOWS_NORM;
+    ds->subsets = MIN(ds->subsets, ds->arc->n_views);
+  }
 }
 
 guint tl_dataset_pet_subsets(double counts) {
@@ -112,6 +119,23 @@ static TlDataset *dataset_new(TlDataKind kind, gpointer data, const char *path,
     TlScanner *sc = tl_sinogram_scanner(s, error);
     if (!sc) return NULL;
     ds->lm = tl_listmode_new(sc, 0);
+    if (s->arc_corrected) {
+      /* lines, not crystal pairs: the sinogram is kept for the pet-lines operator */
+      double total = 0;
+      for (guint64 i = 0; i < s->n_bins; i++) {
+        if (!(s->data[i] >= 0) || !isfinite(s->data[i])) {
+          g_autofree char *q = path ? tl_text_quote(path, -1, 200) : g_strdup("(data)");
+          g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "'%s': arc-corrected bin %" G_GUINT64_FORMAT
+                      " holds %g (expected counts: finite, >= 0)", q, i, s->data[i]);
+          return NULL;
+        }
+        total += s->data[i];
+      }
+      ds->bin_counts = total;
+      ds->arc = g_steal_pointer(&s);
+      pet_defaults(ds);
+      break;
+    }
     if (!(ds->bins = tl_sinogram_to_bins(s, FALSE, error))) return NULL;
     for (guint i = 0; i < ds->bins->len; i++) ds->bin_counts += g_array_index(ds->bins, TlBin, i).count;
     pet_defaults(ds);

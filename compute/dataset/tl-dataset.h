@@ -32,6 +32,7 @@
 #include "dataset/tl-formats.h"
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
+#include "pet/data/tl-sinogram.h"
 #include "ct/tl-ct-data.h"
 #include "ct/tl-ct-centre.h"
 #include "tl-context.h"
@@ -51,7 +52,8 @@ TL_API guint tl_dataset_pet_subsets(double counts);
 typedef enum {
   TL_DATASET_IMAGE,        /* an image to look at, a truth or a mu-map */
   TL_DATASET_PET_LISTMODE, /* PET events */
-  TL_DATASET_PET_BINS,     /* a PET sinogram as counts per crystal pair, reconstructed binned */
+  TL_DATASET_PET_BINS,     /* a PET sinogram as counts per crystal pair, reconstructed binned
+                            * (arc-corrected: per line, TlDataset.arc) */
   TL_DATASET_CT,           /* CT projections */
 } TlDatasetKind;
 
@@ -91,6 +93,11 @@ typedef struct {
   gboolean centre_known; /* the format stores it (.tlct) or the data were made in memory */
   gboolean centre_found;
   TlCtCentre search;
+  /* PET bins from arc-corrected STIR projection data (issue 26): the sinogram itself, whose
+   * bins are lines, not crystal pairs (tl_recon_new_arc, tl_pet_lines_operator_new_arc); bins
+   * is then NULL, lm its cylindrical scanner (for the grid) without events, bin_counts its
+   * total. NULL otherwise. */
+  TlSinogram *arc;
 } TlDataset;
 
 TL_API const char *tl_dataset_kind_name(TlDatasetKind kind); /* "image", "PET list mode", ... */

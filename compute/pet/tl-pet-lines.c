@@ -2,6 +2,8 @@
 /* The PET operator over explicit lines (tl-pet-lines.h). */
 #include "tl-pet-lines.h"
 #include "pet/project/tl-projector.h"
+#include "pet/data/tl-sinogram-arc.h"
+#include "pet/correct/tl-attenuation.h"
 #include "expr/tl-expr.h"
 #include <math.h>
 #include <string.h>
@@ -289,4 +291,44 @@ guint64 *tl_pet_lines_operator_order(const TlOperator *op) {
     return NULL;
   const LinesOp *p = op->priv;
   return g_memdup2(p->pos, sizeof(guint64) * p->n);
+}
+
+TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
+                                          const char *projector, const TlSinogram *sino,
+                                          guint rays_t, guint rays_z, guint subsets,
+                                          const TlImage *mu, GError **error) {
+  if (mu && !tl_pet_check_attenuation(mu, grid, error)) return NULL;
+  guint n_rays = rays_t * rays_z;
+  g_autofree float *w = g_new(float, MAX(MIN(n_rays, TL_SINOGRAM_ARC_MAX_RAYS), 1));
+  g_autofree guint32 *view_of = NULL;
+  g_autofree float *ends = tl_sinogram_arc_lines(sino, rays_t, rays_z, w, &view_of, error);
+  if (!ends) return NULL;
+  /* the views of subset k: v mod S = k, so a subset with no view is refused here, naming both */
+  if (subsets > sino->n_views) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets of the %u views of "
+                "arc-corrected data (expected at most one subset per view)", subsets,
+                sino->n_views);
+    return NULL;
+  }
+  g_autoptr(TlOperator) op = tl_pet_lines_operator_new(ctx, grid, projector, sino->n_bins, ends,
+                                                       n_rays, w, sino->data, view_of, subsets,
+                                                       error);
+  if (!op || !mu) return g_steal_pointer(&op);
+  /* D = exp(-A mu) over every subset, in data order (D is not set yet: A alone) */
+  g_autoptr(TlStream) s = tl_stream_new(ctx, error);
+  g_autoptr(TlArray) m = s ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error) : NULL;
+  g_autoptr(TlArray) a = m ? tl_array_new_float(ctx, sino->n_bins, error) : NULL;
+  if (!a || !tl_array_upload(m, mu->data, error)) return NULL;
+  for (guint k = 0; k < subsets; k++) {
+    g_autoptr(TlArray) v = tl_array_new_view(a, tl_operator_subset_first(op, k),
+                                             tl_operator_subset_length(op, k), error);
+    if (!v || !tl_operator_forward(op, s, k, m, v, error)) return NULL;
+  }
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  tl_expr_args_array(args, "a", a);
+  tl_expr_args_set_label(args, "attenuation factors");
+  if (!tl_expr_assign(ctx, s, "a = exp(-a)", args, error) || !tl_stream_finish(s, error) ||
+      !tl_operator_set_diag(op, a, FALSE, error))
+    return NULL;
+  return g_steal_pointer(&op);
 }

@@ -25,6 +25,7 @@
 #include "tl-api.h"
 #include "recon/tl-operator.h"
 #include "pet/project/tl-projector.h"
+#include "pet/data/tl-sinogram.h"
 
 G_BEGIN_DECLS
 
@@ -59,6 +60,21 @@ TL_API guint64 *tl_pet_lines_operator_order(const TlOperator *op);
 
 /* The class of operators with counts; those made without are of a twin class of the same
  * name that lacks the counts method (tl_operator_has_counts). */
+/* Arc-corrected STIR projection data as this operator (issue 26 items 3-4): each bin the line
+ * of pet/data/tl-sinogram-arc.h with rays_t x rays_z rays (1 x 1: the bin's own line), its
+ * value the bin's count; subset k holds the views v with v mod S = k (interleaved views, as
+ * STIR's subsets), in sinogram order inside. The one constructor of the CLI, the window and
+ * Python for such data, so that they build the same operator. mu (mm^-1 on the grid, checked
+ * as tl_pet_check_attenuation; NULL: none): D = exp(-A mu), the attenuation factor of each bin
+ * from its rays' weighted line integral (van Gendt et al. 2021 eq. 6), so that the
+ * sensitivity is A^T D 1. GError as tl_sinogram_arc_lines and tl_pet_lines_operator_new (a
+ * sinogram without counts too). */
+TL_API TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
+                                                 const char *projector,
+                                                 const TlSinogram *sino, guint rays_t,
+                                                 guint rays_z, guint subsets, const TlImage *mu,
+                                                 GError **error);
+
 TL_API extern const TlOperatorClass tl_pet_lines_operator_class;
 
 G_END_DECLS

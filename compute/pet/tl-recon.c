@@ -4,6 +4,7 @@
 #include "tl-recon.h"
 #include "tl-pet-operator.h"
 #include "pet/srm/tl-srm-operator.h"
+#include "tl-pet-lines.h"
 #include <math.h>
 #include <string.h>
 
@@ -147,6 +148,8 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
   so.warm_epochs = o->warm_epochs;
   so.rmse_scaled = TRUE;
   so.reducer = o->reducer;
+  so.sensitivity = o->sensitivity;
+  r->opt.sensitivity = NULL; /* borrowed for the set-up only */
   TlProblem pb = {.op = r->op};
   if (o->randoms || o->scatter_estimate) {
     if (!tl_is_pet_operator(r->op)) {
@@ -190,11 +193,21 @@ static TlListmode *without_end_planes(const TlListmode *lm) {
   return out;
 }
 
+/* The crystal-pair paths take one line per pair. */
+static gboolean one_ray(const TlReconOptions *o, GError **error) {
+  if (o->rays_tangential <= 1 && o->rays_axial <= 1) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%u x %u rays per line: for arc-corrected "
+              "sinograms (their bins are lines); list mode and crystal-pair bins take one line "
+              "per pair (expected rays-tangential = rays-axial = 1)", MAX(o->rays_tangential, 1),
+              MAX(o->rays_axial, 1));
+  return FALSE;
+}
+
 TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlImageGrid *grid,
                                const TlReconOptions *opt, GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
-  if (!r) return NULL;
+  if (!r || !one_ray(&r->opt, error)) return NULL;
   g_autoptr(TlListmode) kept = r->opt.zero_end_planes ? without_end_planes(lm) : NULL;
   r->op = tl_pet_operator_new_listmode(ctx, kept ? kept : lm, grid, &po, error);
   if (!recon_finish(r, error)) return NULL;
@@ -206,7 +219,7 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
                              GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
-  if (!r) return NULL;
+  if (!r || !one_ray(&r->opt, error)) return NULL;
   g_autofree TlBin *kept = NULL;
   if (r->opt.zero_end_planes) {
     kept = g_new(TlBin, MAX(n_bins, 1));
@@ -239,6 +252,33 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
   return g_steal_pointer(&r);
 }
 
+TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                          const TlReconOptions *opt, GError **error) {
+  TlPetOperatorOptions po;
+  g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
+  if (!r) return NULL;
+  const TlReconOptions *o = &r->opt;
+  const char *refused = po.norm ? "normalisation"
+                        : o->randoms   ? "randoms correction"
+                        : o->scatter_estimate ? "scatter correction"
+                        : o->tof              ? "time of flight"
+                        : o->zero_end_planes  ? "zero end planes"
+                        : g_strcmp0(o->projector, "srm") == 0 ? "projector srm"
+                                                               : NULL;
+  if (refused) {
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%s: not with arc-corrected projection "
+                "data (their bins are lines, reconstructed by the pet-lines operator with "
+                "projectors siddon, joseph or tor and attenuation correction, nothing else "
+                "yet)", refused);
+    return NULL;
+  }
+  r->op = tl_pet_lines_operator_new_arc(ctx, grid, o->projector, sino,
+                                        MAX(o->rays_tangential, 1), MAX(o->rays_axial, 1),
+                                        o->subsets, po.attenuation, error);
+  if (!recon_finish(r, error)) return NULL;
+  return g_steal_pointer(&r);
+}
+
 gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error) {
   return tl_image_check_nonnegative(truth, "ground truth", error) &&
          tl_solver_set_truth(r->sv, truth, error);
@@ -264,11 +304,11 @@ const TlArray *tl_recon_sensitivity(const TlRecon *r) {
 }
 gboolean tl_recon_sensitivity_cached(const TlRecon *r) {
   if (r->srm) return r->srm_cached; /* the matrix; its column sums are not cached */
-  return tl_pet_operator_sensitivity_cached(r->op);
+  return tl_is_pet_operator(r->op) && tl_pet_operator_sensitivity_cached(r->op);
 }
 const TlProfile *tl_recon_profile(const TlRecon *r) { return tl_solver_profile(r->sv); }
 TlProjector *tl_recon_projector(TlRecon *r) {
-  return r->srm ? NULL : tl_pet_operator_projector(r->op);
+  return r->srm || !tl_is_pet_operator(r->op) ? NULL : tl_pet_operator_projector(r->op);
 }
 TlOperator *tl_recon_operator(TlRecon *r) { return r->op; }
 const TlRandoms *tl_recon_randoms(const TlRecon *r) { return r->randoms; }

@@ -55,6 +55,7 @@
 #include "image/tl-filter.h"
 #include "recon/tl-solver.h"
 #include "tl-pet-operator.h"
+#include "pet/data/tl-sinogram.h"
 
 G_BEGIN_DECLS
 
@@ -139,6 +140,13 @@ typedef struct {
    * binned
    * ray projectors (not "srm"). */
   const TlNorm *norm;
+  /* Rays per line (STIR's "number of rays in tangential direction" and its axial twin; issue
+   * 26 item 4): arc-corrected data (tl_recon_new_arc) only; 0 or 1 = one line per bin. The
+   * crystal-pair paths refuse more than one. */
+  guint rays_tangential, rays_axial;
+  /* The sensitivity image given instead of computed (TlSolverOptions.sensitivity; STIR's
+   * "sensitivity filename"), on the grid; borrowed at creation only. NULL: computed. */
+  const TlImage *sensitivity;
 } TlReconOptions;
 
 /* Largest plausible linear attenuation coefficient at 511 keV (mm^-1): water 0.0096, cortical
@@ -177,6 +185,15 @@ TL_API TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, cons
 TL_API TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlBin *bins,
                              guint64 n_bins, const TlImageGrid *grid, const TlReconOptions *opt,
                              GError **error);
+/* Arc-corrected STIR projection data (pet/data/tl-sinogram-arc.h): each bin a line with
+ * opt->rays_tangential x opt->rays_axial rays, the pet-lines operator
+ * (tl_pet_lines_operator_new_arc: subsets of interleaved views), its sensitivity the column
+ * sums over every bin (not cached: no crystal pairs to key it by), weighted by the attenuation
+ * factors with opt->attenuation. Projectors siddon, joseph, tor; normalisation, randoms,
+ * scatter, TOF and zero end planes are refused
+ * (a GError naming the option): the lines have no crystal pairs to attach them to yet. */
+TL_API TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                                 const TlReconOptions *opt, GError **error);
 TL_API void tl_recon_free(TlRecon *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRecon, tl_recon_free)
 

@@ -133,6 +133,34 @@ gboolean tl_solver_need_data(TlSolver *sv, GError **error) {
   return (sv->y_sub = views(sv, sv->y, error)) != NULL;
 }
 
+static gboolean check_image(TlSolver *sv, const TlImage *im, const char *what, GError **error);
+
+/* TlSolverOptions.sensitivity: the total as given (no reducer: it is every participant's), each
+ * subset's the total / S ("s = S / k", the expression the list-mode operator divides by). */
+static gboolean given_sensitivity(TlSolver *sv, GError **error) {
+  const TlImage *im = sv->opt.sensitivity;
+  if (!check_image(sv, im, "sensitivity image", error)) return FALSE;
+  for (guint64 i = 0; i < sv->n_voxels; i++)
+    if (!isfinite(im->data[i]) || im->data[i] < 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "sensitivity image: voxel %"
+                  G_GUINT64_FORMAT " holds %g (expected finite, >= 0)", i, im->data[i]);
+      return FALSE;
+    }
+  guint S = sv->n_subsets;
+  if (!tl_array_upload(sv->sens_all, im->data, error)) return FALSE;
+  tl_expr_args_scalar(sv->args, "k", (float)S);
+  for (guint s = 0; s < S; s++) {
+    if (S == 1) {
+      sv->sens[s] = sv->sens_all;
+      continue;
+    }
+    if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
+    tl_expr_args_array(sv->args, "s", sv->sens[s]);
+    if (!tl_solver_expr(sv, "s = S / k", error)) return FALSE;
+  }
+  return tl_stream_finish(sv->stream, error);
+}
+
 /* Emission set-up: per-subset column sums (the operator's sensitivity) and their total. */
 static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
   guint S = sv->n_subsets;
@@ -154,6 +182,7 @@ static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
     }
     return tl_stream_finish(sv->stream, error);
   }
+  if (sv->opt.sensitivity) return given_sensitivity(sv, error);
   /* distributed: each participant's operator covers its share of the pairs; summed here */
   if (S == 1) {
     sv->sens[0] = sv->sens_all;
@@ -302,6 +331,7 @@ TlSolver *tl_solver_new_class(TlContext *ctx, const TlAlgorithmClass *k, const T
   if (problem->additive && !(sv->a_sub = views(sv, problem->additive, error))) return NULL;
   if (emission) {
     if (!setup_sensitivity(sv, error) || !start_emission(sv, error)) return NULL;
+    sv->opt.sensitivity = NULL; /* borrowed for the set-up only */
   } else if (!tl_stream_zero(sv->stream, sv->x, error) || !tl_stream_finish(sv->stream, error)) {
     return NULL;
   }

@@ -110,6 +110,11 @@ typedef struct {
    * OSEM image, the warm-up's image or else one OSEM epoch from the start image, computed at
    * the algorithm's first step (tl-solver.c); other priors take 1e-3. */
   guint warm_epochs;
+  /* Emission algorithms: the sensitivity image (all subsets' column sums) given instead of
+   * computed (STIR's "sensitivity filename"; borrowed at set-up only): on the grid, finite,
+   * >= 0 (else a GError naming the grids or the voxel). With S > 1 subsets each subset's is
+   * this image / S, as STIR does without subset sensitivities. NULL: computed. */
+  const TlImage *sensitivity;
 } TlSolverOptions;
 
 /* 10 iterations, relaxation 1, objective per iteration, no prior (beta 0, gamma 2,

@@ -203,7 +203,7 @@ char *tl_run_sidecar_json_notes(const TlRunSpec *s, const char *device, const ch
             {"norm", s->norm},           {"randoms-file", s->randoms_file},
             {"scatter-file", s->scatter_file}, {"truth", s->truth},
             {"start", s->start},         {"resume", s->resume},
-            {"kappa", s->kappa}};
+            {"kappa", s->kappa},         {"sensitivity", s->sensitivity}};
   g_string_append(o, "  \"TomolabInputs\": [");
   gboolean first = TRUE;
   GPtrArray *all = g_ptr_array_new_with_free_func(g_free);

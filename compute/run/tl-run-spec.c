@@ -6,6 +6,7 @@
 #include "image/tl-file.h"
 #include "pet/project/tl-projector.h"
 #include "pet/correct/tl-units.h"
+#include "pet/data/tl-sinogram-arc.h"
 #include "ct/tl-ct-projector.h"
 #include "recon/tl-recon-registry.h"
 #include "tl-registry.h"
@@ -196,6 +197,20 @@ static const Key keys[] = {
           "first or both in the last ring (STIR's zero end planes of segment 0); the sensitivity "
           "keeps them"),
      V_BOOL, OFF(zero_end_planes), .modalities = PET},
+    {INFO("rays-tangential", TL_RUN_KEY_COUNT, "1 to 8", "1", "rays",
+          "PET, arc-corrected sinograms: rays per line across the bin (STIR's number of rays in "
+          "tangential direction), for the projections and the sensitivity"),
+     V_UINT, OFF(rays_tangential), 1, 8, .modalities = PET},
+    {INFO("rays-axial", TL_RUN_KEY_COUNT, "1 to 8", "1", "rays",
+          "PET, arc-corrected sinograms: rays per line across a ring's width (axially)"),
+     V_UINT, OFF(rays_axial), 1, 8, .modalities = PET},
+    {INFO("sensitivity", TL_RUN_KEY_PATH, "none or an image on the grid", "none (computed)", "",
+          "PET: the sensitivity image to use instead of computing it (STIR's sensitivity "
+          "filename); with S subsets each subset's is this image / S"),
+     V_PATH, OFF(sensitivity), .autoable = TRUE, .modalities = PET},
+    {INFO("sensitivity-out", TL_RUN_KEY_PATH, "none or an image file to write", "none", "",
+          "PET: write the sensitivity image the run uses (all subsets)"),
+     V_PATH, OFF(sensitivity_out), .autoable = TRUE, .modalities = PET},
     {INFO("calibration", TL_RUN_KEY_NUMBER, "none or > 0", "none", "(image / s) / (Bq/mL)",
           "PET: write the image in Bq/mL with this calibration factor"),
      V_DOUBLE, OFF(calibration), 0, 1e300, TRUE, TRUE, .modalities = PET},
@@ -290,7 +305,8 @@ void tl_run_spec_init(TlRunSpec *s) {
                    .tor_fwhm_mm = TL_TOR_FWHM_DEFAULT, .scatter_rounds = 2,
                    .filter = {TL_FILTER_NONE, 0}, .calibration = NAN, .duration_s = NAN,
                    .frame_start_s = NAN, .fdk_filter = TL_CT_FILTER_RAM_LAK,
-                   .pixel_size_mm = NAN, .cache = TRUE};
+                   .pixel_size_mm = NAN, .cache = TRUE, .rays_tangential = 1,
+                   .rays_axial = 1};
 }
 
 void tl_run_spec_clear(TlRunSpec *s) {
@@ -718,6 +734,12 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
   if (s->start_subset && s->start_subset >= tl_run_spec_subsets(s))
     return bad(error, "start-subset = %u: expected 0 to %u (subsets = %u)", s->start_subset,
                tl_run_spec_subsets(s) - 1, tl_run_spec_subsets(s));
+  if (s->rays_tangential * s->rays_axial > TL_SINOGRAM_ARC_MAX_RAYS)
+    return bad(error, "rays-tangential = %u, rays-axial = %u: %u rays per line (expected at "
+               "most %u)", s->rays_tangential, s->rays_axial,
+               s->rays_tangential * s->rays_axial, TL_SINOGRAM_ARC_MAX_RAYS);
+  if (s->sensitivity && s->sensitivity_out && g_str_equal(s->sensitivity, s->sensitivity_out))
+    return bad(error, "sensitivity-out = %s: the file sensitivity reads", s->sensitivity_out);
   if (s->randoms == TL_RUN_RANDOMS_FILE && !s->randoms_file)
     return bad(error, "randoms = file needs randoms-file");
   if (s->randoms != TL_RUN_RANDOMS_FILE && s->randoms_file)
@@ -780,6 +802,8 @@ gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions *o, TlF
   o->tof = s->tof;
   o->tof_n_sigma = s->tof_nsigma;
   o->tor_fwhm_mm = s->tor_fwhm_mm;
+  o->rays_tangential = s->rays_tangential;
+  o->rays_axial = s->rays_axial;
   if (s->filter_every) {
     o->filter = s->filter;
     o->filter_every = s->filter_every;
@@ -856,6 +880,49 @@ gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error) {
                              (float)v[2]);
   if (!tl_image_grid_validate(g, error)) {
     g_prefix_error(error, "grid '%s': ", q);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* "NXxNYxNZ voxels of VX x VY x VZ mm, origin (X, Y, Z) mm" */
+static char *grid_words(const TlImageGrid *g) {
+  return g_strdup_printf("%ux%ux%u voxels of %g x %g x %g mm, origin (%g, %g, %g) mm",
+                         g->dims[0], g->dims[1], g->dims[2], g->voxel_mm[0], g->voxel_mm[1],
+                         g->voxel_mm[2], g->origin_mm[0], g->origin_mm[1], g->origin_mm[2]);
+}
+
+gboolean tl_run_spec_load_sensitivity(const TlRunSpec *s, const TlImageGrid *grid, TlImage **out,
+                                      GError **error) {
+  *out = NULL;
+  if (!s->sensitivity) return TRUE;
+  g_autoptr(TlImage) im = tl_image_load(s->sensitivity, error);
+  if (!im) {
+    g_prefix_error(error, "sensitivity = %s: ", s->sensitivity);
+    return FALSE;
+  }
+  if (!tl_image_grid_equal(&im->grid, grid)) {
+    g_autofree char *found = grid_words(&im->grid), *want = grid_words(grid);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "sensitivity = %s: the image's grid is "
+                "%s; expected the run's image grid %s", s->sensitivity, found, want);
+    return FALSE;
+  }
+  *out = g_steal_pointer(&im);
+  return TRUE;
+}
+
+gboolean tl_run_spec_write_sensitivity(const TlRunSpec *s, TlRecon *r, GError **error) {
+  if (!s->sensitivity_out) return TRUE;
+  const TlArray *a = tl_recon_sensitivity(r);
+  g_autoptr(TlImage) im = a ? tl_image_new(tl_recon_grid(r)) : NULL;
+  if (!a) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "sensitivity-out = %s: the run's "
+                "algorithm uses no sensitivity image", s->sensitivity_out);
+    return FALSE;
+  }
+  /* NIfTI and the other float formats keep the bits: a run reading it back is the same run */
+  if (!tl_array_download(a, im->data, error) || !tl_image_save(im, s->sensitivity_out, error)) {
+    g_prefix_error(error, "sensitivity-out = %s: ", s->sensitivity_out);
     return FALSE;
   }
   return TRUE;

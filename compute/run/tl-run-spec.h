@@ -86,6 +86,11 @@ typedef struct {
   char *resume;            /* PET: checkpoint to go on from */
   gboolean profile;        /* print GPU time per kernel */
   gboolean quiet;          /* no progress on stderr */
+  /* PET, arc-corrected sinograms: rays per line (STIR's "number of rays in tangential
+   * direction"), 1 to 8 each, at most TL_SINOGRAM_ARC_MAX_RAYS together */
+  guint rays_tangential, rays_axial;
+  char *sensitivity;       /* PET: the sensitivity image to use (STIR's sensitivity filename) */
+  char *sensitivity_out;   /* PET: write the sensitivity image used */
 } TlRunSpec;
 
 /* Every key with its defaults (all "auto"; cache on). */
@@ -147,6 +152,14 @@ TL_API gboolean tl_run_spec_to_recon_options(const TlRunSpec *s, TlReconOptions 
                                       GError **error);
 /* The run's kappa image (the key `kappa`: the prior's per-voxel weights), read and set on the
  * solver (tl_solver_set_kappa); nothing without one. GError naming the key and the file. */
+/* The run's sensitivity image (the key `sensitivity`), read into *out and checked against
+ * the run's image grid: refused with a GError naming the file, the grid found and the grid
+ * expected. *out NULL and TRUE without one. */
+TL_API gboolean tl_run_spec_load_sensitivity(const TlRunSpec *s, const TlImageGrid *grid,
+                                             TlImage **out, GError **error);
+/* `sensitivity-out`: the reconstruction's sensitivity image (all subsets), downloaded and
+ * written; nothing without the key. GError naming the key and the file. */
+TL_API gboolean tl_run_spec_write_sensitivity(const TlRunSpec *s, TlRecon *r, GError **error);
 TL_API gboolean tl_run_spec_apply_kappa(const TlRunSpec *s, TlSolver *sv, GError **error);
 /* The CT options of an iterative run (validated first; GError for fdk: no TlCtReconOptions). */
 TL_API gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GError **error);

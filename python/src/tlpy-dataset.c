@@ -90,7 +90,9 @@ static PyObject *dataset_dict(TlDataset *ds) {
       set_item(d, "centre", isnan(ds->centre) ? Py_NewRef(Py_None) : PyFloat_FromDouble(ds->centre)) < 0 ||
       set_item(d, "centre_found", PyBool_FromLong(ds->centre_found)) < 0 ||
       set_item(d, "description", PyUnicode_FromString(desc->str)) < 0 ||
-      (ds->bins && set_bins(d, ds->bins) < 0);
+      (ds->bins && set_bins(d, ds->bins) < 0) ||
+      /* arc-corrected: the sinogram itself (tomolab.open makes it a Sinogram, the data) */
+      (ds->arc && set_item(d, "sinogram", tlpy_sinogram_dict(ds->arc)) < 0);
   g_string_free(desc, TRUE);
   if (bad) Py_CLEAR(d);
   return d;

@@ -8,6 +8,7 @@
 #include "tlpy.h"
 #include "pet/data/tl-sinogram-hist.h"
 #include "pet/tl-sinogram-model.h"
+#include "pet/tl-pet-lines.h"
 
 static int set_item(PyObject *dict, const char *key, PyObject *value) {
   if (!value) return -1;
@@ -324,7 +325,77 @@ static PyObject *py_scanner_text(PyObject *self, PyObject *args) {
   return PyUnicode_FromString(text);
 }
 
+/* ---- _arc_operator: arc-corrected bins as lines (pet/tl-pet-lines.h), the CLI's and the
+ * window's operator for such data (tl_pet_lines_operator_new_arc, via tl_recon_new_arc) ---- */
+
+typedef struct {
+  TlContext *ctx;
+  TlSinogram *s;
+  TlImageGrid grid;
+  gboolean have_grid;
+  const char *projector;
+  guint rays_t, rays_z, subsets;
+  TlImage *mu;
+  TlOperator *op;
+} ArcJob;
+
+static gboolean do_arc(gpointer d, GError **error) {
+  ArcJob *j = d;
+  j->op = tl_pet_lines_operator_new_arc(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
+                                        j->rays_z, j->subsets, j->mu, error);
+  return j->op != NULL;
+}
+
+static PyObject *py_arc_operator(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"sinogram", "grid", "projector", "subsets", "rays_tangential",
+                           "rays_axial", "attenuation", "ctx", NULL};
+  PyObject *so, *gobj = Py_None, *ctxo = Py_None, *atten = Py_None;
+  ArcJob j = {.projector = "siddon", .rays_t = 1, .rays_z = 1, .subsets = 1};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$zIIIOO:_arc_operator", kwlist, &so, &gobj,
+                                   &j.projector, &j.subsets, &j.rays_t, &j.rays_z, &atten,
+                                   &ctxo))
+    return NULL;
+  if (gobj != Py_None) {
+    if (!tlpy_grid_from(gobj, &j.grid)) return NULL;
+    j.have_grid = TRUE;
+  }
+  if (!(j.s = sino_from_obj(so))) return NULL;
+  if (!j.have_grid) { /* the dataset's PET grid of the sinogram's scanner, as the CLI's */
+    GError *error = NULL;
+    TlScanner *sc = tl_sinogram_scanner(j.s, &error);
+    if (!sc) {
+      tl_sinogram_free(j.s);
+      return tlpy_raise(error);
+    }
+    j.grid = tl_dataset_pet_grid(sc);
+    tl_scanner_free(sc);
+  }
+  TlPyContext *c = NULL;
+  if ((atten != Py_None && !(j.mu = tlpy_image_from(atten, &j.grid, "attenuation"))) ||
+      !(c = tlpy_context_get(ctxo))) {
+    tl_sinogram_free(j.s);
+    if (j.mu) tl_image_free(j.mu);
+    return NULL;
+  }
+  j.ctx = c->ctx;
+  PyObject *res = NULL;
+  if (tlpy_run_or_raise(do_arc, &j, NULL) == 0) {
+    GError *error = NULL;
+    res = tlpy_operator_wrap(c, j.op, &error);
+    if (!res && error) tlpy_raise(error);
+  }
+  tl_sinogram_free(j.s);
+  if (j.mu) tl_image_free(j.mu);
+  Py_DECREF(c);
+  return res;
+}
+
+PyObject *tlpy_sinogram_dict(const TlSinogram *s) { return sino_to_dict(s); }
+
 static PyMethodDef sinogram_functions[] = {
+    {"_arc_operator", (PyCFunction)(void (*)(void))py_arc_operator, METH_VARARGS | METH_KEYWORDS,
+     "_arc_operator(sinogram, grid=None, *, projector='siddon', subsets=1, rays_tangential=1, "
+     "rays_axial=1, attenuation=None, ctx=None) -> Operator: arc-corrected bins as lines"},
     {"_sinogram_scanner_text", py_scanner_text, METH_VARARGS,
      "_sinogram_scanner_text(sinogram) -> the scanner file text of its geometry"},
     {"_sinogram_load", py_load, METH_VARARGS, "_sinogram_load(path) -> dict (STIR .hs)"},

@@ -54,7 +54,7 @@ typedef struct {
   const char *algorithm;
   TlProblem pb;
   TlSolverOptions o;
-  TlImage *truth, *start;
+  TlImage *truth, *start, *sens;
   guint64 budget;
 } NewJob;
 
@@ -71,9 +71,9 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
                            "nonnegative", "objective", "prior", "beta", "gamma", "epsilon",
                            "filter", "filter_every", "uniform_sensitivity", "rmse_scaled",
                            "truth", "image", "submit_budget", "seed", "start_subset",
-                           "beta_absolute", "progress", NULL};
+                           "beta_absolute", "progress", "sensitivity", NULL};
   PyObject *opo, *data = Py_None, *additive = Py_None, *truth = Py_None, *image = Py_None;
-  PyObject *progress = Py_None, *saved;
+  PyObject *progress = Py_None, *saved, *sens = Py_None;
   NewJob j = {.self = self, .algorithm = "mlem"};
   tl_solver_options_init(&j.o);
   unsigned iterations = j.o.iterations, filter_every = 0;
@@ -86,12 +86,12 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Solver already initialised");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIpO:Solver", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!|s$OOIfpszdddzIppOOKIIpOO:Solver", kwlist,
                                    &TlPyOperatorType, &opo, &j.algorithm, &data, &additive,
                                    &iterations, &j.o.relaxation, &nonneg, &objective, &prior,
                                    &j.o.beta, &gamma, &epsilon, &filter, &filter_every, &uniform,
                                    &scaled, &truth, &image, &budget, &j.o.seed,
-                                   &j.o.start_subset, &absolute, &progress))
+                                   &j.o.start_subset, &absolute, &progress, &sens))
     return -1;
   if (progress != Py_None && !PyCallable_Check(progress)) {
     PyErr_SetString(PyExc_TypeError, "progress: expected a callable(fraction, message) or None");
@@ -121,6 +121,9 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
   int r = -1;
   if (truth != Py_None && !(j.truth = tlpy_image_from(truth, grid, "truth"))) goto out;
   if (image != Py_None && !(j.start = tlpy_image_from(image, grid, "image"))) goto out;
+  /* the sensitivity image given (STIR's sensitivity filename; the run key `sensitivity`) */
+  if (sens != Py_None && !(j.sens = tlpy_image_from(sens, grid, "sensitivity"))) goto out;
+  j.o.sensitivity = j.sens;
   self->cancel = g_cancellable_new();
   if (tlpy_operator_enter(op) < 0) goto out;
   /* the set-up's long step: the sensitivity images (progress, or the module's hook) */
@@ -139,6 +142,7 @@ static int solver_init(TlPySolver *self, PyObject *args, PyObject *kw) {
 out:
   if (j.truth) tl_image_free(j.truth);
   if (j.start) tl_image_free(j.start);
+  if (j.sens) tl_image_free(j.sens);
   return r;
 }
 
@@ -443,9 +447,10 @@ static PyTypeObject TlPySolverType = {
               "relaxation=1, nonnegative=False, objective='iteration', prior=None, beta=0, "
               "gamma=2, epsilon=1e-3, filter=None, filter_every=0, uniform_sensitivity=False, "
               "rmse_scaled=True, truth=None, image=None, submit_budget=0, seed=1, beta_absolute=False, "
-              "progress=None): any algorithm of tomolab.algorithms() on op (data None: the "
-              "operator's own counts); progress: callable(fraction, message) for the set-up's "
-              "sensitivity images (tomolab.set_progress).",
+              "progress=None, sensitivity=None): any algorithm of tomolab.algorithms() on op "
+              "(data None: the operator's own counts); progress: callable(fraction, message) for "
+              "the set-up's sensitivity images (tomolab.set_progress); sensitivity: the image "
+              "to use instead of computing it (STIR's sensitivity filename).",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)solver_init,
     .tp_dealloc = (destructor)solver_dealloc,

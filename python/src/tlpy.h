@@ -109,6 +109,7 @@ PyObject *tlpy_solver_set_kappa(TlSolver *sv, PyObject *kappa);
 
 /* ---- wrapping (takes the pointer; frees it on failure) ---- */
 PyObject *tlpy_listmode_wrap(TlListmode *lm); /* tlpy-pet.c: a tomolab.Listmode */
+PyObject *tlpy_sinogram_dict(const TlSinogram *s); /* tlpy-sinogram.c: tomolab.Sinogram's fields */
 PyObject *tlpy_ct_data_wrap(TlCtData *d);     /* tlpy-ct.c: a tomolab.CtData */
 /* ---- module parts: each adds its types and functions ---- */
 int tlpy_context_init(PyObject *m);

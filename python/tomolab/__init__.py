@@ -94,6 +94,7 @@ class Dataset:
     description: str
     bin_pairs: object = None
     bin_counts: object = None
+    sinogram: object = None  # arc-corrected STIR data: the Sinogram (also `data`)
 
     def __str__(self):
         return self.description
@@ -104,7 +105,13 @@ def open(path, context=None, find_centre=True, progress=None):  # noqa: A001  (n
     Dataset. find_centre: search the CT centre of rotation on the device (`context`, default
     the module's) for formats that store none (Data Exchange, TIFF). progress:
     callable(fraction, message) for the load and the search (tomolab.set_progress)."""
-    return Dataset(**_tomolab._open(path, context, find_centre, progress))
+    d = _tomolab._open(path, context, find_centre, progress)
+    if d.get('sinogram') is not None:
+        # arc-corrected projection data: their bins are lines, not crystal pairs; the data are
+        # the Sinogram, reconstructed by Run.pet_operator as the CLI and the window do
+        from .sinogram import Sinogram
+        d['sinogram'] = d['data'] = Sinogram._from_dict(d['sinogram'])
+    return Dataset(**d)
 
 
 _tomolab._set_classes(Grid, Image)
@@ -216,17 +223,39 @@ class Run:
                         epsilon=float('nan') if self.epsilon is None else self.epsilon)
         if self.filter_every:
             args.update(filter=self._v['filter'], filter_every=self.filter_every)
+        if self.sensitivity is not None and 'sensitivity' not in kw:
+            # the run key `sensitivity` (STIR's sensitivity filename): on the operator's grid
+            s = load_image(self.sensitivity)
+            if s.grid != op.grid:
+                raise InvalidArgument(f'sensitivity = {self.sensitivity}: the image\'s grid is '
+                                      f'{s.grid}; expected the run\'s image grid {op.grid}')
+            args['sensitivity'] = s
         args.update(kw)
         return Solver(op, r['algorithm'], **args)
 
     def pet_operator(self, listmode, grid=None, attenuation=None, ctx=None):
         """The run's PET operator (projector, subsets, TOF, binned, cache, tube FWHM) on
-        `grid` (default: the run's grid key, else the scanner's)."""
+        `grid` (default: the run's grid key, else the scanner's). `listmode` may be an
+        arc-corrected Sinogram (a Dataset's data): its bins as lines with the run's
+        rays-tangential x rays-axial rays, as the CLI and the window reconstruct them."""
         r = self.validate()
         if grid is None and self._v['grid'] != 'auto':
             dims, vox = self._v['grid'].split('@')
             v = [float(x) for x in vox.split(',')]
             grid = Grid.centred(tuple(int(d) for d in dims.split('x')), tuple(v * 3 if len(v) == 1 else v))
+        if getattr(listmode, 'arc_corrected', False):
+            if self.tof or self.binned:
+                raise InvalidArgument('arc-corrected data: no TOF or binned = true (their bins '
+                                      'are lines)')
+            return _tomolab._arc_operator(listmode, grid, projector=r['projector'],
+                                          subsets=r['subsets'],
+                                          rays_tangential=self.rays_tangential,
+                                          rays_axial=self.rays_axial, attenuation=attenuation,
+                                          ctx=ctx)
+        if self.rays_tangential > 1 or self.rays_axial > 1:
+            raise InvalidArgument(f'rays-tangential = {self.rays_tangential}, rays-axial = '
+                                  f'{self.rays_axial}: for arc-corrected sinograms (list mode '
+                                  'and crystal-pair bins take one line per pair)')
         return pet_operator(listmode, grid, projector=r['projector'], subsets=r['subsets'],
                             tof=self.tof, tof_n_sigma=self.tof_nsigma, attenuation=attenuation,
                             binned=self.binned, use_cache=self.cache,

@@ -52,6 +52,9 @@ static TlSinogram *load(const char *path, GError **error) {
   gint64 tof = 1;
   if (!tl_interfile_int(h, "number of tof time bins", FALSE, 1, 0, 1000000, &tof, error))
     return NULL;
+  gint64 tof_mash = 0; /* STIR's "%TOF mashing factor": kept for info */
+  if (!tl_interfile_int(h, "tof mashing factor", FALSE, 0, 0, 1000000, &tof_mash, error))
+    return NULL;
   if (ndim == 5 || tof > 1)
     return tl_interfile_fail(h, ndim == 5 ? "number of dimensions" : "number of TOF time bins",
                              "non-TOF data (TOF projection data are not read yet)", error), NULL;
@@ -75,6 +78,7 @@ static TlSinogram *load(const char *path, GError **error) {
     return tl_interfile_fail(h, "matrix axis label[4]", "segment as axis [4] and tangential "
                              "coordinate as axis [1]", error), NULL;
   g_autoptr(TlSinogram) s = g_new0(TlSinogram, 1);
+  s->tof_mash = (guint)tof_mash;
   gboolean view_major = ax_view == 3; /* [seg][view][axial][tang] */
   gint64 nseg, nview, ntang;
   g_autofree char *k_seg = g_strdup_printf("matrix size[%d]", ax_seg);
@@ -248,7 +252,9 @@ static char *stir_header_text(gconstpointer data, const char *data_name) {
   if (s->block_positions)
     g_string_append_printf(t, "Number of crystals per block in transaxial direction := %u\n",
                            s->block_positions);
-  g_string_append(t, "End scanner parameters :=\ndata offset in bytes[1] := 0\n"
+  g_string_append(t, "End scanner parameters :=\n");
+  if (s->tof_mash) g_string_append_printf(t, "%%TOF mashing factor := %u\n", s->tof_mash);
+  g_string_append(t, "data offset in bytes[1] := 0\n"
                      "!END OF INTERFILE :=\n");
   return g_string_free(t, FALSE);
 }

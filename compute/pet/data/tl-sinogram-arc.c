@@ -105,3 +105,89 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, fl
   if (view_of) *view_of = vo;
   return p;
 }
+
+float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
+                              GError **error) {
+  const char *name = s->name && *s->name ? s->name : "(unnamed)";
+  if (rays_t < 1 || rays_z < 1 || rays_t * rays_z > TL_SINOGRAM_ARC_MAX_RAYS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u x %u rays per bin (expected at least "
+                "1 x 1, at most %u in all)", rays_t, rays_z, TL_SINOGRAM_ARC_MAX_RAYS);
+    return NULL;
+  }
+  guint N = s->n_detectors;
+  gboolean span1 = TRUE;
+  guint64 geo = 0;
+  for (guint seg = 0; seg < s->n_segments; seg++) {
+    span1 &= s->min_ring_difference[seg] == s->max_ring_difference[seg];
+    geo += (guint64)s->n_axial[seg] * s->n_views * s->n_tangential;
+  }
+  if (s->arc_corrected || !span1 || s->n_views != N / 2 || geo != s->n_bins) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "STIR projection data of %s: %s (expected "
+                "bins of one crystal pair each: not arc-corrected, span 1, %u views)", name,
+                s->arc_corrected ? "arc-corrected" : !span1 ? "a segment of several ring differences"
+                : s->n_views != N / 2 ? "mashed views" : "a geometry not matching the bins held",
+                N / 2);
+    return NULL;
+  }
+  guint64 n = s->n_bins, R_n = (guint64)rays_t * rays_z;
+  float *p = n <= G_MAXUINT64 / 6 / R_n ? g_try_new(float, 6 * MAX(n, 1) * R_n) : NULL;
+  if (!p) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "STIR projection data of %s: %"
+                G_GUINT64_FORMAT " lines of %u rays do not fit in memory", name, n, (guint)R_n);
+    return NULL;
+  }
+  for (guint a = 0; weights && a < rays_z; a++)
+    for (guint i = 0; i < rays_t; i++) {
+      double pt, wt, pz, wz;
+      trapezoid(rays_t, i, &pt, &wt);
+      trapezoid(rays_z, a, &pz, &wz);
+      weights[a * rays_t + i] = (float)(wt * wz);
+    }
+  double R = s->inner_radius_mm + s->doi_mm, zc = (s->n_rings - 1) / 2.0,
+         off = s->view_offset_deg * G_PI / 180;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  guint64 j = 0;
+  for (guint seg = 0; seg < s->n_segments; seg++) {
+    gint rd = s->min_ring_difference[seg], m0 = ABS(rd);
+    for (guint v = 0; v < s->n_views; v++)
+      for (guint ax = 0; ax < s->n_axial[seg]; ax++) {
+        gint r1 = (m0 + 2 * (gint)ax - rd) / 2, r2 = r1 + rd;
+        for (gint t = t0; t < t0 + (gint)s->n_tangential; t++, j++) {
+          /* the pair's detectors (tl-sinogram.h), t >> 1 rounding down */
+          gint h1 = t >= 0 ? t / 2 : -((-t + 1) / 2), t1 = t + 1,
+               h2 = t1 >= 0 ? t1 / 2 : -((-t1 + 1) / 2);
+          guint d1 = (guint)(((gint)v + h1 + 2 * (gint)N) % (gint)N),
+                d2 = (guint)(((gint)v - h2 + (gint)N / 2 + 2 * (gint)N) % (gint)N);
+          double p1 = 2 * G_PI * d1 / N + off, p2 = 2 * G_PI * d2 / N + off;
+          double ax1 = R * sin(p1), ay1 = -R * cos(p1), bx = R * sin(p2), by = -R * cos(p2);
+          double ux = bx - ax1, uy = by - ay1, len = sqrt(ux * ux + uy * uy);
+          if (!(len > 1e-6 * R)) {
+            g_free(p);
+            g_set_error(error, TL_ERROR, TL_ERROR_FORMAT, "STIR projection data of %s: view %u "
+                        "tangential %d joins detector %u to itself (expected fewer tangential "
+                        "positions than the %u detectors)", name, v, t, d1, N);
+            return NULL;
+          }
+          ux /= len, uy /= len;
+          double nx = -uy, ny = ux, s0 = ax1 * nx + ay1 * ny;
+          double width = sqrt(MAX(R * R - s0 * s0, 0)) * G_PI / N;
+          for (guint a = 0; a < rays_z; a++)
+            for (guint i = 0; i < rays_t; i++) {
+              double pt, pz, w;
+              trapezoid(rays_t, i, &pt, &w);
+              trapezoid(rays_z, a, &pz, &w);
+              /* 1 x 1: the detectors themselves (no recomputed end, no rounding) */
+              double sr = s0 + pt * width, L = sqrt(MAX(R * R - sr * sr, 0)),
+                     cx = sr * nx, cy = sr * ny, dz = pz * s->ring_spacing_mm;
+              float *e = p + 6 * (n * (a * rays_t + i) + j);
+              gboolean centre = rays_t == 1;
+              e[0] = (float)(centre ? ax1 : cx - L * ux), e[1] = (float)(centre ? ay1 : cy - L * uy);
+              e[3] = (float)(centre ? bx : cx + L * ux), e[4] = (float)(centre ? by : cy + L * uy);
+              e[2] = (float)((r1 - zc) * s->ring_spacing_mm + dz);
+              e[5] = (float)((r2 - zc) * s->ring_spacing_mm + dz);
+            }
+        }
+      }
+  }
+  return p;
+}

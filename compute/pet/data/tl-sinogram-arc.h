@@ -36,4 +36,16 @@ G_BEGIN_DECLS
 TL_API float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z,
                                     float *weights, guint32 **view_of, GError **error);
 
+/* The same rays for data that are not arc-corrected, one crystal pair per bin (span 1: every
+ * segment one ring difference; no view mashing): bin (v, t) is the line between its two
+ * detectors (tl-sinogram.h's d1, d2 on the cylinder of inner radius + depth of interaction);
+ * ray i is that line moved in parallel by (i / (rays_t - 1) - 1/2) of the bin's tangential
+ * sampling there, sqrt(R^2 - s^2) pi / N (STIR's sampling in s of non-arc-corrected data), and
+ * axially as above. 1 x 1: the crystal pair's own line, Tomolab's thin-line model (issue 26
+ * item 4: the sensitivity artefacts measured against it in tests/test-stir-arc.c). Layout,
+ * weights and errors as tl_sinogram_arc_lines; GError for arc-corrected data, span > 1 or
+ * view mashing (a bin of several pairs is no one line). */
+TL_API float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z,
+                                     float *weights, GError **error);
+
 G_END_DECLS

@@ -207,8 +207,8 @@ static gboolean check_pairs(const TlSinogram *s, gboolean keep_zero, GError **er
   if (s->arc_corrected) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED,
                 "STIR projection data of %s: arc-corrected bins are not crystal pairs (they "
-                "are lines: pet/data/tl-sinogram-arc.h with the pet-lines operator, not yet "
-                "offered by the run); expected non-arc-corrected data here",
+                "are lines: pet/data/tl-sinogram-arc.h, reconstructed by tl_recon_new_arc); "
+                "expected non-arc-corrected data here",
                 s->name ? s->name : "(unnamed)");
     return FALSE;
   }
@@ -297,6 +297,53 @@ gboolean tl_sinogram_set_from_pairs(TlSinogram *s, const GArray *pairs, const fl
   return TRUE;
 }
 
+/* Every geometric field of STIR's header, one per line under STIR's names, in STIR's units
+ * beside Tomolab's mm (issue 26 item 6: a STIR user compares them field by field). */
+static void describe_stir_fields(const TlSinogram *s, GString *out) {
+  guint N = MAX(s->n_detectors, 1), mash = (s->n_detectors / 2) / MAX(s->n_views, 1);
+  double R = s->inner_radius_mm + s->doi_mm;
+  /* the tangential sampling at the centre: arc-corrected, the bin size itself; not
+   * arc-corrected, the effective radius times the angle between neighbouring bins, pi / N
+   * (STIR's ProjDataInfoCylindricalNoArcCorr: ring radius x angular increment) */
+  double bin = s->arc_corrected ? s->bin_size_mm : R * G_PI / N;
+  gint lo0 = 0, hi0 = 0, maxrd = 0, width = 1;
+  for (guint i = 0; i < s->n_segments; i++) {
+    gint lo = s->min_ring_difference[i], hi = s->max_ring_difference[i];
+    maxrd = MAX(maxrd, MAX(ABS(lo), ABS(hi)));
+    width = MAX(width, hi - lo + 1);
+    if (lo <= 0 && hi >= 0) lo0 = lo, hi0 = hi;
+  }
+  /* STIR's span: the ring differences of segment 0 (the others' widths as given) */
+  gint span = s->n_segments && lo0 <= 0 && hi0 >= 0 ? hi0 - lo0 + 1 : width;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  g_string_append_printf(out, "scanner name (originating system): %s\n",
+                         s->name && *s->name ? s->name : "(unnamed)");
+  g_string_append_printf(out, "number of detectors per ring: %u\n", s->n_detectors);
+  g_string_append_printf(out, "number of rings: %u\n", s->n_rings);
+  g_string_append_printf(out, "inner ring radius: %.6g mm (inner ring diameter %.6g cm)\n",
+                         s->inner_radius_mm, 2 * s->inner_radius_mm / 10);
+  g_string_append_printf(out, "average depth of interaction: %.6g mm (%.6g cm)\n", s->doi_mm,
+                         s->doi_mm / 10);
+  g_string_append_printf(out, "ring spacing: %.6g mm (distance between rings %.6g cm)\n",
+                         s->ring_spacing_mm, s->ring_spacing_mm / 10);
+  g_string_append_printf(out, "bin size: %.6g mm (tangential sampling at the centre, %s)\n", bin,
+                         s->arc_corrected ? "arc-corrected" : "effective radius x pi / detectors");
+  g_string_append_printf(out, "arc-corrected bin size: %.6g mm (default bin size %.6g cm)%s\n",
+                         s->bin_size_mm, s->bin_size_mm / 10,
+                         s->bin_size_mm > 0 ? "" : " (not given)");
+  g_string_append_printf(out, "view offset: %.6g degrees\n", s->view_offset_deg);
+  g_string_append_printf(out, "number of views: %u (view mashing %u)\n", s->n_views, mash);
+  g_string_append_printf(out, "number of tangential positions: %u (%d to %d)\n", s->n_tangential,
+                         t0, t0 + (gint)s->n_tangential - 1);
+  g_string_append_printf(out, "number of segments: %u\n", s->n_segments);
+  for (guint i = 0; i < s->n_segments; i++)
+    g_string_append_printf(out, "segment %u: ring differences %d to %d, %u axial positions\n", i,
+                           s->min_ring_difference[i], s->max_ring_difference[i], s->n_axial[i]);
+  g_string_append_printf(out, "span: %d\n", span);
+  g_string_append_printf(out, "maximum ring difference: %d\n", maxrd);
+  if (s->tof_mash) g_string_append_printf(out, "TOF mashing factor: %u\n", s->tof_mash);
+}
+
 void tl_sinogram_describe(const TlSinogram *s, GString *out) {
   g_string_append_printf(out, "modality: PET\nscanner: %s, %u rings of %u detectors, radius %g "
                          "mm + %g mm depth of interaction, rings %g mm apart\n",
@@ -320,9 +367,11 @@ void tl_sinogram_describe(const TlSinogram *s, GString *out) {
   for (guint i = 0; i < s->n_segments; i++)
     g_string_append_printf(out, "%s %d..%d: %u", i ? "," : "", s->min_ring_difference[i],
                            s->max_ring_difference[i], s->n_axial[i]);
+  g_string_append_c(out, '\n');
+  describe_stir_fields(s, out);
   double sum = 0, mn = G_MAXDOUBLE, mx = -G_MAXDOUBLE;
   for (guint64 i = 0; i < s->n_bins; i++)
     sum += s->data[i], mn = MIN(mn, s->data[i]), mx = MAX(mx, s->data[i]);
-  g_string_append_printf(out, "\nbins: %" G_GUINT64_FORMAT ", min %g, max %g, sum %g\n",
+  g_string_append_printf(out, "bins: %" G_GUINT64_FORMAT ", min %g, max %g, sum %g\n",
                          s->n_bins, s->n_bins ? mn : 0, s->n_bins ? mx : 0, sum);
 }

@@ -59,6 +59,9 @@ typedef struct {
    * virtual crystals: the mMR's 9), 0 = every position a crystal. Set by the loader for the
    * scanners Tomolab knows (pet/scanner/tl-cylinder.h). */
   guint block_positions;
+  /* STIR's "%TOF mashing factor" when the header gives one (TOF bins themselves are refused
+   * at load: a non-TOF file may still name the factor, 1), 0 when absent; informational. */
+  guint tof_mash;
 } TlSinogram;
 
 TL_API void tl_sinogram_free(TlSinogram *s);
