@@ -124,13 +124,13 @@ int tl_cli_race(int argc, char **argv) {
             g_strv_length(spec->algos), TL_RACE_MAX_ENTRANTS);
     return 2;
   }
-  if (!tl_race_spec_validate(spec, &error)) return tl_cli_usage_error("race", error);
-  gboolean make_reference = spec->reference_algo != NULL;
-  if (!spec->reference) {
+  if (!spec->reference) { /* the window may make one in memory; the CLI keeps it in a file */
     fprintf(stderr, "tomolab-cli race: --reference IMAGE is required (with --reference-algo "
             "to make it)\n");
     return 2;
   }
+  if (!tl_race_spec_validate(spec, &error)) return tl_cli_usage_error("race", error);
+  gboolean make_reference = spec->reference_algo != NULL;
   if (!make_reference && !g_file_test(spec->reference, G_FILE_TEST_EXISTS)) {
     fprintf(stderr, "tomolab-cli race: --reference %s: no such file (give --reference-algo to "
             "make it)\n", spec->reference);
