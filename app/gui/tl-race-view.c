@@ -74,9 +74,9 @@ static void fill_metric_choices(RaceView *rv) {
     g_autofree char *n = tl_race_board_value_name(rv->board, v);
     gtk_string_list_append(names, n);
   }
+  rv->n_values_listed = nv; /* first: the new model's notify::selected redraws */
   gtk_drop_down_set_model(rv->metric, G_LIST_MODEL(names));
   gtk_drop_down_set_selected(rv->metric, 0);
-  rv->n_values_listed = nv;
 }
 
 /* The PETRIC threshold of metric v (tl-metrics.h), in percent. */
@@ -109,7 +109,9 @@ static void redraw_plots(RaceView *rv) {
       /* the objectives are maximised: the gap to the converged reference, relative, log10 */
       double g = fabs(ref - rec[k].objective) / fabs(ref);
       gap[k] = isfinite(g) && g > 0 ? log10(g) : NAN;
-      metric[k] = nv ? 100 * val[(gsize)k * nv + mv] : NAN;
+      /* log10 of the percentage: a diverging entrant leaves the others readable */
+      double pc = nv ? 100 * val[(gsize)k * nv + mv] : NAN;
+      metric[k] = pc > 0 ? log10(pc) : NAN;
       xmax = MAX(xmax, x[k]);
     }
     for (guint p = 0; p < 2; p++) {
@@ -120,10 +122,10 @@ static void redraw_plots(RaceView *rv) {
   }
   if (n) {
     tl_plot_set_axis_title(rv->plots[0], 0, "log10 |Φref − Φ| / |Φref|");
-    g_autofree char *mt = g_strdup_printf("%s (%% of the reference's background mean)", mname);
+    g_autofree char *mt = g_strdup_printf("log10 %s (%% of the reference's background mean)", mname);
     /* the PETRIC threshold as a dashed line across the run */
     guint s = tl_plot_add_series(rv->plots[1], "target", &(GdkRGBA){0.6, 0.6, 0.6, 1}, TRUE);
-    double tx[2] = {0, xmax > 0 ? xmax : 1}, ty[2] = {threshold(mv), threshold(mv)};
+    double tx[2] = {0, xmax > 0 ? xmax : 1}, ty[2] = {log10(threshold(mv)), log10(threshold(mv))};
     tl_plot_set_series(rv->plots[1], s, tx, ty, 2);
     tl_plot_set_series_group(rv->plots[1], s, 1);
     tl_plot_set_axis_title(rv->plots[1], 0, mt);
@@ -283,6 +285,15 @@ TlRaceSpec *tl_race_view_spec(GtkWindow *w, GError **error) {
   g_autofree char *algos = g_strjoinv("; ", (char **)entrants->pdata);
   g_autofree char *ref_updates = g_strdup_printf("%d", gtk_spin_button_get_value_as_int(rv->ref_updates));
   g_autofree char *updates = g_strdup_printf("%d", gtk_spin_button_get_value_as_int(rv->updates));
+  /* the grid the window reconstructs on (a simulation's: its phantom's), centred as every
+   * grid key is */
+  const TlDocument *d = rv->win->dataset;
+  g_autofree char *grid =
+      d && d->ds && !tl_image_grid_equal(&d->grid, &d->ds->grid)
+          ? g_strdup_printf("%ux%ux%u@%.9g,%.9g,%.9g", d->grid.dims[0], d->grid.dims[1],
+                            d->grid.dims[2], d->grid.voxel_mm[0], d->grid.voxel_mm[1],
+                            d->grid.voxel_mm[2])
+          : g_strdup("");
   const char *keys[][2] = {
       {"algos", algos},
       {"reference-algo", gtk_editable_get_text(GTK_EDITABLE(rv->ref_algo))},
@@ -291,7 +302,8 @@ TlRaceSpec *tl_race_view_spec(GtkWindow *w, GError **error) {
       {"until-target", gtk_check_button_get_active(rv->until_target) ? "true" : "false"},
       {"objective", "true"}, /* the gap is plotted */
       {"nema", rv->win->nema ? "true" : "false"},
-      {"data", rv->win->dataset && rv->win->dataset->path ? rv->win->dataset->path : ""},
+      {"data", d && d->path ? d->path : ""},
+      {"grid", grid},
   };
   for (guint k = 0; k < G_N_ELEMENTS(keys); k++)
     if (!tl_race_spec_set(spec, keys[k][0], keys[k][1], error)) return NULL;
