@@ -5,7 +5,7 @@
             headless) on a small simulated scan: the same CSV header and rows, every column
             equal but the wall-clock seconds (the metrics, objectives and epochs of each update
             of each entrant, in turn order; the reference made by each door from the file's
-            reference-algo), the seconds rising per entrant;
+            reference-algo), the seconds rising per entrant, no validation message;
   keys      the options are the file's keys: `--updates 2` over the file gives 2 updates;
   refused   a bad key in the race file is refused by both doors, naming the file, the line, the
             key and the value.
@@ -53,6 +53,8 @@ def main():
         c2, _, e2 = run([gui, '--race', 'gui.race', '--csv', 'gui.csv'], d)
         ok = c1 == 0 and c2 == 0
         why = '' if ok else 'exit %d / %d: %s | %s' % (c1, c2, e1.strip()[-300:], e2.strip()[-300:])
+        if ok and ('Vulkan validation' in e1 or 'Vulkan validation' in e2):  # TOMOLAB_VALIDATE=1
+            ok, why = False, 'a validation message: %s | %s' % (e1.strip()[-300:], e2.strip()[-300:])
         if ok:
             a, b = rows(os.path.join(d, 'cli.csv')), rows(os.path.join(d, 'gui.csv'))
             if a[0] != b[0] or len(a) != len(b) or len(a) != 1 + 3 * 4:

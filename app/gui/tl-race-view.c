@@ -38,6 +38,7 @@ typedef struct {
   char *error_text;
   char *winner_text;
   guint timer;
+  guint starts;                /* races started (tests) */
 } RaceView;
 
 static const GdkRGBA kColours[TL_RACE_VIEW_ROWS] = {
@@ -332,6 +333,7 @@ static void start(RaceView *rv) {
   g_clear_pointer(&rv->runner, tl_runner_free);
   g_clear_pointer(&rv->board, tl_race_board_unref);
   rv->board = tl_race_board_new();
+  rv->starts++;
   rv->rounds = 0;
   rv->total = spec->updates;
   rv->shown_serial = 0;
@@ -709,6 +711,7 @@ void tl_race_view_set_updates(GtkWindow *w, guint updates) {
 GtkWidget *tl_race_view_start_button(GtkWindow *w) { return view_of(w)->start; }
 gboolean tl_race_view_running(GtkWindow *w) { return running(view_of(w)); }
 guint tl_race_view_rounds(GtkWindow *w) { return view_of(w)->rounds; }
+guint tl_race_view_starts(GtkWindow *w) { return view_of(w)->starts; }
 const char *tl_race_view_error(GtkWindow *w) {
   RaceView *rv = view_of(w);
   return rv->error_text ? rv->error_text : "";

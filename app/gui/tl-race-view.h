@@ -31,6 +31,8 @@ GtkWidget *tl_race_view_start_button(GtkWindow *w);
 /* Running (preparing or stepping), the rounds shown, the last error ("" none). */
 gboolean tl_race_view_running(GtkWindow *w);
 guint tl_race_view_rounds(GtkWindow *w);
+/* Races started (Start clicked with a valid description), counted from 0. */
+guint tl_race_view_starts(GtkWindow *w);
 const char *tl_race_view_error(GtkWindow *w);
 const char *tl_race_view_winner_text(GtkWindow *w);
 /* 0: the objective gap, 1: the chosen metric. */
