@@ -5,7 +5,8 @@
  * and against epochs, the images sit side by side, the CSV and PNG export; what the window ran
  * is checked against the same race description run by the library's session in this process
  * (the CLI's code: same metrics and objectives per update, tl-run-race-session.h), and a click
- * on Cancel keeps the updates made. TL_RACE_SCREENSHOT=FILE.png saves the window at 1280x800
+ * on Cancel keeps the updates made (TL_RACE_PNG=FILE.png keeps the exported PNG).
+ * TL_RACE_SCREENSHOT=FILE.png saves the window at 1280x800
  * (docs/workbench.md), after a longer race of the default entrants on the NEMA phantom. */
 #include "tl-gui-input.h"
 #include "tl-gui-test.h"
@@ -251,7 +252,9 @@ static void test_race_window(void) {
 
   /* exports */
   g_autofree char *csv_path = g_build_filename(tmpdir, "race.csv", NULL);
-  g_autofree char *png_path = g_build_filename(tmpdir, "race.png", NULL);
+  /* TL_RACE_PNG=FILE.png: the export kept there, to look at */
+  g_autofree char *png_path = g_getenv("TL_RACE_PNG") ? g_strdup(g_getenv("TL_RACE_PNG"))
+                                                      : g_build_filename(tmpdir, "race.png", NULL);
   g_assert_true(tl_race_view_save_csv(w, csv_path, &error));
   g_assert_no_error(error);
   g_autofree char *saved = NULL;
