@@ -288,6 +288,50 @@ static void test_checkpoint(void) {
           "checkpoint '", "grid.ckpt'", NULL);
 }
 
+/* The PETRIC keys enter the checkpoint's options hash: a run resumed with another kappa image,
+ * seed or OSEM warm start is refused, and resumed with the same ones it goes on (a hash that
+ * ignored a key would let the refused cases through). */
+static void put_kappa(const char *name, float value) {
+  TlImageGrid g = tl_image_grid_centred(16, 16, 8, 4, 4, 4);
+  g_autoptr(TlImage) k = tl_image_new(&g);
+  for (gsize i = 0; i < tl_image_grid_n_voxels(&g); i++) k->data[i] = value;
+  g_autofree char *p = at(name);
+  GError *e = NULL;
+  g_assert_true(tl_image_save_nifti(k, p, &e));
+  g_assert_no_error(e);
+}
+
+static void test_checkpoint_petric_keys(void) {
+  put("ring.txt", ring_text, -1);
+  ok(cli("simulate", "-s", "ring.txt", "-n", "3000", "-g", "16x16x8@4", "-o", "scan.tlm", "-q",
+         NULL));
+  put_kappa("k1.nii", 1.0f);
+  put_kappa("k2.nii", 2.0f);
+  const char *run[] = {"recon", "scan.tlm", "-g", "16x16x8@4", "-a", "bsrem", "--iterations",
+                       "2", "--subsets", "2", "-q"};
+  ok(cli(RUN, "--prior", "rdp", "--beta", "0.1", "--kappa", "k1.nii", "--osem-epochs", "1",
+         "-o", "k.nii", "--checkpoint", "k.ckpt", NULL));
+  refused(cli(RUN, "--prior", "rdp", "--beta", "0.1", "--kappa", "k2.nii", "--osem-epochs", "1",
+              "-o", "k2out.nii", "--resume", "k.ckpt", NULL),
+          "--resume k.ckpt", "other options", NULL);
+  refused(cli(RUN, "--prior", "rdp", "--beta", "0.1", "--kappa", "k1.nii", "-o", "e.nii",
+              "--resume", "k.ckpt", NULL),
+          "--resume k.ckpt", "other options", NULL);
+  ok(cli(RUN, "--prior", "rdp", "--beta", "0.1", "--kappa", "k1.nii", "--osem-epochs", "1",
+         "-o", "k1out.nii", "--resume", "k.ckpt", NULL));
+  const char *svrg[] = {"recon", "scan.tlm", "-g", "16x16x8@4", "-a", "svrg", "--iterations",
+                        "2", "--subsets", "2", "-q", "--prior", "rdp", "--beta", "0.1"};
+#define SVRG svrg[0], svrg[1], svrg[2], svrg[3], svrg[4], svrg[5], svrg[6], svrg[7], svrg[8], \
+             svrg[9], svrg[10], svrg[11], svrg[12], svrg[13], svrg[14]
+  ok(cli(SVRG, "--seed", "3", "-o", "s.nii", "--checkpoint", "s.ckpt", NULL));
+  refused(cli(SVRG, "--seed", "4", "-o", "s4.nii", "--resume", "s.ckpt", NULL),
+          "--resume s.ckpt", "other options", NULL);
+  refused(cli(SVRG, "-o", "s1.nii", "--resume", "s.ckpt", NULL), "--resume s.ckpt",
+          "other options", NULL);
+  ok(cli(SVRG, "--seed", "3", "-o", "s3.nii", "--resume", "s.ckpt", NULL));
+#undef SVRG
+}
+
 static void rm_rf(const char *path) {
   GDir *d = g_dir_open(path, 0, NULL);
   if (d) {
@@ -313,6 +357,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/hostile-keys/pet-files", test_pet_files);
   g_test_add_func("/hostile-keys/info-loads", test_info_loads);
   g_test_add_func("/hostile-keys/checkpoint", test_checkpoint);
+  g_test_add_func("/hostile-keys/checkpoint-petric-keys", test_checkpoint_petric_keys);
   int rc = g_test_run();
   rm_rf(dir);
   g_free(dir);

@@ -105,7 +105,7 @@ static int fail(GError *error) {
 static char *options_hash(const char *input, guint64 n_events, const TlScanner *scanner,
                           const TlImageGrid *grid, const TlReconOptions *o, const TlImage *mu,
                           const TlNorm *norm, const char *filter_text, char **kernels,
-                          const char *scatter_file) {
+                          const char *scatter_file, const char *kappa_file) {
   g_autofree char *sk = tl_scanner_key(scanner), *gk = tl_image_grid_key(grid);
   g_autofree char *mh = mu ? g_compute_checksum_for_data(
                                  G_CHECKSUM_SHA256, (const guchar *)mu->data,
@@ -143,6 +143,19 @@ static char *options_hash(const char *input, guint64 n_events, const TlScanner *
     g_autofree char *h = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)src,
                                                      src ? len : 0);
     g_string_append_printf(all, "scatter %s\n", h);
+  }
+  /* the PETRIC keys: the stochastic order's seed, the OSEM warm start, the prior's per-voxel
+   * weights (the file's bytes, read already by the kappa key); lines only where they differ
+   * from the defaults, so checkpoints made before them stay resumable */
+  if (o->seed != 1) g_string_append_printf(all, "seed %u\n", o->seed);
+  if (o->warm_epochs) g_string_append_printf(all, "osem epochs %u\n", o->warm_epochs);
+  if (kappa_file) {
+    g_autofree char *src = NULL;
+    gsize len = 0;
+    g_file_get_contents(kappa_file, &src, &len, NULL);
+    g_autofree char *h = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)src,
+                                                     src ? len : 0);
+    g_string_append_printf(all, "kappa %s\n", h);
   }
   for (guint i = 0; kernels && kernels[i]; i++) {
     g_autofree char *src = NULL;
@@ -652,7 +665,8 @@ static int recon_spec(const TlRunSpec *sp) {
   if (rank == 0 && !tl_run_spec_write_sensitivity(sp, r, &error)) return fail(error);
 
   g_autofree char *hash = options_hash(input, n_total, lm->scanner, &grid, &o, mu, norm,
-                                       filter_text, kernels, scatter_file);
+                                       filter_text, kernels, scatter_file,
+                                       sp->kappa);
   if (resume) {
     TlCliCheckpoint cp;
     if (!tl_cli_checkpoint_load(resume, &cp, &error)) return fail(error);

@@ -72,6 +72,11 @@ static const GOptionEntry kOptions[] = {
    "code to its end, write its output image and sidecar, and quit", "FILE"},
   {"output", 'o', 0, G_OPTION_ARG_FILENAME, NULL, "With --run: the image to write (over the "
    "run's output key)", "IMAGE"},
+  {"race", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+   "Without a window: run a race file (tomolab-cli race --race's keys) through the Race "
+   "window's own job, write its CSV, and quit", "FILE"},
+  {"csv", 0, 0, G_OPTION_ARG_FILENAME, NULL, "With --race: the CSV to write (over the race's "
+   "csv key)", "FILE"},
   {"version", 0, 0, G_OPTION_ARG_NONE, NULL, "Print the version and quit", NULL},
   {NULL},
 };
@@ -273,6 +278,17 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
     g_autofree char *device = NULL;
     g_variant_dict_lookup(options, "device", "s", &device);
     return tl_headless_run(run, output, device);
+  }
+  g_autofree char *race = NULL, *csv = NULL;
+  g_variant_dict_lookup(options, "csv", "^ay", &csv);
+  if (g_variant_dict_lookup(options, "race", "^ay", &race)) { /* before GTK, as --run */
+    g_autofree char *device = NULL;
+    g_variant_dict_lookup(options, "device", "s", &device);
+    return tl_headless_race(race, csv, device);
+  }
+  if (csv) {
+    g_printerr("tomolab: --csv needs --race\n");
+    return 1;
   }
   if (output) {
     g_printerr("tomolab: --output needs --run\n");

@@ -7,6 +7,7 @@
 #include "tl-dataset.h"
 #include "dataset/tl-formats.h"
 #include "run/tl-run-sidecar.h"
+#include "tl-race-job.h"
 
 static int fail(GError *error) {
   fprintf(stderr, "tomolab --run: %s\n", error->message);
@@ -84,5 +85,37 @@ int tl_headless_run(const char *run_path, const char *output, const char *device
                                   img->unit, notes, &error))
     return fail(error);
   if (!run->quiet) fprintf(stderr, "tomolab --run: wrote %s\n", run->output);
+  return 0;
+}
+
+int tl_headless_race(const char *race_path, const char *csv, const char *device) {
+  GError *error = NULL;
+  g_autoptr(TlRaceSpec) spec = tl_race_spec_load(race_path, &error);
+  if (!spec || (csv && !tl_race_spec_set(spec, "csv", csv, &error)) ||
+      (device && !tl_race_spec_set(spec, "device", device, &error)) ||
+      !tl_race_spec_validate(spec, &error))
+    return fail(error);
+  if (!spec->data || !spec->csv) {
+    fprintf(stderr, "tomolab --race: %s: %s\n", race_path,
+            !spec->data ? "no data = FILE" : "no csv = FILE (or --csv FILE)");
+    return 1;
+  }
+  g_autoptr(TlDocument) d = tl_document_load(spec->data, &error);
+  if (!d) return fail(error);
+  g_autoptr(TlContext) ctx = tl_context_new(spec->device, &error);
+  if (!ctx) return fail(error);
+  g_autoptr(TlRaceBoard) board = tl_race_board_new();
+  g_autoptr(TlJob) job = tl_race_job_new(ctx, spec, d->ds, board, &error);
+  if (!job) return fail(error);
+  /* the Race window's runner count: one sub-iteration per round, the race's updates */
+  for (guint i = 0; i < spec->updates; i++) {
+    TlJobStep st = {0};
+    gboolean ok = job->vt->step(job, NULL, &st, &error);
+    tl_job_step_clear(&st);
+    if (!ok) return fail(error);
+  }
+  g_autofree char *text = tl_race_board_csv(board);
+  if (!g_file_set_contents(spec->csv, text ? text : "", -1, &error)) return fail(error);
+  fprintf(stderr, "tomolab --race: wrote %s\n", spec->csv);
   return 0;
 }

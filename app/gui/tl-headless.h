@@ -13,4 +13,12 @@ G_BEGIN_DECLS
  * device (may be NULL): over the run's device key. */
 int tl_headless_run(const char *run_path, const char *output, const char *device);
 
+
+/* `tomolab --race FILE [--csv OUT]`: a race file (run/tl-run-race-spec.h, the keys
+ * `tomolab-cli race --race` reads) run through the window's race job (tl-race-job.h) with no
+ * display: its data opened as the window opens them, every round stepped as the Race window's
+ * runner steps it, and the CSV written from the window's board. 0 on success; 1 with the reason
+ * on stderr. csv (may be NULL): over the race's csv key. */
+int tl_headless_race(const char *race_path, const char *csv, const char *device);
+
 G_END_DECLS

@@ -594,3 +594,10 @@ GtkWidget *tl_plot_new(const char *title, const char *x_label) {
   self->x_label = g_strdup(x_label);
   return GTK_WIDGET(self);
 }
+
+/* The race view switches its x axis between seconds and epochs. */
+void tl_plot_set_x_label(TlPlot *self, const char *x_label) {
+  g_free(self->x_label);
+  self->x_label = g_strdup(x_label);
+  gtk_widget_queue_draw(GTK_WIDGET(self));
+}

@@ -15,6 +15,7 @@ G_DECLARE_FINAL_TYPE(TlPlot, tl_plot, TL, PLOT, GtkWidget)
 
 GtkWidget *tl_plot_new(const char *title, const char *x_label);
 void tl_plot_clear(TlPlot *self);
+void tl_plot_set_x_label(TlPlot *self, const char *x_label);
 /* Returns the series index; `dashed` for reference curves (ground truth). */
 guint tl_plot_add_series(TlPlot *self, const char *name, const GdkRGBA *colour, gboolean dashed);
 /* NAN y values are kept in the CSV and skipped in the drawing. */

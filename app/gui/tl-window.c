@@ -14,6 +14,7 @@
 #include "tl-simulate-dialog.h"
 #include "tl-lessons.h"
 #include "tl-window-private.h"
+#include "tl-race-view.h"
 #include "expr/tl-kernel-edit.h"
 
 G_DEFINE_FINAL_TYPE(TlWindow, tl_window, ADW_TYPE_APPLICATION_WINDOW)
@@ -876,6 +877,7 @@ static void tl_window_init(TlWindow *self) {
   tl_window_kernels_init(self);
   tl_window_data_init(self);
   tl_window_progress_init(self);
+  tl_race_view_install(self);
   GtkEventController *keys = gtk_shortcut_controller_new();
   gtk_event_controller_set_propagation_phase(keys, GTK_PHASE_CAPTURE);
   gtk_shortcut_controller_add_shortcut(GTK_SHORTCUT_CONTROLLER(keys),
