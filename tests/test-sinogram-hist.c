@@ -120,7 +120,9 @@ static gboolean pair_pixel(const TlSinogram *s, guint seg, guint ax, guint a, gu
   guint64 bin;
   if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) return FALSE;
   guint64 off = tl_sinogram_segment_offset(s, seg);
-  if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) return FALSE;
+  guint64 size = (guint64)s->n_views * s->n_axial[seg] * s->n_tangential;
+  if (bin < off || bin - off >= size || (bin - off) / s->n_tangential % s->n_axial[seg] != ax)
+    return FALSE; /* another segment's bin, or another axial position */
   guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
   *px = v * s->n_tangential + (guint)((bin - off) % s->n_tangential);
   return TRUE;
