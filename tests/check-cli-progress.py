@@ -23,17 +23,9 @@ import sys
 import tempfile
 import time
 
+from tap import finish, ok
+
 CLI = sys.argv[1]
-results = []
-
-
-def ok(cond, name, detail=""):
-    results.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(results)} - {name}")
-    if not cond:
-        for line in str(detail).strip().splitlines()[-30:]:
-            print(f"# {line}")
-    return cond
 
 
 def stamped(args, env):
@@ -93,5 +85,4 @@ with tempfile.TemporaryDirectory() as tmp:
     ok(rc == 0 and not any(LINE.match(l) for _, l in lines), "--quiet: no progress line",
        "\n".join(l for _, l in lines))
 
-print(f"1..{len(results)}")
-sys.exit(0 if all(results) else 1)
+finish(plan_now=True)

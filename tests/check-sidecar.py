@@ -23,17 +23,9 @@ import tempfile
 
 import jsonschema
 
+from tap import finish, ok
+
 CLI, SCHEMA = sys.argv[1], sys.argv[2]
-results = []
-
-
-def ok(cond, name, detail=""):
-    results.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(results)} - {name}")
-    if not cond:
-        for line in str(detail).strip().splitlines()[-30:]:
-            print(f"# {line}")
-    return cond
 
 
 def cli(*args):
@@ -174,4 +166,4 @@ ok(ctsim.returncode == 0 and ct_side is not None and not errors(validator, ct_si
    "ct-recon: sidecars validate, --run IMAGE.json reproduces the image",
    ctsim.stderr + ct.stderr + ct_again.stderr + ct_fdk.stderr +
    (str(errors(validator, ct_side)) if ct_side else ""))
-sys.exit(0 if all(results) else 1)
+finish()

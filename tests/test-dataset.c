@@ -205,16 +205,6 @@ static TlImage *test_image(void) {
   return im;
 }
 
-static void remove_tree(const char *dir) {
-  g_autoptr(GDir) gd = g_dir_open(dir, 0, NULL);
-  for (const char *n; gd && (n = g_dir_read_name(gd));) {
-    g_autofree char *p = g_build_filename(dir, n, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_DIR)) remove_tree(p);
-    else g_remove(p);
-  }
-  g_rmdir(dir);
-}
-
 static void test_image_roundtrip(void) {
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_dir_make_tmp("tl-dataset-XXXXXX", &error);
@@ -262,7 +252,7 @@ static void test_image_roundtrip(void) {
   g_assert_true(g_file_set_contents(s, "not an image", -1, NULL));
   g_assert_null(tl_image_load(s, &error));
   g_assert_nonnull(strstr(error->message, "scan.tlm"));
-  remove_tree(dir);
+  tl_test_remove_tree(dir);
 }
 
 /* `tomolab-cli ct-recon -t truth.mha`: the truth goes through the one image loader; the FDK

@@ -19,6 +19,7 @@
 #include "pet/data/tl-format-petsird.h"
 #include "pet/data/tl-sinogram.h"
 #include "pet/scanner/tl-scanner.h"
+#include "tl-test-common.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <signal.h>
@@ -262,16 +263,6 @@ static guint count_files(const char *dir) {
   return n;
 }
 
-static void remove_tree(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  for (const char *name; d && (name = g_dir_read_name(d));) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_DIR)) remove_tree(p);
-    else g_remove(p);
-  }
-  g_rmdir(dir);
-}
-
 static void test_writer(gconstpointer data) {
   const Writer *w = data;
   gpointer old = w->make(0), new = w->make(1);
@@ -308,7 +299,7 @@ static void test_writer(gconstpointer data) {
     g_assert_no_error(e);
     g_assert_cmpint(w->which(path), ==, 1);
     g_assert_cmpuint(count_files(dir), ==, w->expected_files);
-    remove_tree(dir);
+    tl_test_remove_tree(dir);
     if (!killed) break;
   }
   g_assert_cmpuint(kills, >=, 1); /* the hook reached every writer */
@@ -388,12 +379,12 @@ static void test_dicom(gconstpointer data) {
         g_remove(slice);
       }
     } else {
-      remove_tree(path);
+      tl_test_remove_tree(path);
     }
     g_assert_true(dicom_save(path));
     g_assert_cmpint(dicom_which(dir, out), ==, 1);
     g_assert_cmpuint(count_files(dir), ==, numbered ? 3 : 1);
-    remove_tree(dir);
+    tl_test_remove_tree(dir);
     if (!killed) break;
   }
   g_assert_cmpuint(kills, >=, 1);

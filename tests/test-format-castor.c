@@ -433,13 +433,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/format-castor/geom", test_geom);
   g_test_add_func("/format-castor/hostile", test_hostile);
   int rc = g_test_run();
-  g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-  const char *n;
-  while (d && (n = g_dir_read_name(d))) {
-    g_autofree char *p = g_build_filename(tmpdir, n, NULL);
-    g_unlink(p);
-  }
-  g_rmdir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(tmpdir);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "tomolab-compute.h"
 #include "dataset/tl-formats.h"
 #include "image/tl-interfile.h"
+#include "tl-test-common.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -329,11 +330,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/format/interfile/probe", test_probe);
   g_test_add_func("/format/interfile/hostile", test_hostile);
   int rc = g_test_run();
-  g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    g_autofree char *p = g_build_filename(tmpdir, n, NULL);
-    g_remove(p);
-  }
-  g_rmdir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   return rc;
 }

@@ -8,6 +8,7 @@
 #include "dataset/tl-formats.h"
 #include "image/tl-metaimage.h"
 #include "image/tl-interfile.h"
+#include "tl-test-common.h"
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -245,11 +246,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/format/metaimage/stir-image", test_stir_image);
   g_test_add_func("/format/metaimage/hostile", test_hostile);
   int rc = g_test_run();
-  g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    g_autofree char *p = g_build_filename(tmpdir, n, NULL);
-    g_remove(p);
-  }
-  g_rmdir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   return rc;
 }

@@ -572,11 +572,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/format/stir/hostile", test_hostile);
   int rc = g_test_run();
   tl_test_context_done(ctx);
-  g_autoptr(GDir) d = g_dir_open(tmpdir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    g_autofree char *p = g_build_filename(tmpdir, n, NULL);
-    g_remove(p);
-  }
-  g_rmdir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   return rc;
 }

@@ -6,6 +6,7 @@
 #include "dataset/tl-formats.h"
 #include "image/tl-image.h"
 #include "pet/scanner/tl-listmode.h"
+#include "tl-test-common.h"
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -17,16 +18,6 @@ static char *tmp_dir(void) {
   char *d = g_dir_make_tmp("tl-formats-XXXXXX", &error);
   g_assert_no_error(error);
   return d;
-}
-
-static void rm_rf(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  const char *n;
-  while (d && (n = g_dir_read_name(d))) {
-    g_autofree char *p = g_build_filename(dir, n, NULL);
-    g_remove(p);
-  }
-  g_rmdir(dir);
 }
 
 /* NIfTI-1 single file (nifti1.h): 348-byte header, magic "n+1" at 344, vox_offset 352,
@@ -108,7 +99,7 @@ static void test_detect_by_content(void) {
   g_assert_null(tl_format_detect(m, &error));
   g_assert_error(error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
   g_clear_error(&error);
-  rm_rf(dir);
+  tl_test_remove_tree(dir);
 }
 
 static void test_output_by_extension(void) {
@@ -207,7 +198,7 @@ static void test_cli_info_convert(void) {
   g_assert_true(g_file_set_contents(z, "hello", -1, NULL));
   g_assert_cmpint(run_cli((const char *[]){"info", z, NULL}, &out, &err), ==, 1);
   g_assert_nonnull(strstr(err, "z.dat"));
-  rm_rf(dir);
+  tl_test_remove_tree(dir);
 }
 
 /* List mode -> STIR sinogram (histogrammed by convert) -> info -> binned recon: the events all
@@ -240,7 +231,7 @@ static void test_cli_sinogram(void) {
                                            "-o", img, NULL}, &out, &err), ==, 0);
   g_assert_nonnull(strstr(err, "3000 counts (sinogram)"));
   g_assert_true(g_file_test(img, G_FILE_TEST_EXISTS));
-  rm_rf(dir);
+  tl_test_remove_tree(dir);
 }
 
 /* .tlm with delayed coincidences (docs/formats.md): the header's `delayed = N`, the delayed
@@ -296,7 +287,7 @@ static void test_tlm_delayed(void) {
   g_assert_false(tl_listmode_save(lm, q, &error));
   g_assert_nonnull(strstr(error->message, "delayed event 1"));
   g_clear_error(&error);
-  rm_rf(dir);
+  tl_test_remove_tree(dir);
 }
 
 int main(int argc, char **argv) {

@@ -19,6 +19,7 @@
 #include "image/tl-interfile.h"
 #include "image/tl-metaimage.h"
 #include "pet/data/tl-format-mmr.h"
+#include "tl-test-common.h"
 #include <glib/gstdio.h>
 #include <signal.h>
 #include <string.h>
@@ -51,20 +52,8 @@ static void put_floats(const char *name, guint n, float base) {
   put(name, b, 4u * n);
 }
 
-static void remove_tree(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  for (const char *name; d && (name = g_dir_read_name(d));) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
-      remove_tree(p);
-    else
-      g_remove(p);
-  }
-  g_rmdir(dir);
-}
-
 static void fresh_root(void) {
-  if (root) remove_tree(root);
+  if (root) tl_test_remove_tree(root);
   g_free(root);
   GError *e = NULL;
   root = g_dir_make_tmp("tl-hostile-io-XXXXXX", &e);
@@ -421,6 +410,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/hostile-io/stale-temps", test_stale_temps);
   g_test_add_func("/hostile-io/mmr-data-like-header", test_mmr_data_like_header);
   int rc = g_test_run();
-  if (root) remove_tree(root);
+  if (root) tl_test_remove_tree(root);
   return rc;
 }

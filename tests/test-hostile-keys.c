@@ -332,19 +332,6 @@ static void test_checkpoint_petric_keys(void) {
 #undef SVRG
 }
 
-static void rm_rf(const char *path) {
-  GDir *d = g_dir_open(path, 0, NULL);
-  if (d) {
-    const char *n;
-    while ((n = g_dir_read_name(d))) {
-      g_autofree char *p = g_build_filename(path, n, NULL);
-      rm_rf(p);
-    }
-    g_dir_close(d);
-  }
-  g_remove(path);
-}
-
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   if (argc < 2) g_error("usage: test-hostile-keys [--tap] TOMOLAB-CLI");
@@ -359,7 +346,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/hostile-keys/checkpoint", test_checkpoint);
   g_test_add_func("/hostile-keys/checkpoint-petric-keys", test_checkpoint_petric_keys);
   int rc = g_test_run();
-  rm_rf(dir);
+  tl_test_remove_tree(dir);
   g_free(dir);
   return rc;
 }

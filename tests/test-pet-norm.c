@@ -33,6 +33,7 @@
 #include "pet/project/tl-sensitivity.h"
 #include "pet/simulate/tl-simulate.h"
 #include "dataset/tl-formats.h"
+#include "tl-test-common.h"
 
 static TlContext *ctx;
 
@@ -814,17 +815,6 @@ static char *tmp_dir(void) {
   return d;
 }
 
-static void rm_dir(const char *dir) {
-  GDir *d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name(d))) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    g_remove(p);
-  }
-  if (d) g_dir_close(d);
-  g_rmdir(dir);
-}
-
 static void test_file(void) {
   GError *error = NULL;
   TlScanner *fx = octagon();
@@ -968,7 +958,7 @@ static void test_file(void) {
   g_assert_false(tl_norm_update(n, "by hand", &error));
   g_assert_nonnull(strstr(error->message, "efficiency of crystal 3 = -1"));
   g_clear_error(&error);
-  rm_dir(dir);
+  tl_test_remove_tree(dir);
 }
 
 int main(int argc, char **argv) {

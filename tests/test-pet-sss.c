@@ -24,6 +24,7 @@
 #include "pet/tl-recon.h"
 #include "pet/simulate/tl-simulate.h"
 #include "pet/correct/tl-sss.h"
+#include "tl-test-common.h"
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1454,12 +1455,7 @@ int main(int argc, char **argv) {
   tmp_dir = g_dir_make_tmp("tl-sss-XXXXXX", NULL);
   int rc = g_test_run();
   tl_test_context_done(ctx);
-  g_autoptr(GDir) d = g_dir_open(tmp_dir, 0, NULL);
-  for (const char *n; d && (n = g_dir_read_name(d));) {
-    g_autofree char *f = g_build_filename(tmp_dir, n, NULL);
-    g_remove(f);
-  }
-  g_rmdir(tmp_dir);
+  tl_test_remove_tree(tmp_dir);
   g_free(tmp_dir);
   return rc;
 }

@@ -13,14 +13,14 @@ static void test_pairs_and_bins(void) {
   g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
   fx_scanner_free(fx);
   GError *error = NULL;
-  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, 2, &error);
+  g_autoptr(TlSinogram) s = tl_sinogram_new_stir(sc, 1, 2, &error);
   g_assert_no_error(error);
   g_assert_true(tl_sinogram_validate(s, "test", &error));
   g_assert_no_error(error);
   guint N = sc->crystals_per_ring;
   g_assert_cmpuint(s->n_segments, ==, 5);
-  g_assert_cmpint(s->min_ring_difference[1], ==, -1);
-  g_assert_cmpint(s->min_ring_difference[2], ==, 1);
+  /* STIR's order: ascending ring differences */
+  for (guint i = 0; i < 5; i++) g_assert_cmpint(s->min_ring_difference[i], ==, (gint)i - 2);
   g_assert_cmpuint(s->n_bins, ==, (guint64)(4 + 3 + 3 + 2 + 2) * (N / 2) * N);
 
   /* each bin numbered; the helper's forward mapping gives each bin's pair: the bin found for
@@ -92,7 +92,7 @@ static void test_events(void) {
     } while (!tl_scanner_pair_allowed(lm->scanner, e->a, e->b));
   }
   GError *error = NULL;
-  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(lm->scanner, G_MAXUINT, &error);
+  g_autoptr(TlSinogram) s = tl_sinogram_new_stir(lm->scanner, 1, G_MAXUINT, &error);
   g_assert_no_error(error);
   guint64 outside = 1;
   g_assert_true(tl_sinogram_add_events(s, lm, &outside, &error));
@@ -101,7 +101,7 @@ static void test_events(void) {
   for (guint64 i = 0; i < s->n_bins; i++) total += s->data[i];
   g_assert_cmpfloat(total, ==, (double)lm->n_events);
   /* a narrower sinogram counts the rest as outside, still accounting for every event */
-  g_autoptr(TlSinogram) s0 = tl_sinogram_new_for_scanner(lm->scanner, 0, &error);
+  g_autoptr(TlSinogram) s0 = tl_sinogram_new_stir(lm->scanner, 1, 0, &error);
   g_assert_true(tl_sinogram_add_events(s0, lm, &outside, &error));
   double direct = 0;
   guint64 expect = 0;
@@ -120,7 +120,9 @@ static gboolean pair_pixel(const TlSinogram *s, guint seg, guint ax, guint a, gu
   guint64 bin;
   if (a == b || !tl_sinogram_bin_of_pair(s, a, b, &bin)) return FALSE;
   guint64 off = tl_sinogram_segment_offset(s, seg);
-  if (bin < off || (bin - off) / s->n_tangential % s->n_axial[seg] != ax) return FALSE;
+  guint64 size = (guint64)s->n_views * s->n_axial[seg] * s->n_tangential;
+  if (bin < off || bin - off >= size || (bin - off) / s->n_tangential % s->n_axial[seg] != ax)
+    return FALSE; /* another segment's bin, or another axial position */
   guint v = (guint)((bin - off) / s->n_tangential / s->n_axial[seg]);
   *px = v * s->n_tangential + (guint)((bin - off) % s->n_tangential);
   return TRUE;
@@ -134,13 +136,13 @@ static void test_expected_plane(void) {
   g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
   fx_scanner_free(fx);
   GError *error = NULL;
-  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, 2, &error);
+  g_autoptr(TlSinogram) s = tl_sinogram_new_stir(sc, 1, 2, &error);
   g_assert_no_error(error);
   TlImageGrid g = fx_grid(20, 20, 3, 3.0f, 3.0f, 5.0f);
   g_autoptr(TlImage) x = tl_image_new(&g);
   for (guint64 i = 0; i < fx_voxels(&g); i++) x->data[i] = 0.5f + (float)(i % 7) / 4.0f;
   guint N = s->n_detectors;
-  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments 0, +1, +2 */
+  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments -2, 0, +2 */
     guint ax = s->n_axial[seg] - 1;
     g_autofree float *plane = g_new(float, s->n_views * s->n_tangential);
     g_assert_true(tl_sinogram_expected_plane(ctx, s, seg, ax, sc, x, "siddon", NULL, plane,
@@ -181,7 +183,7 @@ static void test_model_plane(void) {
   g_autoptr(TlScanner) sc = tl_scanner_copy(fx);
   fx_scanner_free(fx);
   GError *error = NULL;
-  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, 2, &error);
+  g_autoptr(TlSinogram) s = tl_sinogram_new_stir(sc, 1, 2, &error);
   g_assert_no_error(error);
   TlImageGrid g = fx_grid(20, 20, 3, 3.0f, 3.0f, 5.0f);
   g_autoptr(TlImage) x = tl_image_new(&g);
@@ -219,7 +221,7 @@ static void test_model_plane(void) {
   TlSinogramModel model = {.projector = "siddon", .mu = mu, .norm = norm, .randoms = rnd,
                            .scatter = e};
   guint n_plane = s->n_views * s->n_tangential;
-  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments 0, +1, +2 */
+  for (guint seg = 0; seg < s->n_segments; seg += 2) { /* segments -2, 0, +2 */
     guint ax = s->n_axial[seg] - 1;
     g_autofree float *plane = g_new(float, n_plane);
     g_autofree float *pr = g_new(float, n_plane);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "tl-test-common.h"
 #include <dlfcn.h>
+#include <glib/gstdio.h>
 
 /* The loader unloads the driver and layers when an instance goes away; a one-time
  * allocation of theirs then shows in LeakSanitizer as "<unknown module>", which no
@@ -47,4 +48,16 @@ void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const ch
   /* the pipeline may be freed once recorded work has run */
   g_assert_true(tl_stream_finish(s, &error));
   g_assert_no_error(error);
+}
+
+void tl_test_remove_tree(const char *path) {
+  if (!path) return;
+  if (g_file_test(path, G_FILE_TEST_IS_DIR) && !g_file_test(path, G_FILE_TEST_IS_SYMLINK)) {
+    g_autoptr(GDir) d = g_dir_open(path, 0, NULL);
+    for (const char *n; d && (n = g_dir_read_name(d));) {
+      g_autofree char *p = g_build_filename(path, n, NULL);
+      tl_test_remove_tree(p);
+    }
+  }
+  g_remove(path);
 }

@@ -14,3 +14,6 @@ TlContext *tl_test_context(void);
 void tl_test_context_done(TlContext *ctx);
 /* Fills a 1-D float array on the device with `value` using the fill_f32 kernel. */
 void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const char *label);
+/* Removes `path` and, for a folder, everything under it; symbolic links are removed, never
+ * followed (a test's folder may hold links that point out of it on purpose). */
+void tl_test_remove_tree(const char *path);

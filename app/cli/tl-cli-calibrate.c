@@ -26,16 +26,14 @@ int tl_cli_calibrate(int argc, char **argv) {
       {"radius", 0, 0, G_OPTION_ARG_DOUBLE, &radius,
        "Radius of the measuring sphere in mm (default 50): well inside the uniform region", "MM"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("IMAGE - the calibration factor for recon "
-                                                      "--calibration");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(oc,
+  static const char description[] =
       "Reconstruct a scan of a uniform phantom of known concentration as any other scan (same\n"
       "algorithm, iterations and corrections), then:\n"
       "  tomolab-cli calibrate phantom.nii --concentration 5300 --duration 600 --isotope F18\n"
-      "prints F = mean DC / (T beta concentration) (docs/pet.md, Units).");
+      "prints F = mean DC / (T beta concentration) (docs/pet.md, Units).";
   GError *error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error))
+  if (!tl_cli_parse_options("IMAGE - the calibration factor for recon --calibration",
+                            entries, description, &argc, &argv, &error))
     return tl_cli_usage_error("calibrate", error);
   if (argc != 2) {
     fprintf(stderr, "tomolab-cli calibrate: one image is required (see --help)\n");

@@ -24,18 +24,18 @@ int tl_cli_convert(int argc, char **argv) {
        "Output format by name (default: from OUT's extension; 'tomolab-cli info --formats')",
        "NAME"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("IN OUT - convert a data file");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(
-      oc, "Example: tomolab-cli convert image.hv image.nii.gz\n"
-          "The input's format is detected by content; OUT must hold the same kind of data\n"
-          "(image, PET list mode, sinogram, CT projections, scanner, normalisation); PET list\n"
-          "mode into CASToR with --norm carries each event's normalisation; PET list mode into a\n"
-          "sinogram format (.hs) is histogrammed in the scanner's own geometry as STIR writes it\n"
-          "(the mMR: 'Siemens mMR', 504 detectors with block gaps, 252 views x 344; --span,\n"
-          "--max-ring-difference). OUT is written atomically and never over IN.");
+  static const char description[] =
+      "Example: tomolab-cli convert image.hv image.nii.gz\n"
+      "The input's format is detected by content; OUT must hold the same kind of data\n"
+      "(image, PET list mode, sinogram, CT projections, scanner, normalisation); PET list\n"
+      "mode into CASToR with --norm carries each event's normalisation; PET list mode into a\n"
+      "sinogram format (.hs) is histogrammed in the scanner's own geometry as STIR writes it\n"
+      "(the mMR: 'Siemens mMR', 504 detectors with block gaps, 252 views x 344; --span,\n"
+      "--max-ring-difference). OUT is written atomically and never over IN.";
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) return tl_cli_usage_error("convert", error);
+  if (!tl_cli_parse_options("IN OUT - convert a data file", entries, description,
+                            &argc, &argv, &error))
+    return tl_cli_usage_error("convert", error);
   if (max_rd < -1) {
     g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "--max-ring-difference %d: expected >= 0",
                 max_rd);

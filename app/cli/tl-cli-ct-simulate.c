@@ -89,15 +89,14 @@ int tl_cli_ct_simulate(int argc, char **argv) {
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("- simulate a CT scan");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(oc,
+  static const char description[] =
       "Example: tomolab-cli ct-simulate --grid 64x64x64@1 --views 180 --sid 200 --sdd 300 \\\n"
       "           --i0 1e5 --truth truth.nii -o scan.tlct\n"
       "Projections of a phantom on a circular orbit about z (or any projection matrices), with\n"
-      "optional Poisson noise. File format: docs/formats.md, section CT.");
+      "optional Poisson noise. File format: docs/formats.md, section CT.";
   GError *error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) {
+  if (!tl_cli_parse_options("- simulate a CT scan", entries, description,
+                            &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli " VERB ": %s\n", error->message);
     g_error_free(error);
     return 2;

@@ -65,16 +65,16 @@ int tl_cli_kernel(int argc, char **argv) {
       {"check", 'c', 0, G_OPTION_ARG_FILENAME, &check,
        "Compile FILE as a replacement of NAME and report errors by line", "FILE"},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new("[NAME] - built-in kernels and their GLSL");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(
-      oc, "Without NAME: the built-in kernels. With NAME: its source, includes expanded, to edit\n"
-          "and pass back with `recon --kernel NAME=FILE` (or open in the window's kernel editor);\n"
-          "recon refuses NAME when its run never calls it, naming the kernels it runs.\n"
-          "Example: tomolab-cli kernel pet_em > em.comp; (edit); \\\n"
-          "         tomolab-cli kernel pet_em --check em.comp");
+  static const char description[] =
+      "Without NAME: the built-in kernels. With NAME: its source, includes expanded, to edit\n"
+      "and pass back with `recon --kernel NAME=FILE` (or open in the window's kernel editor);\n"
+      "recon refuses NAME when its run never calls it, naming the kernels it runs.\n"
+      "Example: tomolab-cli kernel pet_em > em.comp; (edit); \\\n"
+      "         tomolab-cli kernel pet_em --check em.comp";
   g_autoptr(GError) error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) return tl_cli_usage_error("kernel", error);
+  if (!tl_cli_parse_options("[NAME] - built-in kernels and their GLSL",
+                            entries, description, &argc, &argv, &error))
+    return tl_cli_usage_error("kernel", error);
   if (argc > 2) {
     g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "one kernel name at most");
     return tl_cli_usage_error("kernel", error);

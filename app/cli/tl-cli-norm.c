@@ -73,19 +73,17 @@ int tl_cli_norm_estimate(int argc, char **argv) {
        "Device index or name substring (default: $TOMOLAB_DEVICE, else the best ranked)", "SEL"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
       {NULL}};
-  g_autoptr(GOptionContext) oc = g_option_context_new(
-      "SCAN - estimate the normalisation from a scan of a uniform cylinder");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(
-      oc, "Example: tomolab-cli norm-estimate cyl.tlm --radius 300 --length 250 -o dmi.tln\n"
-          "Crystal efficiencies by maximum-likelihood fan sums and geometric factors (ring pairs;\n"
-          "radial position x place in the block) from the counts of each crystal pair against\n"
-          "the cylinder's projection (docs/pet.md). The cylinder must lie inside the grid. Use it\n"
-          "with tomolab-cli recon --norm FILE.");
+  static const char description[] =
+      "Example: tomolab-cli norm-estimate cyl.tlm --radius 300 --length 250 -o dmi.tln\n"
+      "Crystal efficiencies by maximum-likelihood fan sums and geometric factors (ring pairs;\n"
+      "radial position x place in the block) from the counts of each crystal pair against\n"
+      "the cylinder's projection (docs/pet.md). The cylinder must lie inside the grid. Use it\n"
+      "with tomolab-cli recon --norm FILE.";
   GError *error = NULL;
   if (!tl_cli_reject_zero(argc, argv, "rounds", 0, &error))
     return tl_cli_usage_error("norm-estimate", error);
-  if (!g_option_context_parse(oc, &argc, &argv, &error))
+  if (!tl_cli_parse_options("SCAN - estimate the normalisation from a scan of a uniform cylinder",
+                            entries, description, &argc, &argv, &error))
     return tl_cli_usage_error("norm-estimate", error);
   if (argc != 2 || !output || !radius_text || !length_text) {
     g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s (see --help)",

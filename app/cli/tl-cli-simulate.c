@@ -103,14 +103,12 @@ int tl_cli_simulate(int argc, char **argv) {
       {"threads", 'j', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: all cores)", "N"},
       {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on stderr", NULL},
       {NULL}};
-  g_autoptr(GOptionContext) oc =
-      g_option_context_new("- simulate a PET acquisition (Monte Carlo) into a list-mode file");
-  g_option_context_add_main_entries(oc, entries, NULL);
-  g_option_context_set_description(oc,
+  static const char description[] =
       "Example: tomolab-cli simulate --phantom nema --scanner dmi --events 1e6 -o scan.tlm\n"
-      "Formats: docs/formats.md. Same seed, same file, whatever the thread count.");
+      "Formats: docs/formats.md. Same seed, same file, whatever the thread count.";
   GError *error = NULL;
-  if (!g_option_context_parse(oc, &argc, &argv, &error)) {
+  if (!tl_cli_parse_options("- simulate a PET acquisition (Monte Carlo) into a list-mode file",
+                            entries, description, &argc, &argv, &error)) {
     fprintf(stderr, "tomolab-cli simulate: %s\n", error->message);
     g_error_free(error);
     return 2;

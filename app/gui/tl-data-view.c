@@ -343,7 +343,7 @@ static void histogram_thread(GTask *task, gpointer source, gpointer data, GCance
     if (planes * per <= TL_DATA_MAX_BINS) break;
     m--;
   }
-  h->sino = tl_sinogram_new_for_scanner(sc, m, &error);
+  h->sino = tl_sinogram_new_stir(sc, 1, m, &error);
   if (!h->sino || !tl_sinogram_add_events(h->sino, lm, &h->outside, &error)) {
     g_task_return_error(task, error);
     return;

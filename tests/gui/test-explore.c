@@ -292,7 +292,7 @@ static void test_open_sinogram(void) {
       e->b = g_rand_int_range(r, 0, sc->n_crystals);
     } while (!tl_scanner_pair_allowed(sc, e->a, e->b));
   }
-  g_autoptr(TlSinogram) s = tl_sinogram_new_for_scanner(sc, G_MAXUINT, &error);
+  g_autoptr(TlSinogram) s = tl_sinogram_new_stir(sc, 1, G_MAXUINT, &error);
   g_assert_true(tl_sinogram_add_events(s, lm, NULL, &error));
   g_autofree char *path = g_build_filename(tmpdir, "data.hs", NULL);
   g_assert_true(tl_sinogram_save(s, path, &error));

@@ -27,8 +27,7 @@ static guint segment_count(guint span, guint max_rd) {
   return max_rd <= half ? 0 : (max_rd - half + span - 1) / span;
 }
 
-static TlSinogram *new_sinogram(const TlScanner *sc, guint span, guint max_rd, gboolean stir_order,
-                                GError **error) {
+TlSinogram *tl_sinogram_new_stir(const TlScanner *sc, guint span, guint max_rd, GError **error) {
   const TlCylinder *model = tl_cylinder_of_scanner(sc);
   guint N = model ? model->positions : sc->crystals_per_ring;
   if (!model && (sc->kind != TL_SCANNER_RING || N < 4 || N % 2 || N > TL_SINOGRAM_MAX_DETECTORS ||
@@ -60,9 +59,7 @@ static TlSinogram *new_sinogram(const TlScanner *sc, guint span, guint max_rd, g
   s->max_ring_difference = g_new(gint, s->n_segments);
   guint64 bins = 0;
   for (guint i = 0; i < s->n_segments; i++) {
-    /* segment number k: STIR's order -side..side, Tomolab's former one 0, -1, +1, ... */
-    gint k = stir_order ? (gint)i - (gint)side
-                        : (i == 0 ? 0 : (i % 2 ? -(gint)((i + 1) / 2) : (gint)(i / 2)));
+    gint k = (gint)i - (gint)side; /* segment number: STIR's order -side..side */
     gint lo = k == 0 ? -(gint)MIN(half, m) : (gint)(half + (ABS(k) - 1) * span + 1);
     gint hi = k == 0 ? (gint)MIN(half, m) : (gint)MIN(half + ABS(k) * span, m);
     if (k < 0) {
@@ -110,14 +107,6 @@ static TlSinogram *new_sinogram(const TlScanner *sc, guint span, guint max_rd, g
     return NULL;
   }
   return s;
-}
-
-TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *sc, guint max_rd, GError **error) {
-  return new_sinogram(sc, 1, max_rd, FALSE, error);
-}
-
-TlSinogram *tl_sinogram_new_stir(const TlScanner *sc, guint span, guint max_rd, GError **error) {
-  return new_sinogram(sc, span, max_rd, TRUE, error);
 }
 
 gboolean tl_sinogram_bin_of_pair(const TlSinogram *s, guint a, guint b, guint64 *bin) {

@@ -4,7 +4,7 @@
  *
  * The sinogram of a Tomolab ring scanner: its rings, detectors = crystals per ring (an even
  * number, crystal id = ring * crystals_per_ring + detector as tl-scanner.h numbers them), span 1
- * (one segment per ring difference, STIR's order 0, -1, +1, -2, ...), no view mashing,
+ * (one segment per ring difference, ascending as STIR orders them), no view mashing,
  * n_detectors / 2 views and n_detectors tangential positions: every crystal pair of two
  * different detector indices within the ring difference falls in one bin. (A pair of the same
  * index on two rings, an axial line along one crystal face and never a line of response, has two
@@ -18,17 +18,14 @@
 
 G_BEGIN_DECLS
 
-/* Geometry for `scanner` (ring layouts with an even number of crystals per ring, or a real
- * scanner's own geometry as tl_sinogram_new_stir gives it), span 1 in the order 0, -1, +1, ...
- * for ring differences -max_rd .. max_rd (G_MAXUINT: the scanner's acceptance); data zero. */
-TL_API TlSinogram *tl_sinogram_new_for_scanner(const TlScanner *scanner, guint max_rd, GError **error);
 /* The sinogram STIR would write for `scanner` (issue 26): segments in STIR's order (ascending
  * ring differences), span `span` (odd; 1: one segment per ring difference; Siemens' mMR data
  * use 11), ring differences up to max_rd (G_MAXUINT: the scanner's acceptance). A scanner
  * Tomolab knows as a real one (tl_cylinder_of_scanner: the mMR's list mode) gets its own
  * geometry: STIR's name, detector positions with the block gaps, views and tangential
  * positions, depth of interaction and bin size (the mMR: "Siemens mMR", 504 positions, 252
- * views x 344); any other ring scanner the layout above. Sized by its bins, data zero. */
+ * views x 344); any other ring scanner (an even number of crystals per ring) its rings as they
+ * are, N/2 views of N tangential positions. Sized by its bins, data zero. */
 TL_API TlSinogram *tl_sinogram_new_stir(const TlScanner *scanner, guint span, guint max_rd,
                                         GError **error);
 /* The bin holding crystal pair (a, b), either order, for a sinogram without view mashing (any
