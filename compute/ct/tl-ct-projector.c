@@ -37,15 +37,16 @@ struct _TlCtProjector {
   TlPipeline *forward;     /* NULL for voxel */
   TlPipeline *back;        /* the gather (voxel: its only back projector); built on first use */
   TlPipeline *scatter;     /* the scatter in use (float atomics or CAS); built on first use */
-  TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED or _FIXED */
-  TlFixed *fixed;          /* SCATTER_FIXED: the accumulator */
+  TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED, _FIXED(32) */
+  TlFixed *fixed;          /* SCATTER_FIXED(32): the accumulator */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
   char *label_forward, *label_back; /* one back label for every form: profiles compare them */
 };
 
 static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
-                                               "scatter-tiled", "scatter-fixed"};
+                                               "scatter-tiled", "scatter-fixed",
+                                               "scatter-fixed32"};
 
 const char *tl_ct_back_name(TlCtBack b) {
   return (guint)b < G_N_ELEMENTS(tl_ct_back_names) ? tl_ct_back_names[b] : "?";
@@ -59,7 +60,7 @@ gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error) {
     }
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
               "unknown CT back projection '%s' (known: auto, gather, scatter, scatter-cas, "
-              "scatter-tiled)", name);
+              "scatter-tiled, scatter-fixed, scatter-fixed32)", name);
   return FALSE;
 }
 
@@ -170,6 +171,23 @@ static gboolean check_fits(TlContext *ctx, const TlCtGeometry *g, const TlImageG
   return FALSE;
 }
 
+/* Whether every voxel centre projects onto the centre of a detector row in every view (v
+ * independent of x and y, w constant, v integral on every slice): ct_bp_voxel's constant ROWS,
+ * its two-tap sample. Decided in double from the matrices the kernel's floats come from;
+ * within 1e-6 px, where the four-tap sample's row weights would be 1 and < 1e-6. */
+static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
+  for (guint k = 0; k < g->n_views; k++) {
+    const double *P = tl_ct_geometry_matrix(g, k);
+    if (P[4] != 0 || P[5] != 0 || P[8] != 0 || P[9] != 0 || P[10] != 0 || !(P[11] != 0))
+      return FALSE;
+    for (guint z = 0; z < grid->dims[2]; z++) {
+      double v = (P[6] * (grid->origin_mm[2] + (double)z * grid->voxel_mm[2]) + P[7]) / P[11];
+      if (fabs(v - round(v)) > 1e-6) return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error) {
   if (!check_fits(ctx, geometry, grid, error) || !tl_image_grid_validate(grid, error)) return NULL;
@@ -196,7 +214,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
-    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
+    guint32 rows = rows_exact(geometry, grid);
+    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), &rows, 1, error);
     if (!p->back) return NULL;
     p->back_cost = 4 * TL_CT_BACK_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
@@ -275,9 +294,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
   /* the fixed-point sums take two words a voxel: a volume whose float image fits the device's
    * largest allocation but whose sums do not runs the float scatter (not deterministic) */
   guint64 nvox = tl_image_grid_n_voxels(&p->grid);
-  if (mode == TL_CT_BACK_SCATTER_FIXED &&
-      (nvox > TL_FIXED_MAX_ELEMENTS || 8 * nvox + 16 > largest_allocation(info)))
+  gboolean fixed = mode == TL_CT_BACK_SCATTER_FIXED || mode == TL_CT_BACK_SCATTER_FIXED32;
+  if (fixed && (nvox > TL_FIXED_MAX_ELEMENTS || 8 * nvox + 16 > largest_allocation(info))) {
     mode = TL_CT_BACK_SCATTER;
+    fixed = FALSE;
+  }
+  if (mode == TL_CT_BACK_SCATTER_FIXED && !info->buffer_int64_atomics)
+    mode = TL_CT_BACK_SCATTER_FIXED32;
   if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
   guint32 spec = p->method;
   if (mode == TL_CT_BACK_GATHER) {
@@ -288,12 +311,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
   } else if (mode != p->back_mode || !p->scatter) {
     /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
      * puts views fastest, for measuring atomic contention on GPUs */
-    /* constant 3: CT_FIXED, in the float-atomic build where the device has it (the kernel
-     * the user sees and edits), else in the portable one */
-    gboolean fixed = mode == TL_CT_BACK_SCATTER_FIXED;
+    /* constant 3: CT_FIXED; FIXED adds each term with one 64-bit atomic (its own build, which
+     * needs the device's shaderBufferInt64Atomics), FIXED32 with two 32-bit ones in the
+     * float-atomic build where the device has it, else in the portable one */
     guint32 spec2[3] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0,
                         fixed};
-    const char *name = mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
+    const char *name = mode == TL_CT_BACK_SCATTER_FIXED               ? "ct_back_scatter_fixed64"
+                     : mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
                                                                        : "ct_back_scatter_cas";
     TlPipeline *pl =
         mode == TL_CT_BACK_SCATTER_TILED
@@ -432,7 +456,7 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
-    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED)
+    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED || p->back_mode == TL_CT_BACK_SCATTER_FIXED32)
       return back_fixed(p, s, items, &push, image, error);
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }

@@ -55,12 +55,17 @@ typedef enum {
   TL_CT_BACK_SCATTER_FIXED, /* the scatter summed in 64-bit fixed point (core/tl-fixed.h): the
                            * same image on every run, which the float scatters above are not
                            * (~1e-7 relative apart); AUTO's scatter. Grids of more than 2^31 - 4
-                           * voxels: as SCATTER */
+                           * voxels: as SCATTER. One 64-bit integer atomic per term where the
+                           * device has shaderBufferInt64Atomics, else as SCATTER_FIXED32 */
+  TL_CT_BACK_SCATTER_FIXED32, /* the same sums, bit for bit, with two 32-bit atomics per term
+                           * (what devices without 64-bit atomics run; selectable to test or
+                           * time it anywhere) */
 } TlCtBack;
 
 typedef struct _TlCtProjector TlCtProjector;
 
-/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled", "scatter-fixed"; GError names
+/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled", "scatter-fixed",
+ * "scatter-fixed32"; GError names
  * the known ones. */
 TL_API const char *tl_ct_back_name(TlCtBack b);
 TL_API gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);

@@ -34,6 +34,24 @@ float ct_bilinear(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
          w1.y * (w0.x * pr.v[o1 + uint(q0.x)] + w1.x * pr.v[o1 + uint(q1.x)]);
 }
 
+// Constant 1, ROWS = 1: every voxel projects onto the centre of a detector row in every view
+// (the host decides from the matrices, tl-ct-projector.c: parallel beam about the detector's v
+// axis with the slices on its rows, as a scan reconstructed row by row or the centre search's
+// one-row slices). There v's fraction is 0, so eq. 1's row weights are 1 and 0 and the sample
+// is the linear interpolation along that row: two loads instead of four, the same value.
+layout(constant_id = 1) const uint ROWS = 0;
+float ct_linear_row(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
+  int iv = int(round(uv.y));
+  float fl = floor(uv.x);
+  int f = int(fl);
+  float e = uv.x - fl;
+  if (f < -1 || f >= nu || iv < 0 || iv >= nv) return 0.0;
+  int q0 = clamp(f, 0, nu - 1), q1 = clamp(f + 1, 0, nu - 1);
+  float w0 = q0 == f ? 1.0 - e : 0.0, w1 = q1 == f + 1 ? e : 0.0;
+  uint o = base + uint(iv) * uint(nu);
+  return w0 * pr.v[o + uint(q0)] + w1 * pr.v[o + uint(q1)];
+}
+
 void main() {
   uint i = tl_local_item();
   if (i >= pc.tl_count) return;
@@ -56,7 +74,10 @@ void main() {
       vec3 q = p + float(t) * dp;
       if (!(q.z > 0.0)) continue;  // behind the source
       float r = 1.0 / q.z;
-      acc[t] += ct_bilinear(pc.proj, k * npix, q.xy * r, nu, nv) * (r * r);
+      vec2 uv = q.xy * r;
+      float s = ROWS == 1u ? ct_linear_row(pc.proj, k * npix, uv, nu, nv)
+                           : ct_bilinear(pc.proj, k * npix, uv, nu, nv);
+      acc[t] += s * (r * r);
     }
   }
   for (int t = 0; t < CT_BP_BLOCK; t++) {
