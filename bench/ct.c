@@ -16,11 +16,15 @@
  * one of Siegl et al. 2011 eq. 1) and, for Joseph, Siddon and ray casting, of the forward
  * projection and
  * of the forms of its adjoint (TlCtBack: gather, scatter with float atomics, scatter with CAS,
- * and Joseph's tiled scatter) on the Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
+ * Joseph's tiled scatter, the fixed-point scatter with 64-bit and with 32-bit atomics) on the
+ * Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
  * eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run; seconds per CGLS
  * iteration of each projector with each back projection of --cgls-back (default "auto", the
  * device's own choice; --gpu: "auto,scatter-tiled"; e.g. "scatter,gather"); FDK image quality (RMSE, PSNR against the
- * phantom). The gathers run on the first --gather-views of the --views (default all of them;
+ * phantom). Plain C + OpenMP references of the same work (bench/ct-cpu.c: Joseph's forward and
+ * back projection, FDK on the --views, one SIRT and one CGLS iteration on the --cgls-views)
+ * run in the same run, alternating with the device, and a summary prints device / C per item.
+ * The gathers run on the first --gather-views of the --views (default all of them;
  * --gpu: 1, since on a GPU they cost 35-400x the forward) and are scaled like the rest.
  *
  * lavapipe on two cores cannot do all 496 views of every projector in reasonable time, so the
