@@ -439,6 +439,13 @@ static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, CtPush *
       !tl_fixed_bound_weights(p->fixed, s, push->proj, rays, FALSE, error))
     return FALSE;
   push->image = tl_fixed_address(p->fixed);
+  /* the 64-bit kernel reads (lo, hi) as one aligned word: head of 4 words, a buffer's start */
+  if (p->back_mode == TL_CT_BACK_SCATTER_FIXED && (push->image & 7) != 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT fixed-point back projection: accumulator at address 0x%" G_GINT64_MODIFIER
+                "x, expected 8-byte alignment for its 64-bit atomics", push->image);
+    return FALSE;
+  }
   return tl_stream_dispatch_1d(s, p->scatter, p->label_back, rays, push, error) &&
          tl_fixed_finish(p->fixed, s, image, push->bound, error);
 }
