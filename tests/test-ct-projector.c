@@ -480,6 +480,52 @@ static void test_bp_voxel_rows(void) {
   }
 }
 
+/* tl_ct_projector_set_disc: the voxels within the inscribed disc of each slice are the whole
+ * back projection's, bit for bit; the others 0, or left as they were when accumulating. */
+static void test_bp_voxel_disc(void) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_CONE, 36, 28);
+  TlImageGrid grid = test_grid(); /* 21 x 16: the disc's radius is 8 voxels */
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(g);
+  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  g_autofree float *y = g_new(float, npix), *start = g_new(float, nvox);
+  g_autofree float *whole = g_new(float, nvox), *disc = g_new(float, nvox), *acc = g_new(float, nvox);
+  for (guint64 i = 0; i < npix; i++) y[i] = rnd();
+  for (guint64 i = 0; i < nvox; i++) start[i] = 1e3f;
+  g_autoptr(TlArray) dy = upload(y, npix), dx = upload(start, nvox);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  float *out[3] = {whole, disc, acc};
+  for (int c = 0; c < 3; c++) {
+    tl_ct_projector_set_disc(p, c > 0);
+    g_assert_true(tl_array_upload(dx, start, &error));
+    g_assert_true(tl_ct_projector_back(p, s, &v, dy, dx, c == 2, &error));
+    finish(s);
+    g_assert_true(tl_array_download(dx, out[c], &error));
+  }
+  guint inside = 0, outside = 0;
+  double cx = 0.5 * (grid.dims[0] - 1.0), cy = 0.5 * (grid.dims[1] - 1.0), r = 8.0;
+  for (guint z = 0; z < grid.dims[2]; z++)
+    for (guint yy = 0; yy < grid.dims[1]; yy++)
+      for (guint x = 0; x < grid.dims[0]; x++) {
+        gsize i = x + grid.dims[0] * (yy + (gsize)grid.dims[1] * z);
+        double d2 = (x - cx) * (x - cx) + (yy - cy) * (yy - cy);
+        if (d2 <= r * r) { /* inside: the whole projection's value */
+          inside++;
+          g_assert_cmpfloat(disc[i], ==, whole[i]);
+          g_assert_cmpfloat(acc[i], ==, whole[i] + 1e3f);
+        } else if (d2 > (r + 4) * (r + 4)) { /* beyond the block's reach: never computed */
+          outside++;
+          g_assert_cmpfloat(disc[i], ==, 0.0f);
+          g_assert_cmpfloat(acc[i], ==, 1e3f);
+        }
+      }
+  g_test_message("disc: %u voxels inside, %u outside checked", inside, outside);
+  g_assert_cmpuint(inside, >, 0);
+  g_assert_cmpuint(outside, >, 0);
+}
+
 /* Bad calls: volume behind the source, wrong array sizes, views out of range. */
 static void test_bad_calls(void) {
   GError *error = NULL;
@@ -522,6 +568,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/ct/projector/uniform-slab", test_uniform_slab);
   g_test_add_func("/ct/projector/voxel-bp-vs-c", test_bp_voxel);
   g_test_add_func("/ct/projector/voxel-bp-rows", test_bp_voxel_rows);
+  g_test_add_func("/ct/projector/voxel-bp-disc", test_bp_voxel_disc);
   g_test_add_func("/ct/projector/bad-calls", test_bad_calls);
   int rc = g_test_run();
   tl_test_context_done(ctx);

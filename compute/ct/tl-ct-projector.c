@@ -33,6 +33,7 @@ struct _TlCtProjector {
   TlImageGrid grid;
   TlCtMethod method;
   float step;
+  gboolean disc;           /* voxel: the inscribed disc of each slice only */
   TlArray *views;          /* the per-view table */
   TlPipeline *forward;     /* NULL for voxel */
   TlPipeline *back;        /* the gather (voxel: its only back projector); built on first use */
@@ -340,6 +341,7 @@ TlContext *tl_ct_projector_context(const TlCtProjector *p) { return p->ctx; }
 const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p) { return p->geom; }
 const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p) { return &p->grid; }
 TlCtMethod tl_ct_projector_method(const TlCtProjector *p) { return p->method; }
+void tl_ct_projector_set_disc(TlCtProjector *p, gboolean disc) { p->disc = disc; }
 void tl_ct_projector_set_step(TlCtProjector *p, float step_mm) {
   if (step_mm > 0 && isfinite(step_mm)) p->step = step_mm;
 }
@@ -468,6 +470,10 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);
+  if (p->method == TL_CT_VOXEL && p->disc) { /* ct_bp_voxel: bound = the disc's radius^2 */
+    double r = 0.5 * MIN(p->grid.dims[0], p->grid.dims[1]);
+    push.bound = (float)(r * r);
+  }
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
   /* each item is a block of voxels along x (CT_BP_BLOCK, CT_BACK_BLOCK in the kernels) */

@@ -93,6 +93,11 @@ TL_API gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError
  * on a device without float atomics reads SCATTER_CAS; SCATTER_TILED where it does not apply
  * reads what ran instead). */
 TL_API TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
+/* Voxel-driven back projection only (others ignore it): with disc, only the voxels within the
+ * disc inscribed in each slice (radius min(nx, ny) / 2 voxels about the grid's centre column)
+ * are back-projected, the others are set to 0 (left as they are when accumulating): a slice
+ * scored on that disc (tl-ct-centre.h) costs ~21 % less. Default FALSE. */
+TL_API void tl_ct_projector_set_disc(TlCtProjector *p, gboolean disc);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
 TL_API void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
 TL_API float tl_ct_projector_step(const TlCtProjector *p);

@@ -58,13 +58,22 @@ void main() {
   uint item = pc.tl_base + i;
   uint bx = (pc.dims.x + CT_BP_BLOCK - 1) / CT_BP_BLOCK;
   uvec3 n = uvec3((item % bx) * CT_BP_BLOCK, (item / bx) % pc.dims.y, item / (bx * pc.dims.y));
+  // pc.bound > 0 (tl_ct_projector_set_disc): the squared radius, in voxels, of the disc about
+  // the slice's centre column outside which voxels are not back-projected but set to 0; a
+  // block is skipped when its voxel nearest the centre is outside.
+  bool skip = false;
+  if (pc.bound > 0.0) {
+    vec2 c = 0.5 * vec2(pc.dims.xy) - 0.5;
+    float dx = clamp(c.x, float(n.x), float(n.x + CT_BP_BLOCK - 1u)) - c.x, dy = float(n.y) - c.y;
+    skip = dx * dx + dy * dy > pc.bound;
+  }
   vec4 x0 = vec4(pc.corner + (vec3(n) + 0.5) * pc.voxel, 1.0);  // first voxel's centre, mm
   int nu = int(pc.nu), nv = int(pc.nv);
   uint npix = pc.nu * pc.nv;
   float acc[CT_BP_BLOCK];
   for (int t = 0; t < CT_BP_BLOCK; t++) acc[t] = 0.0;
   CtVec4s w4 = CtVec4s(pc.views);
-  for (uint k = 0u; k < pc.count; k++) {
+  for (uint k = 0u; k < (skip ? 0u : pc.count); k++) {
     uint vb = (pc.first + k * pc.stride) * 8u;
     vec4 r0 = w4.v[vb], r1 = w4.v[vb + 1u], r2 = w4.v[vb + 2u];
     // (u_n w_n, v_n w_n, w_n) at the first voxel and its step along x (eq. 1, a_k = P)
@@ -84,6 +93,7 @@ void main() {
     if (n.x + uint(t) >= pc.dims.x) break;
     uint idx = n.x + uint(t) + pc.dims.x * (n.y + pc.dims.y * n.z);
     float v = acc[t];
+    if (skip && (pc.flags & CT_ACCUMULATE) != 0u) break;  // left as it is
     if ((pc.flags & CT_ACCUMULATE) != 0u) v += pc.image.v[idx];
     pc.image.v[idx] = v;
   }
