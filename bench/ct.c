@@ -16,11 +16,15 @@
  * one of Siegl et al. 2011 eq. 1) and, for Joseph, Siddon and ray casting, of the forward
  * projection and
  * of the forms of its adjoint (TlCtBack: gather, scatter with float atomics, scatter with CAS,
- * and Joseph's tiled scatter) on the Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
+ * Joseph's tiled scatter, the fixed-point scatter with 64-bit and with 32-bit atomics) on the
+ * Vulkan device, against a plain C + OpenMP voxel-driven back projector (the same
  * eq. 1, float, x innermost as RabbitCT's CPU codes) in the same run; seconds per CGLS
  * iteration of each projector with each back projection of --cgls-back (default "auto", the
  * device's own choice; --gpu: "auto,scatter-tiled"; e.g. "scatter,gather"); FDK image quality (RMSE, PSNR against the
- * phantom). The gathers run on the first --gather-views of the --views (default all of them;
+ * phantom). Plain C + OpenMP references of the same work (bench/ct-cpu.c: Joseph's forward and
+ * back projection, FDK on the --views, one SIRT and one CGLS iteration on the --cgls-views)
+ * run in the same run, alternating with the device, and a summary prints device / C per item.
+ * The gathers run on the first --gather-views of the --views (default all of them;
  * --gpu: 1, since on a GPU they cost 35-400x the forward) and are scaled like the rest.
  *
  * lavapipe on two cores cannot do all 496 views of every projector in reasonable time, so the
@@ -39,6 +43,7 @@
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-recon.h"
 #include "ct/tl-ct-simulate.h"
+#include "ct-cpu.h"
 #include "tomolab-compute.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -248,10 +253,15 @@ int main(int argc, char **argv) {
 
   /* ray-driven forward projections and the three forms of their adjoints, same data */
   static const TlCtMethod methods[] = {TL_CT_JOSEPH, TL_CT_SIDDON, TL_CT_RAYCAST};
-  static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
-                                   TL_CT_BACK_SCATTER_TILED};
+  static const TlCtBack backs[] = {TL_CT_BACK_GATHER,        TL_CT_BACK_SCATTER,
+                                   TL_CT_BACK_SCATTER_CAS,    TL_CT_BACK_SCATTER_TILED,
+                                   TL_CT_BACK_SCATTER_FIXED,  TL_CT_BACK_SCATTER_FIXED32};
   gboolean has_fa = tl_context_info(ctx)->float32_atomic_add;
-  char ratios[G_N_ELEMENTS(methods)][160];
+  gboolean has_i64 = tl_context_info(ctx)->buffer_int64_atomics;
+  char ratios[G_N_ELEMENTS(methods)][256];
+  /* the plain C + OpenMP references of the same work (Joseph): device / C speed-ups */
+  Time c_fwd = {0}, c_back = {0}, d_fwd = {0}, d_back = {0};
+  double fwd_diff = 0, back_diff = 0;
   for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
     g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, gm, &grid, methods[m], &error);
     CHECK(p);
@@ -267,12 +277,55 @@ int main(int argc, char **argv) {
     char what[64];
     g_snprintf(what, sizeof what, "forward %s", tl_ct_method_name(methods[m]));
     print_row(what, &tf, vv, views);
+    if (methods[m] == TL_CT_JOSEPH) {
+      /* C forward and back on the same data; device back: its default (chosen) form */
+      CtCpu cc;
+      CHECK(ct_cpu_init(&cc, p, &error));
+      g_autofree float *cy = g_new(float, npix * views), *dy = g_new(float, npix * views);
+      g_autofree float *cx = g_new(float, nvox);
+      CHECK(tl_array_download(y, dy, &error));
+      for (int r = 0; r < repeat; r++) {
+        double w0 = now(), c0 = cpu_now();
+        ct_cpu_forward(&cc, truth->data, cy);
+        keep_best(&c_fwd, now() - w0, cpu_now() - c0);
+      }
+      double ymax = 0;
+      for (guint64 i = 0; i < npix * views; i++) {
+        fwd_diff = MAX(fwd_diff, fabs((double)cy[i] - dy[i]));
+        ymax = MAX(ymax, fabs((double)cy[i]));
+      }
+      fwd_diff /= MAX(ymax, 1e-30);
+      d_fwd = tf;
+      print_row("forward joseph (C+OpenMP)", &c_fwd, vv, views);
+      for (int r = 0; r < repeat; r++) {
+        double w0 = now(), c0 = cpu_now();
+        CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) &&
+              tl_stream_finish(s, &error));
+        keep_best(&d_back, now() - w0, cpu_now() - c0);
+        w0 = now(), c0 = cpu_now();
+        ct_cpu_back(&cc, dy, cx);
+        keep_best(&c_back, now() - w0, cpu_now() - c0);
+      }
+      CHECK(tl_array_download(x, dev_out, &error));
+      double xmax = 0;
+      for (guint64 i = 0; i < nvox; i++) {
+        back_diff = MAX(back_diff, fabs((double)cx[i] - dev_out[i]));
+        xmax = MAX(xmax, fabs((double)cx[i]));
+      }
+      back_diff /= MAX(xmax, 1e-30);
+      g_snprintf(what, sizeof what, "back joseph %s *", tl_ct_back_name(chosen));
+      print_row(what, &d_back, vv, views);
+      print_row("back joseph (C+OpenMP)", &c_back, vv, views);
+      ct_cpu_clear(&cc);
+      CHECK(tl_array_upload(x, truth->data, &error));
+    }
     int n = g_snprintf(ratios[m], sizeof ratios[m], "%-8s back / forward:",
                        tl_ct_method_name(methods[m]));
     for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
       if (backs[b] == TL_CT_BACK_SCATTER && !has_fa) continue; /* it would run the CAS kernel */
       if (backs[b] == TL_CT_BACK_SCATTER_TILED && (!has_fa || methods[m] != TL_CT_JOSEPH))
         continue; /* Joseph's only */
+      if (backs[b] == TL_CT_BACK_SCATTER_FIXED && !has_i64) continue; /* it would run FIXED32 */
       CHECK(tl_ct_projector_set_back(p, backs[b], &error));
       gboolean gather = backs[b] == TL_CT_BACK_GATHER;
       TlCtViews sel = {.first = 0, .stride = 1, .count = gather ? (guint)gather_views : all.count};
@@ -319,6 +372,38 @@ int main(int argc, char **argv) {
   printf("device vs C voxel-driven back projection: max |difference| %.2e of max %.3g; "
          "device/C speed %.2fx (wall), %.2fx (core-seconds)\n\n", maxd, maxr,
          t_cpu.wall / t_dev.wall, t_cpu.cpu / t_dev.cpu);
+
+  /* FDK of the same --views (a scan of that many views), device against C, alternating */
+  Time d_fdk = {0}, c_fdk = {0};
+  double fdk_diff = 0;
+  {
+    g_autoptr(TlCtFdk) f = tl_ct_fdk_new(ctx, gm, &grid, TL_CT_FILTER_RAM_LAK, 0, &error);
+    g_autoptr(TlCtProjector) pj = tl_ct_projector_new(ctx, gm, &grid, TL_CT_JOSEPH, &error);
+    CHECK(f && pj && tl_array_upload(y, dm->proj, &error));
+    CtCpu cc;
+    CHECK(ct_cpu_init(&cc, pj, &error));
+    for (int r = 0; r < repeat; r++) {
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_fdk_run(f, s, y, x, &error) && tl_stream_finish(s, &error));
+      keep_best(&d_fdk, now() - w0, cpu_now() - c0);
+      w0 = now(), c0 = cpu_now();
+      ct_cpu_fdk(&cc, dm->proj, cpu_out);
+      keep_best(&c_fdk, now() - w0, cpu_now() - c0);
+    }
+    CHECK(tl_array_download(x, dev_out, &error));
+    double fmax = 0;
+    for (guint64 i = 0; i < nvox; i++) {
+      fdk_diff = MAX(fdk_diff, fabs((double)dev_out[i] - cpu_out[i]));
+      fmax = MAX(fmax, fabs((double)cpu_out[i]));
+    }
+    fdk_diff /= MAX(fmax, 1e-30);
+    char what[64];
+    g_snprintf(what, sizeof what, "FDK %d views (device)", views);
+    print_row(what, &d_fdk, vv, views);
+    g_snprintf(what, sizeof what, "FDK %d views (C+OpenMP)", views);
+    print_row(what, &c_fdk, vv, views);
+    ct_cpu_clear(&cc);
+  }
   g_clear_pointer(&y, tl_array_free);
 
   /* CGLS: seconds per iteration (one forward + one back projection + fused vector work), for
@@ -362,6 +447,65 @@ int main(int argc, char **argv) {
                cgls_views, setup, t.wall, t.cpu, t.wall * N_VIEWS / cgls_views, table);
       }
     }
+    /* one SIRT and one CGLS iteration (Joseph, the default back projection, no objective)
+     * against the C references of the same algebra, alternating; best of --repeat */
+    Time d_it[2] = {{0}}, c_it[2] = {{0}};
+    static const TlCtAlgo algos[2] = {TL_CT_SIRT, TL_CT_CGLS};
+    TlCtBack it_back = TL_CT_BACK_AUTO;
+    for (int a = 0; a < 2; a++) {
+      TlCtReconOptions ro;
+      tl_ct_recon_options_init(&ro);
+      ro.algo = algos[a];
+      ro.projector = TL_CT_JOSEPH;
+      ro.nonnegative = algos[a] == TL_CT_SIRT;
+      ro.objective = TL_CT_OBJECTIVE_NEVER;
+      g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, gc, &grid, yc, &ro, &error);
+      CHECK(r);
+      it_back = tl_ct_projector_back_mode(tl_ct_recon_projector(r));
+      CtCpu cc;
+      CHECK(ct_cpu_init(&cc, tl_ct_recon_projector(r), &error));
+      guint64 nd = (guint64)cgls_views * npix;
+      g_autofree float *rinv = NULL, *cinv = NULL, *cx = NULL, *q = NULL, *v = NULL;
+      CtCpuCgls st = {0};
+      if (algos[a] == TL_CT_SIRT) {
+        rinv = g_new(float, nd), cinv = g_new(float, nvox), q = g_new(float, nd);
+        cx = g_new0(float, nvox), v = g_new(float, nvox);
+        ct_cpu_sirt_sums(&cc, rinv, cinv);
+      } else {
+        ct_cpu_cgls_start(&cc, dc->proj, &st);
+      }
+      CHECK(tl_ct_recon_step(r, &error)); /* the solver's set-up happens in its first step */
+      for (int i = 0; i < repeat; i++) {
+        double w0 = now(), c0 = cpu_now();
+        CHECK(tl_ct_recon_step(r, &error));
+        keep_best(&d_it[a], now() - w0, cpu_now() - c0);
+        w0 = now(), c0 = cpu_now();
+        if (algos[a] == TL_CT_SIRT)
+          ct_cpu_sirt_step(&cc, dc->proj, rinv, cinv, cx, q, v);
+        else
+          ct_cpu_cgls_step(&cc, &st);
+        keep_best(&c_it[a], now() - w0, cpu_now() - c0);
+      }
+      ct_cpu_cgls_clear(&st);
+      ct_cpu_clear(&cc);
+      char what[64];
+      g_snprintf(what, sizeof what, "%s iteration (device)", tl_ct_algo_name(algos[a]));
+      print_row(what, &d_it[a], (double)nvox * cgls_views, cgls_views);
+      g_snprintf(what, sizeof what, "%s iteration (C+OpenMP)", tl_ct_algo_name(algos[a]));
+      print_row(what, &c_it[a], (double)nvox * cgls_views, cgls_views);
+    }
+    double fwd_per_view = d_fwd.wall / views;
+    printf("\nJoseph, device against plain C + OpenMP of the same work, best of %d (device/C "
+           "speed, >= 1 means the device is faster):\n"
+           "  forward %.2fx (images within %.1e of the largest)\n"
+           "  back (%s) %.2fx (within %.1e)\n"
+           "  FDK, %d views %.2fx (within %.1e)\n"
+           "  SIRT iteration, %d views %.2fx\n"
+           "  CGLS iteration, %d views %.2fx; %.2fx its forward projection (%s)\n\n",
+           repeat, c_fwd.wall / d_fwd.wall, fwd_diff, tl_ct_back_name(it_back),
+           c_back.wall / d_back.wall, back_diff, views, c_fdk.wall / d_fdk.wall, fdk_diff,
+           cgls_views, c_it[0].wall / d_it[0].wall, cgls_views, c_it[1].wall / d_it[1].wall,
+           d_it[1].wall / (fwd_per_view * cgls_views), tl_ct_back_name(it_back));
   }
 
   if (!no_fdk) {

@@ -118,9 +118,11 @@ static double dotf(const float *a, const float *b, guint64 n) {
 /* The back projections a projector can run here: the scatter with float atomics only where the
  * device has them (elsewhere TL_CT_BACK_SCATTER runs the CAS kernel, tested as SCATTER_CAS); the
  * tiled scatter is Joseph's (the others run the plain scatter when asked for it); the scatter
- * summed in fixed point (tests/test-determinism.c: bit-identical reruns). */
+ * summed in fixed point, with 64-bit atomics where the device has them and with two 32-bit
+ * ones (tests/test-determinism.c: bit-identical reruns, and the two the same bits). */
 static const TlCtBack backs[] = {TL_CT_BACK_GATHER, TL_CT_BACK_SCATTER, TL_CT_BACK_SCATTER_CAS,
-                                 TL_CT_BACK_SCATTER_TILED, TL_CT_BACK_SCATTER_FIXED};
+                                 TL_CT_BACK_SCATTER_TILED, TL_CT_BACK_SCATTER_FIXED,
+                                 TL_CT_BACK_SCATTER_FIXED32};
 
 static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *grid,
                                     TlCtMethod method, TlCtBack back) {
@@ -133,6 +135,8 @@ static TlCtProjector *new_projector(const TlCtGeometry *g, const TlImageGrid *gr
   TlCtBack want = back;
   if (want == TL_CT_BACK_SCATTER_TILED && (method != TL_CT_JOSEPH || !fa)) want = TL_CT_BACK_SCATTER;
   if (want == TL_CT_BACK_SCATTER && !fa) want = TL_CT_BACK_SCATTER_CAS;
+  if (want == TL_CT_BACK_SCATTER_FIXED && !tl_context_info(ctx)->buffer_int64_atomics)
+    want = TL_CT_BACK_SCATTER_FIXED32;
   g_assert_cmpint(tl_ct_projector_back_mode(p), ==, want);
   return p;
 }
@@ -437,6 +441,91 @@ static void test_bp_voxel(void) {
   check_bp_voxel(TL_CT_CONE, &sub);
 }
 
+/* Slices on the detector rows (parallel beam, one slice per row, and a volume of fewer slices
+ * than rows): the kernel's two-tap sample (ct_bp_voxel's constant ROWS) against the four-tap
+ * reference ct_ref_bp_voxel; and a grid shifted by a quarter row, which takes the four taps. */
+static void test_bp_voxel_rows(void) {
+  GError *error = NULL;
+  TlCtOrbit o;
+  tl_ct_orbit_init_parallel(&o, 9, 30, 4, 1.0, 1.5);
+  g_autoptr(TlCtGeometry) g = tl_ct_geometry_new_orbit(&o, &error);
+  g_assert_no_error(error);
+  static const struct { guint nz; float dz; } cases[] = {{4, 0.0f}, {2, 0.0f}, {3, 0.375f}};
+  for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
+    TlImageGrid grid = tl_image_grid_centred(24, 22, cases[c].nz, 1.0f, 1.0f, 1.5f);
+    grid.origin_mm[0] += 0.3f, grid.origin_mm[2] += cases[c].dz;
+    g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+    g_assert_no_error(error);
+    TlCtViews v = tl_ct_views_all(g);
+    guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+    g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
+    for (guint64 i = 0; i < npix; i++) y[i] = rnd();
+    g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
+    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+    g_assert_true(tl_ct_projector_back(p, s, &v, dy, df, FALSE, &error));
+    finish(s);
+    g_assert_true(tl_array_download(df, f, &error));
+    g_autofree double *ref = g_new(double, nvox);
+    ct_ref_bp_voxel(g, 0, v.count, &grid, y, ref);
+    double max_ref = 0, max_err = 0;
+    for (guint64 i = 0; i < nvox; i++) {
+      max_ref = MAX(max_ref, fabs(ref[i]));
+      max_err = MAX(max_err, fabs(f[i] - ref[i]));
+    }
+    g_test_message("voxel BP, %u slices on rows%s: max |ref| %.4g, relative error %.2e",
+                   cases[c].nz, cases[c].dz != 0 ? " shifted by a quarter row" : "", max_ref,
+                   max_err / max_ref);
+    g_assert_cmpfloat(max_ref, >, 0);
+    g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
+  }
+}
+
+/* tl_ct_projector_set_disc: the voxels within the inscribed disc of each slice are the whole
+ * back projection's, bit for bit; the others 0, or left as they were when accumulating. */
+static void test_bp_voxel_disc(void) {
+  GError *error = NULL;
+  g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_CONE, 36, 28);
+  TlImageGrid grid = test_grid(); /* 21 x 16: the disc's radius is 8 voxels */
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(g);
+  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  g_autofree float *y = g_new(float, npix), *start = g_new(float, nvox);
+  g_autofree float *whole = g_new(float, nvox), *disc = g_new(float, nvox), *acc = g_new(float, nvox);
+  for (guint64 i = 0; i < npix; i++) y[i] = rnd();
+  for (guint64 i = 0; i < nvox; i++) start[i] = 1e3f;
+  g_autoptr(TlArray) dy = upload(y, npix), dx = upload(start, nvox);
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  float *out[3] = {whole, disc, acc};
+  for (int c = 0; c < 3; c++) {
+    tl_ct_projector_set_disc(p, c > 0);
+    g_assert_true(tl_array_upload(dx, start, &error));
+    g_assert_true(tl_ct_projector_back(p, s, &v, dy, dx, c == 2, &error));
+    finish(s);
+    g_assert_true(tl_array_download(dx, out[c], &error));
+  }
+  guint inside = 0, outside = 0;
+  double cx = 0.5 * (grid.dims[0] - 1.0), cy = 0.5 * (grid.dims[1] - 1.0), r = 8.0;
+  for (guint z = 0; z < grid.dims[2]; z++)
+    for (guint yy = 0; yy < grid.dims[1]; yy++)
+      for (guint x = 0; x < grid.dims[0]; x++) {
+        gsize i = x + grid.dims[0] * (yy + (gsize)grid.dims[1] * z);
+        double d2 = (x - cx) * (x - cx) + (yy - cy) * (yy - cy);
+        if (d2 <= r * r) { /* inside: the whole projection's value */
+          inside++;
+          g_assert_cmpfloat(disc[i], ==, whole[i]);
+          g_assert_cmpfloat(acc[i], ==, whole[i] + 1e3f);
+        } else if (d2 > (r + 4) * (r + 4)) { /* beyond the block's reach: never computed */
+          outside++;
+          g_assert_cmpfloat(disc[i], ==, 0.0f);
+          g_assert_cmpfloat(acc[i], ==, 1e3f);
+        }
+      }
+  g_test_message("disc: %u voxels inside, %u outside checked", inside, outside);
+  g_assert_cmpuint(inside, >, 0);
+  g_assert_cmpuint(outside, >, 0);
+}
+
 /* Bad calls: volume behind the source, wrong array sizes, views out of range. */
 static void test_bad_calls(void) {
   GError *error = NULL;
@@ -478,6 +567,8 @@ int main(int argc, char **argv) {
   g_test_add_func("/ct/projector/siddon/ball-chords", test_siddon_ball);
   g_test_add_func("/ct/projector/uniform-slab", test_uniform_slab);
   g_test_add_func("/ct/projector/voxel-bp-vs-c", test_bp_voxel);
+  g_test_add_func("/ct/projector/voxel-bp-rows", test_bp_voxel_rows);
+  g_test_add_func("/ct/projector/voxel-bp-disc", test_bp_voxel_disc);
   g_test_add_func("/ct/projector/bad-calls", test_bad_calls);
   int rc = g_test_run();
   tl_test_context_done(ctx);

@@ -214,7 +214,8 @@ static float *ct_back(TlCtProjector *p, TlCtBack mode, const TlArray *dy) {
   return fx_download(dx);
 }
 
-/* Two fixed-point scatters bit-identical (signed data); the float scatter reported. */
+/* Two fixed-point scatters bit-identical (signed data), and the same bits with 64-bit atomics
+ * (where the device has them) as with two 32-bit ones; the float scatter reported. */
 static void test_ct_repeat(gconstpointer data) {
   GError *error = NULL;
   TlCtMethod m = GPOINTER_TO_INT(data);
@@ -225,8 +226,10 @@ static void test_ct_repeat(gconstpointer data) {
   /* AUTO: the fixed-point scatter on CPU devices and for Joseph; elsewhere the gather, which
    * has no atomics */
   gboolean cpu = tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  TlCtBack fixed = tl_context_info(ctx)->buffer_int64_atomics ? TL_CT_BACK_SCATTER_FIXED
+                                                               : TL_CT_BACK_SCATTER_FIXED32;
   g_assert_cmpint(tl_ct_projector_back_mode(p), ==,
-                  cpu || m == TL_CT_JOSEPH ? TL_CT_BACK_SCATTER_FIXED : TL_CT_BACK_GATHER);
+                  cpu || m == TL_CT_JOSEPH ? fixed : TL_CT_BACK_GATHER);
   TlCtViews v = tl_ct_views_all(g);
   guint64 npix = tl_ct_views_n_pixels(g, &v), nvox = tl_image_grid_n_voxels(&grid);
   g_autofree float *y = fx_random_floats(npix, 12, -0.5, 1);
@@ -242,6 +245,13 @@ static void test_ct_repeat(gconstpointer data) {
                  max_rel(a, fa, nvox));
   g_assert_cmpuint(nd, ==, 0);
   g_assert_cmpfloat(max_rel(a, fa, nvox), <=, 1e-5);
+  g_autofree float *f64 = ct_back(p, TL_CT_BACK_SCATTER_FIXED, dy);
+  g_autofree float *f32 = ct_back(p, TL_CT_BACK_SCATTER_FIXED32, dy);
+  g_test_message("  64-bit atomics (%s) vs two 32-bit ones: %" G_GUINT64_FORMAT " voxels differ",
+                 fixed == TL_CT_BACK_SCATTER_FIXED ? "on" : "not on this device",
+                 n_differ(f64, f32, nvox));
+  g_assert_cmpuint(n_differ(f64, f32, nvox), ==, 0);
+  if (cpu || m == TL_CT_JOSEPH) g_assert_cmpuint(n_differ(a, f64, nvox), ==, 0);
 }
 
 /* The fixed-point scatter against sums in double of the projector's own float weights. */

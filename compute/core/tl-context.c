@@ -267,7 +267,8 @@ static gboolean create_device(TlContext *ctx, GError **error) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
       .pNext = ctx->info.float32_atomic_add ? &af : NULL,
       .bufferDeviceAddress = VK_TRUE,
-      .scalarBlockLayout = VK_TRUE};
+      .scalarBlockLayout = VK_TRUE,
+      .shaderBufferInt64Atomics = ctx->info.buffer_int64_atomics}; /* ct_back_scatter_fixed64 */
   VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                  .pNext = &f12};
   f.features.shaderInt64 = ctx->info.shader_int64;

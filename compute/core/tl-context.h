@@ -36,6 +36,7 @@ typedef struct {
   gboolean timestamps;           /* compute queue has timestampValidBits > 0 */
   gboolean scalar_block_layout;   /* push blocks use the scalar layout */
   gboolean shader_int64, shader_float64;
+  gboolean buffer_int64_atomics;  /* shaderBufferInt64Atomics (fixed-point sums: one atomic) */
   float timestamp_period_ns;
   guint32 timestamp_valid_bits;
 

@@ -95,6 +95,7 @@ void tl_device_info_read(VkPhysicalDevice pd, guint32 index, TlDeviceInfo *info)
   info->buffer_device_address = v12 && f12.bufferDeviceAddress;
   info->scalar_block_layout = v12 && f12.scalarBlockLayout;
   info->shader_int64 = feats.features.shaderInt64;
+  info->buffer_int64_atomics = v12 && feats.features.shaderInt64 && f12.shaderBufferInt64Atomics;
   info->shader_float64 = feats.features.shaderFloat64;
   info->timestamp_period_ns = lim->timestampPeriod;
 

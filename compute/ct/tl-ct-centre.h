@@ -12,8 +12,8 @@
  * the row binned by 4, for candidate centres every 0.5 binned px over +-2 binned px around the
  * guess (moved on while the best is at an edge); the row binned by 2 over +-1 full px around
  * that level's best (each binned level's best refined by a parabola through its neighbours);
- * then, at full resolution, a climb on the 0.5-px grid from the nearest column, first towards
- * the opposed views' guess (2-4 slices), whose best S is reported. The centre maximises the slice's
+ * then, at full resolution, the two columns of the 0.5-px grid around that estimate (2 slices),
+ * of which the one with the larger S is reported. The centre maximises the slice's
  * sharpness
  *
  *   S = var |grad f|   (the variance of the gradient magnitude, central differences, over the

@@ -91,6 +91,8 @@ TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIma
   return tl_ct_fdk_new_full(ctx, geometry, grid, filter, TL_CT_RAMP_AUTO, batch_views, error);
 }
 
+void tl_ct_fdk_set_disc(TlCtFdk *f, gboolean disc) { tl_ct_projector_set_disc(f->bp, disc); }
+
 void tl_ct_fdk_free(TlCtFdk *f) {
   if (!f) return;
   tl_ct_projector_free(f->bp);

@@ -54,6 +54,8 @@ TL_API TlCtFdk *tl_ct_fbp_new(TlContext *ctx, const TlCtGeometry *geometry, cons
                        TlCtFilter filter, guint batch_views, GError **error);
 TL_API void tl_ct_fdk_free(TlCtFdk *f);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlCtFdk, tl_ct_fdk_free)
+/* Only the disc inscribed in each slice (tl_ct_projector_set_disc); default FALSE. */
+TL_API void tl_ct_fdk_set_disc(TlCtFdk *f, gboolean disc);
 
 /* image = FDK(proj); proj holds every view (line integrals). Records on s (labels "fdk
  * weight", "fdk filter", "fdk fft", "ct back voxel"); the caller finishes the stream. */

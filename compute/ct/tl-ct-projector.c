@@ -33,19 +33,21 @@ struct _TlCtProjector {
   TlImageGrid grid;
   TlCtMethod method;
   float step;
+  gboolean disc;           /* voxel: the inscribed disc of each slice only */
   TlArray *views;          /* the per-view table */
   TlPipeline *forward;     /* NULL for voxel */
   TlPipeline *back;        /* the gather (voxel: its only back projector); built on first use */
   TlPipeline *scatter;     /* the scatter in use (float atomics or CAS); built on first use */
-  TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED or _FIXED */
-  TlFixed *fixed;          /* SCATTER_FIXED: the accumulator */
+  TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED, _FIXED(32) */
+  TlFixed *fixed;          /* SCATTER_FIXED(32): the accumulator */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
   char *label_forward, *label_back; /* one back label for every form: profiles compare them */
 };
 
 static const char *const tl_ct_back_names[] = {"auto", "gather", "scatter", "scatter-cas",
-                                               "scatter-tiled", "scatter-fixed"};
+                                               "scatter-tiled", "scatter-fixed",
+                                               "scatter-fixed32"};
 
 const char *tl_ct_back_name(TlCtBack b) {
   return (guint)b < G_N_ELEMENTS(tl_ct_back_names) ? tl_ct_back_names[b] : "?";
@@ -59,7 +61,7 @@ gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error) {
     }
   g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
               "unknown CT back projection '%s' (known: auto, gather, scatter, scatter-cas, "
-              "scatter-tiled)", name);
+              "scatter-tiled, scatter-fixed, scatter-fixed32)", name);
   return FALSE;
 }
 
@@ -194,6 +196,23 @@ gboolean tl_ct_volume_check_one_array(TlContext *ctx, const TlImageGrid *grid, G
   return FALSE;
 }
 
+/* Whether every voxel centre projects onto the centre of a detector row in every view (v
+ * independent of x and y, w constant, v integral on every slice): ct_bp_voxel's constant ROWS,
+ * its two-tap sample. Decided in double from the matrices the kernel's floats come from;
+ * within 1e-6 px, where the four-tap sample's row weights would be 1 and < 1e-6. */
+static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
+  for (guint k = 0; k < g->n_views; k++) {
+    const double *P = tl_ct_geometry_matrix(g, k);
+    if (P[4] != 0 || P[5] != 0 || P[8] != 0 || P[9] != 0 || P[10] != 0 || !(P[11] != 0))
+      return FALSE;
+    for (guint z = 0; z < grid->dims[2]; z++) {
+      double v = (P[6] * (grid->origin_mm[2] + (double)z * grid->voxel_mm[2]) + P[7]) / P[11];
+      if (fabs(v - round(v)) > 1e-6) return FALSE;
+    }
+  }
+  return TRUE;
+}
+
 TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error) {
   /* the grid's own checks on one plane: its voxel count is check_fits' (slabs lift 2^28) */
@@ -225,7 +244,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
-    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), NULL, 0, error);
+    guint32 rows = rows_exact(geometry, grid);
+    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), &rows, 1, error);
     if (!p->back) return NULL;
     p->back_cost = 4 * TL_CT_BACK_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
@@ -304,9 +324,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
   /* the fixed-point sums take two words a voxel: a volume whose float image fits the device's
    * largest allocation but whose sums do not runs the float scatter (not deterministic) */
   guint64 nvox = tl_image_grid_n_voxels(&p->grid);
-  if (mode == TL_CT_BACK_SCATTER_FIXED &&
-      (nvox > TL_FIXED_MAX_ELEMENTS || 8 * nvox + 16 > largest_allocation(info)))
+  gboolean fixed = mode == TL_CT_BACK_SCATTER_FIXED || mode == TL_CT_BACK_SCATTER_FIXED32;
+  if (fixed && (nvox > TL_FIXED_MAX_ELEMENTS || 8 * nvox + 16 > largest_allocation(info))) {
     mode = TL_CT_BACK_SCATTER;
+    fixed = FALSE;
+  }
+  if (mode == TL_CT_BACK_SCATTER_FIXED && !info->buffer_int64_atomics)
+    mode = TL_CT_BACK_SCATTER_FIXED32;
   if (mode == TL_CT_BACK_SCATTER && !has_fa) mode = TL_CT_BACK_SCATTER_CAS;
   guint32 spec = p->method;
   if (mode == TL_CT_BACK_GATHER) {
@@ -317,12 +341,13 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
   } else if (mode != p->back_mode || !p->scatter) {
     /* constant 2: the order of the rays (ct_back_scatter.glsl); TOMOLAB_CT_SCATTER_ORDER=views
      * puts views fastest, for measuring atomic contention on GPUs */
-    /* constant 3: CT_FIXED, in the float-atomic build where the device has it (the kernel
-     * the user sees and edits), else in the portable one */
-    gboolean fixed = mode == TL_CT_BACK_SCATTER_FIXED;
+    /* constant 3: CT_FIXED; FIXED adds each term with one 64-bit atomic (its own build, which
+     * needs the device's shaderBufferInt64Atomics), FIXED32 with two 32-bit ones in the
+     * float-atomic build where the device has it, else in the portable one */
     guint32 spec2[3] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0,
                         fixed};
-    const char *name = mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
+    const char *name = mode == TL_CT_BACK_SCATTER_FIXED               ? "ct_back_scatter_fixed64"
+                     : mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
                                                                        : "ct_back_scatter_cas";
     TlPipeline *pl =
         mode == TL_CT_BACK_SCATTER_TILED
@@ -345,6 +370,7 @@ TlContext *tl_ct_projector_context(const TlCtProjector *p) { return p->ctx; }
 const TlCtGeometry *tl_ct_projector_geometry(const TlCtProjector *p) { return p->geom; }
 const TlImageGrid *tl_ct_projector_grid(const TlCtProjector *p) { return &p->grid; }
 TlCtMethod tl_ct_projector_method(const TlCtProjector *p) { return p->method; }
+void tl_ct_projector_set_disc(TlCtProjector *p, gboolean disc) { p->disc = disc; }
 void tl_ct_projector_set_step(TlCtProjector *p, float step_mm) {
   if (step_mm > 0 && isfinite(step_mm)) p->step = step_mm;
 }
@@ -444,6 +470,13 @@ static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, CtPush *
       !tl_fixed_bound_weights(p->fixed, s, push->proj, rays, FALSE, error))
     return FALSE;
   push->image = tl_fixed_address(p->fixed);
+  /* the 64-bit kernel reads (lo, hi) as one aligned word: head of 4 words, a buffer's start */
+  if (p->back_mode == TL_CT_BACK_SCATTER_FIXED && (push->image & 7) != 0) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "CT fixed-point back projection: accumulator at address 0x%" G_GINT64_MODIFIER
+                "x, expected 8-byte alignment for its 64-bit atomics", push->image);
+    return FALSE;
+  }
   return tl_stream_dispatch_1d(s, p->scatter, p->label_back, rays, push, error) &&
          tl_fixed_finish(p->fixed, s, image, push->bound, error);
 }
@@ -461,11 +494,15 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
-    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED)
+    if (p->back_mode == TL_CT_BACK_SCATTER_FIXED || p->back_mode == TL_CT_BACK_SCATTER_FIXED32)
       return back_fixed(p, s, items, &push, image, error);
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);
+  if (p->method == TL_CT_VOXEL && p->disc) { /* ct_bp_voxel: bound = the disc's radius^2 */
+    double r = 0.5 * MIN(p->grid.dims[0], p->grid.dims[1]);
+    push.bound = (float)(r * r);
+  }
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
   /* each item is a block of voxels along x (CT_BP_BLOCK, CT_BACK_BLOCK in the kernels) */

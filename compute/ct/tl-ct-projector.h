@@ -55,12 +55,17 @@ typedef enum {
   TL_CT_BACK_SCATTER_FIXED, /* the scatter summed in 64-bit fixed point (core/tl-fixed.h): the
                            * same image on every run, which the float scatters above are not
                            * (~1e-7 relative apart); AUTO's scatter. Grids of more than 2^31 - 4
-                           * voxels: as SCATTER */
+                           * voxels: as SCATTER. One 64-bit integer atomic per term where the
+                           * device has shaderBufferInt64Atomics, else as SCATTER_FIXED32 */
+  TL_CT_BACK_SCATTER_FIXED32, /* the same sums, bit for bit, with two 32-bit atomics per term
+                           * (what devices without 64-bit atomics run; selectable to test or
+                           * time it anywhere) */
 } TlCtBack;
 
 typedef struct _TlCtProjector TlCtProjector;
 
-/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled", "scatter-fixed"; GError names
+/* "auto", "gather", "scatter", "scatter-cas", "scatter-tiled", "scatter-fixed",
+ * "scatter-fixed32"; GError names
  * the known ones. */
 TL_API const char *tl_ct_back_name(TlCtBack b);
 TL_API gboolean tl_ct_back_from_name(const char *name, TlCtBack *out, GError **error);
@@ -88,6 +93,11 @@ TL_API gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError
  * on a device without float atomics reads SCATTER_CAS; SCATTER_TILED where it does not apply
  * reads what ran instead). */
 TL_API TlCtBack tl_ct_projector_back_mode(const TlCtProjector *p);
+/* Voxel-driven back projection only (others ignore it): with disc, only the voxels within the
+ * disc inscribed in each slice (radius min(nx, ny) / 2 voxels about the grid's centre column)
+ * are back-projected, the others are set to 0 (left as they are when accumulating): a slice
+ * scored on that disc (tl-ct-centre.h) costs ~21 % less. Default FALSE. */
+TL_API void tl_ct_projector_set_disc(TlCtProjector *p, gboolean disc);
 /* Ray casting: sample spacing in mm (default half the smallest voxel edge). */
 TL_API void tl_ct_projector_set_step(TlCtProjector *p, float step_mm);
 TL_API float tl_ct_projector_step(const TlCtProjector *p);

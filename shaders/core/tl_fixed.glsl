@@ -21,7 +21,12 @@
 // weight) keeps one large EM ratio from coarsening every voxel's unit. A coarser unit, so that
 // most terms fit the low word (one atomic instead of two), was tried and dropped: the sums of
 // many terms below the unit (the TOR's Gaussian tails, scaled by an outlying EM ratio) then
-// lost 4e-6 of the largest voxel. 64-bit atomics, where a device has them, would be one atomic.
+// lost 4e-6 of the largest voxel.
+//
+// A kernel that defines TL_FIXED_INT64 (and enables GL_EXT_shader_atomic_int64, so it runs only
+// where the device has shaderBufferInt64Atomics) adds each term with one 64-bit atomic on the
+// same (lo, hi) pair, read as one little-endian 64-bit word: the same integer term, added
+// modulo 2^64, so the sums are the same bits as the two-word kernel's, on every device.
 
 const uint TL_FIXED_HEAD = 4u;
 
@@ -37,6 +42,20 @@ int tl_fixed_k(TlUints acc, float amax) {
   return clamp(62 - int(acc.v[1]) - tl_fixed_exponent(amax), -240, 240);
 }
 
+#ifdef TL_FIXED_INT64
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer TlFixed64 { uint64_t v[]; };
+
+// acc[i] += v as below, with one 64-bit atomic: round(|v| 2^k) is the two-word kernel's
+// (hi, lo) as one integer (f < 2^24 rounds to even there too; above it f is an integer).
+void tl_fixed_add(TlUints acc, uint i, float v, int k) {
+  float f = abs(v) * tl_pow2(k / 2) * tl_pow2(k - k / 2);
+  if (!(f >= 0.5)) return;
+  f = min(f, 4.0e18);
+  uint64_t t = uint64_t(roundEven(f));
+  if (v < 0.0) t = ~t + 1ul;
+  atomicAdd(TlFixed64(acc).v[TL_FIXED_HEAD / 2u + i], t);
+}
+#else
 // acc[i] += v (v * 2^k rounded to the nearest unit).
 void tl_fixed_add(TlUints acc, uint i, float v, int k) {
   // two exact power-of-two factors: 2^k itself may be out of a float's range
@@ -55,6 +74,7 @@ void tl_fixed_add(TlUints acc, uint i, float v, int k) {
   hi += (old + lo < old) ? 1u : 0u;  // carry: lo wrapped around 2^32
   if (hi != 0u) atomicAdd(acc.v[j + 1u], hi);
 }
+#endif
 
 // The float value of element i: round(sum * 2^k) * 2^-k.
 float tl_fixed_value(TlUints acc, uint i, int k) {

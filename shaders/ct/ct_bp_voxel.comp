@@ -34,19 +34,46 @@ float ct_bilinear(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
          w1.y * (w0.x * pr.v[o1 + uint(q0.x)] + w1.x * pr.v[o1 + uint(q1.x)]);
 }
 
+// Constant 1, ROWS = 1: every voxel projects onto the centre of a detector row in every view
+// (the host decides from the matrices, tl-ct-projector.c: parallel beam about the detector's v
+// axis with the slices on its rows, as a scan reconstructed row by row or the centre search's
+// one-row slices). There v's fraction is 0, so eq. 1's row weights are 1 and 0 and the sample
+// is the linear interpolation along that row: two loads instead of four, the same value.
+layout(constant_id = 1) const uint ROWS = 0;
+float ct_linear_row(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
+  int iv = int(round(uv.y));
+  float fl = floor(uv.x);
+  int f = int(fl);
+  float e = uv.x - fl;
+  if (f < -1 || f >= nu || iv < 0 || iv >= nv) return 0.0;
+  int q0 = clamp(f, 0, nu - 1), q1 = clamp(f + 1, 0, nu - 1);
+  float w0 = q0 == f ? 1.0 - e : 0.0, w1 = q1 == f + 1 ? e : 0.0;
+  uint o = base + uint(iv) * uint(nu);
+  return w0 * pr.v[o + uint(q0)] + w1 * pr.v[o + uint(q1)];
+}
+
 void main() {
   uint i = tl_local_item();
   if (i >= pc.tl_count) return;
   uint item = pc.tl_base + i;
   uint bx = (pc.dims.x + CT_BP_BLOCK - 1) / CT_BP_BLOCK;
   uvec3 n = uvec3((item % bx) * CT_BP_BLOCK, (item / bx) % pc.dims.y, item / (bx * pc.dims.y));
+  // pc.bound > 0 (tl_ct_projector_set_disc): the squared radius, in voxels, of the disc about
+  // the slice's centre column outside which voxels are not back-projected but set to 0; a
+  // block is skipped when its voxel nearest the centre is outside.
+  bool skip = false;
+  if (pc.bound > 0.0) {
+    vec2 c = 0.5 * vec2(pc.dims.xy) - 0.5;
+    float dx = clamp(c.x, float(n.x), float(n.x + CT_BP_BLOCK - 1u)) - c.x, dy = float(n.y) - c.y;
+    skip = dx * dx + dy * dy > pc.bound;
+  }
   vec4 x0 = vec4(pc.corner + (vec3(n) + 0.5) * pc.voxel, 1.0);  // first voxel's centre, mm
   int nu = int(pc.nu), nv = int(pc.nv);
   uint npix = pc.nu * pc.nv;
   float acc[CT_BP_BLOCK];
   for (int t = 0; t < CT_BP_BLOCK; t++) acc[t] = 0.0;
   CtVec4s w4 = CtVec4s(pc.views);
-  for (uint k = 0u; k < pc.count; k++) {
+  for (uint k = 0u; k < (skip ? 0u : pc.count); k++) {
     uint vb = (pc.first + k * pc.stride) * 8u;
     vec4 r0 = w4.v[vb], r1 = w4.v[vb + 1u], r2 = w4.v[vb + 2u];
     // (u_n w_n, v_n w_n, w_n) at the first voxel and its step along x (eq. 1, a_k = P)
@@ -56,13 +83,17 @@ void main() {
       vec3 q = p + float(t) * dp;
       if (!(q.z > 0.0)) continue;  // behind the source
       float r = 1.0 / q.z;
-      acc[t] += ct_bilinear(pc.proj, k * npix, q.xy * r, nu, nv) * (r * r);
+      vec2 uv = q.xy * r;
+      float s = ROWS == 1u ? ct_linear_row(pc.proj, k * npix, uv, nu, nv)
+                           : ct_bilinear(pc.proj, k * npix, uv, nu, nv);
+      acc[t] += s * (r * r);
     }
   }
   for (int t = 0; t < CT_BP_BLOCK; t++) {
     if (n.x + uint(t) >= pc.dims.x) break;
     uint idx = n.x + uint(t) + pc.dims.x * (n.y + pc.dims.y * n.z);
     float v = acc[t];
+    if (skip && (pc.flags & CT_ACCUMULATE) != 0u) break;  // left as it is
     if ((pc.flags & CT_ACCUMULATE) != 0u) v += pc.image.v[idx];
     pc.image.v[idx] = v;
   }
