@@ -237,7 +237,7 @@ TL_API gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatte
  * activity out of it the more slowly the larger the additive term on its lines. At equal
  * iterations of the final image, a restarted image's cold region is therefore warmer than the
  * continued one's, whose first iterations ran without the term (the NEMA body's lung insert:
- * docs/pet.md, "The cold lung"); the estimate itself equals, there, the truth's own scatter. */
+ * docs/pet.md, "The cold lung", where the estimate does as well as the truth's own scatter). */
 typedef struct {
   guint round, rounds;                /* 1-based */
   const TlScatterEstimate *estimate;  /* scaled by fit.scale */
