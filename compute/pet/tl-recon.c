@@ -399,7 +399,12 @@ TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
     if (o->callback) o->callback(&info, o->user_data);
     g_clear_pointer(&last, tl_scatter_estimate_free);
     last = g_steal_pointer(&e);
-    for (guint k = 0; k < o->iterations * S; k++)
+    guint its = o->iterations;
+    if (round == o->rounds && o->final_iterations > 0) {
+      if (!tl_solver_restart(r->sv, error)) return NULL;
+      its = o->final_iterations;
+    }
+    for (guint k = 0; k < its * S; k++)
       if (!tl_recon_step(r, error)) return NULL;
   }
   return g_steal_pointer(&last);

@@ -245,7 +245,16 @@ TL_API gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatte
  * the activity, runs SSS on it with the mu-map (tl_sss_estimate), scales the estimate to the
  * data by the tail fit (tl_scatter_tail_fit, against the reconstruction's own counts and
  * randoms), sets it as the scatter term (tl_recon_set_scatter) and runs `iterations` more full
- * iterations from the current image. Run the first reconstruction (without scatter) before. */
+ * iterations from the current image; with final_iterations > 0 the last round instead starts
+ * the image again from the uniform start (tl_solver_restart) and runs final_iterations with the
+ * final estimate: the image STIR or SIRF users reconstruct after their scatter estimation. Run
+ * the first reconstruction (without scatter) before.
+ *
+ * A cold region under the scatter term converges slowly: EM's multiplicative update takes
+ * activity out of it the more slowly the larger the additive term on its lines. At equal
+ * iterations of the final image, a restarted image's cold region is therefore warmer than the
+ * continued one's, whose first iterations ran without the term (the NEMA body's lung insert:
+ * docs/pet.md, "The cold lung", where the estimate does as well as the truth's own scatter). */
 typedef struct {
   guint round, rounds;                /* 1-based */
   const TlScatterEstimate *estimate;  /* scaled by fit.scale */
@@ -264,9 +273,10 @@ typedef struct {
   TlScatterRoundCallback callback; /* after each estimate, before its iterations */
   gpointer user_data;
   GCancellable *cancel;    /* checked during SSS (the reconstruction has its own) */
+  guint final_iterations;  /* > 0: after the last estimate, restart and run this many instead */
 } TlScatterRounds;
 
-/* 2 rounds of 1 iteration, tl_sss_params_init, tl_tail_params_init. */
+/* 2 rounds of 1 iteration, no restart, tl_sss_params_init, tl_tail_params_init. */
 TL_API void tl_scatter_rounds_init(TlScatterRounds *o);
 /* One estimate of tl_recon_scatter_rounds without the iterations after it: SSS of the current
  * image with o->sss (TOF: the reconstruction's), the tail fit (o->tail, the pair factor: the

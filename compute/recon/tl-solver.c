@@ -425,6 +425,19 @@ gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iteratio
   return TRUE;
 }
 
+gboolean tl_solver_restart(TlSolver *sv, GError **error) {
+  gboolean emission = (sv->klass->flags & TL_ALGO_EMISSION) != 0;
+  tl_expr_args_array(sv->args, "x", sv->x);
+  if (!(emission ? start_emission(sv, error)
+                 : tl_stream_zero(sv->stream, sv->x, error) && tl_stream_finish(sv->stream, error)))
+    return FALSE;
+  sv->fp_valid = FALSE;
+  sv->pass_pending = FALSE;
+  tl_solver_forget_passes(sv);
+  if (sv->klass->reset) sv->klass->reset(sv);
+  return TRUE;
+}
+
 gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error) {
   if (additive && !(sv->klass->flags & TL_ALGO_EMISSION)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%s on %s: an additive term belongs to "

@@ -185,6 +185,12 @@ TL_API gboolean tl_solver_objective(TlSolver *sv, double *objective, GError **er
 TL_API gboolean tl_solver_resume(TlSolver *sv, const TlImage *image, guint sub_iterations,
                           GError **error);
 
+/* The default start image again (emission: the constant whose expected total is the data's less
+ * the additive term in use; otherwise 0), the sub-iterations done kept so that progress counts
+ * on: a scatter estimate iterated with the reconstruction restarts from it with the final
+ * additive term (tl_recon_scatter_rounds). */
+TL_API gboolean tl_solver_restart(TlSolver *sv, GError **error);
+
 TL_API guint tl_solver_sub_iterations(const TlSolver *sv);
 /* Data passes so far, the fair x axis of races: one projection of all data forward and back
  * (an EM pass, a full gradient) is 1, a subset's share 1/S, a forward projection alone (an
