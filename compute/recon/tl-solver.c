@@ -464,15 +464,18 @@ gboolean tl_solver_need_scratch(TlSolver *sv, GError **error) {
 }
 
 /* Emission: sum_j m_j log ybar_j (ybar = D A x + a), over every subset, from explicit
- * projections; -inf when a datum with m_j > 0 has ybar_j <= 0 (log 0). Scoring such data 0
- * instead, as this did, made one OSEM epoch on sparse data look better than it is: OSEM zeroes
- * the voxels no event of a subset crosses, and on tests/test-recon-petric-pet's sparse case
- * (3000 events, 20 subsets) 190 counts then lay on lines of ybar = 0; BSREM's floor made them
- * finite again (y log ybar about -4.7 each), which read as BSREM lowering Phi by 897 in its
- * first epoch (-11222 -> -12120) while it had raised it from -inf. */
+ * projections, with ybar floored at 1e-30: a datum with m_j > 0 on a line of ybar = 0 (log 0 =
+ * -inf) scores m_j log 1e-30 = -69 m_j, a constant where the line misses the grid (its row of
+ * A is 0). Scoring such data 0, as this did, made one OSEM epoch on sparse data look better
+ * than it is: OSEM zeroes the voxels no event of a subset crosses, and on
+ * tests/test-recon-petric-pet's sparse case (3000 events, 20 subsets) 190 counts then lay on
+ * lines of ybar = 0; BSREM's floor made them finite (about -4.7 each), which read as BSREM
+ * lowering Phi by 897 in its first epoch (-11222 -> -12120) while it had raised it. (-inf
+ * instead stopped lbfgsb wherever an event's line misses the grid: test recon-registry.) The
+ * EM steps' own estimate from their fused pass (tl-algo-em.c) still leaves such data out. */
 static gboolean emission_data_term(TlSolver *sv, const TlArray *x, double *out, GError **error) {
   if (!tl_solver_need_scratch(sv, error)) return FALSE;
-  double total = 0, lost = 0;
+  double total = 0;
   sv->passes += 0.5; /* a forward projection of every datum */
   for (guint s = 0; s < sv->n_subsets; s++) {
     double part;
@@ -484,19 +487,14 @@ static gboolean emission_data_term(TlSolver *sv, const TlArray *x, double *out, 
       tl_expr_args_array(sv->args, "a", sv->a_sub[s]);
       if (!tl_solver_expr(sv, "q = q + a", error)) return FALSE;
     }
-    double zero;
-    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args, &part,
-                        error) ||
-        !tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, 0, y))", sv->args, &zero, error))
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(y > 0, y * log(max(q, 1e-30)), 0))",
+                        sv->args, &part, error))
       return FALSE;
     total += part;
-    lost += zero;
   }
   tl_expr_args_set_label(sv->args, NULL);
-  double v[2] = {total, lost};
-  if (!tl_solver_reduce_scalars(sv, v, 2, error)) return FALSE;
-  *out = v[1] > 0 ? -INFINITY : v[0];
-  return TRUE;
+  *out = total;
+  return tl_solver_reduce_scalars(sv, out, 1, error);
 }
 
 /* The expected total of the model over every measurable datum: sum_n s_n x_n + sum_j a_j. */
