@@ -29,7 +29,14 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
                      gboolean nema, const Settings *s) {
   GError *error = NULL;
   double t0 = bench_now();
-  g_autoptr(TlRecon) rr = tl_run_race_entrant(ctx, ds, grid, NULL, s->reference_algo, &error);
+  /* the dataset's data model: randoms from its delayeds (the mMR's) as the additive term */
+  g_autoptr(TlRunSpec) base = tl_run_spec_new();
+  if ((ds->allows & TL_DATASET_ALLOWS_RANDOMS_DELAYEDS) &&
+      !tl_run_spec_set(base, "randoms", "delayeds", &error))
+    bench_die(error);
+  printf("%s: randoms %s\n", name, base->randoms == TL_RUN_RANDOMS_DELAYEDS
+                                        ? "from the delayeds (additive term)" : "none");
+  g_autoptr(TlRecon) rr = tl_run_race_entrant(ctx, ds, grid, base, s->reference_algo, &error);
   guint made = 0;
   double phi = NAN;
   if (!rr || !tl_race_reference(tl_recon_solver(rr), s->reference_updates, s->tolerance, NULL,
@@ -57,7 +64,7 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
   g_autoptr(TlRace) race = tl_race_new(m);
   g_autoptr(GPtrArray) recons = g_ptr_array_new_with_free_func((GDestroyNotify)tl_recon_free);
   for (guint i = 0; s->algos[i]; i++) {
-    TlRecon *r = tl_run_race_entrant(ctx, ds, grid, NULL, s->algos[i], &error);
+    TlRecon *r = tl_run_race_entrant(ctx, ds, grid, base, s->algos[i], &error);
     if (!r) bench_die(error);
     g_ptr_array_add(recons, r);
     if (!tl_race_add(race, s->algos[i], tl_recon_solver(r), &error)) bench_die(error);

@@ -314,6 +314,16 @@ static double sched(double alpha0, double first, guint e) {
   return alpha0 * MAX(first / (1.0 + e / 5.0), 0.5);
 }
 
+/* Phi with the solver's data term: ybar floored at 1e-30 where y > 0 */
+static double phi_strict(const ReconRefProblem *p, const ReconRefPrior *pr, const double *x) {
+  g_autofree double *ybar = g_new(double, p->m);
+  model(p, 0, p->m, x, ybar);
+  double lost = 0;
+  for (guint64 i = 0; i < p->m; i++)
+    if (p->y[i] > 0 && !(ybar[i] > 0)) lost += p->y[i] * log(1e-30);
+  return recon_ref_objective(p, pr, x) + lost;
+}
+
 void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
                     guint32 seed, guint iterations, double *x) {
   guint64 n = p->n;
@@ -322,12 +332,36 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   g_autofree guint *order = g_new(guint, S);
   g_autofree double *z = g_new(double, n), *G = g_new(double, n), *gx = g_new(double, n),
                     *gz = g_new(double, n), *P = g_new(double, n);
-  gboolean have = FALSE;
+  gboolean have = FALSE, lifted = FALSE;
+  double phi_z = NAN, scale = 1;
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
     if (i == 0 || !have) shuffle(r, order, S);
-    double al = sched(alpha0, 2.0, e);
+    if (!lifted) { /* the first step: a plain preconditioned gradient step, no anchor */
+      lifted = TRUE;
+      double al = sched(alpha0, 2.0, e);
+      recon_ref_objective_gradient(p, pr, -1, x, G);
+      recon_ref_precond(p, pr, x, P);
+      double dl = delta_of(x, n);
+      for (guint64 j = 0; j < n; j++)
+        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * G[j], dl);
+      continue;
+    }
     if (!have || (i == 0 && e % 2 == 0)) {
+      /* the anchor check: Phi fell since the last anchor: restart from it at half the step */
+      double phi = phi_strict(p, pr, x);
+      if (have && (!(phi >= phi_z - 1e-6 * fabs(phi_z)) || !isfinite(phi))) {
+        scale *= 0.5;
+        double al = scale * sched(alpha0, 2.0, e);
+        recon_ref_precond(p, pr, z, P);
+        double dl = delta_of(z, n);
+        for (guint64 j = 0; j < n; j++)
+          x[j] = P[j] > 0 ? bounded(z[j], z[j] + al * P[j] * G[j], dl) : z[j];
+        continue;
+      }
+      if (have) scale = MIN(2 * scale, 1);
+      phi_z = phi;
+      double al = scale * sched(alpha0, 2.0, e);
       recon_ref_objective_gradient(p, pr, -1, x, G);
       memcpy(z, x, n * sizeof *x);
       recon_ref_precond(p, pr, x, P);
@@ -337,6 +371,7 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
         if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * G[j], dl);
       continue;
     }
+    double al = scale * sched(alpha0, 2.0, e);
     recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
     recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
     recon_ref_precond(p, pr, x, P);

@@ -4,6 +4,7 @@
  * sidecar (JSON escaping, SHA-256 of the inputs, its run part read back). No device needed. */
 #include "run/tl-run-spec.h"
 #include "run/tl-run-sidecar.h"
+#include "run/tl-run-race.h"
 #include "tl-registry.h"
 #include "pet/project/tl-projector.h"
 #include "tl-test-common.h"
@@ -407,6 +408,41 @@ static void test_sidecar_centre(void) {
   g_assert_cmpfloat(g_ascii_strtod(g->centre, NULL), ==, 295.123456789);
 }
 
+/* A race entrant's randoms: delayeds need delayed events, singles and files are refused,
+ * each with a GError before any device work (the mMR file's header and events only). */
+static void test_race_randoms(void) {
+  const char *root = g_getenv("TL_TEST_SOURCE_ROOT");
+  if (!root) {
+    g_test_skip("TL_TEST_SOURCE_ROOT not set");
+    return;
+  }
+  GError *error = NULL;
+  g_autofree char *path = g_build_filename(root, "..", "shared", "data", "mmr",
+                                           "PET_ACQ_small.l.hdr.STIR", NULL);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+    g_test_skip("no mMR data in ../shared/data");
+    return;
+  }
+  g_autoptr(TlDataset) ds = tl_dataset_open(path, &error);
+  g_assert_no_error(error);
+  g_assert_true(ds->allows & TL_DATASET_ALLOWS_RANDOMS_DELAYEDS);
+  g_assert_cmpuint(ds->lm->n_delayed, >, 0);
+  g_autoptr(TlRunSpec) base = tl_run_spec_new();
+  g_assert_true(tl_run_spec_set(base, "randoms", "singles", &error));
+  g_assert_null(tl_run_race_entrant(NULL, ds, &ds->grid, base, "osem:subsets=2", &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "singles"));
+  g_clear_error(&error);
+  g_assert_true(tl_run_spec_set(base, "randoms", "delayeds", &error));
+  guint64 n = ds->lm->n_delayed;
+  ds->lm->n_delayed = 0; /* as a file without delayeds */
+  g_assert_null(tl_run_race_entrant(NULL, ds, &ds->grid, base, "osem:subsets=2", &error));
+  ds->lm->n_delayed = n;
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_assert_nonnull(strstr(error->message, "no delayed events"));
+  g_clear_error(&error);
+}
+
 int main(int argc, char **argv) {
   g_test_init(&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp("tomolab-run-XXXXXX", NULL);
@@ -417,6 +453,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/run/sidecar", test_sidecar);
   g_test_add_func("/run/sidecar-centre", test_sidecar_centre);
   g_test_add_func("/run/documented", test_documented);
+  g_test_add_func("/run/race-randoms", test_race_randoms);
   int rc = g_test_run();
   g_autofree char *run = tmp_path("run.txt");
   g_unlink(run);

@@ -23,14 +23,29 @@
  * the same images bit for bit); the callback's subset field is the solver's counter modulo S,
  * not the subset drawn. Warm start: tl_solver_set_image (an OSEM image, as MaGeZ). Voxels with
  * s = 0 keep their value. A step costs two subset gradients (one at the anchor), a full
- * gradient every second epoch. */
+ * gradient every second epoch.
+ *
+ * The step is checked on every full-gradient epoch: Phi at the new anchor must not be below
+ * Phi at the last one (by more than 1e-6 |Phi|: near the optimum the float sums' rounding
+ * alone moved Phi by 4e-8 relative and halved the step eight times on test recon-petric), or
+ * the two epochs since are undone (the step restarts from the last anchor with its stored G)
+ * and the steps' scale halves; it doubles again (up to 1) at each anchor where Phi rose.
+ * Johnson & Zhang's step bound 1 / (4 L) has no L here: without an additive term the Poisson
+ * term's curvature y / ybar^2 is unbounded where ybar -> 0 (lines through voxels OSEM left
+ * near 0), and the default steps diverged there (bench/README.md, "SVRG against BSREM"), so
+ * the bound is measured instead, as a backtracking line search would, once per anchor (our
+ * own safeguard, not MaGeZ's). It costs Phi's forward projection (half a data pass) every
+ * second epoch. */
 #include "tl-solver-private.h"
+#include <math.h>
 
 typedef struct {
   TlArray *anchor, *full, *gx, *gz, *P;
   GRand *rand;
   guint *order;
-  gboolean have_anchor;
+  gboolean have_anchor, lifted; /* lifted: the first step taken */
+  double phi_anchor; /* Phi at the anchor */
+  float scale;       /* halved at each anchor whose Phi fell */
 } Svrg;
 
 static void svrg_finalize(TlSolver *sv) {
@@ -46,7 +61,8 @@ static void svrg_finalize(TlSolver *sv) {
 
 static void svrg_reset(TlSolver *sv) {
   Svrg *st = sv->state;
-  st->have_anchor = FALSE;
+  st->have_anchor = st->lifted = FALSE;
+  st->scale = 1.0f;
   g_rand_set_seed(st->rand, sv->opt.seed);
 }
 
@@ -57,6 +73,7 @@ static gboolean svrg_init(TlSolver *sv, GError **error) {
     if (!(*a[i] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
   st->rand = g_rand_new_with_seed(sv->opt.seed);
   st->order = g_new(guint, sv->n_subsets);
+  st->scale = 1.0f;
   return TRUE;
 }
 
@@ -74,9 +91,37 @@ static gboolean svrg_step(TlSolver *sv, guint k, double *objective, gboolean *is
   tl_expr_args_array(args, "gx", st->gx);
   tl_expr_args_array(args, "gz", st->gz);
   tl_expr_args_array(args, "P", st->P);
-  float al = sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f);
   tl_expr_args_scalar(args, "K", (float)S);
   tl_expr_args_set_label(args, "svrg update");
+  if (full && !st->lifted) {
+    /* the first step (from an OSEM image, say) is a plain preconditioned gradient step and no
+     * anchor: an image with voxels at 0 under events' lines (ybar = 0, y / ybar unbounded)
+     * made S (g_b(x) - g_b(z)) + G diverge at any step scale (to 2^-12, on
+     * /recon/petric/svrg-sparse); the step lifts those voxels (to at most 10 delta) */
+    st->lifted = TRUE;
+    float al = sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f);
+    return tl_solver_objective_gradient(sv, G_MAXUINT, sv->x, st->full, error) &&
+           tl_solver_precond(sv, sv->x, st->P, error) &&
+           tl_solver_floored_step(sv, args, "n", TRUE, al, "G", error);
+  }
+  if (full) {
+    double phi;
+    if (!tl_solver_objective_parts(sv, sv->x, NULL, &phi, NULL, NULL, error)) return FALSE;
+    /* fell, or NaN */
+    if (st->have_anchor && (!(phi >= st->phi_anchor - 1e-6 * fabs(st->phi_anchor)) ||
+                            !isfinite(phi))) {
+      st->scale *= 0.5f;
+      g_debug("svrg: Phi %.9g below the anchor's %.9g: step scale %g", phi, st->phi_anchor,
+              st->scale);
+      float al = st->scale * sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f);
+      tl_expr_args_array(args, "x", st->anchor);
+      return tl_solver_precond(sv, st->anchor, st->P, error) &&
+             tl_solver_floored_step(sv, args, "n", TRUE, al, "G", error);
+    }
+    if (st->have_anchor) st->scale = MIN(2.0f * st->scale, 1.0f); /* rose: try a longer step */
+    st->phi_anchor = phi;
+  }
+  float al = st->scale * sv->opt.relaxation * MAX(2.0f / (1.0f + e / 5.0f), 0.5f);
   if (full) {
     if (!tl_solver_objective_gradient(sv, G_MAXUINT, sv->x, st->full, error) ||
         !tl_expr_assign(sv->ctx, sv->stream, "z = x", args, error) ||

@@ -2,6 +2,7 @@
 /* Race entrants from "ALGORITHM[:KEY=VALUE,...]" (tl-run-race.h). */
 #include "tl-run-race.h"
 #include "run/tl-run-spec.h"
+#include "pet/correct/tl-randoms.h"
 #include "tl-error.h"
 #include <string.h>
 
@@ -57,6 +58,28 @@ TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageG
   }
   if (!sp->subsets && o.subsets > 1) o.subsets = ds->subsets; /* auto: the dataset's */
   o.loglik = TL_LOGLIK_NEVER;
+  /* randoms from the delayeds: the additive term that bounds the Poisson term's curvature
+   * where D A x -> 0 (bench/README.md, "SVRG against BSREM"); the recon keeps its own copy */
+  g_autoptr(TlRandoms) randoms = NULL;
+  if (sp->randoms == TL_RUN_RANDOMS_DELAYEDS) {
+    if (!ds->lm || ds->lm->n_delayed == 0) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "race entrant '%s': randoms = delayeds, "
+                  "but %s has no delayed events: expected list mode with delayeds",
+                  spec ? spec : "", ds->path ? ds->path : "the data");
+      return NULL;
+    }
+    randoms = tl_randoms_from_delayeds(ds->lm->scanner, ds->lm->delayed, ds->lm->n_delayed, error);
+    if (!randoms) {
+      g_prefix_error(error, "race entrant '%s', randoms from %s: ", spec ? spec : "",
+                     ds->path ? ds->path : "the data");
+      return NULL;
+    }
+    o.randoms = randoms;
+  } else if (sp->randoms != TL_RUN_RANDOMS_NONE) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "race entrant '%s': randoms from singles "
+                "or a file are not offered in a race (expected none or delayeds)", spec ? spec : "");
+    return NULL;
+  }
   TlRecon *r;
   if (ds->kind == TL_DATASET_PET_BINS || sp->binned) {
     g_autoptr(GArray) own = ds->kind == TL_DATASET_PET_BINS ? NULL : tl_listmode_histogram(ds->lm);

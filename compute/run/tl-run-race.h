@@ -17,7 +17,9 @@ G_BEGIN_DECLS
 
 /* The PET reconstruction of entrant `spec` on `ds` (PET list mode, or a sinogram's bins) and
  * `grid`, from the keys of `base` (NULL: the defaults) with the spec's over them; base's kappa
- * is read and set on the solver (tl_run_spec_apply_kappa). Its solver is tl_recon_solver().
+ * is read and set on the solver (tl_run_spec_apply_kappa); base's randoms = delayeds makes the
+ * randoms fitted to ds's delayed events the additive term (other randoms sources: GError). Its
+ * solver is tl_recon_solver().
  * The objective is left to the race (never computed by the steps themselves, so they are timed
  * alone). GError naming the spec and the key. */
 TL_API TlRecon *tl_run_race_entrant(TlContext *ctx, const TlDataset *ds, const TlImageGrid *grid,

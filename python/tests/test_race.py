@@ -116,12 +116,14 @@ def test_race_kappa_and_seed(scan, grid, ctx, tmp_path):
     assert np.abs(with_kappa - times_4).max() <= 1e-4 * scale
     assert np.abs(plain - times_4).max() >= 1e-2 * scale  # the weights changed the images
     # the race's seed= is every entrant's; an entrant's own seed= wins
+    # (svrg's first two steps are full-gradient ones, the same for every seed: of 8 updates,
+    # 6 follow the seed; seeds 1 and 7 measured 8.2e-4 apart, relative, the same seed 0)
     svrg = 'svrg:subsets=4,prior=rdp,epsilon=0.01,beta=5'
     a = tl.race(scan, [svrg], seed=7, **kw)['entrants'][svrg]['image'].data
     b = tl.race(scan, [svrg + ',seed=7'], **kw)['entrants'][svrg + ',seed=7']['image'].data
     c = tl.race(scan, [svrg + ',seed=1'], seed=7, **kw)['entrants'][svrg + ',seed=1']['image'].data
     scale = np.abs(a).max()
     assert np.abs(a - b).max() <= 1e-4 * scale
-    assert np.abs(a - c).max() >= 1e-3 * scale
+    assert np.abs(a - c).max() >= 3e-4 * scale
     with pytest.raises((OSError, ValueError), match='kappa'):
         tl.race(scan, [spec % 5], kappa=str(tmp_path / 'none.nii'), **kw)
