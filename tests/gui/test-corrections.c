@@ -641,7 +641,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/corrections/profiles", test_profiles);
   int status = g_test_run();
   free_data();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(tmpdir);
   return status;
 }

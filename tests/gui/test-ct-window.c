@@ -397,7 +397,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/ct/dialog-modality", test_dialog_modality);
   g_test_add_func("/gui/ct/tooth-fdk", test_tooth_fdk);
   int status = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(tmpdir);
   return status;
 }

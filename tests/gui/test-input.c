@@ -188,24 +188,6 @@ static gboolean run_highlighted(TlWindow *win) {
 
 /* ---- Data ------------------------------------------------------------------------- */
 
-static char *write_ring(const char *name, guint rings, guint sides, guint per_side, double radius) {
-  TlScannerLayout l = {0};
-  l.kind = TL_SCANNER_RING;
-  l.n_rings = rings;
-  l.n_sides = sides;
-  l.crystals_per_side = per_side;
-  l.module_rings = rings;
-  l.radius_mm = radius;
-  l.crystal_pitch_mm = 4;
-  l.ring_pitch_mm = 4;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TlScanner) s = tl_scanner_new_from_layout(name, &l, NULL, &error);
-  g_assert_no_error(error);
-  char *path = g_strdup_printf("%s/%s.scanner", tmpdir, name);
-  g_assert_true(tl_scanner_save(s, path, &error));
-  return path;
-}
-
 static void simulate(TlWindow *win, const char *scanner, double events, guint coarsen) {
   GVariantDict d;
   g_variant_dict_init(&d, NULL);
@@ -624,7 +606,7 @@ int main(int argc, char **argv) {
   /* an empty cache: the first run on each grid computes its sensitivity image */
   g_autofree char *cache = g_build_filename(tmpdir, "cache", NULL);
   g_setenv("XDG_CACHE_HOME", cache, TRUE);
-  scanner_path = write_ring("input-ring", 8, 12, 4, 30);
+  scanner_path = tl_gui_write_ring(tmpdir, "input-ring", 8, 12, 4, 30);
   if (g_getenv("TL_INPUT_APP")) { /* the test input-app, under dbus-run-session */
     g_test_add_func("/gui/input/app-menu", test_app_menu);
   } else {

@@ -553,7 +553,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/lessons/attenuation", test_attenuation);
   g_test_add_func("/gui/lessons/tooth", test_tooth);
   int status = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(scanner_path);
   g_free(tmpdir);
   return status;

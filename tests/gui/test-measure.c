@@ -432,7 +432,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/measure/steer", test_steer);
   g_test_add_func("/gui/measure/frame-clock", test_frame_clock);
   int status = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(scanner_path);
   g_free(tmpdir);
   return status;

@@ -183,6 +183,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/open/set-keys", test_set_keys);
   g_test_add_func("/gui/open/arc-corrected", test_open_arc);
   int rc = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   return rc;
 }

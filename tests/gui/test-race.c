@@ -77,24 +77,6 @@ static void menu_click(TlWindow *win, const char *label) {
   tl_gui_spin(0.1);
 }
 
-static char *write_ring(const char *name, guint rings, guint sides, guint per_side, double radius) {
-  TlScannerLayout l = {0};
-  l.kind = TL_SCANNER_RING;
-  l.n_rings = rings;
-  l.n_sides = sides;
-  l.crystals_per_side = per_side;
-  l.module_rings = rings;
-  l.radius_mm = radius;
-  l.crystal_pitch_mm = 4;
-  l.ring_pitch_mm = 4;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TlScanner) s = tl_scanner_new_from_layout(name, &l, NULL, &error);
-  g_assert_no_error(error);
-  char *path = g_strdup_printf("%s/%s.scanner", tmpdir, name);
-  g_assert_true(tl_scanner_save(s, path, &error));
-  return path;
-}
-
 static void simulate(TlWindow *win, const char *phantom, const char *scanner, double events,
                      guint coarsen) {
   GVariantDict d;
@@ -292,7 +274,7 @@ static void test_screenshot(void) {
     return;
   }
   TlWindow *win = new_window();
-  g_autofree char *ring = write_ring("race-ring", 16, 32, 8, 170);
+  g_autofree char *ring = tl_gui_write_ring(tmpdir, "race-ring", 16, 32, 8, 170);
   simulate(win, "nema", ring, 3e5, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   GtkWindow *w = tl_race_view_window(win);
@@ -343,7 +325,7 @@ int main(int argc, char **argv) {
   }
   tmpdir = g_dir_make_tmp("tomolab-race-XXXXXX", NULL);
   g_assert_nonnull(tmpdir);
-  scanner_path = write_ring("race-small", 8, 12, 4, 30);
+  scanner_path = tl_gui_write_ring(tmpdir, "race-small", 8, 12, 4, 30);
   g_test_add_func("/gui/race/window", test_race_window);
   g_test_add_func("/gui/race/screenshot", test_screenshot);
   int rc = g_test_run();

@@ -476,6 +476,6 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/views/opened-image", test_opened_image);
   g_test_add_func("/gui/views/screenshot-binary", test_screenshot_binary);
   int rc = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   return rc;
 }

@@ -680,7 +680,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/workbench/prior-while-paused", test_prior_while_paused);
   g_test_add_func("/gui/workbench/run-file", test_run_file);
   int status = g_test_run();
-  tl_gui_remove_dir(tmpdir);
+  tl_test_remove_tree(tmpdir);
   g_free(scanner_path);
   g_free(tof_scanner_path);
   g_free(tmpdir);

@@ -80,12 +80,22 @@ GBytes *tl_gui_texture_bytes(GdkTexture *t) {
   return g_bytes_new_take(data, stride * gdk_texture_get_height(t));
 }
 
-void tl_gui_remove_dir(const char *dir) {
-  g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
-  const char *name;
-  while (d && (name = g_dir_read_name(d))) {
-    g_autofree char *p = g_build_filename(dir, name, NULL);
-    g_unlink(p);
-  }
-  g_rmdir(dir);
+char *tl_gui_write_ring(const char *dir, const char *name, guint rings, guint sides,
+                        guint per_side, double radius_mm) {
+  TlScannerLayout l = {0};
+  l.kind = TL_SCANNER_RING;
+  l.n_rings = rings;
+  l.n_sides = sides;
+  l.crystals_per_side = per_side;
+  l.module_rings = rings;
+  l.radius_mm = radius_mm;
+  l.crystal_pitch_mm = 4;
+  l.ring_pitch_mm = 4;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TlScanner) s = tl_scanner_new_from_layout(name, &l, NULL, &error);
+  g_assert_no_error(error);
+  char *path = g_strdup_printf("%s/%s.scanner", dir, name);
+  g_assert_true(tl_scanner_save(s, path, &error));
+  g_assert_no_error(error);
+  return path;
 }

@@ -5,6 +5,7 @@
 #include <gtk/gtk.h>
 #include "tl-window.h"
 #include "tl-data-view.h"
+#include "tl-test-common.h"
 
 /* Creates $XDG_RUNTIME_DIR, then gtk_test_init + adw_init and pins the Vulkan modules.
  * Without a display it prints a TAP skip and returns FALSE (the test script always runs the
@@ -39,5 +40,7 @@ void tl_gui_activate(TlWindow *win, const char *name, GVariant *param);
 void tl_gui_destroy_window(TlWindow *win);
 /* The texture's pixels (asserted non-NULL), for comparing what a view shows. */
 GBytes *tl_gui_texture_bytes(GdkTexture *t);
-/* Removes a flat temporary directory and the files in it. */
-void tl_gui_remove_dir(const char *dir);
+/* A ring scanner of `rings` x `sides` x `per_side` crystals (4 mm pitch, one module ring)
+ * saved as DIR/NAME.scanner; the path, to free. */
+char *tl_gui_write_ring(const char *dir, const char *name, guint rings, guint sides,
+                        guint per_side, double radius_mm);
