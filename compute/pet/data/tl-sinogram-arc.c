@@ -14,14 +14,28 @@ static void trapezoid(guint m, guint i, double *pos, double *w) {
   *w = (i == 0 || i == m - 1 ? 0.5 : 1.0) / (m - 1);
 }
 
+/* Each ray's weight, ray (i, a) at a * rays_t + i: the product of the two trapezoid weights. */
+static void ray_weights(guint rays_t, guint rays_z, float *weights) {
+  for (guint a = 0; a < rays_z; a++)
+    for (guint i = 0; i < rays_t; i++) {
+      double pt, wt, pz, wz;
+      trapezoid(rays_t, i, &pt, &wt);
+      trapezoid(rays_z, a, &pz, &wz);
+      weights[a * rays_t + i] = (float)(wt * wz);
+    }
+}
+
+static gboolean check_rays(guint rays_t, guint rays_z, GError **error) {
+  if (rays_t >= 1 && rays_z >= 1 && (guint64)rays_t * rays_z <= TL_SINOGRAM_ARC_MAX_RAYS) return TRUE;
+  g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u x %u rays per bin (expected at least "
+              "1 x 1, at most %u in all)", rays_t, rays_z, TL_SINOGRAM_ARC_MAX_RAYS);
+  return FALSE;
+}
+
 float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
                              guint32 **view_of, GError **error) {
   const char *name = s->name && *s->name ? s->name : "(unnamed)";
-  if (rays_t < 1 || rays_z < 1 || rays_t * rays_z > TL_SINOGRAM_ARC_MAX_RAYS) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u x %u rays per bin (expected at least "
-                "1 x 1, at most %u in all)", rays_t, rays_z, TL_SINOGRAM_ARC_MAX_RAYS);
-    return NULL;
-  }
+  if (!check_rays(rays_t, rays_z, error)) return NULL;
   if (!s->arc_corrected || !(s->bin_size_mm > 0)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "STIR projection data of %s: %s (expected "
                 "arc-corrected data with a 'default bin size (cm)')", name,
@@ -61,13 +75,7 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, fl
                 (guint)R_n);
     return NULL;
   }
-  for (guint a = 0; weights && a < rays_z; a++)
-    for (guint i = 0; i < rays_t; i++) {
-      double pt, wt, pz, wz;
-      trapezoid(rays_t, i, &pt, &wt);
-      trapezoid(rays_z, a, &pz, &wz);
-      weights[a * rays_t + i] = (float)(wt * wz);
-    }
+  if (weights) ray_weights(rays_t, rays_z, weights);
   double zc = (s->n_rings - 1) / 2.0;
   guint64 j = 0;
   for (guint seg = 0; seg < s->n_segments; seg++) {
@@ -109,11 +117,7 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, fl
 float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
                               GError **error) {
   const char *name = s->name && *s->name ? s->name : "(unnamed)";
-  if (rays_t < 1 || rays_z < 1 || rays_t * rays_z > TL_SINOGRAM_ARC_MAX_RAYS) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u x %u rays per bin (expected at least "
-                "1 x 1, at most %u in all)", rays_t, rays_z, TL_SINOGRAM_ARC_MAX_RAYS);
-    return NULL;
-  }
+  if (!check_rays(rays_t, rays_z, error)) return NULL;
   guint N = s->n_detectors;
   gboolean span1 = TRUE;
   guint64 geo = 0;
@@ -136,13 +140,7 @@ float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, f
                 G_GUINT64_FORMAT " lines of %u rays do not fit in memory", name, n, (guint)R_n);
     return NULL;
   }
-  for (guint a = 0; weights && a < rays_z; a++)
-    for (guint i = 0; i < rays_t; i++) {
-      double pt, wt, pz, wz;
-      trapezoid(rays_t, i, &pt, &wt);
-      trapezoid(rays_z, a, &pz, &wz);
-      weights[a * rays_t + i] = (float)(wt * wz);
-    }
+  if (weights) ray_weights(rays_t, rays_z, weights);
   double R = s->inner_radius_mm + s->doi_mm, zc = (s->n_rings - 1) / 2.0,
          off = s->view_offset_deg * G_PI / 180;
   gint t0 = -(gint)(s->n_tangential / 2);
