@@ -78,11 +78,17 @@ static PyObject *entrant(Job *j, guint e) {
   const TlRace *race = tl_race_session_race(j->session);
   const TlMetrics *m = tl_race_session_metrics(j->session);
   PyObject *d = PyDict_New(), *vois = PyDict_New();
-  if (!d || !vois) goto fail;
+  if (!d || !vois) {
+    Py_XDECREF(vois);
+    goto fail;
+  }
   for (guint v = 0; v < tl_metrics_n_voi(m); v++)
-    if (set_item(vois, tl_metrics_voi_name(m, v), column(race, e, COL_METRIC, 2 + v)) < 0)
+    if (set_item(vois, tl_metrics_voi_name(m, v), column(race, e, COL_METRIC, 2 + v)) < 0) {
+      Py_DECREF(vois);
       goto fail;
-  if (set_item(d, "update", column(race, e, COL_UPDATE, 0)) < 0 ||
+    }
+  if (set_item(d, "voi", vois) < 0 || /* takes vois either way */
+      set_item(d, "update", column(race, e, COL_UPDATE, 0)) < 0 ||
       set_item(d, "seconds", column(race, e, COL_SECONDS, 0)) < 0 ||
       set_item(d, "epoch", column(race, e, COL_EPOCH, 0)) < 0 ||
       set_item(d, "objective", column(race, e, COL_OBJECTIVE, 0)) < 0 ||
@@ -91,13 +97,10 @@ static PyObject *entrant(Job *j, guint e) {
       set_item(d, "met", column(race, e, COL_MET, 0)) < 0 ||
       set_item(d, "time_to_target", PyFloat_FromDouble(tl_race_time_to_target(race, e))) < 0 ||
       set_item(d, "epoch_to_target", PyFloat_FromDouble(tl_race_epoch_to_target(race, e))) < 0 ||
-      set_item(d, "voi", vois) < 0)
-    goto fail_d;
-  if (set_item(d, "image", tlpy_image_to(j->images->pdata[e])) < 0) goto fail_d;
+      set_item(d, "image", tlpy_image_to(j->images->pdata[e])) < 0)
+    goto fail;
   return d;
 fail:
-  Py_XDECREF(vois);
-fail_d:
   Py_XDECREF(d);
   return NULL;
 }
