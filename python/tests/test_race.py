@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""tomolab.race (python/src/tlpy-race.c over recon/tl-race.h): the table's shape and update
+"""tomolab.race (python/src/tlpy-race.c: a race description run/tl-run-race-spec.h run by
+run/tl-run-race-session.h, as the CLI and the window run it): the table's shape and update
 counts, monotone times, epochs from the subsets, the metrics against the reference computed
-here in numpy with PETRIC's formulas, the CSV, the CLI's numbers on the same file, bad input."""
+here in numpy with PETRIC's formulas, the CSV, the CLI's numbers on the same race file (every
+column but the seconds equal), keywords over a race file, progress and its stop, bad input."""
 import csv
 import io
 import math
@@ -82,6 +84,17 @@ def test_race_bad_input(scan, grid, ctx):
     with pytest.raises(ValueError, match='no voxel'):
         tl.race(scan, ['mlem'], reference=np.ones(grid.shape, np.float32), grid=grid,
                 object=np.zeros(grid.shape, np.float32), context=ctx)
+    # the keys' own checks: the key, the value and what is expected (run/tl-run-race-spec.c)
+    with pytest.raises(tl.InvalidArgument, match="race key 'updates' = '0': expected 1 to"):
+        tl.race(scan, ['mlem'], reference_algo='mlem', grid=grid, updates=0, context=ctx)
+    with pytest.raises(tl.InvalidArgument, match="race key 'until-target' = 'maybe'"):
+        tl.race(scan, ['mlem'], reference_algo='mlem', grid=grid, until_target='maybe',
+                context=ctx)
+    with pytest.raises(ValueError, match='grid= .a Grid. or a reference image'):
+        tl.race(scan, ['mlem'], reference_algo='mlem', object=np.ones(grid.shape), context=ctx)
+    off = tl.Grid(grid.dims, grid.voxel_mm, (0.0, 0.0, 0.0))
+    with pytest.raises(tl.InvalidArgument, match='centred on the scanner'):
+        tl.race(scan, ['mlem'], reference_algo='mlem', grid=off, context=ctx)
 
 
 def test_cli_race(scan, grid, cli, tmp_path):
@@ -99,6 +112,63 @@ def test_cli_race(scan, grid, cli, tmp_path):
     assert tl.load_image(str(ref)).grid == grid
     bad = subprocess.run([cli, 'race', str(scan), '--algo', 'mlem'], capture_output=True, text=True)
     assert bad.returncode == 2 and '--reference IMAGE is required' in bad.stderr
+
+
+def race_rows(text):
+    """The CSV's rows without the wall-clock seconds (column 2)."""
+    return [r[:2] + r[3:] for r in csv.reader(io.StringIO(text))]
+
+
+def test_race_file_cli_and_python(scan, grid, cli, ctx, tmp_path):
+    # one race file through the CLI and through Python: the same updates with the same
+    # objectives, epochs and metrics (the same session code; as tests/check-race-doors.py
+    # holds for the CLI and the window)
+    race = tmp_path / 'small.race'
+    race.write_text('data = %s\nalgos = mlem; osem:subsets=4; bsrem:subsets=4,prior=rdp,beta=0.1\n'
+                    'reference-algo = osem:subsets=4\nreference-updates = 8\n'
+                    'reference = %s\nupdates = 4\nobjective = true\ngrid = %dx%dx%d@%g,%g,%g\n'
+                    % ((scan, tmp_path / 'ref-cli.nii') + grid.dims + grid.voxel_mm))
+    subprocess.run([cli, 'race', '--race', str(race), '--csv', str(tmp_path / 'cli.csv')],
+                   check=True, timeout=300, capture_output=True, text=True)
+    r = tl.race(race_file=race, reference=tmp_path / 'ref-py.nii', csv=tmp_path / 'py.csv',
+                context=ctx)
+    cli_rows = race_rows((tmp_path / 'cli.csv').read_text())
+    assert len(cli_rows) == 1 + 3 * 4 and cli_rows[0][:5] == ['label', 'update', 'epoch',
+                                                              'objective', 'rmse']
+    assert race_rows(r['csv']) == cli_rows
+    assert (tmp_path / 'py.csv').read_text() == r['csv']
+    assert r['reference_updates'] == 8 and r['rounds'] == 4
+    np.testing.assert_array_equal(tl.load_image(str(tmp_path / 'ref-py.nii')).data,
+                                  tl.load_image(str(tmp_path / 'ref-cli.nii')).data)
+    np.testing.assert_array_equal(r['reference'].data,
+                                  tl.load_image(str(tmp_path / 'ref-cli.nii')).data)
+    # the keywords go over the file's keys, as the CLI's options do (check-race-doors 'keys')
+    two = tl.race(race_file=race, updates=2, reference=tmp_path / 'ref-cli.nii',
+                  reference_algo='none', context=ctx)
+    assert race_rows(two['csv']) == [row for row in cli_rows
+                                     if row[0] == 'label' or int(row[1]) <= 2]
+    assert two['reference_updates'] == 0
+    # a bad key in the file: its name, line, key and value
+    bad = tmp_path / 'bad.race'
+    bad.write_text('data = %s\nupdates = many\n' % scan)
+    with pytest.raises(ValueError, match=r"bad\.race:2: race key 'updates' = 'many'"):
+        tl.race(race_file=bad, context=ctx)
+
+
+def test_race_progress(scan, grid, ctx):
+    calls = []
+
+    def progress(fraction, message):
+        calls.append((fraction, message))
+        return not message.startswith('race: round 2 ')  # stop after round 2
+
+    r = tl.race(scan, ['mlem', 'osem:subsets=4'], reference_algo='osem:subsets=4',
+                reference_updates=4, grid=grid, updates=5, context=ctx, progress=progress)
+    rounds = [c for c in calls if c[1].startswith('race: round')]
+    assert rounds == [(0.2, 'race: round 1 of 5'), (0.4, 'race: round 2 of 5')]
+    assert r['rounds'] == 2
+    for t in r['entrants'].values():
+        np.testing.assert_array_equal(t['update'], [1, 2])
 
 
 def test_race_kappa_and_seed(scan, grid, ctx, tmp_path):

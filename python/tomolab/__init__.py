@@ -274,28 +274,111 @@ __all__ += ['LinearOperator', 'csr_operator', 'ct_geometry', 'ct_projector', 'EV
             'BIN_DTYPE', 'lor_end_points']
 
 
-def race(data, algos, reference=None, reference_algo=None, grid=None, object=None,  # noqa: A002
-         background=None, vois=None, updates=50, until_target=False, objective=False,
-         reference_updates=1000, tolerance=1e-7, context=None, kappa=None, seed=1):
+def race(data=None, algos=None, reference=None, reference_algo=None, grid=None,
+         object=None, background=None, vois=None, updates=None, until_target=None,  # noqa: A002
+         objective=None, reference_updates=None, tolerance=None, context=None, kappa=None,
+         seed=None, nema=None, csv=None, race_file=None, progress=None):
     """Races 1 to 8 entrants ('ALGORITHM[:KEY=VALUE,...]', e.g. 'osem:subsets=10') on the PET
-    data file `data`, one update each in turn on the device, as `tomolab-cli race` does
-    (docs/recon.md, "Races"). reference: an Image, an array on `grid` or a file; or
-    reference_algo: an entrant run first until its objective changes by at most `tolerance`
-    per pass (at most reference_updates updates). object / background / vois ({name: mask}):
-    masks (non-zero voxels). Returns {'entrants': {label: {'update', 'seconds', 'epoch',
-    'objective', 'rmse', 'background_rmse', 'met' (numpy arrays), 'voi': {name: array},
-    'time_to_target', 'epoch_to_target', 'image' (the last, an Image)}}, 'csv', 'norm', 'reference' (an Image),
-    'reference_objective', 'reference_updates'}; PETRIC's metrics and thresholds. kappa: an
-    image file of every prior's per-voxel weights, seed: the svrg / saga subset order (the run
-    keys kappa and seed; an entrant's seed= wins). 'epoch' counts data passes (a projection of
-    all data forward and back is 1)."""
-    return _tomolab.race(str(data), list(algos), reference=reference,
-                         reference_algo=reference_algo, grid=grid, object=object,
-                         background=background, vois=vois, updates=updates,
-                         until_target=until_target, objective=objective,
-                         reference_updates=reference_updates, tolerance=tolerance,
-                         context=context, kappa=None if kappa is None else str(kappa),
-                         seed=seed)
+    data file `data`, one update each in turn on the device: the race description of
+    `tomolab-cli race` and the window (compute/run/tl-run-race-spec.h; docs/formats.md, "Race
+    files"), run by the same code, so the same settings give the same metrics per update.
+
+    Each keyword is the race key of its name ('_' for '-'); None leaves the key as the race file
+    has it, else at the run layer's default (updates 50, reference_updates 1000, tolerance
+    1e-7, seed 1). race_file: a race file read first, the keywords over it (as the CLI's
+    options over --race). reference: an Image, an array on `grid` or a file; with
+    reference_algo (an entrant run first until its objective changes by at most `tolerance`
+    per pass, at most reference_updates updates) a file name is where the reference is
+    written. object / background / kappa (every prior's per-voxel weights), vois ({name:
+    mask}): Images, arrays or files (masks: non-zero voxels). grid: a Grid centred on the
+    scanner (Grid.centred) or the key's text 'NXxNYxNZ@V'; default the reference's, else the
+    data's. nema: the NEMA IEC phantom's spheres and background. csv: a file for the table.
+    context wins over the race file's device. progress: callable(fraction, message) for the
+    set-up and after each round; False ends the race there (the records so far are returned).
+
+    Returns {'entrants': {label: {'update', 'seconds', 'epoch', 'objective', 'rmse',
+    'background_rmse', 'met' (numpy arrays), 'voi': {name: array}, 'time_to_target',
+    'epoch_to_target', 'image' (the last, an Image)}}, 'csv', 'norm', 'reference' (an Image),
+    'reference_objective', 'reference_updates', 'reference_seconds', 'rounds'}; PETRIC's
+    metrics and thresholds. 'epoch' counts data passes (a projection of all data forward and
+    back is 1)."""
+    import os
+    import tempfile
+    if isinstance(reference, (Image, np.ndarray)) and reference_algo is not None:
+        raise InvalidArgument('race: reference= an image and reference_algo= both: the made '
+                              'reference is written to reference= (give a file name)')
+    keys = []
+
+    def key(name, value):
+        if value is None:
+            return
+        if isinstance(value, bool):
+            text = 'true' if value else 'false'
+        elif isinstance(value, float):
+            text = repr(value)
+        else:
+            text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+        keys.append((name, text))
+
+    def entries(name, values):  # the list keys: ';' between entries
+        if values is None or isinstance(values, str):
+            return key(name, values)
+        values = [str(v) for v in values]
+        if any(';' in v for v in values):
+            raise InvalidArgument(f"race key '{name}': an entry holds ';' (the separator)")
+        keys.append((name, '; '.join(values) if values else 'none'))
+
+    with tempfile.TemporaryDirectory(prefix='tomolab-race-') as tmp:
+        def on_grid():  # the grid arrays are on: grid=, else the reference's
+            if isinstance(grid, Grid):
+                return grid
+            if isinstance(reference, Image):
+                return reference.grid
+            if isinstance(reference, (str, os.PathLike)) and reference_algo is None:
+                return load_image(os.fspath(reference)).grid
+            raise InvalidArgument('race: masks and images as arrays need grid= (a Grid) or a '
+                                  'reference image')
+
+        def image(name, value):  # a file as it is; an Image or array written to a file
+            if value is None or isinstance(value, (str, os.PathLike)):
+                return value
+            if not isinstance(value, Image):
+                value = Image(np.asarray(value, np.float32), on_grid())
+            path = os.path.join(tmp, f'{name}-{len(os.listdir(tmp))}.nii')
+            value.save(path)
+            return path
+
+        if isinstance(grid, Grid):
+            c = Grid.centred(grid.dims, grid.voxel_mm)
+            f32 = lambda g: np.float32(g.voxel_mm + g.origin_mm)  # noqa: E731
+            if c.dims != grid.dims or np.any(f32(c) != f32(grid)):
+                raise InvalidArgument(f'race: grid {grid}: expected a grid centred on the '
+                                      f'scanner (Grid.centred; race key grid = NXxNYxNZ@V)')
+            key('grid', '%dx%dx%d@%.9g,%.9g,%.9g' % (grid.dims + grid.voxel_mm))
+        else:
+            key('grid', grid)
+        key('data', data)
+        entries('algos', algos)
+        key('reference', image('reference', reference))
+        key('reference-algo', reference_algo)
+        key('object', image('object', object))
+        key('background', image('background', background))
+        key('kappa', image('kappa', kappa))
+        if isinstance(vois, dict):
+            if any(';' in n or '=' in n for n in vois):
+                raise InvalidArgument("race: vois: a name holds ';' or '='")
+            vois = [f'{n}={image("voi", m)}' for n, m in vois.items()]
+        entries('vois', vois)
+        for name, value in (('updates', updates), ('until-target', until_target),
+                            ('objective', objective), ('reference-updates', reference_updates),
+                            ('tolerance', tolerance), ('seed', seed), ('nema', nema),
+                            ('csv', csv)):
+            key(name, value)
+        return _tomolab._race(keys, race_file=None if race_file is None else os.fspath(race_file),
+                              context=context, progress=progress)
+
+
+__all__.append('race')
 
 
 # PET sinograms with their geometry (tomolab/sinogram.py, python/src/tlpy-sinogram.c;
