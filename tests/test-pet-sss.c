@@ -1097,6 +1097,14 @@ static double inside_mean(const TlImage *im, const TlImage *mu) {
   return s / n;
 }
 
+/* Records each step name a progress reports, once. */
+static void note_step(const TlProgressReport *r, gpointer data) {
+  GPtrArray *seen = data;
+  for (guint i = 0; i < seen->len; i++)
+    if (!strcmp(seen->pdata[i], r->what)) return;
+  g_ptr_array_add(seen, g_strdup(r->what));
+}
+
 static void test_rounds(void) {
   g_autoptr(TlScanner) sc = tiny_scanner(0);
   g_autoptr(TlImage) act = NULL, mu = NULL;
@@ -1146,10 +1154,22 @@ static void test_rounds(void) {
   double k[3];
   o.callback = round_cb;
   o.user_data = k;
+  /* each round's estimate is a progress step named by its round (what a window's bar and the
+   * CLI's line say) */
+  g_autoptr(GPtrArray) steps_seen = g_ptr_array_new_with_free_func(g_free);
+  g_autoptr(TlProgress) prog = tl_progress_new(note_step, steps_seen, NULL);
+  tl_progress_push(prog);
   gint64 t0 = g_get_monotonic_time();
   g_autoptr(TlScatterEstimate) last = tl_recon_scatter_rounds(r, mu, &o, &error);
-  g_assert_no_error(error);
   double sec = (g_get_monotonic_time() - t0) * 1e-6;
+  tl_progress_pop(prog);
+  g_assert_no_error(error);
+  for (guint i = 1; i <= 3; i++) {
+    g_autofree char *want = g_strdup_printf("scatter estimation (SSS), round %u of 3", i);
+    gboolean found = FALSE;
+    for (guint j = 0; j < steps_seen->len; j++) found |= !strcmp(steps_seen->pdata[j], want);
+    g_assert_true(found);
+  }
   g_autoptr(TlImage) x = tl_recon_image(r, &error);
   /* the estimate against the truth over the pairs whose lines cross the object */
   g_autoptr(TlScatterTail) tail = tl_scatter_tail_new(sc, mu, &o.tail, &error);

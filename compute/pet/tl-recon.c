@@ -391,7 +391,11 @@ TlScatterEstimate *tl_recon_scatter_rounds(TlRecon *r, const TlImage *mu,
   guint S = tl_operator_n_subsets(r->op);
   for (guint round = 1; round <= o->rounds; round++) {
     TlScatterRoundInfo info;
-    g_autoptr(TlScatterEstimate) e = tl_recon_scatter_estimate(r, mu, o, &info, error);
+    TlScatterRounds named = *o;
+    g_autofree char *label = g_strdup_printf("scatter estimation (SSS), round %u of %u", round,
+                                             o->rounds);
+    named.sss.progress_label = label;
+    g_autoptr(TlScatterEstimate) e = tl_recon_scatter_estimate(r, mu, &named, &info, error);
     if (!e) return NULL;
     info.round = round;
     info.rounds = o->rounds;

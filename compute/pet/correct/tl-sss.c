@@ -564,7 +564,7 @@ TlScatterEstimate *tl_sss_estimate(const TlScanner *scanner, const TlImage *acti
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "SSS: no memory for %" G_GUINT64_FORMAT
                 " sampled pairs", j.n_pairs);
   /* seconds to minutes on a CPU: progress by chunks of scatter points (tl-progress.h) */
-  tl_progress_begin("scatter estimation (SSS)", pts->len);
+  tl_progress_begin(p.progress_label ? p.progress_label : "scatter estimation (SSS)", pts->len);
   for (guint s0 = 0; ok && s0 < pts->len; s0 += CHUNK_POINTS) {
     if (!tl_progress_check("SSS", error)) {
       ok = FALSE;

@@ -95,6 +95,10 @@ typedef struct {
   gboolean tof;         /* per TOF bin of the scanner (tof_bins > 0) */
   guint n_threads;      /* 0 = the processors */
   guint flags;          /* TlSssFlags */
+  /* the progress step's name (tl-progress.h); NULL: "scatter estimation (SSS)". The scatter
+   * rounds of a reconstruction name the round ("..., round 2 of 3"), so a window or a CLI
+   * line says how much of the run is left, not only of this estimate. */
+  const char *progress_label;
 } TlSssParams;
 
 /* The scanner's energy window, voxel 10 mm, scatter points every 20 mm, mu >= 0.001 mm^-1
