@@ -7,6 +7,7 @@
             of each entrant, in turn order; the reference made by each door from the file's
             reference-algo), the seconds rising per entrant, no validation message;
   keys      the options are the file's keys: `--updates 2` over the file gives 2 updates;
+  randoms   the key randoms = delayeds reaches the entrants through the file and --randoms
   refused   a bad key in the race file is refused by both doors, naming the file, the line, the
             key and the value.
 Usage: check-race-doors.py TOMOLAB_CLI TOMOLAB"""
@@ -84,6 +85,19 @@ def main():
         want = ["bad.race:3", "'updates'", "'many'"]
         ok = c4 != 0 and c5 != 0 and all(w in e4 and w in e5 for w in want)
         tests.append(('refused', ok, '' if ok else 'exit %d / %d: %s | %s' % (c4, c5, e4.strip(), e5.strip())))
+
+        # the race key randoms reaches every entrant through both doors: these data have no
+        # delayed events, so randoms = delayeds is refused by each with the entrant's message
+        with open(os.path.join(d, 'delayeds.race'), 'w') as f:
+            f.write(race % 'delayeds' + "randoms = delayeds\n")
+        c6, _, e6 = run([cli, 'race', '--race', 'delayeds.race', '--csv', 'd1.csv'], d)
+        c7, _, e7 = run([gui, '--race', 'delayeds.race', '--csv', 'd2.csv'], d)
+        c8, _, e8 = run([cli, 'race', '--race', 'cli.race', '--csv', 'd3.csv', '--randoms', 'delayeds',
+                         '--reference', 'ref-cli.nii', '--reference-algo', 'none'], d)
+        want = ["randoms = delayeds", "no delayed events"]
+        ok = c6 != 0 and c7 != 0 and c8 != 0 and all(w in e for w in want for e in (e6, e7, e8))
+        tests.append(('randoms', ok, '' if ok else 'exit %d / %d / %d: %s | %s | %s' %
+                      (c6, c7, c8, e6.strip(), e7.strip(), e8.strip())))
     print('1..%d' % len(tests))
     for i, (name, ok, why) in enumerate(tests, 1):
         print('%s %d - %s%s' % ('ok' if ok else 'not ok', i, name, '' if ok else ' # ' + why))

@@ -28,7 +28,7 @@ static void on_record(const TlRaceRecord *r, gpointer data) {
 int tl_cli_race(int argc, char **argv) {
   g_auto(GStrv) algos = NULL, vois = NULL;
   g_autofree char *reference = NULL, *reference_algo = NULL, *object = NULL, *background = NULL,
-                  *csv = NULL, *grid_text = NULL, *device = NULL, *kappa = NULL, *seed = NULL,
+                  *csv = NULL, *grid_text = NULL, *device = NULL, *kappa = NULL, *seed = NULL, *randoms = NULL,
                   *race_file = NULL, *updates = NULL, *reference_updates = NULL,
                   *tolerance = NULL;
   gboolean until_target = FALSE, objective = FALSE, nema = FALSE;
@@ -42,6 +42,9 @@ int tl_cli_race(int argc, char **argv) {
       {"kappa", 0, 0, G_OPTION_ARG_FILENAME, &kappa,
        "Every prior's per-voxel weights (PETRIC's kappa image, on the grid; run key kappa)",
        "IMAGE"},
+      {"randoms", 0, 0, G_OPTION_ARG_STRING, &randoms,
+       "Every entrant's randoms: none (default) or delayeds, estimated from the data's delayed "
+       "events (run key randoms)", "KIND"},
       {"seed", 0, 0, G_OPTION_ARG_STRING, &seed,
        "The stochastic entrants' subset order seed (svrg, saga; run key seed; default 1; an "
        "entrant's seed= wins)", "N"},
@@ -99,6 +102,7 @@ int tl_cli_race(int argc, char **argv) {
   const char *keys[][2] = {{"data", argc == 2 ? argv[1] : NULL},
                            {"algos", algo_list},
                            {"kappa", kappa},
+                           {"randoms", randoms},
                            {"seed", seed},
                            {"reference", reference},
                            {"reference-algo", reference_algo},

@@ -295,7 +295,19 @@ TlRaceSpec *tl_race_view_spec(GtkWindow *w, GError **error) {
                             d->grid.dims[2], d->grid.voxel_mm[0], d->grid.voxel_mm[1],
                             d->grid.voxel_mm[2])
           : g_strdup("");
+  /* the side panel's randoms, as every run of the window takes them */
+  TlPetJobOptions po = {0};
+  tl_side_panel_get_options(rv->win->side_panel, &po);
+  TlPetRandoms kind = po.randoms;
+  tl_pet_job_options_clear(&po);
+  if (kind != TL_PET_RANDOMS_OFF && kind != TL_PET_RANDOMS_DELAYEDS) {
+    g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT, "a race takes randoms from the "
+                "data's delayed events or none: choose one of them in the side panel");
+    return NULL;
+  }
+  const char *randoms = kind == TL_PET_RANDOMS_DELAYEDS ? "delayeds" : "none";
   const char *keys[][2] = {
+      {"randoms", randoms},
       {"algos", algos},
       {"reference-algo", gtk_editable_get_text(GTK_EDITABLE(rv->ref_algo))},
       {"reference-updates", ref_updates},

@@ -122,6 +122,7 @@ TlRaceSession *tl_race_session_new(TlContext *ctx, const TlRaceSpec *spec, const
   g_autoptr(TlRunSpec) base = tl_run_spec_new();
   g_autofree char *seed = g_strdup_printf("%u", spec->seed);
   if ((spec->kappa && !tl_run_spec_set(base, "kappa", spec->kappa, error)) ||
+      (spec->randoms && !tl_run_spec_set(base, "randoms", spec->randoms, error)) ||
       !tl_run_spec_set(base, "seed", seed, error)) {
     g_prefix_error(error, "race: ");
     return NULL;

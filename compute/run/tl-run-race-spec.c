@@ -60,6 +60,9 @@ static const Key keys[] = {
      OFF(grid)},
     {{"device", "an index or a name substring", "auto", "the device"}, K_TEXT, OFF(device)},
     {{"csv", "a file", "none", "every update of every entrant as CSV"}, K_PATH, OFF(csv)},
+    {{"randoms", "none | delayeds", "none",
+      "every entrant's randoms (run key randoms): delayeds = estimated from the data's delayed "
+      "events, the additive term PETRIC's data carry"}, K_TEXT, OFF(randoms)},
 };
 
 static void init(TlRaceSpec *s) {

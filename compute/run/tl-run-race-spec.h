@@ -36,6 +36,7 @@ typedef struct {
   char *grid;             /* NXxNYxNZ@V[,VY,VZ]; NULL = the reference's, else the dataset's */
   char *device;           /* device index or name substring; NULL = the default */
   char *csv;              /* every update of every entrant as CSV; NULL = none */
+  char *randoms;          /* every entrant's randoms (run key randoms): NULL/"none", "delayeds" */
 } TlRaceSpec;
 
 TL_API TlRaceSpec *tl_race_spec_new(void);

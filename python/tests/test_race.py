@@ -92,6 +92,12 @@ def test_race_bad_input(scan, grid, ctx):
                 context=ctx)
     with pytest.raises(ValueError, match='grid= .a Grid. or a reference image'):
         tl.race(scan, ['mlem'], reference_algo='mlem', object=np.ones(grid.shape), context=ctx)
+    # randoms reaches the entrants (these data have no delayed events)
+    with pytest.raises(ValueError, match='randoms = delayeds, but .* has no delayed events'):
+        tl.race(scan, ['mlem'], reference_algo='mlem', grid=grid, randoms='delayeds',
+                context=ctx)
+    with pytest.raises(tl.InvalidArgument, match="randoms"):
+        tl.race(scan, ['mlem'], reference_algo='mlem', grid=grid, randoms='prompts', context=ctx)
     off = tl.Grid(grid.dims, grid.voxel_mm, (0.0, 0.0, 0.0))
     with pytest.raises(tl.InvalidArgument, match='centred on the scanner'):
         tl.race(scan, ['mlem'], reference_algo='mlem', grid=off, context=ctx)

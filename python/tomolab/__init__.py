@@ -277,7 +277,7 @@ __all__ += ['LinearOperator', 'csr_operator', 'ct_geometry', 'ct_projector', 'EV
 def race(data=None, algos=None, reference=None, reference_algo=None, grid=None,
          object=None, background=None, vois=None, updates=None, until_target=None,  # noqa: A002
          objective=None, reference_updates=None, tolerance=None, context=None, kappa=None,
-         seed=None, nema=None, csv=None, race_file=None, progress=None):
+         seed=None, nema=None, csv=None, race_file=None, progress=None, randoms=None):
     """Races 1 to 8 entrants ('ALGORITHM[:KEY=VALUE,...]', e.g. 'osem:subsets=10') on the PET
     data file `data`, one update each in turn on the device: the race description of
     `tomolab-cli race` and the window (compute/run/tl-run-race-spec.h; docs/formats.md, "Race
@@ -293,6 +293,7 @@ def race(data=None, algos=None, reference=None, reference_algo=None, grid=None,
     mask}): Images, arrays or files (masks: non-zero voxels). grid: a Grid centred on the
     scanner (Grid.centred) or the key's text 'NXxNYxNZ@V'; default the reference's, else the
     data's. nema: the NEMA IEC phantom's spheres and background. csv: a file for the table.
+    randoms: 'none' or 'delayeds' (every entrant's additive term from the data's delayeds).
     context wins over the race file's device. progress: callable(fraction, message) for the
     set-up and after each round; False ends the race there (the records so far are returned).
 
@@ -364,6 +365,7 @@ def race(data=None, algos=None, reference=None, reference_algo=None, grid=None,
         key('object', image('object', object))
         key('background', image('background', background))
         key('kappa', image('kappa', kappa))
+        key('randoms', randoms)
         if isinstance(vois, dict):
             if any(';' in n or '=' in n for n in vois):
                 raise InvalidArgument("race: vois: a name holds ';' or '='")
