@@ -57,15 +57,6 @@ static GtkWidget *find_action(GtkWidget *root, const char *action, GVariant *tar
   return NULL;
 }
 
-static GtkWidget *find_type(GtkWidget *root, GType type) {
-  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type) && gtk_widget_get_mapped(root)) return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *w = find_type(c, type);
-    if (w) return w;
-  }
-  return NULL;
-}
-
 /* A shown toplevel of that type other than the main window, or NULL. */
 static GtkWindow *toplevel_of(GType type) {
   GListModel *l = gtk_window_get_toplevels();
@@ -108,77 +99,12 @@ static GtkWidget *toolbar_button(TlWindow *win, const char *action) {
   return b;
 }
 
-static gboolean popover_shown(TlWindow *w, gpointer d) {
-  return gtk_widget_get_mapped(GTK_WIDGET(d));
-}
-static gboolean popover_hidden(TlWindow *w, gpointer d) {
-  return !gtk_widget_get_mapped(GTK_WIDGET(d));
-}
-
-static void dump(GtkWidget *w, int depth) {
-  g_autofree char *text = NULL;
-  if (g_str_equal(G_OBJECT_TYPE_NAME(w), "GtkModelButton")) g_object_get(w, "text", &text, NULL);
-  if (text) g_printerr("item \"%s\"\n", text);
-  for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
-    dump(c, depth + 1);
-}
-
-/* The menu item (a GtkModelButton, whose action GTK keeps to itself) labelled `label` as the
- * menu model spells it, mnemonic included (the item's text has it removed). */
-static GtkWidget *find_item(GtkWidget *root, const char *label) {
-  if (g_str_equal(G_OBJECT_TYPE_NAME(root), "GtkModelButton")) {
-    g_autofree char *text = NULL;
-    g_object_get(root, "text", &text, NULL);
-    GString *bare = g_string_new(NULL);
-    for (const char *c = label; *c; c++)
-      if (*c != '_') g_string_append_c(bare, *c);
-    gboolean same = g_strcmp0(text, bare->str) == 0;
-    g_string_free(bare, TRUE);
-    if (same) return root;
-  }
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *w = find_item(c, label);
-    if (w) return w;
-  }
-  return NULL;
-}
-
-/* Opens the main menu with a click on its button, then clicks the item labelled `label`,
- * scrolled into the popover's view first. */
+/* The main menu's item `label` clicked as a person does (tl-gui-input.h). */
 static void menu_click(TlWindow *win, const char *label) {
-  GtkWidget *button = find_type(GTK_WIDGET(win), GTK_TYPE_MENU_BUTTON);
-  g_assert_nonnull(button);
-  GtkPopover *pop = gtk_menu_button_get_popover(GTK_MENU_BUTTON(button));
   g_test_message("menu → %s", label);
-  tl_gui_input_click(button, 1);
-  tl_gui_spin(0.2);
-  if (!gtk_widget_get_mapped(GTK_WIDGET(pop))) {
-    /* a popover opened while the window had just got its focus back can close at once */
-    g_test_message("menu did not open: clicked again");
-    tl_gui_input_click(button, 1);
-  }
-  g_assert_true(tl_gui_wait_for(win, popover_shown, pop));
-  tl_gui_spin(0.2); /* laid out */
+  GtkPopover *pop = tl_gui_menu_open(win);
   if (g_str_equal(label, "_Keep Snapshot")) shot(GTK_WIDGET(pop), "input-menu");
-  GtkWidget *item = find_item(GTK_WIDGET(pop), label);
-  if (!item) {
-    dump(GTK_WIDGET(pop), 0);
-    g_error("menu item %s not found", label);
-  }
-  g_assert_true(gtk_widget_is_sensitive(item));
-  GtkWidget *scroll = gtk_widget_get_ancestor(item, GTK_TYPE_SCROLLED_WINDOW);
-  if (scroll) { /* a long menu on a short screen scrolls */
-    graphene_rect_t b;
-    g_assert_true(gtk_widget_compute_bounds(item, scroll, &b));
-    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(scroll));
-    double h = gtk_widget_get_height(scroll);
-    if (b.origin.y < 0 || b.origin.y + b.size.height > h)
-      gtk_adjustment_set_value(adj, gtk_adjustment_get_value(adj) + b.origin.y - h / 2);
-    tl_gui_spin(0.1);
-  }
-  tl_gui_input_click(item, 1);
-  g_assert_true(tl_gui_wait_for(win, popover_hidden, pop));
-  tl_gui_spin(0.1); /* the popover's grab released */
+  tl_gui_menu_activate(win, pop, label);
 }
 
 static const char *status_text(TlWindow *win) { return gtk_label_get_text(win->status_label); }

@@ -22,59 +22,10 @@
 
 static char *tmpdir, *scanner_path;
 
-static GtkWidget *find_type(GtkWidget *root, GType type) {
-  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type) && gtk_widget_get_mapped(root)) return root;
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *w = find_type(c, type);
-    if (w) return w;
-  }
-  return NULL;
-}
-
-/* The menu item labelled `label` (mnemonic as the model spells it). */
-static GtkWidget *find_item(GtkWidget *root, const char *label) {
-  if (g_str_equal(G_OBJECT_TYPE_NAME(root), "GtkModelButton")) {
-    g_autofree char *text = NULL;
-    g_object_get(root, "text", &text, NULL);
-    g_autoptr(GString) bare = g_string_new(NULL);
-    for (const char *c = label; *c; c++)
-      if (*c != '_') g_string_append_c(bare, *c);
-    if (g_strcmp0(text, bare->str) == 0) return root;
-  }
-  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
-    GtkWidget *w = find_item(c, label);
-    if (w) return w;
-  }
-  return NULL;
-}
-
 static gboolean mapped(TlWindow *w, gpointer d) { return gtk_widget_get_mapped(GTK_WIDGET(d)); }
-static gboolean unmapped(TlWindow *w, gpointer d) { return !gtk_widget_get_mapped(GTK_WIDGET(d)); }
 
 static void menu_click(TlWindow *win, const char *label) {
-  GtkWidget *button = find_type(GTK_WIDGET(win), GTK_TYPE_MENU_BUTTON);
-  g_assert_nonnull(button);
-  GtkPopover *pop = gtk_menu_button_get_popover(GTK_MENU_BUTTON(button));
-  tl_gui_input_click(button, 1);
-  tl_gui_spin(0.2);
-  if (!gtk_widget_get_mapped(GTK_WIDGET(pop))) tl_gui_input_click(button, 1);
-  g_assert_true(tl_gui_wait_for(win, mapped, pop));
-  tl_gui_spin(0.2);
-  GtkWidget *item = find_item(GTK_WIDGET(pop), label);
-  g_assert_nonnull(item);
-  GtkWidget *scroll = gtk_widget_get_ancestor(item, GTK_TYPE_SCROLLED_WINDOW);
-  if (scroll) { /* a long menu scrolls */
-    graphene_rect_t b;
-    g_assert_true(gtk_widget_compute_bounds(item, scroll, &b));
-    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(scroll));
-    double h = gtk_widget_get_height(scroll);
-    if (b.origin.y < 0 || b.origin.y + b.size.height > h)
-      gtk_adjustment_set_value(adj, gtk_adjustment_get_value(adj) + b.origin.y - h / 2);
-    tl_gui_spin(0.1);
-  }
-  tl_gui_input_click(item, 1);
-  g_assert_true(tl_gui_wait_for(win, unmapped, pop));
-  tl_gui_spin(0.1);
+  tl_gui_menu_activate(win, tl_gui_menu_open(win), label);
 }
 
 static void simulate(TlWindow *win, const char *phantom, const char *scanner, double events,

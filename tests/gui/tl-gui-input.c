@@ -108,3 +108,89 @@ void tl_gui_input_key(guint keyval, const guint *modifiers) {
   modifiers_set(modifiers, False);
   tl_gui_input_sync();
 }
+
+GtkWidget *tl_gui_find_mapped(GtkWidget *root, GType type) {
+  if (G_TYPE_CHECK_INSTANCE_TYPE(root, type) && gtk_widget_get_mapped(root)) return root;
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *w = tl_gui_find_mapped(c, type);
+    if (w) return w;
+  }
+  return NULL;
+}
+
+static gboolean popover_shown(TlWindow *w, gpointer d) {
+  (void)w;
+  return gtk_widget_get_mapped(GTK_WIDGET(d));
+}
+static gboolean popover_hidden(TlWindow *w, gpointer d) {
+  (void)w;
+  return !gtk_widget_get_mapped(GTK_WIDGET(d));
+}
+
+GtkPopover *tl_gui_menu_open(TlWindow *win) {
+  GtkWidget *button = tl_gui_find_mapped(GTK_WIDGET(win), GTK_TYPE_MENU_BUTTON);
+  g_assert_nonnull(button);
+  GtkPopover *pop = gtk_menu_button_get_popover(GTK_MENU_BUTTON(button));
+  tl_gui_input_click(button, 1);
+  /* popup() makes the popover visible at once; it maps a frame or more later (seconds on a
+   * loaded machine). Not visible after the click: the click was lost or the popover closed
+   * at once, so click again; visible: wait, as a second click would close it. */
+  for (int i = 0; i < 10 && !gtk_widget_get_mapped(GTK_WIDGET(pop)) &&
+                  !gtk_widget_get_visible(GTK_WIDGET(pop)); i++)
+    tl_gui_spin(0.05);
+  if (!gtk_widget_get_visible(GTK_WIDGET(pop))) {
+    g_test_message("menu did not open: clicked again");
+    tl_gui_input_click(button, 1);
+  }
+  g_assert_true(tl_gui_wait_for(win, popover_shown, pop));
+  tl_gui_spin(0.2); /* laid out */
+  return pop;
+}
+
+/* The menu item (a GtkModelButton, whose action GTK keeps to itself) labelled `label` as the
+ * menu model spells it, mnemonic included (the item's text has it removed). */
+static GtkWidget *find_item(GtkWidget *root, const char *label) {
+  if (g_str_equal(G_OBJECT_TYPE_NAME(root), "GtkModelButton")) {
+    g_autofree char *text = NULL;
+    g_object_get(root, "text", &text, NULL);
+    g_autoptr(GString) bare = g_string_new(NULL);
+    for (const char *c = label; *c; c++)
+      if (*c != '_') g_string_append_c(bare, *c);
+    if (g_strcmp0(text, bare->str) == 0) return root;
+  }
+  for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+    GtkWidget *w = find_item(c, label);
+    if (w) return w;
+  }
+  return NULL;
+}
+
+static void dump(GtkWidget *w, int depth) {
+  g_autofree char *text = NULL;
+  if (g_str_equal(G_OBJECT_TYPE_NAME(w), "GtkModelButton")) g_object_get(w, "text", &text, NULL);
+  if (text) g_printerr("%*sitem \"%s\"\n", 2 * depth, "", text);
+  for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+    dump(c, depth + 1);
+}
+
+void tl_gui_menu_activate(TlWindow *win, GtkPopover *pop, const char *label) {
+  GtkWidget *item = find_item(GTK_WIDGET(pop), label);
+  if (!item) {
+    dump(GTK_WIDGET(pop), 0);
+    g_error("menu item %s not found", label);
+  }
+  g_assert_true(gtk_widget_is_sensitive(item));
+  GtkWidget *scroll = gtk_widget_get_ancestor(item, GTK_TYPE_SCROLLED_WINDOW);
+  if (scroll) { /* a long menu on a short screen scrolls */
+    graphene_rect_t b;
+    g_assert_true(gtk_widget_compute_bounds(item, scroll, &b));
+    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(scroll));
+    double h = gtk_widget_get_height(scroll);
+    if (b.origin.y < 0 || b.origin.y + b.size.height > h)
+      gtk_adjustment_set_value(adj, gtk_adjustment_get_value(adj) + b.origin.y - h / 2);
+    tl_gui_spin(0.1);
+  }
+  tl_gui_input_click(item, 1);
+  g_assert_true(tl_gui_wait_for(win, popover_hidden, pop));
+  tl_gui_spin(0.1); /* the popover's grab released */
+}

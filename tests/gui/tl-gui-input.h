@@ -22,3 +22,15 @@ void tl_gui_input_scroll(GtkWidget *widget, int dir, const guint *modifiers);
 void tl_gui_input_key(guint keyval, const guint *modifiers);
 /* Handles what arrived (the server's events reach GDK through the main loop). */
 void tl_gui_input_sync(void);
+
+/* The window's main menu through real clicks (tl-window.h's TlWindow; tl-gui-test.h's wait). */
+typedef struct _TlWindow TlWindow;
+/* The first mapped widget of `type` under root (depth first), or NULL. */
+GtkWidget *tl_gui_find_mapped(GtkWidget *root, GType type);
+/* Opens the main menu with a click on its button and returns its popover, mapped. A click can
+ * be lost (a popover opened as the window gets its focus back closes at once): clicked again
+ * only when the popover is not even requested, so a slow one is never toggled shut. */
+GtkPopover *tl_gui_menu_open(TlWindow *win);
+/* Clicks the item labelled `label` (mnemonic as the menu model spells it; scrolled into view
+ * on a short screen) of the open menu `pop` and waits until the menu closed. */
+void tl_gui_menu_activate(TlWindow *win, GtkPopover *pop, const char *label);
