@@ -131,16 +131,16 @@ GtkPopover *tl_gui_menu_open(TlWindow *win) {
   GtkWidget *button = tl_gui_find_mapped(GTK_WIDGET(win), GTK_TYPE_MENU_BUTTON);
   g_assert_nonnull(button);
   GtkPopover *pop = gtk_menu_button_get_popover(GTK_MENU_BUTTON(button));
-  tl_gui_input_click(button, 1);
   /* popup() makes the popover visible at once; it maps a frame or more later (seconds on a
-   * loaded machine). Not visible after the click: the click was lost or the popover closed
-   * at once, so click again; visible: wait, as a second click would close it. */
-  for (int i = 0; i < 10 && !gtk_widget_get_mapped(GTK_WIDGET(pop)) &&
-                  !gtk_widget_get_visible(GTK_WIDGET(pop)); i++)
-    tl_gui_spin(0.05);
-  if (!gtk_widget_get_visible(GTK_WIDGET(pop))) {
-    g_test_message("menu did not open: clicked again");
-    tl_gui_input_click(button, 1);
+   * loaded machine). A click can be lost, or its popover closed at once: click (again) only
+   * while the popover is not visible, as a click on an opening one would close it; up to five
+   * clicks, three seconds each. */
+  for (int attempt = 0; attempt < 5 && !gtk_widget_get_mapped(GTK_WIDGET(pop)); attempt++) {
+    if (!gtk_widget_get_visible(GTK_WIDGET(pop))) {
+      if (attempt > 0) g_test_message("menu did not open: clicked again");
+      tl_gui_input_click(button, 1);
+    }
+    for (int i = 0; i < 60 && !gtk_widget_get_mapped(GTK_WIDGET(pop)); i++) tl_gui_spin(0.05);
   }
   g_assert_true(tl_gui_wait_for(win, popover_shown, pop));
   tl_gui_spin(0.2); /* laid out */
