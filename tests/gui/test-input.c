@@ -114,33 +114,12 @@ static gboolean run_highlighted(TlWindow *win) {
 
 /* ---- Data ------------------------------------------------------------------------- */
 
-static void simulate(TlWindow *win, const char *scanner, double events, guint coarsen) {
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
-  g_variant_dict_insert(&d, "scanner", "s", scanner);
-  g_variant_dict_insert(&d, "events", "d", events);
-  g_variant_dict_insert(&d, "seed", "t", (guint64)7);
-  g_variant_dict_insert(&d, "coarsen", "u", coarsen);
-  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
-}
-
-static TlWindow *new_window(void) {
-  TlWindow *win = tl_window_new(NULL, NULL);
-  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
-  gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
-  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
-  tl_gui_spin(0.3);
-  return win;
-}
-
 /* ---- Toolbar, keys, controls that tell the truth ------------------------------------ */
 
 static gboolean in_run_state(TlWindow *w, gpointer d) { return tl_gui_in_state(w, d); }
 
 static void test_toolbar(void) {
-  TlWindow *win = new_window();
+  TlWindow *win = tl_gui_new_window();
   /* nothing to run yet: Run neither sensitive nor highlighted */
   g_assert_false(run_highlighted(win));
   GType sim = TL_TYPE_SIMULATE_DIALOG;
@@ -152,7 +131,7 @@ static void test_toolbar(void) {
   expect_dialog_then_escape(win, GTK_TYPE_FILE_CHOOSER_DIALOG, "Open");
 
   tl_side_panel_set_algorithm(tl_window_get_side_panel(win), TRUE, 2, 2);
-  simulate(win, scanner_path, 2e4, 2);
+  tl_gui_simulate(win, "cylinder", scanner_path, 2e4, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_true(tl_gui_wait_for(win, in_run_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   /* prepared, not started: Ready, not Paused; now there is something to run */
@@ -225,9 +204,9 @@ static gboolean stack_is(TlWindow *w, gpointer d) {
 }
 
 static void test_views_and_menu(void) {
-  TlWindow *win = new_window();
+  TlWindow *win = tl_gui_new_window();
   tl_side_panel_set_algorithm(tl_window_get_side_panel(win), TRUE, 2, 2);
-  simulate(win, scanner_path, 2e4, 2);
+  tl_gui_simulate(win, "cylinder", scanner_path, 2e4, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_true(tl_gui_wait_for(win, in_run_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   tl_gui_activate(win, "run", NULL);
@@ -390,9 +369,9 @@ static void test_progress(void) {
   /* small submissions: the sensitivity image's progress moves however fast the device (read
    * by each new stream) */
   g_setenv("TOMOLAB_SUBMIT_BUDGET", "200000", TRUE);
-  TlWindow *win = new_window();
+  TlWindow *win = tl_gui_new_window();
   tl_side_panel_set_algorithm(tl_window_get_side_panel(win), TRUE, 1, 1);
-  simulate(win, "small-animal", 2e3, 2);
+  tl_gui_simulate(win, "cylinder", "small-animal", 2e3, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   gint64 t0 = g_get_monotonic_time(); /* the run is being prepared from here */
   g_assert_true(tl_gui_wait_for(win, progress_fraction, NULL));

@@ -28,28 +28,6 @@ static void menu_click(TlWindow *win, const char *label) {
   tl_gui_menu_activate(win, tl_gui_menu_open(win), label);
 }
 
-static void simulate(TlWindow *win, const char *phantom, const char *scanner, double events,
-                     guint coarsen) {
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", phantom);
-  g_variant_dict_insert(&d, "scanner", "s", scanner);
-  g_variant_dict_insert(&d, "events", "d", events);
-  g_variant_dict_insert(&d, "seed", "t", (guint64)7);
-  g_variant_dict_insert(&d, "coarsen", "u", coarsen);
-  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
-}
-
-static TlWindow *new_window(void) {
-  TlWindow *win = tl_window_new(NULL, NULL);
-  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
-  gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
-  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
-  tl_gui_spin(0.3);
-  return win;
-}
-
 static guint starts_before;
 static gboolean race_started(TlWindow *win, gpointer d) {
   GtkWindow *w = d;
@@ -104,8 +82,8 @@ static GPtrArray *csv_rows(const char *text) {
 }
 
 static void test_race_window(void) {
-  TlWindow *win = new_window();
-  simulate(win, "cylinder", scanner_path, 2e4, 2);
+  TlWindow *win = tl_gui_new_window();
+  tl_gui_simulate(win, "cylinder", scanner_path, 2e4, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   menu_click(win, "R_ace Algorithms…");
   GtkWindow *w = tl_race_view_window(win);
@@ -224,9 +202,9 @@ static void test_screenshot(void) {
     g_test_skip("TL_RACE_SCREENSHOT not set");
     return;
   }
-  TlWindow *win = new_window();
+  TlWindow *win = tl_gui_new_window();
   g_autofree char *ring = tl_gui_write_ring(tmpdir, "race-ring", 16, 32, 8, 170);
-  simulate(win, "nema", ring, 3e5, 2);
+  tl_gui_simulate(win, "nema", ring, 3e5, 2);
   g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   GtkWindow *w = tl_race_view_window(win);
   gtk_window_set_default_size(w, 1280, 800);

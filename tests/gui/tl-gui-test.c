@@ -99,3 +99,25 @@ char *tl_gui_write_ring(const char *dir, const char *name, guint rings, guint si
   g_assert_no_error(error);
   return path;
 }
+
+void tl_gui_simulate(TlWindow *win, const char *phantom, const char *scanner, double events,
+                     guint coarsen) {
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", phantom);
+  g_variant_dict_insert(&d, "scanner", "s", scanner);
+  g_variant_dict_insert(&d, "events", "d", events);
+  g_variant_dict_insert(&d, "seed", "t", (guint64)7);
+  g_variant_dict_insert(&d, "coarsen", "u", coarsen);
+  tl_gui_activate(win, "simulate", g_variant_dict_end(&d));
+}
+
+TlWindow *tl_gui_new_window(void) {
+  TlWindow *win = tl_window_new(NULL, NULL);
+  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
+  gtk_window_present(GTK_WINDOW(win));
+  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
+  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
+  tl_gui_spin(0.3);
+  return win;
+}

@@ -40,6 +40,12 @@ void tl_gui_activate(TlWindow *win, const char *name, GVariant *param);
 void tl_gui_destroy_window(TlWindow *win);
 /* The texture's pixels (asserted non-NULL), for comparing what a view shows. */
 GBytes *tl_gui_texture_bytes(GdkTexture *t);
+/* Simulate… through the window's action: `events` of `phantom` on `scanner` (a preset name or a
+ * scanner file), seed 7, the grid coarsened by `coarsen`. */
+void tl_gui_simulate(TlWindow *win, const char *phantom, const char *scanner, double events,
+                     guint coarsen);
+/* A 1280 x 800 window, shown, its device open and its state Ready. */
+TlWindow *tl_gui_new_window(void);
 /* A ring scanner of `rings` x `sides` x `per_side` crystals (4 mm pitch, one module ring)
  * saved as DIR/NAME.scanner; the path, to free. */
 char *tl_gui_write_ring(const char *dir, const char *name, guint rings, guint sides,
