@@ -135,6 +135,22 @@ gboolean tl_solver_need_data(TlSolver *sv, GError **error) {
 
 static gboolean check_image(TlSolver *sv, const TlImage *im, const char *what, GError **error);
 
+/* Each subset's sensitivity from the total S (bound as "S") by `expr` (over "s", "S", "k");
+ * one subset: the total itself. */
+static gboolean subset_sensitivities(TlSolver *sv, const char *expr, GError **error) {
+  guint S = sv->n_subsets;
+  for (guint s = 0; s < S; s++) {
+    if (S == 1) {
+      sv->sens[s] = sv->sens_all;
+      continue;
+    }
+    if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
+    tl_expr_args_array(sv->args, "s", sv->sens[s]);
+    if (!tl_solver_expr(sv, expr, error)) return FALSE;
+  }
+  return tl_stream_finish(sv->stream, error);
+}
+
 /* TlSolverOptions.sensitivity: the total as given (no reducer: it is every participant's), each
  * subset's the total / S ("s = S / k", the expression the list-mode operator divides by). */
 static gboolean given_sensitivity(TlSolver *sv, GError **error) {
@@ -149,16 +165,7 @@ static gboolean given_sensitivity(TlSolver *sv, GError **error) {
   guint S = sv->n_subsets;
   if (!tl_array_upload(sv->sens_all, im->data, error)) return FALSE;
   tl_expr_args_scalar(sv->args, "k", (float)S);
-  for (guint s = 0; s < S; s++) {
-    if (S == 1) {
-      sv->sens[s] = sv->sens_all;
-      continue;
-    }
-    if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
-    tl_expr_args_array(sv->args, "s", sv->sens[s]);
-    if (!tl_solver_expr(sv, "s = S / k", error)) return FALSE;
-  }
-  return tl_stream_finish(sv->stream, error);
+  return subset_sensitivities(sv, "s = S / k", error);
 }
 
 /* Emission set-up: per-subset column sums (the operator's sensitivity) and their total. */
@@ -171,16 +178,7 @@ static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
     /* van Gendt et al. 2021 Table 3's baseline: s = 1 in total, 1/S per subset */
     tl_expr_args_scalar(sv->args, "k", 1.0f / S);
     if (!tl_solver_expr(sv, "S = 1", error)) return FALSE;
-    for (guint s = 0; s < S; s++) {
-      if (S == 1) {
-        sv->sens[s] = sv->sens_all;
-        continue;
-      }
-      if (!(sv->sens[s] = tl_array_new_float(sv->ctx, sv->n_voxels, error))) return FALSE;
-      tl_expr_args_array(sv->args, "s", sv->sens[s]);
-      if (!tl_solver_expr(sv, "s = k", error)) return FALSE;
-    }
-    return tl_stream_finish(sv->stream, error);
+    return subset_sensitivities(sv, "s = k", error);
   }
   if (sv->opt.sensitivity) return given_sensitivity(sv, error);
   /* distributed: each participant's operator covers its share of the pairs; summed here */
