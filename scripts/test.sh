@@ -33,12 +33,19 @@ run() { # build dir, meson test options...
   passed=$((passed + $(count "$dir" Ok))) failed=$((failed + $(count "$dir" Fail) + $(count "$dir" Timeout)))
 }
 
+# each phase's wall time on stderr: CI's budget is 40 minutes on a quiet machine
+phase() { echo "test.sh: $1 took $((SECONDS - phase_start)) s (total $SECONDS s)" >&2; phase_start=$SECONDS; }
+phase_start=$SECONDS
 setup build
+phase "normal build"
 run build
+phase "normal suite"
 
 setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug
+phase "ASan build"
 export ASAN_OPTIONS=detect_leaks=1
 run build-asan --timeout-multiplier 3
+phase "ASan suite"
 
 # ---- Short fuzz run (docs/reliability.md) ------------------------------------------------
 # Every libFuzzer harness of tests/fuzz for 10^5 executions or 30 s, whichever comes first
@@ -46,6 +53,7 @@ run build-asan --timeout-multiplier 3
 # per input (fuzz-srm ~200/s, fuzz-petsird ~130/s), so the time cap keeps CI's budget (~7 min).
 # Long runs: scripts/fuzz.sh 10000000 (their counts: docs/reliability.md, docs/formats.md).
 if FUZZ_MAX_TIME=${FUZZ_MAX_TIME:-30} scripts/fuzz.sh 100000 2; then passed=$((passed + 1)); else failed=$((failed + 1)) rc=1; fi
+phase "fuzz"
 # ------------------------------------------------------------------------------------------
 
 # ---- Flatpak ----------------------------------------------------------------------------
@@ -63,6 +71,7 @@ flatpak_failed=$(grep -c '^flatpak-check: FAIL' "$flatpak_log" || true)
 if [ "$flatpak_rc" -ne 0 ]; then rc=1; if [ "$flatpak_failed" -eq 0 ]; then flatpak_failed=1; fi; fi
 failed=$((failed + flatpak_failed))
 rm -f "$flatpak_log"
+phase "Flatpak"
 
 echo "tests: $passed passed, $failed failed"
 exit $rc
