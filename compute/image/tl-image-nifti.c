@@ -22,21 +22,21 @@ static void quiet(void) {
   }
 }
 
-gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error) {
-  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
+/* The header of a float32 volume on g (NULL + GError when NIfTI-1 cannot hold it). */
+static nifti_image *make_header(const TlImageGrid *g, const char *unit, const char *path,
+                                GError **error) {
   quiet();
-  const TlImageGrid *g = &im->grid;
   int dims[8] = {3, (int)g->dims[0], (int)g->dims[1], (int)g->dims[2], 1, 1, 1, 1};
   if (g->dims[0] > G_MAXINT16 || g->dims[1] > G_MAXINT16 || g->dims[2] > G_MAXINT16) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "'%s': NIfTI-1 holds at most 32767 voxels per axis, the grid has %u x %u x %u",
                 path, g->dims[0], g->dims[1], g->dims[2]);
-    return FALSE;
+    return NULL;
   }
   nifti_image *nim = nifti_make_new_nim(dims, DT_FLOAT32, 0);
   if (!nim) {
     g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "'%s': nifticlib could not make a header", path);
-    return FALSE;
+    return NULL;
   }
   nim->dx = nim->pixdim[1] = g->voxel_mm[0];
   nim->dy = nim->pixdim[2] = g->voxel_mm[1];
@@ -62,9 +62,34 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
   /* NIfTI-1 has no field for a value unit other than its codes for space and time: the unit
    * goes into descrip as "unit=X", which the reader below takes back (other software shows
    * descrip as free text) */
-  if (im->unit[0]) g_snprintf(nim->descrip, sizeof nim->descrip, "Tomolab unit=%s", im->unit);
+  if (unit && unit[0]) g_snprintf(nim->descrip, sizeof nim->descrip, "Tomolab unit=%s", unit);
   else g_strlcpy(nim->descrip, "Tomolab", sizeof nim->descrip);
+  return nim;
+}
 
+/* Planes of a whole image in memory (tl_image_save_nifti through the plane writer). */
+static gboolean image_planes(guint first, guint n, float *buf, gpointer data, GError **error) {
+  const TlImage *im = data;
+  gsize plane = (gsize)im->grid.dims[0] * im->grid.dims[1];
+  memcpy(buf, im->data + plane * first, plane * n * sizeof(float));
+  return TRUE;
+}
+
+gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error) {
+  if (!tl_image_grid_validate(&im->grid, error)) return FALSE;
+  return tl_image_save_nifti_planes(&im->grid, im->unit, path, image_planes, (gpointer)im, error);
+}
+
+/* The header through nifticlib (left open past it: nifti_image_write_hdr_img's option 2), then
+ * the planes in chunks of at most 64 MiB, so a volume larger than the host's memory can be
+ * written from wherever it is held. */
+#define PLANE_CHUNK_BYTES (G_GUINT64_CONSTANT(64) << 20)
+
+gboolean tl_image_save_nifti_planes(const TlImageGrid *g, const char *unit, const char *path,
+                                    TlImagePlanesFunc read, gpointer data, GError **error) {
+  if (!tl_image_grid_validate_shape(g, error)) return FALSE;
+  nifti_image *nim = make_header(g, unit, path, error);
+  if (!nim) return FALSE;
   gboolean gz = g_str_has_suffix(path, ".gz");
   g_autofree char *tmp = tl_file_temp_name(path, gz ? ".nii.gz" : ".nii");
   /* nifticlib reports nothing when it cannot write: try the temp file first for a reason */
@@ -76,27 +101,42 @@ gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error
     return FALSE;
   }
   fclose(probe);
+  guint64 plane = (guint64)g->dims[0] * g->dims[1];
+  guint per = (guint)MAX(1, MIN((guint64)g->dims[2], PLANE_CHUNK_BYTES / (4 * plane)));
+  GError *e = NULL;
   gboolean ok = nifti_set_filenames(nim, tmp, 0, 1) == 0 && nifti_set_type_from_names(nim) == 0;
-  if (ok) {
-    nim->data = im->data; /* borrowed for the write */
-    nifti_image_write(nim);
-    nim->data = NULL;
+  znzFile fp = ok ? nifti_image_write_hdr_img(nim, 2, "wb") : NULL;
+  ok = ok && !znz_isnull(fp);
+  float *buf = ok ? g_try_malloc(4 * plane * per) : NULL;
+  if (ok && !buf)
+    g_set_error(&e, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "cannot write NIfTI '%s': no host memory for %u planes of %u x %u floats", path,
+                per, g->dims[0], g->dims[1]);
+  ok = ok && buf;
+  for (guint z = 0; ok && z < g->dims[2]; z += per) {
+    guint n = MIN(per, g->dims[2] - z);
+    ok = read(z, n, buf, data, &e) && znzwrite(buf, 4, plane * n, fp) == plane * n;
   }
+  g_free(buf);
+  if (!znz_isnull(fp) && znzclose(fp) != 0) ok = FALSE;
+  int dims1 = nim->nx, dims2 = nim->ny, dims3 = nim->nz;
   nifti_image_free(nim);
   /* nifti_image_write reports nothing: read the header back and check the size */
   nifti_image *chk = ok ? nifti_image_read(tmp, 0) : NULL;
-  ok = chk && chk->nx == dims[1] && chk->ny == dims[2] && chk->nz == dims[3];
+  ok = chk && chk->nx == dims1 && chk->ny == dims2 && chk->nz == dims3;
   GStatBuf st;
   if (ok && !gz && (g_stat(tmp, &st) != 0 ||
-                    (guint64)st.st_size < (guint64)chk->iname_offset + 4 * chk->nvox))
+                    (guint64)st.st_size < (guint64)chk->iname_offset + 4 * (guint64)chk->nvox))
     ok = FALSE;
   if (chk) nifti_image_free(chk);
   if (ok && !tl_file_rename(tmp, path)) ok = FALSE;
   if (!ok) {
     g_remove(tmp);
-    g_set_error(error, TL_ERROR, TL_ERROR_IO,
-                "cannot write NIfTI '%s': the file written is short or unreadable (disk full?)",
-                path);
+    if (e) g_propagate_error(error, e);
+    else
+      g_set_error(error, TL_ERROR, TL_ERROR_IO,
+                  "cannot write NIfTI '%s': the file written is short or unreadable (disk full?)",
+                  path);
   }
   return ok;
 }

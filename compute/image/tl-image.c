@@ -22,7 +22,7 @@ guint64 tl_image_grid_n_voxels(const TlImageGrid *g) {
   return (guint64)g->dims[0] * g->dims[1] * g->dims[2];
 }
 
-gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error) {
+gboolean tl_image_grid_validate_shape(const TlImageGrid *g, GError **error) {
   static const char axis[] = "xyz";
   for (int d = 0; d < 3; d++) {
     if (g->dims[d] == 0) {
@@ -43,6 +43,11 @@ gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error) {
       return FALSE;
     }
   }
+  return TRUE;
+}
+
+gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error) {
+  if (!tl_image_grid_validate_shape(g, error)) return FALSE;
   if (tl_image_grid_n_voxels(g) > TL_IMAGE_MAX_VOXELS) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
                 "image grid of %u x %u x %u voxels: expected at most 2^28 voxels", g->dims[0],

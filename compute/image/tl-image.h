@@ -38,6 +38,9 @@ TL_API char *tl_image_grid_key(const TlImageGrid *g);
 /* Dims >= 1, voxel sizes positive, everything finite, at most TL_IMAGE_MAX_VOXELS; the GError
  * names the field and the value found. Every fallible call taking a grid checks it. */
 TL_API gboolean tl_image_grid_validate(const TlImageGrid *g, GError **error);
+/* The same without the voxel bound: for a grid computed in pieces (CT FDK in z-slabs,
+ * run/tl-run-ct-direct.h), never held as one TlImage, which its memory bounds instead. */
+TL_API gboolean tl_image_grid_validate_shape(const TlImageGrid *g, GError **error);
 /* Centre of voxel (i, j, k) in mm: origin + (i*vx, j*vy, k*vz). */
 TL_API void tl_image_grid_voxel_centre(const TlImageGrid *g, double i, double j, double k, double out[3]);
 
@@ -67,6 +70,16 @@ TL_API double tl_image_sum(const TlImage *im);
 /* NIfTI-1 and raw float32 (tl-image-nifti.c, tl-image.c), each format alone. */
 TL_API TlImage *tl_image_load_nifti(const char *path, GError **error);
 TL_API gboolean tl_image_save_nifti(const TlImage *im, const char *path, GError **error);
+/* Reads planes [first, first + n) of the volume being written into buf (nx ny n floats). */
+typedef gboolean (*TlImagePlanesFunc)(guint first, guint n, float *buf, gpointer data,
+                                      GError **error);
+/* NIfTI-1 (.nii, .nii.gz) of a volume held elsewhere (a device's z-slabs), written plane by
+ * plane through a host buffer of at most 64 MiB (one plane where a plane is larger): the same
+ * bytes as tl_image_save_nifti of the whole image, for grids of any voxel count that pass
+ * tl_image_grid_validate_shape (NIfTI-1: at most 32767 voxels per axis). unit NULL = none. */
+TL_API gboolean tl_image_save_nifti_planes(const TlImageGrid *grid, const char *unit,
+                                           const char *path, TlImagePlanesFunc read,
+                                           gpointer data, GError **error);
 TL_API TlImage *tl_image_load_raw(const char *path, GError **error);
 TL_API gboolean tl_image_save_raw(const TlImage *im, const char *path, GError **error);
 
