@@ -63,8 +63,8 @@ static gboolean check_isotope(const char *v, GError **error) {
   return tl_isotope_find(v, error) != NULL;
 }
 static gboolean check_grid(const char *v, GError **error) {
-  TlImageGrid g;
-  return tl_run_parse_grid(v, &g, error);
+  TlImageGrid g; /* the voxel count by the run's kind: tl_run_spec_validate */
+  return tl_run_parse_grid_any(v, &g, error);
 }
 static gboolean check_centre(const char *v, GError **error) {
   if (g_str_equal(v, "auto")) return TRUE;
@@ -699,6 +699,13 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
   if (fdk && !ct) return bad(error, "algorithm = %s: a CT method (modality = ct)", algo);
   const TlAlgorithmClass *ak = fdk ? NULL : tl_recon_find_algorithm(algo, error);
   if (!fdk && !ak) return FALSE;
+  /* a grid beyond one TlImage: only FDK / FBP, which hold it in z-slabs (tl-run-ct-direct.h) */
+  TlImageGrid lg;
+  if (s->grid && tl_run_parse_grid_any(s->grid, &lg, NULL) &&
+      tl_image_grid_n_voxels(&lg) > TL_IMAGE_MAX_VOXELS && !(ct && fdk))
+    return bad(error, "grid = %s: %" G_GUINT64_FORMAT " voxels; %s runs hold the image in one "
+               "array of at most 2^28 voxels (only CT's fdk and fbp run larger grids, in "
+               "z-slabs)", s->grid, tl_image_grid_n_voxels(&lg), ct ? "iterative CT" : "PET");
   guint flags = ak ? tl_algorithm_flags(ak) : 0;
   if (s->subsets > 1 && !(flags & TL_ALGO_SUBSETS) && !(ct && g_str_equal(algo, "mlem")))
     return bad(error, "subsets = %u: algorithm %s uses all data at once", s->subsets, algo);
@@ -852,7 +859,7 @@ gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *o, GErr
 
 /* ---- grid ---- */
 
-gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error) {
+gboolean tl_run_parse_grid_any(const char *text, TlImageGrid *g, GError **error) {
   g_autofree char *q = tl_text_quote(text, -1, 60);
   const char *at = strchr(text, '@');
   g_autofree char *dims_text = at ? g_strndup(text, at - text) : NULL;
@@ -878,11 +885,19 @@ gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error) {
   }
   *g = tl_image_grid_centred((guint)n[0], (guint)n[1], (guint)n[2], (float)v[0], (float)v[1],
                              (float)v[2]);
-  if (!tl_image_grid_validate(g, error)) {
+  if (!tl_image_grid_validate_shape(g, error)) {
     g_prefix_error(error, "grid '%s': ", q);
     return FALSE;
   }
   return TRUE;
+}
+
+gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error) {
+  if (!tl_run_parse_grid_any(text, g, error)) return FALSE;
+  if (tl_image_grid_validate(g, error)) return TRUE;
+  g_autofree char *q = tl_text_quote(text, -1, 60);
+  g_prefix_error(error, "grid '%s': ", q);
+  return FALSE;
 }
 
 /* "NXxNYxNZ voxels of VX x VY x VZ mm, origin (X, Y, Z) mm" */

@@ -167,6 +167,10 @@ TL_API gboolean tl_run_spec_to_ct_options(const TlRunSpec *s, TlCtReconOptions *
 /* "NXxNYxNZ@V" or "NXxNYxNZ@VX,VY,VZ" (mm), centred on the origin; sizes 1..65535, voxels
  * 1e-6..1e6 mm. */
 TL_API gboolean tl_run_parse_grid(const char *text, TlImageGrid *g, GError **error);
+/* The same without the 2^28-voxel bound of one TlImage (CT's fdk and fbp: any grid memory
+ * allows, checked by tl_run_ct_direct_check); tl_run_spec_validate refuses such a grid for
+ * every other run. */
+TL_API gboolean tl_run_parse_grid_any(const char *text, TlImageGrid *g, GError **error);
 /* Tomolab's version ("0.1.0"). */
 TL_API const char *tl_run_version(void);
 
