@@ -12,6 +12,7 @@
 #include "tl-registry.h"
 #include "tl-cli-run.h"
 #include "run/tl-run-sidecar.h"
+#include "run/tl-run-ct-direct.h"
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,7 +243,10 @@ static int ct_recon_spec(const TlRunSpec *sp) {
   if (truth_path && !(truth = tl_image_load(truth_path, &error))) return tl_cli_ct_fail(VERB, error);
   TlImageGrid grid;
   if (grid_text) {
-    if (!tl_cli_parse_grid(grid_text, &grid, &error)) return tl_cli_ct_fail(VERB, error);
+    /* FDK / FBP take any grid memory allows (z-slabs), the iterative runs one TlImage's */
+    if (fdk ? !tl_run_parse_grid_any(grid_text, &grid, &error)
+            : !tl_cli_parse_grid(grid_text, &grid, &error))
+      return tl_cli_ct_fail(VERB, error);
   } else {
     grid = truth ? truth->grid : ds->grid;
   }
@@ -275,19 +279,19 @@ static int ct_recon_spec(const TlRunSpec *sp) {
   gint64 t1 = g_get_monotonic_time();
   gboolean cancelled = FALSE;
 
+  /* FDK / FBP: the run layer's one path (z-slabs, written plane by plane) */
+  g_autoptr(TlCtSlabs) vol = NULL;
   if (fdk) {
-    g_autoptr(TlCtFdk) f = fbp ? tl_ct_fbp_new(ctx, g, &grid, window, batch, &error)
-                               : tl_ct_fdk_new(ctx, g, &grid, window, batch, &error);
-    g_autoptr(TlArray) x = f ? tl_array_new_float(ctx, tl_image_grid_n_voxels(&grid), &error) : NULL;
-    g_autoptr(TlStream) s = x ? tl_stream_new(ctx, &error) : NULL;
+    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
     if (!s) return tl_cli_ct_fail(VERB, error);
     tl_stream_set_profile(s, prof);
-    img = tl_image_new(&grid);
-    if (!tl_ct_fdk_run(f, s, proj, x, &error) || !tl_stream_finish(s, &error) ||
-        !tl_array_download(x, img->data, &error))
-      return tl_cli_ct_fail(VERB, error);
-    if (!quiet && truth && tl_image_grid_equal(&truth->grid, &grid))
-      fprintf(stderr, "ct-recon: %s RMSE %.6g\n", fbp ? "FBP" : "FDK", rmse(img, truth));
+    vol = tl_run_ct_direct(ctx, s, g, &grid, fbp, window, batch, proj, &error);
+    if (!vol) return tl_cli_ct_fail(VERB, error);
+    if (!quiet && truth && tl_image_grid_equal(&truth->grid, &grid)) {
+      g_autoptr(TlImage) x = tl_run_ct_slabs_image(vol, &error);
+      if (!x) return tl_cli_ct_fail(VERB, error);
+      fprintf(stderr, "ct-recon: %s RMSE %.6g\n", fbp ? "FBP" : "FDK", rmse(x, truth));
+    }
   } else {
     g_autoptr(TlCtRecon) r = tl_ct_recon_new(ctx, g, &grid, proj, &o, &error);
     if (!r) return tl_cli_ct_fail(VERB, error);
@@ -324,9 +328,9 @@ static int ct_recon_spec(const TlRunSpec *sp) {
                                    ? tl_run_spec_with_centre(sp, ds->centre, ds->search.metric, &note)
                                    : NULL;
   const char *notes[] = {note, NULL};
-  if (!tl_image_save(img, output, &error) ||
+  if (!(vol ? tl_run_ct_slabs_save(vol, "", output, &error) : tl_image_save(img, output, &error)) ||
       !tl_run_sidecar_write_notes(output, found ? found : sp, tl_context_info(ctx)->name,
-                                  img->unit, notes, &error))
+                                  vol ? "" : img->unit, notes, &error))
     return tl_cli_ct_fail(VERB, error);
   if (!quiet)
     fprintf(stderr, "ct-recon: done in %.2f s; wrote %s\n", (g_get_monotonic_time() - t1) * 1e-6,

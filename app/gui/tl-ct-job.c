@@ -10,6 +10,7 @@
 #include "ct/tl-ct-fdk.h"
 #include "ct/tl-ct-simulate.h"
 #include "image/tl-file.h"
+#include "run/tl-run-ct-direct.h"
 
 typedef struct {
   TlJob parent;
@@ -17,9 +18,12 @@ typedef struct {
   TlProfile *before;
   TlCtReconProgress last;
   gboolean have_last;
-  /* FDK */
+  /* FDK / FBP: the run layer's path (z-slabs), its result copied into one array to show */
   TlContext *ctx;
-  TlCtFdk *fdk;
+  TlCtGeometry *geometry;
+  gboolean fbp;
+  TlCtFilter filter;
+  guint batch;
   TlArray *proj, *image;
   guint fdk_done;
 } TlCtJob;
@@ -72,10 +76,10 @@ static void ct_free(TlJob *job) {
   TlCtJob *self = (TlCtJob *)job;
   if (self->recon)
     tl_ct_recon_free(self->recon);
-  if (self->fdk)
-    tl_ct_fdk_free(self->fdk);
   if (self->proj)
     tl_array_free(self->proj);
+  if (self->geometry)
+    tl_ct_geometry_free(self->geometry);
   if (self->image)
     tl_array_free(self->image);
   tl_profile_free(self->before);
@@ -113,7 +117,16 @@ static gboolean fdk_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
   TlProfile *profile = tl_profile_new();
   tl_stream_set_profile(s, profile);
   tl_stream_set_cancellable(s, cancel);
-  if (!tl_ct_fdk_run(self->fdk, s, self->proj, self->image, error) || !tl_stream_finish(s, error)) {
+  g_autoptr(TlCtSlabs) v = tl_run_ct_direct(self->ctx, s, self->geometry, &self->parent.grid,
+                                            self->fbp, self->filter, self->batch, self->proj,
+                                            error);
+  /* into the one array the window shows (at most 2^28 voxels: tl-dataset.c) */
+  g_autofree float *host = v ? g_try_new(float, tl_image_grid_n_voxels(&self->parent.grid)) : NULL;
+  if (v && !host)
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "FDK: no host memory for %" G_GUINT64_FORMAT
+                " bytes", 4 * tl_image_grid_n_voxels(&self->parent.grid));
+  if (!host || !tl_ct_slabs_download(v, host, error) ||
+      !tl_array_upload(self->image, host, error)) {
     tl_profile_free(profile);
     return FALSE;
   }
@@ -174,10 +187,13 @@ TlJob *tl_ct_job_new(TlContext *ctx, const TlCtData *data, const TlImage *truth,
   if (tl_run_algorithm_direct(algo)) {
     /* the run's ramp window and batch, as ct-recon reads them */
     self->parent = (TlJob){&kFdkJob, *grid, 1, events};
-    self->fdk = g_str_equal(algo, "fbp")
-                    ? tl_ct_fbp_new(ctx, data->geometry, grid, run->fdk_filter, run->batch, error)
-                    : tl_ct_fdk_new(ctx, data->geometry, grid, run->fdk_filter, run->batch, error);
-    self->image = self->fdk ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error) : NULL;
+    self->geometry = tl_ct_geometry_copy(data->geometry);
+    self->fbp = g_str_equal(algo, "fbp");
+    self->filter = run->fdk_filter;
+    self->batch = run->batch;
+    self->image = tl_run_ct_direct_check(ctx, grid, 4 * tl_image_grid_n_voxels(grid), error)
+                      ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error)
+                      : NULL;
     if (!self->image || !tl_array_zero(self->image, error)) {
       ct_free(&self->parent);
       return NULL;

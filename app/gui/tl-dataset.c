@@ -272,7 +272,19 @@ static gboolean ct_centre(const TlDocument *d, TlContext *ctx, const TlRunSpec *
 static gboolean run_grid(const TlDocument *d, const TlRunSpec *run, const TlImage *truth,
                          const TlImage *mu, TlImageGrid *grid, GError **error) {
   *grid = truth ? truth->grid : mu ? mu->grid : d->grid;
-  if (run->grid && !tl_run_parse_grid(run->grid, grid, error)) return FALSE;
+  if (run->grid && !tl_run_parse_grid_any(run->grid, grid, error)) return FALSE;
+  /* The window shows a volume as one image (its views, the job's one device array): a grid
+   * beyond TlImage's 2^28 voxels (1 GiB, within the 2^30-byte allocation every Vulkan
+   * device grants) is refused here; the CLI and Python run it in z-slabs. */
+  guint64 nvox = tl_image_grid_n_voxels(grid);
+  if (nvox > TL_IMAGE_MAX_VOXELS) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY,
+                "grid = %s: %" G_GUINT64_FORMAT " voxels (%" G_GUINT64_FORMAT " bytes); the "
+                "window shows at most 2^28 voxels (%" G_GUINT64_FORMAT " bytes) as one image; "
+                "reconstruct it with tomolab-cli ct-recon or Python's tomolab.fdk (z-slabs, "
+                "docs/ct.md)", run->grid, nvox, 4 * nvox, 4 * TL_IMAGE_MAX_VOXELS);
+    return FALSE;
+  }
   if (truth && !tl_image_grid_equal(&truth->grid, grid)) {
     g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "grid = %s differs from the grid of the "
                 "truth %s", run->grid, run->truth);

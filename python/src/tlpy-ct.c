@@ -3,6 +3,7 @@
  * tomolab.CtData (.tlct scans, simulation from an image or a phantom preset), ct_operator()
  * (the "ct" operator, with gather / scatter between geometry order and data order) and fdk(). */
 #include "tlpy.h"
+#include "run/tl-run-ct-direct.h"
 
 typedef struct {
   PyObject_HEAD
@@ -359,23 +360,28 @@ static PyObject *py_ct_operator(PyObject *self, PyObject *args, PyObject *kw) {
 
 typedef struct {
   TlContext *ctx;
-  TlCtFdk *f;
+  const TlCtGeometry *g;
+  TlImageGrid grid;
+  gboolean fbp;
+  TlCtFilter filter;
   const float *proj;
   guint64 n_proj;
   float *dst;
-  guint64 n_vox;
 } FdkJob;
 
+/* The run layer's one path of FDK / FBP (run/tl-run-ct-direct.h: z-slabs), as the CLI's. */
 static gboolean do_fdk(gpointer d, GError **error) {
   FdkJob *j = d;
   g_autoptr(TlArray) p = tl_array_new_float(j->ctx, j->n_proj, error);
-  g_autoptr(TlArray) im = p ? tl_array_new_float(j->ctx, j->n_vox, error) : NULL;
-  g_autoptr(TlStream) s = im ? tl_stream_new(j->ctx, error) : NULL;
-  return s && tl_array_upload(p, j->proj, error) && tl_ct_fdk_run(j->f, s, p, im, error) &&
-         tl_stream_finish(s, error) && tl_array_download(im, j->dst, error);
+  g_autoptr(TlStream) s = p ? tl_stream_new(j->ctx, error) : NULL;
+  if (!s || !tl_array_upload(p, j->proj, error)) return FALSE;
+  g_autoptr(TlCtSlabs) v = tl_run_ct_direct(j->ctx, s, j->g, &j->grid, j->fbp, j->filter, 0, p,
+                                            error);
+  return v && tl_ct_slabs_download(v, j->dst, error);
 }
 
-/* fdk() and fbp(): the same arguments; fbp refuses a cone-beam geometry. */
+/* fdk() and fbp(): the same arguments; fbp refuses a cone-beam geometry. Any grid that the
+ * device's and the host's memory hold (the array returned is the whole volume). */
 static PyObject *fdk_or_fbp(PyObject *args, PyObject *kw, gboolean fbp) {
   static char *kwlist[] = {"geometry", "grid", "projections", "filter", "ctx", NULL};
   PyObject *go, *gridobj, *po, *ctxo = Py_None;
@@ -384,28 +390,24 @@ static PyObject *fdk_or_fbp(PyObject *args, PyObject *kw, gboolean fbp) {
                                    &TlPyCtGeometryType, &go, &gridobj, &po, &filter, &ctxo))
     return NULL;
   const TlCtGeometry *g = ((TlPyCtGeometry *)go)->g;
-  TlImageGrid grid;
-  if (!tlpy_grid_from(gridobj, &grid)) return NULL;
+  FdkJob j = {.g = g, .fbp = fbp, .n_proj = (guint64)g->n_views * g->det_u * g->det_v};
+  if (!tlpy_grid_from_any(gridobj, &j.grid)) return NULL;
   GError *error = NULL;
-  TlCtFilter f;
-  if (!tl_ct_filter_from_name(filter, &f, &error)) return tlpy_raise(error);
-  FdkJob j = {.n_proj = (guint64)g->n_views * g->det_u * g->det_v,
-              .n_vox = tl_image_grid_n_voxels(&grid)};
+  if (!tl_ct_filter_from_name(filter, &j.filter, &error)) return tlpy_raise(error);
   PyArrayObject *pa = tlpy_float_array(po, (npy_intp)j.n_proj, "projections");
   if (!pa) return NULL;
   TlPyContext *c = tlpy_context_get(ctxo);
   PyArrayObject *res = NULL;
   if (c) {
     j.ctx = c->ctx;
-    if (!(j.f = fbp ? tl_ct_fbp_new(c->ctx, g, &grid, f, 0, &error)
-                    : tl_ct_fdk_new(c->ctx, g, &grid, f, 0, &error))) {
+    /* refused before the array is made: the host holds the whole volume here */
+    if (!tl_run_ct_direct_check(c->ctx, &j.grid, 4 * tl_image_grid_n_voxels(&j.grid), &error)) {
       tlpy_raise(error);
-    } else if ((res = tlpy_image_array_new(&grid))) {
+    } else if ((res = tlpy_image_array_new(&j.grid))) {
       j.proj = PyArray_DATA(pa);
       j.dst = PyArray_DATA(res);
       if (tlpy_run_or_raise(do_fdk, &j, NULL) < 0) Py_CLEAR(res);
     }
-    if (j.f) tl_ct_fdk_free(j.f);
     Py_DECREF(c);
   }
   Py_DECREF(pa);

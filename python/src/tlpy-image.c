@@ -28,7 +28,8 @@ static int triple(PyObject *obj, const char *what, double out[3]) {
   return 1;
 }
 
-int tlpy_grid_from(PyObject *obj, TlImageGrid *out) {
+/* A grid without the voxel bound (any > 0 or 1 keeps TlImage's 2^28: tlpy_grid_from). */
+static int grid_from(PyObject *obj, TlImageGrid *out, int bounded) {
   static const char *names[] = {"dims", "voxel_mm", "origin_mm"};
   double v[3][3];
   for (int k = 0; k < 3; k++) {
@@ -54,9 +55,13 @@ int tlpy_grid_from(PyObject *obj, TlImageGrid *out) {
     out->origin_mm[i] = (float)v[2][i];
   }
   GError *error = NULL;
-  if (!tl_image_grid_validate(out, &error)) return tlpy_raise_int(error), 0;
+  if (!(bounded ? tl_image_grid_validate(out, &error) : tl_image_grid_validate_shape(out, &error)))
+    return tlpy_raise_int(error), 0;
   return 1;
 }
+
+int tlpy_grid_from(PyObject *obj, TlImageGrid *out) { return grid_from(obj, out, 1); }
+int tlpy_grid_from_any(PyObject *obj, TlImageGrid *out) { return grid_from(obj, out, 0); }
 
 PyObject *tlpy_grid_to(const TlImageGrid *g) {
   if (!grid_class) {
@@ -151,7 +156,8 @@ static PyObject *py_grid_centred(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "(III)(fff)", &nx, &ny, &nz, &vx, &vy, &vz)) return NULL;
   TlImageGrid g = tl_image_grid_centred(nx, ny, nz, vx, vy, vz);
   GError *error = NULL;
-  if (!tl_image_grid_validate(&g, &error)) return tlpy_raise(error);
+  /* a description: what takes it bounds its voxels (one image 2^28, fdk by memory) */
+  if (!tl_image_grid_validate_shape(&g, &error)) return tlpy_raise(error);
   return tlpy_grid_to(&g);
 }
 

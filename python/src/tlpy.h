@@ -69,6 +69,8 @@ PyObject *tlpy_array_wrap(TlPyContext *context, TlArray *array);
 /* ---- grids and images (tlpy-image.c) ---- */
 /* A grid from an object with dims, voxel_mm, origin_mm (tomolab.Grid); 0 + exception on error. */
 int tlpy_grid_from(PyObject *obj, TlImageGrid *out);
+/* The same without TlImage's 2^28-voxel bound: FDK / FBP's grids, bounded by memory. */
+int tlpy_grid_from_any(PyObject *obj, TlImageGrid *out);
 PyObject *tlpy_grid_to(const TlImageGrid *g); /* a tomolab.Grid */
 /* A float32 C-contiguous array of exactly n elements from any array-like (new reference;
  * NULL + ValueError naming `what` and both counts otherwise). */
