@@ -128,7 +128,9 @@ int tl_cli_ct_recon(int argc, char **argv) {
       RUN_FLAG("nonneg", 0, "SIRT/SART: clamp the image at 0"),
       RUN_OPT("projector", 'p', "joseph (default), siddon or raycast", "NAME"),
       RUN_OPT("grid", 'g', "Image grid (default: the truth's, else the dataset's: the one the "
-              "scan suggests, else a cube of 1 mm voxels 2/3 of the detector wide)", "NXxNYxNZ@MM"),
+              "scan suggests, else a cube of 1 mm voxels 2/3 of the detector wide); FDK / FBP: any size "
+              "memory allows (z-slabs, NIfTI written plane by plane), iterative: 2^28 voxels",
+              "NXxNYxNZ@MM"),
       RUN_OPT("truth", 't', "Ground truth image: RMSE after each sub-iteration", "FILE"),
       RUN_OPT("start", 0, "Start image of an iterative run (on the grid; default 0, MLEM 1)",
               "FILE"),
