@@ -412,7 +412,7 @@ void tl_window_set_dataset(TlWindow *self, TlDocument *d, gboolean run) {
                               d->ds ? d->ds->centre : NAN, d->ct ? d->ct->geometry->det_u : 0,
                               d->ds && d->ds->centre_found);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
-  tl_side_panel_set_arc(self->side_panel, d->ds && d->ds->arc);
+  tl_side_panel_set_arc(self->side_panel, d->ds && (d->ds->arc || d->ds->pair_sinogram));
   tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0,
                             d->lm && d->lm->singles);
   if (d->lm) tl_side_panel_set_frame_defaults(self->side_panel, d->lm->start_s, d->lm->duration_s);

@@ -341,8 +341,9 @@ typedef struct {
 
 static gboolean do_arc(gpointer d, GError **error) {
   ArcJob *j = d;
-  j->op = tl_pet_lines_operator_new_arc(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
-                                        j->rays_z, j->subsets, j->mu, error);
+  /* arc-corrected, or crystal pairs with rays: the CLI's and the window's tl_recon_new_lines */
+  j->op = tl_pet_lines_operator_new_sinogram(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
+                                             j->rays_z, j->subsets, j->mu, error);
   return j->op != NULL;
 }
 
