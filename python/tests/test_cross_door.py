@@ -374,6 +374,24 @@ def test_pet_pair_rays(cli, gui, ctx, tmp_path):
     # Python: a crystal-pair Sinogram with one ray is no line operator (named)
     with pytest.raises(tl.InvalidArgument, match='crystal-pair Sinogram with one ray'):
         one.pet_operator(ds.sinogram, ctx=ctx)
+    # block gaps (positions per block, the first a gap: the mMR's 9) travel in Python's
+    # Sinogram too: a bin with a gap at either end has no line (decoded here from
+    # tl-sinogram.h's d1 = v + floor(t / 2), d2 = v - floor((t + 1) / 2) + N / 2, mod N)
+    gapped = ring_pairs(dets=64, rings=2, tang=16)
+    gapped.block_positions = 4
+    gg = tl.Grid.centred((24, 24, 4), (10.0, 10.0, 3.375))
+    A = tl.Run(rays_tangential=2).pet_operator(gapped, grid=gg, ctx=ctx)
+    y = np.asarray(A.forward(np.ones(gg.shape, np.float32)))
+    gap = []
+    for _, _, n_ax in gapped.segments:
+        for v in range(32):
+            for _ in range(n_ax):
+                for t in range(-8, 8):
+                    d1, d2 = (v + t // 2) % 64, (v - (t + 1) // 2 + 32) % 64
+                    gap.append(d1 % 4 == 0 or d2 % 4 == 0)
+    gap = np.array(gap)
+    assert y.size == gap.size and 0 < gap.sum() < gap.size
+    assert np.all(y[gap] == 0) and np.all(y[~gap] > 0)
 
 
 def test_pet_pair_rays_refused(cli, tmp_path):
