@@ -212,6 +212,8 @@ static void test_refused(void) {
   /* a segment of several ring differences (span 3): no one line per bin */
   g_autoptr(TlSinogram) span3 = pair_sinogram(64, 4, 16, seg0, 1);
   span3->min_ring_difference[0] = -1, span3->max_ring_difference[0] = 1;
+  g_assert_true(tl_sinogram_pairs_are_lines(s, NULL));
+  g_assert_false(tl_sinogram_pairs_are_lines(span3, NULL)); /* the window hides its Rays row */
   g_autoptr(TlRecon) b = tl_recon_new_lines(ctx, span3, &g, &o, &error);
   g_assert_null(b);
   g_test_message("%s", error->message);

@@ -141,6 +141,10 @@ static gboolean check_pairs(const TlSinogram *s, const char *name, GError **erro
   return TRUE;
 }
 
+gboolean tl_sinogram_pairs_are_lines(const TlSinogram *s, GError **error) {
+  return check_pairs(s, s->name && *s->name ? s->name : "(unnamed)", error);
+}
+
 guint8 *tl_sinogram_pair_crystals(const TlSinogram *s, GError **error) {
   const char *name = s->name && *s->name ? s->name : "(unnamed)";
   if (!check_pairs(s, name, error)) return NULL;

@@ -53,4 +53,8 @@ TL_API float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint ra
  * GError as tl_sinogram_pair_lines. */
 TL_API guint8 *tl_sinogram_pair_crystals(const TlSinogram *s, GError **error);
 
+/* Whether tl_sinogram_pair_lines takes s (not arc-corrected, span 1, no view mashing, the
+ * geometry matching the bins held), without making the lines; GError naming what it is not. */
+TL_API gboolean tl_sinogram_pairs_are_lines(const TlSinogram *s, GError **error);
+
 G_END_DECLS
