@@ -492,8 +492,12 @@ static int recon_spec(const TlRunSpec *sp) {
       }
       binned = TRUE;
       sino_bins = g_steal_pointer(&ds->bins);
-      arc = g_steal_pointer(&ds->arc); /* arc-corrected: lines, not crystal pairs */
-      if (arc) arc_counts = ds->bin_counts; /* crystal-pair bins are summed from sino_bins */
+      /* arc-corrected, or crystal pairs with several rays each: lines (tl_dataset_lines) */
+      if (tl_dataset_lines(ds, o.rays_tangential, o.rays_axial)) {
+        arc = ds->arc ? g_steal_pointer(&ds->arc) : g_steal_pointer(&ds->pair_sinogram);
+        arc_counts = ds->bin_counts; /* crystal-pair bins are summed from sino_bins */
+        g_clear_pointer(&sino_bins, g_array_unref);
+      }
     } else if (ds->kind != TL_DATASET_PET_LISTMODE) {
       fprintf(stderr, "tomolab-cli recon: %s holds %s: expected PET list mode or a sinogram (CT "
               "data go to ct-recon)\n", input, tl_dataset_kind_name(ds->kind));
@@ -596,7 +600,7 @@ static int recon_spec(const TlRunSpec *sp) {
   counts += arc_counts;
   if (!quiet)
     fprintf(stderr, "recon: %.0f %s, scanner '%s', %u x %u x %u voxels of "
-            "%g x %g x %g mm, %s, %s on %s\n", counts, arc ? "counts (arc-corrected sinogram)" : sino_bins ? "counts (sinogram)" : "events",
+            "%g x %g x %g mm, %s, %s on %s\n", counts, arc ? (arc->arc_corrected ? "counts (arc-corrected sinogram)" : "counts (sinogram)") : sino_bins ? "counts (sinogram)" : "events",
             lm->scanner->name, grid.dims[0],
             grid.dims[1], grid.dims[2], grid.voxel_mm[0], grid.voxel_mm[1], grid.voxel_mm[2],
             o.algorithm, o.projector, tl_context_info(ctx)->name);
@@ -631,9 +635,10 @@ static int recon_spec(const TlRunSpec *sp) {
   g_autoptr(TlRecon) r = NULL;
   if (arc) {
     if (!quiet)
-      fprintf(stderr, "recon: %" G_GUINT64_FORMAT " arc-corrected bins as lines, %u x %u rays "
-              "each\n", arc->n_bins, MAX(o.rays_tangential, 1), MAX(o.rays_axial, 1));
-    r = tl_recon_new_arc(ctx, arc, &grid, &o, &error);
+      fprintf(stderr, "recon: %" G_GUINT64_FORMAT " %s bins as lines, %u x %u rays each\n",
+              arc->n_bins, arc->arc_corrected ? "arc-corrected" : "crystal-pair",
+              MAX(o.rays_tangential, 1), MAX(o.rays_axial, 1));
+    r = tl_recon_new_lines(ctx, arc, &grid, &o, &error);
   } else if (binned) {
     g_autoptr(GArray) bins = sino_bins ? g_steal_pointer(&sino_bins) : tl_listmode_histogram(lm);
     if (!quiet) fprintf(stderr, "recon: %u bins\n", bins->len);

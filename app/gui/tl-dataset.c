@@ -336,8 +336,10 @@ TlJob *tl_document_new_job(const TlDocument *d, TlContext *ctx, const TlRunSpec 
     const TlImage *truth = file_truth ? file_truth
                            : d->truth && tl_image_grid_equal(&d->truth->grid, &grid) ? d->truth
                                                                                       : NULL;
-    return tl_pet_job_new(ctx, d->lm, d->bins, d->ds ? d->ds->arc : NULL, truth, mu, &grid, r,
-                          error);
+    /* arc-corrected bins, or crystal pairs with several rays: lines (the CLI's choice) */
+    const TlSinogram *lines =
+        d->ds ? tl_dataset_lines(d->ds, r->rays_tangential, r->rays_axial) : NULL;
+    return tl_pet_job_new(ctx, d->lm, d->bins, lines, truth, mu, &grid, r, error);
   }
   guint64 n = tl_image_grid_n_voxels(&d->grid);
   TlArray *a = tl_array_new_float(ctx, n, error);

@@ -152,8 +152,12 @@ typedef struct {
    * the iterations go on unfiltered (post-reconstruction filtering, whenever the run
    * ends); N: inside the reconstruction after every N-th sub-iteration. */
   guint filter_every;
-  /* arc-corrected sinograms: rays per line (run keys rays-tangential, rays-axial), 0 = 1 */
+  /* sinograms whose bins can be lines: rays per line (run keys rays-tangential, rays-axial),
+   * 0 = 1 */
   guint rays_tangential, rays_axial;
+  /* run keys sensitivity, sensitivity-out: an image used instead of the computed sensitivity,
+   * a file the run's sensitivity is written to; NULL = none; owned */
+  char *sensitivity_path, *sensitivity_out_path;
 } TlPetJobOptions;
 
 void tl_pet_job_options_clear(TlPetJobOptions *o);

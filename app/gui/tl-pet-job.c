@@ -64,6 +64,8 @@ void tl_pet_job_options_clear(TlPetJobOptions *o) {
   g_clear_pointer(&o->randoms_path, g_free);
   g_clear_pointer(&o->norm_path, g_free);
   g_clear_pointer(&o->scatter_path, g_free);
+  g_clear_pointer(&o->sensitivity_path, g_free);
+  g_clear_pointer(&o->sensitivity_out_path, g_free);
 }
 
 gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, guint iterations,
@@ -119,6 +121,8 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
   KV("filter-every", g_strdup_printf("%u", o->filter_every));
   KV("rays-tangential", g_strdup_printf("%u", MAX(o->rays_tangential, 1)));
   KV("rays-axial", g_strdup_printf("%u", MAX(o->rays_axial, 1)));
+  KV("sensitivity", g_strdup(o->sensitivity_path ? o->sensitivity_path : ""));
+  KV("sensitivity-out", g_strdup(o->sensitivity_out_path ? o->sensitivity_out_path : ""));
   if (o->quant && !isnan(o->calibration)) tl_format_double(num, o->calibration);
   KV("calibration", g_strdup(o->quant && !isnan(o->calibration) ? num : "none"));
   gboolean q = o->quant && !isnan(o->calibration);
@@ -178,13 +182,14 @@ gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, gui
   o->filter_every = s->filter_every;
   o->rays_tangential = s->rays_tangential;
   o->rays_axial = s->rays_axial;
+  o->sensitivity_path = g_strdup(s->sensitivity);
+  o->sensitivity_out_path = g_strdup(s->sensitivity_out);
   if (iterations) *iterations = tl_run_spec_iterations(s);
   /* what the window has no row for, named so the person knows it is not used */
   static const char *const unused[] = {"binned", "epsilon", "relaxation", "objective",
                                        "tof-nsigma", "randoms-out", "scatter-out", "grid",
                                        "truth", "start", "device", "cache", "kernels",
-                                       "checkpoint", "checkpoint-every", "resume",
-                                       "sensitivity", "sensitivity-out"};
+                                       "checkpoint", "checkpoint-every", "resume"};
   g_autoptr(TlRunSpec) d = tl_run_spec_new();
   GString *list = g_string_new(NULL);
   for (gsize i = 0; i < G_N_ELEMENTS(unused); i++) {
@@ -534,11 +539,11 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   g_autoptr(GArray) histogram = NULL;
   if (!bins && run->binned) /* binned = true: the events as counts per crystal pair */
     bins = histogram = tl_listmode_histogram(lm);
-  if (arc) { /* arc-corrected: its bins are lines (the CLI's tl_recon_new_arc) */
+  if (arc) { /* a sinogram whose bins are lines (the CLI's tl_recon_new_lines) */
     o.tof = FALSE;
     counts = 0;
     for (guint64 i = 0; i < arc->n_bins; i++) counts += arc->data[i];
-    recon = tl_recon_new_arc(ctx, arc, grid, &o, error);
+    recon = tl_recon_new_lines(ctx, arc, grid, &o, error);
   } else if (bins) {
     if (!histogram) o.tof = FALSE; /* a sinogram has no TOF bins */
     counts = 0;
@@ -550,7 +555,9 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   }
   if (!recon)
     return NULL;
+  /* sensitivity-out: the image the run uses, written as the CLI writes it */
   if (!tl_run_spec_apply_kappa(run, tl_recon_solver(recon), error) ||
+      !tl_run_spec_write_sensitivity(run, recon, error) ||
       (truth && !tl_recon_set_truth(recon, truth, error))) {
     tl_recon_free(recon);
     return NULL;

@@ -29,6 +29,10 @@ struct _TlSidePanel {
   GtkSwitch *tof_switch;
   /* the model's other corrections: normalisation, randoms, scatter, units */
   AdwActionRow *norm_row, *randoms_file_row, *scatter_rounds_row, *scatter_file_row;
+  /* the run keys sensitivity and sensitivity-out: a file each, on once chosen */
+  AdwActionRow *sens_row, *sens_out_row;
+  GtkSwitch *sens_switch, *sens_out_switch;
+  char *sens_path, *sens_out_path;
   AdwActionRow *frame_start_row, *duration_row;
   AdwComboRow *randoms_row, *scatter_row, *isotope_row;
   AdwExpanderRow *quant_row;
@@ -168,6 +172,10 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
   opt->randoms = selected_randoms(self);
   opt->randoms_path = opt->randoms == TL_PET_RANDOMS_FILE ? g_strdup(self->randoms_path) : NULL;
   opt->norm_path = self->norm_path && gtk_switch_get_active(self->norm_switch) ? g_strdup(self->norm_path) : NULL;
+  opt->sensitivity_path = self->sens_path && gtk_switch_get_active(self->sens_switch)
+                              ? g_strdup(self->sens_path) : NULL;
+  opt->sensitivity_out_path = self->sens_out_path && gtk_switch_get_active(self->sens_out_switch)
+                                  ? g_strdup(self->sens_out_path) : NULL;
   opt->scatter = selected_scatter(self);
   opt->scatter_rounds = (guint)gtk_spin_button_get_value_as_int(self->scatter_rounds_spin);
   opt->scatter_path = opt->scatter == TL_PET_SCATTER_FILE ? g_strdup(self->scatter_path) : NULL;
@@ -263,6 +271,9 @@ static void update_pet_rows(TlSidePanel *self) {
         "medium): choose a μ-map above, or a scatter estimate file");
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_rounds_row), sss);
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_file_row), selected_scatter(self) == TL_PET_SCATTER_FILE);
+  /* the sensitivity files' switches, as the normalisation's: once a file is chosen */
+  gtk_widget_set_sensitive(GTK_WIDGET(self->sens_switch), self->sens_path != NULL);
+  gtk_widget_set_sensitive(GTK_WIDGET(self->sens_out_switch), self->sens_out_path != NULL);
   /* the normalisation's switch: once a file is chosen */
   gtk_widget_set_sensitive(GTK_WIDGET(self->norm_switch), self->norm_path != NULL);
   gtk_widget_set_tooltip_text(GTK_WIDGET(self->norm_row), self->norm_path ? self->norm_path
@@ -574,6 +585,8 @@ static void tl_side_panel_finalize(GObject *object) {
   g_free(TL_SIDE_PANEL(object)->file);
   g_free(TL_SIDE_PANEL(object)->mu_path);
   g_free(TL_SIDE_PANEL(object)->norm_path);
+  g_free(TL_SIDE_PANEL(object)->sens_path);
+  g_free(TL_SIDE_PANEL(object)->sens_out_path);
   g_free(TL_SIDE_PANEL(object)->randoms_path);
   g_free(TL_SIDE_PANEL(object)->scatter_path);
   g_ptr_array_unref(TL_SIDE_PANEL(object)->algos);
@@ -614,6 +627,10 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, randoms_file_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, norm_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, norm_switch);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, sens_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, sens_switch);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, sens_out_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, sens_out_switch);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_spin);
@@ -751,6 +768,31 @@ void tl_side_panel_set_norm_file(TlSidePanel *self, const char *path) {
   gtk_switch_set_active(self->norm_switch, TRUE);
   self->quiet = quiet;
   emit(self, "algorithm");
+}
+
+/* A file row with its switch (sensitivity, sensitivity-out): the path kept, switched on. */
+static void set_switched_file(TlSidePanel *self, char **slot, AdwActionRow *row, GtkSwitch *sw,
+                              const char *path) {
+  g_free(*slot);
+  *slot = g_strdup(path);
+  set_file_row(row, path);
+  gboolean quiet = self->quiet;
+  self->quiet = TRUE;
+  update_pet_rows(self);
+  gtk_switch_set_active(sw, TRUE);
+  self->quiet = quiet;
+  emit(self, "algorithm");
+}
+
+void tl_side_panel_set_sensitivity_file(TlSidePanel *self, const char *path) {
+  if (path) set_switched_file(self, &self->sens_path, self->sens_row, self->sens_switch, path);
+  else gtk_switch_set_active(self->sens_switch, FALSE);
+}
+
+void tl_side_panel_set_sensitivity_out(TlSidePanel *self, const char *path) {
+  if (path)
+    set_switched_file(self, &self->sens_out_path, self->sens_out_row, self->sens_out_switch, path);
+  else gtk_switch_set_active(self->sens_out_switch, FALSE);
 }
 
 gboolean tl_side_panel_set_norm(TlSidePanel *self, gboolean on) {

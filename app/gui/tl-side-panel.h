@@ -86,6 +86,11 @@ void tl_side_panel_set_scatter_file(TlSidePanel *self, const char *path);
 /* The normalisation: a .tln file (switched on), and on/off (FALSE: no file chosen yet). */
 void tl_side_panel_set_norm_file(TlSidePanel *self, const char *path);
 gboolean tl_side_panel_set_norm(TlSidePanel *self, gboolean on);
+/* The run keys sensitivity (an image on the grid used instead of the computed one) and
+ * sensitivity-out (where the run writes the one it uses): a file each, switched on; NULL
+ * switches the row off and keeps the file. */
+void tl_side_panel_set_sensitivity_file(TlSidePanel *self, const char *path);
+void tl_side_panel_set_sensitivity_out(TlSidePanel *self, const char *path);
 /* Images in Bq/mL on/off with the calibration factor, isotope (tl_isotope_find names), frame
  * start and duration (NAN / NULL: keep). FALSE for an unknown isotope (nothing changed). */
 gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibration,
@@ -95,7 +100,8 @@ gboolean tl_side_panel_set_quant(TlSidePanel *self, gboolean on, double calibrat
 void tl_side_panel_set_frame_defaults(TlSidePanel *self, double start_s, double duration_s);
 gboolean tl_side_panel_set_projector(TlSidePanel *self, const char *name);
 void tl_side_panel_set_filter(TlSidePanel *self, const TlFilter *f, guint every);
-/* Rays per line (arc-corrected sinograms: the row shows for them only) and their counts. */
+/* Rays per line (sinograms whose bins can be lines: arc-corrected, or crystal pairs of span 1;
+ * the row shows for them only) and their counts. */
 void tl_side_panel_set_arc(TlSidePanel *self, gboolean arc);
 void tl_side_panel_set_rays(TlSidePanel *self, guint tangential, guint axial);
 

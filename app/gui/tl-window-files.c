@@ -258,6 +258,27 @@ static void act_open_norm(GSimpleAction *a, GVariant *p, gpointer data) {
 static void act_norm_file(GSimpleAction *a, GVariant *p, gpointer data) {
   set_norm(data, g_variant_get_string(p, NULL));
 }
+
+/* The run keys sensitivity and sensitivity-out (the side panel's two rows): an image to use,
+ * an image to write. */
+static void set_sens(TlWindow *self, const char *path) {
+  tl_side_panel_set_sensitivity_file(self->side_panel, path);
+}
+static void set_sens_out(TlWindow *self, const char *path) {
+  tl_side_panel_set_sensitivity_out(self->side_panel, path);
+}
+static void act_open_sens(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Sensitivity Image", FALSE, NULL, NULL, NULL, set_sens);
+}
+static void act_save_sens(GSimpleAction *a, GVariant *p, gpointer data) {
+  choose(data, "Write the Sensitivity Image", TRUE, "sensitivity.nii", NULL, NULL, set_sens_out);
+}
+static void act_sens_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_sens(data, g_variant_get_string(p, NULL));
+}
+static void act_sens_out_file(GSimpleAction *a, GVariant *p, gpointer data) {
+  set_sens_out(data, g_variant_get_string(p, NULL));
+}
 static void act_open_randoms(GSimpleAction *a, GVariant *p, gpointer data) {
   choose(data, "Randoms Estimate", FALSE, NULL, NULL, NULL, set_randoms);
 }
@@ -375,6 +396,8 @@ static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path) {
                             o.duration_s > 0 ? o.duration_s : NAN);
     tl_side_panel_set_filter(p, &o.filter, o.filter_every);
     tl_side_panel_set_rays(p, o.rays_tangential, o.rays_axial);
+    tl_side_panel_set_sensitivity_file(p, o.sensitivity_path);
+    tl_side_panel_set_sensitivity_out(p, o.sensitivity_out_path);
     if (!randoms_ok) g_string_append(text, "; its randoms are not offered for these data");
     if (!scatter_ok) g_string_append(text, "; its scatter is not offered here");
     if (ignored) g_string_append_printf(text, "; not used by the window: %s", ignored);
@@ -426,6 +449,10 @@ static const GActionEntry kFileActions[] = {
   {"attenuation-file", act_attenuation_file, "s", NULL, NULL, {0}},
   {"open-norm", act_open_norm, NULL, NULL, NULL, {0}},
   {"norm-file", act_norm_file, "s", NULL, NULL, {0}},
+  {"open-sensitivity", act_open_sens, NULL, NULL, NULL, {0}},
+  {"save-sensitivity", act_save_sens, NULL, NULL, NULL, {0}},
+  {"sensitivity-file", act_sens_file, "s", NULL, NULL, {0}},
+  {"sensitivity-out-file", act_sens_out_file, "s", NULL, NULL, {0}},
   {"open-randoms", act_open_randoms, NULL, NULL, NULL, {0}},
   {"randoms-file", act_randoms_file, "s", NULL, NULL, {0}},
   {"open-scatter", act_open_scatter, NULL, NULL, NULL, {0}},

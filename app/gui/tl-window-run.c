@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "tl-window-private.h"
+#include "pet/data/tl-sinogram-arc.h"
 
 /* ---- Runs ------------------------------------------------------------------------- */
 
@@ -412,7 +413,11 @@ void tl_window_set_dataset(TlWindow *self, TlDocument *d, gboolean run) {
                               d->ds ? d->ds->centre : NAN, d->ct ? d->ct->geometry->det_u : 0,
                               d->ds && d->ds->centre_found);
   tl_side_panel_set_pet_data(self->side_panel, d->lm != NULL, d->lm && d->lm->has_tof, d->mu != NULL, d->attenuated);
-  tl_side_panel_set_arc(self->side_panel, d->ds && d->ds->arc);
+  /* rays per line: arc-corrected bins, or crystal pairs whose bins can be lines (span 1) */
+  tl_side_panel_set_arc(self->side_panel,
+                        d->ds && (d->ds->arc || (d->ds->pair_sinogram &&
+                                                 tl_sinogram_pairs_are_lines(d->ds->pair_sinogram,
+                                                                             NULL))));
   tl_side_panel_set_delayed(self->side_panel, d->lm && d->lm->n_delayed > 0,
                             d->lm && d->lm->singles);
   if (d->lm) tl_side_panel_set_frame_defaults(self->side_panel, d->lm->start_s, d->lm->duration_s);

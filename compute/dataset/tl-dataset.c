@@ -45,6 +45,7 @@ void tl_dataset_free(TlDataset *ds) {
   if (ds->bins) g_array_unref(ds->bins);
   tl_ct_data_free(ds->ct);
   tl_sinogram_free(ds->arc);
+  tl_sinogram_free(ds->pair_sinogram);
   g_free(ds);
 }
 
@@ -138,6 +139,9 @@ static TlDataset *dataset_new(TlDataKind kind, gpointer data, const char *path,
     }
     if (!(ds->bins = tl_sinogram_to_bins(s, FALSE, error))) return NULL;
     for (guint i = 0; i < ds->bins->len; i++) ds->bin_counts += g_array_index(ds->bins, TlBin, i).count;
+    /* kept for rays per pair (tl_dataset_lines): 4 bytes a bin beside the bins' 12 a counted
+     * pair, rather than reading the file again when a run asks for rays */
+    ds->pair_sinogram = g_steal_pointer(&s);
     pet_defaults(ds);
     break;
   }
@@ -227,6 +231,11 @@ void tl_dataset_update_defaults(TlDataset *ds) {
   else if (ds->kind != TL_DATASET_IMAGE) pet_defaults(ds);
   else ds->grid = ds->image->grid;
   ds->centre_known |= known; /* a centre set or found stays: find_centre must not search again */
+}
+
+const TlSinogram *tl_dataset_lines(const TlDataset *ds, guint rays_t, guint rays_z) {
+  if (ds->arc) return ds->arc;
+  return MAX(rays_t, 1) * MAX(rays_z, 1) > 1 ? ds->pair_sinogram : NULL;
 }
 
 double tl_dataset_measurements(const TlDataset *ds) {

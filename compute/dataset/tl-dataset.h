@@ -98,6 +98,10 @@ typedef struct {
    * is then NULL, lm its cylindrical scanner (for the grid) without events, bin_counts its
    * total. NULL otherwise. */
   TlSinogram *arc;
+  /* PET bins from a sinogram that is not arc-corrected: the sinogram too (bins holds its
+   * crystal pairs), kept for a run with several rays per pair (tl_dataset_lines). NULL
+   * otherwise. */
+  TlSinogram *pair_sinogram;
 } TlDataset;
 
 TL_API const char *tl_dataset_kind_name(TlDatasetKind kind); /* "image", "PET list mode", ... */
@@ -134,6 +138,13 @@ TL_API void tl_dataset_update_defaults(TlDataset *ds);
 TL_API gboolean tl_dataset_set_centre(TlDataset *ds, double centre, GError **error);
 /* Whether find_centre has a search to do (a device is then needed). */
 TL_API gboolean tl_dataset_needs_centre(const TlDataset *ds);
+
+/* The sinogram a PET run on these data reconstructs as lines (tl_recon_new_lines), or NULL for
+ * crystal pairs or list mode: arc-corrected data always; a crystal-pair sinogram when the run
+ * asks for more than one ray per pair (rays_t x rays_z > 1, the run keys rays-tangential and
+ * rays-axial). The one choice of the CLI, the window and Python (issue 26 item 4); list mode
+ * given rays keeps NULL and the crystal-pair operators refuse them, naming the data. */
+TL_API const TlSinogram *tl_dataset_lines(const TlDataset *ds, guint rays_t, guint rays_z);
 
 /* Measurements per pass: events, bin counts, detector pixels of all views; 0 for an image. */
 TL_API double tl_dataset_measurements(const TlDataset *ds);

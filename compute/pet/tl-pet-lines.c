@@ -293,42 +293,94 @@ guint64 *tl_pet_lines_operator_order(const TlOperator *op) {
   return g_memdup2(p->pos, sizeof(guint64) * p->n);
 }
 
-TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
-                                          const char *projector, const TlSinogram *sino,
-                                          guint rays_t, guint rays_z, guint subsets,
-                                          const TlImage *mu, GError **error) {
+/* The view of each bin in sinogram order (segment, view, axial, tangential), for view subsets. */
+static guint32 *views_of(const TlSinogram *s) {
+  guint32 *vo = g_try_new(guint32, MAX(s->n_bins, 1));
+  guint64 j = 0;
+  for (guint seg = 0; vo && seg < s->n_segments; seg++)
+    for (guint v = 0; v < s->n_views; v++)
+      for (guint64 k = 0; k < (guint64)s->n_axial[seg] * s->n_tangential && j < s->n_bins; k++)
+        vo[j++] = v;
+  return vo;
+}
+
+TlOperator *tl_pet_lines_operator_new_sinogram(TlContext *ctx, const TlImageGrid *grid,
+                                               const char *projector, const TlSinogram *sino,
+                                               guint rays_t, guint rays_z, guint subsets,
+                                               const TlImage *mu, GError **error) {
   if (mu && !tl_pet_check_attenuation(mu, grid, error)) return NULL;
+  gboolean pairs = !sino->arc_corrected;
   guint n_rays = rays_t * rays_z;
   g_autofree float *w = g_new(float, MAX(MIN(n_rays, TL_SINOGRAM_ARC_MAX_RAYS), 1));
   g_autofree guint32 *view_of = NULL;
-  g_autofree float *ends = tl_sinogram_arc_lines(sino, rays_t, rays_z, w, &view_of, error);
-  if (!ends) return NULL;
+  g_autofree guint8 *live = NULL;
+  g_autofree float *ends = NULL;
+  if (pairs) {
+    if (!(ends = tl_sinogram_pair_lines(sino, rays_t, rays_z, w, error)) ||
+        (sino->block_positions && !(live = tl_sinogram_pair_crystals(sino, error))))
+      return NULL;
+    if (!(view_of = views_of(sino))) {
+      g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "%" G_GUINT64_FORMAT " bins: their "
+                  "views do not fit in memory", sino->n_bins);
+      return NULL;
+    }
+  } else if (!(ends = tl_sinogram_arc_lines(sino, rays_t, rays_z, w, &view_of, error))) {
+    return NULL;
+  }
   /* the views of subset k: v mod S = k, so a subset with no view is refused here, naming both */
   if (subsets > sino->n_views) {
-    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets of the %u views of "
-                "arc-corrected data (expected at most one subset per view)", subsets,
-                sino->n_views);
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "%u subsets of the %u views of %s data "
+                "(expected at most one subset per view)", subsets, sino->n_views,
+                pairs ? "crystal-pair" : "arc-corrected");
     return NULL;
   }
   g_autoptr(TlOperator) op = tl_pet_lines_operator_new(ctx, grid, projector, sino->n_bins, ends,
                                                        n_rays, w, sino->data, view_of, subsets,
                                                        error);
-  if (!op || !mu) return g_steal_pointer(&op);
-  /* D = exp(-A mu) over every subset, in data order (D is not set yet: A alone) */
+  if (!op || (!mu && !live)) return g_steal_pointer(&op);
   g_autoptr(TlStream) s = tl_stream_new(ctx, error);
-  g_autoptr(TlArray) m = s ? tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error) : NULL;
-  g_autoptr(TlArray) a = m ? tl_array_new_float(ctx, sino->n_bins, error) : NULL;
-  if (!a || !tl_array_upload(m, mu->data, error)) return NULL;
-  for (guint k = 0; k < subsets; k++) {
-    g_autoptr(TlArray) v = tl_array_new_view(a, tl_operator_subset_first(op, k),
-                                             tl_operator_subset_length(op, k), error);
-    if (!v || !tl_operator_forward(op, s, k, m, v, error)) return NULL;
-  }
+  g_autoptr(TlArray) a = s ? tl_array_new_float(ctx, sino->n_bins, error) : NULL;
+  g_autoptr(TlArray) m = NULL; /* read by the stream until it finishes */
   g_autoptr(TlExprArgs) args = tl_expr_args_new();
-  tl_expr_args_array(args, "a", a);
-  tl_expr_args_set_label(args, "attenuation factors");
-  if (!tl_expr_assign(ctx, s, "a = exp(-a)", args, error) || !tl_stream_finish(s, error) ||
-      !tl_operator_set_diag(op, a, FALSE, error))
-    return NULL;
+  if (!a) return NULL;
+  if (mu) {
+    /* D = exp(-A mu) over every subset, in data order (D is not set yet: A alone) */
+    if (!(m = tl_array_new_float(ctx, tl_image_grid_n_voxels(grid), error)) ||
+        !tl_array_upload(m, mu->data, error))
+      return NULL;
+    for (guint k = 0; k < subsets; k++) {
+      g_autoptr(TlArray) v = tl_array_new_view(a, tl_operator_subset_first(op, k),
+                                               tl_operator_subset_length(op, k), error);
+      if (!v || !tl_operator_forward(op, s, k, m, v, error)) return NULL;
+    }
+    tl_expr_args_array(args, "a", a);
+    tl_expr_args_set_label(args, "attenuation factors");
+    if (!tl_expr_assign(ctx, s, "a = exp(-a)", args, error)) return NULL;
+  }
+  if (!tl_stream_finish(s, error)) return NULL;
+  if (live) {
+    /* the block gaps' bins weighted 0, in data order */
+    g_autofree float *d = g_new(float, sino->n_bins);
+    g_autofree guint64 *pos = tl_pet_lines_operator_order(op);
+    if (mu && !tl_array_download(a, d, error)) return NULL;
+    for (guint64 i = 0; i < sino->n_bins; i++)
+      d[pos[i]] = live[i] ? (mu ? d[pos[i]] : 1.0f) : 0.0f;
+    if (!tl_array_upload(a, d, error)) return NULL;
+  }
+  if (!tl_operator_set_diag(op, a, FALSE, error)) return NULL;
   return g_steal_pointer(&op);
+}
+
+TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGrid *grid,
+                                          const char *projector, const TlSinogram *sino,
+                                          guint rays_t, guint rays_z, guint subsets,
+                                          const TlImage *mu, GError **error) {
+  /* crystal-pair data are refused here as before (tl_sinogram_arc_lines names them) */
+  if (!sino->arc_corrected) {
+    g_autofree float *none = tl_sinogram_arc_lines(sino, rays_t, rays_z, NULL, NULL, error);
+    g_assert(!none);
+    return NULL;
+  }
+  return tl_pet_lines_operator_new_sinogram(ctx, grid, projector, sino, rays_t, rays_z, subsets,
+                                            mu, error);
 }

@@ -75,6 +75,20 @@ TL_API TlOperator *tl_pet_lines_operator_new_arc(TlContext *ctx, const TlImageGr
                                                  guint rays_z, guint subsets, const TlImage *mu,
                                                  GError **error);
 
+/* Any STIR sinogram whose bins are lines (issue 26 item 4 as a run path): arc-corrected data as
+ * tl_pet_lines_operator_new_arc; data that are not arc-corrected (span 1, no view mashing) each
+ * bin the line between its two detectors with rays_t x rays_z rays spread over the bin's
+ * sampling and a ring's width (tl_sinogram_pair_lines), bins with a block gap at either end
+ * weighted 0 (no crystal there: no line, as tl_sinogram_to_bins drops them), so the
+ * sensitivity A^T D 1 sums the sinogram's crystal pairs only. Subsets of interleaved views and
+ * mu as tl_pet_lines_operator_new_arc. GError as tl_sinogram_pair_lines for crystal-pair data
+ * (span > 1 and mashed views named), as tl_pet_lines_operator_new_arc otherwise. */
+TL_API TlOperator *tl_pet_lines_operator_new_sinogram(TlContext *ctx, const TlImageGrid *grid,
+                                                      const char *projector,
+                                                      const TlSinogram *sino, guint rays_t,
+                                                      guint rays_z, guint subsets,
+                                                      const TlImage *mu, GError **error);
+
 TL_API extern const TlOperatorClass tl_pet_lines_operator_class;
 
 G_END_DECLS

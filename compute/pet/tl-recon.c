@@ -193,13 +193,15 @@ static TlListmode *without_end_planes(const TlListmode *lm) {
   return out;
 }
 
-/* The crystal-pair paths take one line per pair. */
-static gboolean one_ray(const TlReconOptions *o, GError **error) {
+/* The crystal-pair operators take one line per pair: several rays need a sinogram's geometry
+ * (tl_recon_new_lines), which list mode and bins given as pairs do not have; `kind` names the
+ * data refused. */
+static gboolean one_ray(const TlReconOptions *o, const char *kind, GError **error) {
   if (o->rays_tangential <= 1 && o->rays_axial <= 1) return TRUE;
-  g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%u x %u rays per line: for arc-corrected "
-              "sinograms (their bins are lines); list mode and crystal-pair bins take one line "
-              "per pair (expected rays-tangential = rays-axial = 1)", MAX(o->rays_tangential, 1),
-              MAX(o->rays_axial, 1));
+  g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%u x %u rays per line: not with %s (one "
+              "line per crystal pair; several rays are for sinograms: arc-corrected, or crystal "
+              "pairs of span 1 without view mashing) (expected rays-tangential = rays-axial = 1)",
+              MAX(o->rays_tangential, 1), MAX(o->rays_axial, 1), kind);
   return FALSE;
 }
 
@@ -207,7 +209,7 @@ TlRecon *tl_recon_new_listmode(TlContext *ctx, const TlListmode *lm, const TlIma
                                const TlReconOptions *opt, GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
-  if (!r || !one_ray(&r->opt, error)) return NULL;
+  if (!r || !one_ray(&r->opt, "PET list mode", error)) return NULL;
   g_autoptr(TlListmode) kept = r->opt.zero_end_planes ? without_end_planes(lm) : NULL;
   r->op = tl_pet_operator_new_listmode(ctx, kept ? kept : lm, grid, &po, error);
   if (!recon_finish(r, error)) return NULL;
@@ -219,7 +221,7 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
                              GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
-  if (!r || !one_ray(&r->opt, error)) return NULL;
+  if (!r || !one_ray(&r->opt, "PET bins given as crystal pairs", error)) return NULL;
   g_autofree TlBin *kept = NULL;
   if (r->opt.zero_end_planes) {
     kept = g_new(TlBin, MAX(n_bins, 1));
@@ -252,8 +254,9 @@ TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, const TlB
   return g_steal_pointer(&r);
 }
 
-TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
-                          const TlReconOptions *opt, GError **error) {
+/* Both sinogram-lines constructors: arc-corrected bins, or crystal-pair bins with rays. */
+static TlRecon *recon_new_lines(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                                const TlReconOptions *opt, GError **error) {
   TlPetOperatorOptions po;
   g_autoptr(TlRecon) r = recon_begin(ctx, opt, &po, error);
   if (!r) return NULL;
@@ -266,17 +269,35 @@ TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageG
                         : g_strcmp0(o->projector, "srm") == 0 ? "projector srm"
                                                                : NULL;
   if (refused) {
-    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%s: not with arc-corrected projection "
-                "data (their bins are lines, reconstructed by the pet-lines operator with "
-                "projectors siddon, joseph or tor and attenuation correction, nothing else "
-                "yet)", refused);
+    g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "%s: not with %s (their bins are "
+                "lines, reconstructed by the pet-lines operator with projectors siddon, joseph "
+                "or tor and attenuation correction, nothing else yet)", refused,
+                sino->arc_corrected ? "arc-corrected projection data"
+                : "several rays per crystal pair");
     return NULL;
   }
-  r->op = tl_pet_lines_operator_new_arc(ctx, grid, o->projector, sino,
-                                        MAX(o->rays_tangential, 1), MAX(o->rays_axial, 1),
-                                        o->subsets, po.attenuation, error);
+  r->op = tl_pet_lines_operator_new_sinogram(ctx, grid, o->projector, sino,
+                                             MAX(o->rays_tangential, 1), MAX(o->rays_axial, 1),
+                                             o->subsets, po.attenuation, error);
   if (!recon_finish(r, error)) return NULL;
   return g_steal_pointer(&r);
+}
+
+TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                          const TlReconOptions *opt, GError **error) {
+  if (!sino->arc_corrected) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG, "STIR projection data of %s: not "
+                "arc-corrected: its bins are crystal pairs (tl_recon_new_binned, or "
+                "tl_recon_new_lines for several rays per pair)",
+                sino->name && *sino->name ? sino->name : "(unnamed)");
+    return NULL;
+  }
+  return recon_new_lines(ctx, sino, grid, opt, error);
+}
+
+TlRecon *tl_recon_new_lines(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                            const TlReconOptions *opt, GError **error) {
+  return recon_new_lines(ctx, sino, grid, opt, error);
 }
 
 gboolean tl_recon_set_truth(TlRecon *r, const TlImage *truth, GError **error) {

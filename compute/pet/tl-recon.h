@@ -141,8 +141,8 @@ typedef struct {
    * ray projectors (not "srm"). */
   const TlNorm *norm;
   /* Rays per line (STIR's "number of rays in tangential direction" and its axial twin; issue
-   * 26 item 4): arc-corrected data (tl_recon_new_arc) only; 0 or 1 = one line per bin. The
-   * crystal-pair paths refuse more than one. */
+   * 26 item 4): sinograms whose bins are lines (tl_recon_new_arc, tl_recon_new_lines); 0 or
+   * 1 = one line per bin. List mode and bins given as crystal pairs refuse more than one. */
   guint rays_tangential, rays_axial;
   /* The sensitivity image given instead of computed (TlSolverOptions.sensitivity; STIR's
    * "sensitivity filename"), on the grid; borrowed at creation only. NULL: computed. */
@@ -194,6 +194,15 @@ TL_API TlRecon *tl_recon_new_binned(TlContext *ctx, const TlScanner *scanner, co
  * (a GError naming the option): the lines have no crystal pairs to attach them to yet. */
 TL_API TlRecon *tl_recon_new_arc(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
                                  const TlReconOptions *opt, GError **error);
+/* Any sinogram whose bins are lines: arc-corrected data as tl_recon_new_arc, and crystal-pair
+ * data (span 1, no view mashing) as the line between each bin's detectors with
+ * opt->rays_tangential x opt->rays_axial rays (tl_pet_lines_operator_new_sinogram; issue 26
+ * item 4 as a run path: the sensitivity over the same rays), block gaps' bins weighted 0.
+ * What the doors call for crystal-pair sinograms with more than one ray (1 x 1 stays
+ * tl_recon_new_binned: the cached crystal-pair sensitivity, normalisation, randoms, scatter).
+ * Refusals as tl_recon_new_arc. */
+TL_API TlRecon *tl_recon_new_lines(TlContext *ctx, const TlSinogram *sino, const TlImageGrid *grid,
+                                   const TlReconOptions *opt, GError **error);
 TL_API void tl_recon_free(TlRecon *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TlRecon, tl_recon_free)
 

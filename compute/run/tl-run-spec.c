@@ -198,11 +198,12 @@ static const Key keys[] = {
           "keeps them"),
      V_BOOL, OFF(zero_end_planes), .modalities = PET},
     {INFO("rays-tangential", TL_RUN_KEY_COUNT, "1 to 8", "1", "rays",
-          "PET, arc-corrected sinograms: rays per line across the bin (STIR's number of rays in "
-          "tangential direction), for the projections and the sensitivity"),
+          "PET sinograms (arc-corrected, or crystal pairs of span 1 without view mashing): "
+          "rays per line across the bin (STIR's number of rays in tangential direction), for "
+          "the projections and the sensitivity; list mode refuses more than 1"),
      V_UINT, OFF(rays_tangential), 1, 8, .modalities = PET},
     {INFO("rays-axial", TL_RUN_KEY_COUNT, "1 to 8", "1", "rays",
-          "PET, arc-corrected sinograms: rays per line across a ring's width (axially)"),
+          "PET sinograms (as rays-tangential): rays per line across a ring's width (axially)"),
      V_UINT, OFF(rays_axial), 1, 8, .modalities = PET},
     {INFO("sensitivity", TL_RUN_KEY_PATH, "none or an image on the grid", "none (computed)", "",
           "PET: the sensitivity image to use instead of computing it (STIR's sensitivity "

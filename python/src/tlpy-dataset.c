@@ -92,7 +92,9 @@ static PyObject *dataset_dict(TlDataset *ds) {
       set_item(d, "description", PyUnicode_FromString(desc->str)) < 0 ||
       (ds->bins && set_bins(d, ds->bins) < 0) ||
       /* arc-corrected: the sinogram itself (tomolab.open makes it a Sinogram, the data) */
-      (ds->arc && set_item(d, "sinogram", tlpy_sinogram_dict(ds->arc)) < 0);
+      (ds->arc && set_item(d, "sinogram", tlpy_sinogram_dict(ds->arc)) < 0) ||
+      /* crystal pairs: the sinogram too, for a run's rays per pair (Run.pet_operator) */
+      (ds->pair_sinogram && set_item(d, "sinogram", tlpy_sinogram_dict(ds->pair_sinogram)) < 0);
   g_string_free(desc, TRUE);
   if (bad) Py_CLEAR(d);
   return d;

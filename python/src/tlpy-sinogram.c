@@ -49,6 +49,7 @@ static PyObject *sino_to_dict(const TlSinogram *s) {
       set_item(d, "ring_spacing_mm", PyFloat_FromDouble(s->ring_spacing_mm)) < 0 ||
       set_item(d, "bin_size_mm", PyFloat_FromDouble(s->bin_size_mm)) < 0 ||
       set_item(d, "view_offset_deg", PyFloat_FromDouble(s->view_offset_deg)) < 0 ||
+      set_item(d, "block_positions", PyLong_FromUnsignedLong(s->block_positions)) < 0 ||
       set_item(d, "scanner_text", PyUnicode_FromString(scanner_text)) < 0 ||
       set_item(d, "data", Py_NewRef(data)) < 0)
     goto fail;
@@ -87,6 +88,7 @@ static TlSinogram *sino_from_obj(PyObject *o) {
   GET("ring_spacing_mm", PyFloat_AsDouble, ring_spacing_mm);
   GET("bin_size_mm", PyFloat_AsDouble, bin_size_mm);
   GET("view_offset_deg", PyFloat_AsDouble, view_offset_deg);
+  GET("block_positions", PyLong_AsUnsignedLong, block_positions); /* gaps: no line there */
 #undef GET
   if (!(name = PyObject_GetAttrString(o, "name"))) goto fail;
   const char *nm = PyUnicode_AsUTF8(name);
@@ -341,8 +343,9 @@ typedef struct {
 
 static gboolean do_arc(gpointer d, GError **error) {
   ArcJob *j = d;
-  j->op = tl_pet_lines_operator_new_arc(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
-                                        j->rays_z, j->subsets, j->mu, error);
+  /* arc-corrected, or crystal pairs with rays: the CLI's and the window's tl_recon_new_lines */
+  j->op = tl_pet_lines_operator_new_sinogram(j->ctx, &j->grid, j->projector, j->s, j->rays_t,
+                                             j->rays_z, j->subsets, j->mu, error);
   return j->op != NULL;
 }
 

@@ -53,15 +53,18 @@ def window_image(gui, tmp_path, name):
     return tl.load_image(str(out)), out
 
 
-def pet_doors(cli, gui, ctx, tmp_path, name, run, grid=None, operator_grid=None):
+def pet_doors(cli, gui, ctx, tmp_path, name, run, grid=None, operator_grid=None,
+              sinogram=False):
     """One PET run through the three doors: the CLI, the window, and Python's dataset with the
     run's operator (on operator_grid when given, else the run's grid key, else the dataset's)
     and Solver. Asserts the three images are the same bits, not all zero, on `grid` (None:
-    the dataset's grid). Returns the dataset for the case's own checks."""
+    the dataset's grid). sinogram: Python's operator of the Dataset's Sinogram (a crystal-pair
+    sinogram's rays). Returns the dataset for the case's own checks."""
     cli_im, r = cli_image(cli, run, tmp_path, name)
     win_im, _ = window_image(gui, tmp_path, name)
     ds = tl.open(r.data, context=ctx)
-    sv = r.solver(r.pet_operator(ds.data, grid=operator_grid, ctx=ctx))
+    sv = r.solver(r.pet_operator(ds.sinogram if sinogram else ds.data, grid=operator_grid,
+                                 ctx=ctx))
     sv.run()
     want = ds.grid if grid is None else grid
     assert cli_im.grid == want and win_im.grid == want
@@ -328,3 +331,78 @@ def test_pet_arc_attenuation(cli, gui, ctx, tmp_path):
                    grid='24x24x16@8,8,6.75', output=str(tmp_path / 'arc-noac.nii'))
     no_ac, _ = cli_image(cli, plain, tmp_path, 'arc-noac')
     assert not np.array_equal(no_ac.data, cli_im.data)
+
+
+def ring_pairs(dets=128, rings=8, tang=32, radius=40.0):
+    """A crystal-pair sinogram (not arc-corrected, span 1: segments of ring difference 0, -1,
+    +1, dets / 2 views) of a ring of radius 150 mm: each bin the chord of its line through a
+    centred cylinder of `radius` mm. The line of bin t is at s = R sin(pi t / dets) from the
+    axis (its detectors d1 - d2 = t - dets / 2, tl-sinogram.h)."""
+    segs = ((0, 0, rings), (-1, -1, rings - 1), (1, 1, rings - 1))
+    R = 150.0
+    t = np.arange(tang) - tang // 2
+    s = R * np.sin(np.pi * t / dets)
+    chord = 2 * np.sqrt(np.clip(radius ** 2 - s ** 2, 0, None))
+    n = sum(a for _, _, a in segs) * (dets // 2) * tang
+    data = np.broadcast_to(chord, (n // tang, tang)).reshape(-1).astype(np.float32)
+    return tl.Sinogram(data, segments=segs, n_views=dets // 2, n_tangential=tang, n_rings=rings,
+                       n_detectors=dets, inner_radius_mm=150.0, doi_mm=0.0, ring_spacing_mm=6.75,
+                       bin_size_mm=3.0, arc_corrected=False, name='ring')
+
+
+def test_pet_pair_rays(cli, gui, ctx, tmp_path):
+    # crystal-pair bins with 3 x 2 rays each (issue 26 item 4 as a run path): the dataset
+    # layer's sinogram as lines (tl_dataset_lines, tl_recon_new_lines), the same bits through
+    # the CLI, the window's job and Python's Run.pet_operator(ds.sinogram)
+    hs = tmp_path / 'ring_pairs.hs'
+    ring_pairs().save(str(hs))
+    g = tl.Grid.centred((24, 24, 8), (5.0, 5.0, 6.75))
+    run = tl.Run(data=str(hs), algorithm='osem', subsets=2, iterations=2, rays_tangential=3,
+                 rays_axial=2, grid='24x24x8@5,5,6.75', output=str(tmp_path / 'pairs.nii'))
+    ds = pet_doors(cli, gui, ctx, tmp_path, 'pairs', run, grid=g, sinogram=True)
+    assert ds.kind == 'pet-bins' and not ds.sinogram.arc_corrected
+    assert ds.bin_pairs is not None  # the data stay its crystal pairs
+    im = tl.load_image(run.output).data
+    y, x = np.mgrid[0:24, 0:24]
+    r = np.hypot((x - 11.5) * 5, (y - 11.5) * 5)
+    assert im[2:6][:, r < 25].mean() > 2.5 * im[2:6][:, r > 50].mean()
+    # the rays are used: one ray per pair (the crystal-pair operator) is another image
+    one = tl.Run(data=str(hs), algorithm='osem', subsets=2, iterations=2,
+                 grid='24x24x8@5,5,6.75', output=str(tmp_path / 'pairs-1.nii'))
+    one_im, _ = cli_image(cli, one, tmp_path, 'pairs-1')
+    assert one_im.data.max() > 0 and not np.array_equal(one_im.data, im)
+    # Python: a crystal-pair Sinogram with one ray is no line operator (named)
+    with pytest.raises(tl.InvalidArgument, match='crystal-pair Sinogram with one ray'):
+        one.pet_operator(ds.sinogram, ctx=ctx)
+    # block gaps (positions per block, the first a gap: the mMR's 9) travel in Python's
+    # Sinogram too: a bin with a gap at either end has no line (decoded here from
+    # tl-sinogram.h's d1 = v + floor(t / 2), d2 = v - floor((t + 1) / 2) + N / 2, mod N)
+    gapped = ring_pairs(dets=64, rings=2, tang=16)
+    gapped.block_positions = 4
+    gg = tl.Grid.centred((24, 24, 4), (10.0, 10.0, 3.375))
+    A = tl.Run(rays_tangential=2).pet_operator(gapped, grid=gg, ctx=ctx)
+    y = np.asarray(A.forward(np.ones(gg.shape, np.float32)))
+    gap = []
+    for _, _, n_ax in gapped.segments:
+        for v in range(32):
+            for _ in range(n_ax):
+                for t in range(-8, 8):
+                    d1, d2 = (v + t // 2) % 64, (v - (t + 1) // 2 + 32) % 64
+                    gap.append(d1 % 4 == 0 or d2 % 4 == 0)
+    gap = np.array(gap)
+    assert y.size == gap.size and 0 < gap.sum() < gap.size
+    assert np.all(y[gap] == 0) and np.all(y[~gap] > 0)
+
+
+def test_pet_pair_rays_refused(cli, tmp_path):
+    # a sinogram of span 3 (a segment of ring differences -1..1): its bins are several pairs,
+    # no one line; rays are refused naming why, never ignored
+    hs = tmp_path / 'span3.hs'
+    n = 7 * 32 * 16  # 2 rings - 1 positions half a ring apart
+    tl.Sinogram(np.ones(n, np.float32), segments=((-1, 1, 7),), n_views=32, n_tangential=16,
+                n_rings=4, n_detectors=64, inner_radius_mm=150.0, doi_mm=0.0,
+                ring_spacing_mm=6.75, bin_size_mm=3.0, arc_corrected=False,
+                name='ring').save(str(hs))
+    p = subprocess.run([cli, 'recon', str(hs), '--rays-axial', '2', '-o',
+                        str(tmp_path / 'x.nii'), '-q'], capture_output=True, text=True)
+    assert p.returncode != 0 and 'several ring differences' in p.stderr, p.stderr

@@ -94,7 +94,7 @@ class Dataset:
     description: str
     bin_pairs: object = None
     bin_counts: object = None
-    sinogram: object = None  # arc-corrected STIR data: the Sinogram (also `data`)
+    sinogram: object = None  # STIR data: the Sinogram (also `data` when arc-corrected)
 
     def __str__(self):
         return self.description
@@ -108,9 +108,13 @@ def open(path, context=None, find_centre=True, progress=None):  # noqa: A001  (n
     d = _tomolab._open(path, context, find_centre, progress)
     if d.get('sinogram') is not None:
         # arc-corrected projection data: their bins are lines, not crystal pairs; the data are
-        # the Sinogram, reconstructed by Run.pet_operator as the CLI and the window do
+        # the Sinogram, reconstructed by Run.pet_operator as the CLI and the window do. A
+        # crystal-pair sinogram stays `data` as its scanner and bins, the Sinogram beside them
+        # for a run with several rays per pair (Run.pet_operator(ds.sinogram))
         from .sinogram import Sinogram
-        d['sinogram'] = d['data'] = Sinogram._from_dict(d['sinogram'])
+        d['sinogram'] = Sinogram._from_dict(d['sinogram'])
+        if d['sinogram'].arc_corrected:
+            d['data'] = d['sinogram']
     return Dataset(**d)
 
 
@@ -235,27 +239,38 @@ class Run:
 
     def pet_operator(self, listmode, grid=None, attenuation=None, ctx=None):
         """The run's PET operator (projector, subsets, TOF, binned, cache, tube FWHM) on
-        `grid` (default: the run's grid key, else the scanner's). `listmode` may be an
-        arc-corrected Sinogram (a Dataset's data): its bins as lines with the run's
-        rays-tangential x rays-axial rays, as the CLI and the window reconstruct them."""
+        `grid` (default: the run's grid key, else the scanner's). `listmode` may be a
+        Sinogram (Dataset.sinogram): arc-corrected, or of crystal pairs when the run asks for
+        more than one ray per pair: its bins as lines with the run's rays-tangential x
+        rays-axial rays, as the CLI and the window reconstruct them."""
         r = self.validate()
         if grid is None and self._v['grid'] != 'auto':
             dims, vox = self._v['grid'].split('@')
             v = [float(x) for x in vox.split(',')]
             grid = Grid.centred(tuple(int(d) for d in dims.split('x')), tuple(v * 3 if len(v) == 1 else v))
-        if getattr(listmode, 'arc_corrected', False):
+        rays = self.rays_tangential > 1 or self.rays_axial > 1
+        sino = hasattr(listmode, 'arc_corrected')  # a Sinogram (Dataset.sinogram)
+        if sino and not listmode.arc_corrected and not rays:
+            raise InvalidArgument('a crystal-pair Sinogram with one ray per pair: its bins are '
+                                  'crystal pairs (pet_operator on the Dataset\'s data, or set '
+                                  'rays_tangential / rays_axial for its bins as lines)')
+        if sino:
+            # arc-corrected bins, or crystal pairs with rays: lines, as the CLI and the window
+            # (tl_dataset_lines, tl_recon_new_lines)
+            kind = 'arc-corrected data' if listmode.arc_corrected else 'rays per crystal pair'
             if self.tof or self.binned:
-                raise InvalidArgument('arc-corrected data: no TOF or binned = true (their bins '
-                                      'are lines)')
+                raise InvalidArgument(f'{kind}: no TOF or binned = true (their bins are lines)')
             return _tomolab._arc_operator(listmode, grid, projector=r['projector'],
                                           subsets=r['subsets'],
                                           rays_tangential=self.rays_tangential,
                                           rays_axial=self.rays_axial, attenuation=attenuation,
                                           ctx=ctx)
-        if self.rays_tangential > 1 or self.rays_axial > 1:
+        if rays:
             raise InvalidArgument(f'rays-tangential = {self.rays_tangential}, rays-axial = '
-                                  f'{self.rays_axial}: for arc-corrected sinograms (list mode '
-                                  'and crystal-pair bins take one line per pair)')
+                                  f'{self.rays_axial}: not with PET list mode (one line per '
+                                  'crystal pair; several rays are for sinograms: arc-corrected, '
+                                  'or crystal pairs of span 1 without view mashing, '
+                                  'Dataset.sinogram)')
         return pet_operator(listmode, grid, projector=r['projector'], subsets=r['subsets'],
                             tof=self.tof, tof_n_sigma=self.tof_nsigma, attenuation=attenuation,
                             binned=self.binned, use_cache=self.cache,

@@ -23,7 +23,7 @@ from . import _tomolab
 
 _GEOMETRY = ('segments', 'n_views', 'n_tangential', 'n_rings', 'n_detectors', 'inner_radius_mm',
              'doi_mm', 'ring_spacing_mm', 'bin_size_mm', 'view_offset_deg', 'arc_corrected',
-             'name')
+             'name', 'block_positions')
 
 
 class Sinogram:
@@ -31,7 +31,8 @@ class Sinogram:
 
     def __init__(self, data, *, segments, n_views, n_tangential, n_rings, n_detectors,
                  inner_radius_mm, ring_spacing_mm, doi_mm=0.0, bin_size_mm=0.0,
-                 view_offset_deg=0.0, arc_corrected=False, name='', scanner_text=None):
+                 view_offset_deg=0.0, arc_corrected=False, name='', scanner_text=None,
+                 block_positions=0):
         self.segments = tuple((int(lo), int(hi), int(n)) for lo, hi, n in segments)
         self.n_views, self.n_tangential = int(n_views), int(n_tangential)
         self.n_rings, self.n_detectors = int(n_rings), int(n_detectors)
@@ -39,6 +40,8 @@ class Sinogram:
         self.ring_spacing_mm, self.bin_size_mm = float(ring_spacing_mm), float(bin_size_mm)
         self.view_offset_deg, self.arc_corrected = float(view_offset_deg), bool(arc_corrected)
         self.name = str(name)
+        # detector positions per block, the first a gap (the mMR's 9; 0 = none: tl-sinogram.h)
+        self.block_positions = int(block_positions)
         n = self.n_bins
         d = np.zeros(n, np.float32) if data is None else \
             np.ascontiguousarray(np.asarray(data, dtype=np.float32)).reshape(-1)

@@ -135,8 +135,9 @@ static void test_set_keys(void) {
 }
 
 /* Arc-corrected STIR projection data open in the window (issue 26): no error, the run panel
- * offers rays per line for them, and the run the window makes carries the rays set there. */
-static void test_open_arc(void) {
+ * offers rays per line for them, and the run the window makes carries the rays set there. The
+ * same for a crystal-pair sinogram (span 1, 32 views of 64 detectors: its bins can be lines). */
+static void open_sinogram(gboolean arc) {
   TlSinogram *s = g_new0(TlSinogram, 1);
   s->name = g_strdup("small arc");
   s->n_segments = 1;
@@ -144,13 +145,13 @@ static void test_open_arc(void) {
   s->min_ring_difference = g_new0(gint, 1);
   s->max_ring_difference = g_new0(gint, 1);
   s->n_axial[0] = 4;
-  s->n_views = 32, s->n_tangential = 16, s->arc_corrected = TRUE;
+  s->n_views = 32, s->n_tangential = 16, s->arc_corrected = arc;
   s->n_rings = 4, s->n_detectors = 64;
   s->inner_radius_mm = 100, s->ring_spacing_mm = 4, s->bin_size_mm = 4;
   s->n_bins = 4 * 32 * 16;
   s->data = g_new(float, s->n_bins);
   for (guint64 i = 0; i < s->n_bins; i++) s->data[i] = (float)(1 + i % 5);
-  g_autofree char *hs = g_build_filename(tmpdir, "arc.hs", NULL);
+  g_autofree char *hs = g_build_filename(tmpdir, arc ? "arc.hs" : "pairs.hs", NULL);
   g_autoptr(GError) e = NULL;
   g_assert_true(tl_sinogram_save(s, hs, &e));
   g_assert_no_error(e);
@@ -160,18 +161,24 @@ static void test_open_arc(void) {
   tl_window_open_file(win, hs);
   g_assert_true(tl_gui_wait_for(win, not_busy, NULL));
   g_assert_null(tl_window_get_last_error(win));
-  g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "arc.hs"));
+  g_assert_nonnull(strstr(tl_window_get_dataset_name(win), arc ? "arc.hs" : "pairs.hs"));
+  GObject *row = gtk_widget_get_template_child(GTK_WIDGET(tl_window_get_side_panel(win)),
+                                               TL_TYPE_SIDE_PANEL, "rays_row");
+  g_assert_true(gtk_widget_get_visible(GTK_WIDGET(row)));
   tl_side_panel_set_rays(tl_window_get_side_panel(win), 3, 2);
   g_autoptr(TlRunSpec) run = tl_window_get_run(win, NULL, &e);
   g_assert_no_error(e);
   g_assert_cmpuint(run->rays_tangential, ==, 3); /* the row is shown: its values are the run's */
   g_assert_cmpuint(run->rays_axial, ==, 2);
-  g_assert_nonnull(strstr(run->data, "arc.hs"));
+  g_assert_nonnull(strstr(run->data, arc ? "arc.hs" : "pairs.hs"));
   tl_gui_destroy_window(win);
   g_remove(hs);
-  g_autofree char *sp = g_build_filename(tmpdir, "arc.s", NULL);
+  g_autofree char *sp = g_build_filename(tmpdir, arc ? "arc.s" : "pairs.s", NULL);
   g_remove(sp);
 }
+
+static void test_open_arc(void) { open_sinogram(TRUE); }
+static void test_open_pairs(void) { open_sinogram(FALSE); }
 
 int main(int argc, char **argv) {
   if (!tl_gui_test_init(&argc, &argv))
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/gui/open/command-line", test_command_line);
   g_test_add_func("/gui/open/set-keys", test_set_keys);
   g_test_add_func("/gui/open/arc-corrected", test_open_arc);
+  g_test_add_func("/gui/open/crystal-pairs", test_open_pairs);
   int rc = g_test_run();
   tl_test_remove_tree(tmpdir);
   return rc;

@@ -114,10 +114,15 @@ float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint rays_z, fl
   return p;
 }
 
-float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
-                              GError **error) {
-  const char *name = s->name && *s->name ? s->name : "(unnamed)";
-  if (!check_rays(rays_t, rays_z, error)) return NULL;
+/* The detectors of bin (v, t) of an uncompressed view (tl-sinogram.h), t >> 1 rounding down. */
+static void pair_detectors(guint N, guint v, gint t, guint *d1, guint *d2) {
+  gint h1 = t >= 0 ? t / 2 : -((-t + 1) / 2), t1 = t + 1, h2 = t1 >= 0 ? t1 / 2 : -((-t1 + 1) / 2);
+  *d1 = (guint)(((gint)v + h1 + 2 * (gint)N) % (gint)N);
+  *d2 = (guint)(((gint)v - h2 + (gint)N / 2 + 2 * (gint)N) % (gint)N);
+}
+
+/* The checks of both functions below: bins of one crystal pair each. */
+static gboolean check_pairs(const TlSinogram *s, const char *name, GError **error) {
   guint N = s->n_detectors;
   gboolean span1 = TRUE;
   guint64 geo = 0;
@@ -131,8 +136,44 @@ float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, f
                 s->arc_corrected ? "arc-corrected" : !span1 ? "a segment of several ring differences"
                 : s->n_views != N / 2 ? "mashed views" : "a geometry not matching the bins held",
                 N / 2);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+gboolean tl_sinogram_pairs_are_lines(const TlSinogram *s, GError **error) {
+  return check_pairs(s, s->name && *s->name ? s->name : "(unnamed)", error);
+}
+
+guint8 *tl_sinogram_pair_crystals(const TlSinogram *s, GError **error) {
+  const char *name = s->name && *s->name ? s->name : "(unnamed)";
+  if (!check_pairs(s, name, error)) return NULL;
+  guint8 *live = g_try_new(guint8, MAX(s->n_bins, 1));
+  if (!live) {
+    g_set_error(error, TL_ERROR, TL_ERROR_OUT_OF_MEMORY, "STIR projection data of %s: %"
+                G_GUINT64_FORMAT " bins do not fit in memory", name, s->n_bins);
     return NULL;
   }
+  guint N = s->n_detectors, B = s->block_positions;
+  gint t0 = -(gint)(s->n_tangential / 2);
+  guint64 j = 0;
+  for (guint seg = 0; seg < s->n_segments; seg++)
+    for (guint v = 0; v < s->n_views; v++)
+      for (guint ax = 0; ax < s->n_axial[seg]; ax++)
+        for (gint t = t0; t < t0 + (gint)s->n_tangential; t++, j++) {
+          guint d1, d2;
+          pair_detectors(N, v, t, &d1, &d2);
+          /* a block's first position is its gap (tl-cylinder.h) */
+          live[j] = !B || (d1 % B != 0 && d2 % B != 0);
+        }
+  return live;
+}
+
+float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, float *weights,
+                              GError **error) {
+  const char *name = s->name && *s->name ? s->name : "(unnamed)";
+  if (!check_rays(rays_t, rays_z, error) || !check_pairs(s, name, error)) return NULL;
+  guint N = s->n_detectors;
   guint64 n = s->n_bins, R_n = (guint64)rays_t * rays_z;
   float *p = n <= G_MAXUINT64 / 6 / R_n ? g_try_new(float, 6 * MAX(n, 1) * R_n) : NULL;
   if (!p) {
@@ -151,11 +192,8 @@ float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z, f
       for (guint ax = 0; ax < s->n_axial[seg]; ax++) {
         gint r1 = (m0 + 2 * (gint)ax - rd) / 2, r2 = r1 + rd;
         for (gint t = t0; t < t0 + (gint)s->n_tangential; t++, j++) {
-          /* the pair's detectors (tl-sinogram.h), t >> 1 rounding down */
-          gint h1 = t >= 0 ? t / 2 : -((-t + 1) / 2), t1 = t + 1,
-               h2 = t1 >= 0 ? t1 / 2 : -((-t1 + 1) / 2);
-          guint d1 = (guint)(((gint)v + h1 + 2 * (gint)N) % (gint)N),
-                d2 = (guint)(((gint)v - h2 + (gint)N / 2 + 2 * (gint)N) % (gint)N);
+          guint d1, d2;
+          pair_detectors(N, v, t, &d1, &d2);
           double p1 = 2 * G_PI * d1 / N + off, p2 = 2 * G_PI * d2 / N + off;
           double ax1 = R * sin(p1), ay1 = -R * cos(p1), bx = R * sin(p2), by = -R * cos(p2);
           double ux = bx - ax1, uy = by - ay1, len = sqrt(ux * ux + uy * uy);

@@ -48,4 +48,13 @@ TL_API float *tl_sinogram_arc_lines(const TlSinogram *s, guint rays_t, guint ray
 TL_API float *tl_sinogram_pair_lines(const TlSinogram *s, guint rays_t, guint rays_z,
                                      float *weights, GError **error);
 
+/* Per bin of tl_sinogram_pair_lines (g_free): 1 where both detectors hold a crystal, 0 where
+ * either is a block gap (tl-sinogram.h: no pair there, so no line; the mMR's 9th positions).
+ * GError as tl_sinogram_pair_lines. */
+TL_API guint8 *tl_sinogram_pair_crystals(const TlSinogram *s, GError **error);
+
+/* Whether tl_sinogram_pair_lines takes s (not arc-corrected, span 1, no view mashing, the
+ * geometry matching the bins held), without making the lines; GError naming what it is not. */
+TL_API gboolean tl_sinogram_pairs_are_lines(const TlSinogram *s, GError **error);
+
 G_END_DECLS
