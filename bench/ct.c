@@ -76,50 +76,6 @@ static void keep_best(Time *best, double wall, double cpu) {
   if (best->wall == 0 || wall < best->wall) best->wall = wall, best->cpu = cpu;
 }
 
-/* Siegl et al. 2011 eq. 1 in plain C + OpenMP: for every voxel, sum over the views of the bilinear
- * sample at its projection divided by w^2; rows of voxels along x innermost. */
-static void cpu_bp(const TlCtGeometry *g, const TlImageGrid *grid, const float *proj,
-                   float *out) {
-  const int nx = grid->dims[0], ny = grid->dims[1], nz = grid->dims[2];
-  const int nu = g->det_u, nv = g->det_v;
-  const size_t npix = (size_t)nu * nv;
-  float *P = g_new(float, 12 * g->n_views);
-  for (guint k = 0; k < 12 * g->n_views; k++) P[k] = (float)g->matrices[k];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < nz; z++)
-    for (int y = 0; y < ny; y++) {
-      float *row = out + ((size_t)z * ny + y) * nx;
-      for (int x = 0; x < nx; x++) row[x] = 0;
-      const float wy = grid->origin_mm[1] + y * grid->voxel_mm[1];
-      const float wz = grid->origin_mm[2] + z * grid->voxel_mm[2];
-      for (guint k = 0; k < g->n_views; k++) {
-        const float *a = P + 12 * k;
-        const float *img = proj + k * npix;
-        for (int x = 0; x < nx; x++) {
-          const float wx = grid->origin_mm[0] + x * grid->voxel_mm[0];
-          float w = a[8] * wx + a[9] * wy + a[10] * wz + a[11];
-          if (!(w > 0)) continue; /* behind the source */
-          float r = 1.0f / w;
-          float u = (a[0] * wx + a[1] * wy + a[2] * wz + a[3]) * r;
-          float v = (a[4] * wx + a[5] * wy + a[6] * wz + a[7]) * r;
-          int iu = (int)floorf(u), iv = (int)floorf(v);
-          if (iu < -1 || iu >= nu || iv < -1 || iv >= nv) continue;
-          float eu = u - iu, ev = v - iv, s = 0;
-          if (iv >= 0) {
-            if (iu >= 0) s += (1 - eu) * (1 - ev) * img[iv * nu + iu];
-            if (iu + 1 < nu) s += eu * (1 - ev) * img[iv * nu + iu + 1];
-          }
-          if (iv + 1 < nv) {
-            if (iu >= 0) s += (1 - eu) * ev * img[(iv + 1) * nu + iu];
-            if (iu + 1 < nu) s += eu * ev * img[(iv + 1) * nu + iu + 1];
-          }
-          row[x] += s * r * r;
-        }
-      }
-    }
-  g_free(P);
-}
-
 static void print_row(const char *what, const Time *t, double voxel_views, guint measured) {
   double scale = (double)N_VIEWS / measured;
   printf("%-28s %8.3f %8.2f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
@@ -229,19 +185,42 @@ int main(int argc, char **argv) {
   printf("%-28s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
          "GUPS/core");
 
-  /* voxel-driven back projection: device vs C, alternating */
+  /* voxel-driven back projection: device vs C, alternating; the device's two forms of
+   * ct_bp_voxel (view rows staged in shared memory or read by each invocation,
+   * $TOMOLAB_CT_BP), its default timed as the device's */
   g_autofree float *cpu_out = g_new(float, nvox), *dev_out = g_new(float, nvox);
-  Time t_dev = {0}, t_cpu = {0};
+  Time t_dev = {0}, t_cpu = {0}, t_form[2] = {{0}};
+  static const char *const bp_forms[2] = {"direct", "staged"};
   g_autoptr(TlCtProjector) pv = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
   CHECK(pv);
+  TlCtProjector *pf[2];
+  for (int f = 0; f < 2; f++) {
+    g_setenv("TOMOLAB_CT_BP", bp_forms[f], TRUE);
+    pf[f] = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
+    CHECK(pf[f]);
+  }
+  g_unsetenv("TOMOLAB_CT_BP");
+  CtCpu cv;
+  CHECK(ct_cpu_init(&cv, pv, &error));
+  for (int f = 0; f < 2; f++) /* warm-up: pipelines built, first-use costs paid */
+    CHECK(tl_ct_projector_back(pf[f], s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   for (int r = 0; r < repeat; r++) {
     double w0 = now(), c0 = cpu_now();
     CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
     keep_best(&t_dev, now() - w0, cpu_now() - c0);
     w0 = now(), c0 = cpu_now();
-    cpu_bp(gm, &grid, dm->proj, cpu_out);
+    ct_cpu_bp(&cv, dm->proj, cpu_out);
     keep_best(&t_cpu, now() - w0, cpu_now() - c0);
+    for (int f = 0; f < 2; f++) {
+      w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_projector_back(pf[f], s, &all, y, x, FALSE, &error) &&
+            tl_stream_finish(s, &error));
+      keep_best(&t_form[f], now() - w0, cpu_now() - c0);
+    }
   }
+  for (int f = 0; f < 2; f++) tl_ct_projector_free(pf[f]);
+  ct_cpu_clear(&cv);
+  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   CHECK(tl_array_download(x, dev_out, &error));
   double maxd = 0, maxr = 0;
   for (guint64 i = 0; i < nvox; i++) {
@@ -249,6 +228,8 @@ int main(int argc, char **argv) {
     maxr = MAX(maxr, fabs(cpu_out[i]));
   }
   print_row("back voxel-driven (device)", &t_dev, vv, views);
+  print_row("back voxel-driven direct", &t_form[0], vv, views);
+  print_row("back voxel-driven staged", &t_form[1], vv, views);
   print_row("back voxel-driven (C+OpenMP)", &t_cpu, vv, views);
 
   /* ray-driven forward projections and the three forms of their adjoints, same data */
@@ -258,7 +239,7 @@ int main(int argc, char **argv) {
                                    TL_CT_BACK_SCATTER_FIXED,  TL_CT_BACK_SCATTER_FIXED32};
   gboolean has_fa = tl_context_info(ctx)->float32_atomic_add;
   gboolean has_i64 = tl_context_info(ctx)->buffer_int64_atomics;
-  char ratios[G_N_ELEMENTS(methods)][256];
+  char ratios[G_N_ELEMENTS(methods)][512];
   /* the plain C + OpenMP references of the same work (Joseph): device / C speed-ups */
   Time c_fwd = {0}, c_back = {0}, d_fwd = {0}, d_back = {0};
   double fwd_diff = 0, back_diff = 0;
@@ -346,6 +327,30 @@ int main(int argc, char **argv) {
       double per_view = tb.wall / sel.count, fwd_per_view = tf.wall / views;
       n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s %.2fx", tl_ct_back_name(backs[b]),
                       per_view / fwd_per_view);
+    }
+    if (methods[m] == TL_CT_JOSEPH) {
+      /* Joseph's fixed-point scatter with one ray per item and with rays in pairs whose adds
+       * are merged ($TOMOLAB_CT_PAIR, ct_joseph_back_pair) */
+      TlCtBack fx = has_i64 ? TL_CT_BACK_SCATTER_FIXED : TL_CT_BACK_SCATTER_FIXED32;
+      for (int pair = 0; pair < 2; pair++) {
+        g_setenv("TOMOLAB_CT_PAIR", pair ? "1" : "0", TRUE);
+        CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error) &&
+              tl_ct_projector_set_back(p, fx, &error));
+        Time tb = {0};
+        for (int r = 0; r < repeat + 1; r++) { /* the first: warm-up */
+          double w0 = now(), c0 = cpu_now();
+          CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) &&
+                tl_stream_finish(s, &error));
+          if (r > 0) keep_best(&tb, now() - w0, cpu_now() - c0);
+        }
+        g_snprintf(what, sizeof what, "back joseph %s %s", tl_ct_back_name(fx),
+                   pair ? "pairs" : "single");
+        print_row(what, &tb, vv, views);
+        n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s-%s %.2fx", tl_ct_back_name(fx),
+                        pair ? "pairs" : "single", tb.wall / tf.wall);
+      }
+      g_unsetenv("TOMOLAB_CT_PAIR");
+      CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error));
     }
     if (gpu && has_fa) {
       /* the float-atomic scatter with the views fastest (TOMOLAB_CT_SCATTER_ORDER): whether

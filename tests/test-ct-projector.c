@@ -161,9 +161,9 @@ static float *back_project(TlCtProjector *p, const TlCtViews *v, const float *y,
 }
 
 static void check_adjoint(TlCtBeam beam, TlCtMethod method, TlCtBack back,
-                          const TlCtViews *sel) {
+                          const TlCtViews *sel, guint nu) {
   GError *error = NULL;
-  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
+  g_autoptr(TlCtGeometry) g = make_geometry(beam, nu, 28);
   TlImageGrid grid = test_grid();
   g_autoptr(TlCtProjector) p = new_projector(g, &grid, method, back);
   TlCtViews v = sel ? *sel : tl_ct_views_all(g);
@@ -181,9 +181,10 @@ static void check_adjoint(TlCtBeam beam, TlCtMethod method, TlCtBack back,
   g_autofree float *aty = back_project(p, &v, y, npix, NULL);
   double lhs = dotf(ax, y, npix), rhs = dotf(x, aty, nvox);
   double rel = fabs(lhs - rhs) / fabs(lhs);
-  g_test_message("%s %s %s views %u+%uk (%u): <Ax,y> = %.9g, <x,A^T y> = %.9g, relative %.2e",
-                 beam == TL_CT_CONE ? "cone" : "parallel", tl_ct_method_name(method),
-                 tl_ct_back_name(back), v.first, v.stride, v.count, lhs, rhs, rel);
+  g_test_message("%s %s %s views %u+%uk (%u), %u columns: <Ax,y> = %.9g, <x,A^T y> = %.9g, "
+                 "relative %.2e", beam == TL_CT_CONE ? "cone" : "parallel",
+                 tl_ct_method_name(method), tl_ct_back_name(back), v.first, v.stride, v.count, nu,
+                 lhs, rhs, rel);
   g_assert_cmpfloat(lhs, >, 0);
   g_assert_cmpfloat(rel, <=, 1e-5);
 
@@ -209,11 +210,20 @@ static void check_adjoint(TlCtBeam beam, TlCtMethod method, TlCtBack back,
 static void test_adjoint(gconstpointer data) {
   TlCtMethod m = GPOINTER_TO_INT(data);
   TlCtViews sub = {.first = 1, .stride = 3, .count = 3};
-  for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
-    check_adjoint(TL_CT_CONE, m, backs[b], NULL);
-    check_adjoint(TL_CT_PARALLEL, m, backs[b], NULL);
-    check_adjoint(TL_CT_CONE, m, backs[b], &sub);
+  /* Joseph's scatters walk their rays one by one and in merged pairs of a row
+   * ($TOMOLAB_CT_PAIR, ct_joseph_back_pair); an odd row leaves its last ray alone */
+  static const char *const pairs[] = {"0", "1"};
+  for (gsize q = 0; q < (m == TL_CT_JOSEPH ? G_N_ELEMENTS(pairs) : 1); q++) {
+    if (m == TL_CT_JOSEPH) g_setenv("TOMOLAB_CT_PAIR", pairs[q], TRUE);
+    for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
+      check_adjoint(TL_CT_CONE, m, backs[b], NULL, 36);
+      check_adjoint(TL_CT_PARALLEL, m, backs[b], NULL, 36);
+      check_adjoint(TL_CT_CONE, m, backs[b], &sub, 36);
+      if (m == TL_CT_JOSEPH && backs[b] != TL_CT_BACK_GATHER)
+        check_adjoint(TL_CT_CONE, m, backs[b], NULL, 35);
+    }
   }
+  g_unsetenv("TOMOLAB_CT_PAIR");
 }
 
 /* TOMOLAB_CT_BACK picks the automatic mode; a bad value is refused, naming it. */
@@ -396,15 +406,15 @@ static void test_uniform_slab(void) {
   }
 }
 
-/* The device's voxel-driven back projector against ct_ref_bp_voxel (Siegl et al. 2011 eq. 1). */
-static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
+/* The device's voxel-driven back projector against ct_ref_bp_voxel (Siegl et al. 2011 eq. 1) on
+ * random projections of the views sel of g (NULL: all): within 1e-5 of the largest voxel. */
+static void check_bp_voxel(const TlCtGeometry *g, const TlImageGrid *grid, const TlCtViews *sel,
+                           const char *what) {
   GError *error = NULL;
-  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
-  TlImageGrid grid = test_grid();
-  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, grid, TL_CT_VOXEL, &error);
   g_assert_no_error(error);
   TlCtViews v = sel ? *sel : tl_ct_views_all(g);
-  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  guint64 nvox = tl_image_grid_n_voxels(grid), npix = tl_ct_views_n_pixels(g, &v);
   g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
   for (guint64 i = 0; i < npix; i++) y[i] = rnd();
   g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
@@ -416,29 +426,55 @@ static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
   /* the reference takes consecutive views: give it the selected ones in order */
   g_autoptr(TlCtGeometry) gs = tl_ct_geometry_subset(g, v.first, v.stride, v.count, &error);
   g_assert_no_error(error);
-  ct_ref_bp_voxel(gs, 0, v.count, &grid, y, ref);
+  ct_ref_bp_voxel(gs, 0, v.count, grid, y, ref);
   double max_ref = 0, max_err = 0;
   for (guint64 i = 0; i < nvox; i++) {
     max_ref = MAX(max_ref, fabs(ref[i]));
     max_err = MAX(max_err, fabs(f[i] - ref[i]));
   }
-  g_test_message("voxel BP %s: max |ref| %.4g, max error %.2e (relative %.2e)",
-                 beam == TL_CT_CONE ? "cone" : "parallel", max_ref, max_err, max_err / max_ref);
+  g_test_message("voxel BP %s: max |ref| %.4g, max error %.2e (relative %.2e)", what, max_ref,
+                 max_err, max_err / max_ref);
   g_assert_cmpfloat(max_ref, >, 0);
   g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
-
-  /* no forward for the voxel-driven projector: a GError, not an abort */
-  g_autoptr(TlArray) dx = upload(NULL, nvox);
-  g_assert_false(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
-  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
-  g_clear_error(&error);
 }
 
 static void test_bp_voxel(void) {
+  GError *error = NULL;
   TlCtViews sub = {.first = 2, .stride = 2, .count = 4};
-  check_bp_voxel(TL_CT_CONE, NULL);
-  check_bp_voxel(TL_CT_PARALLEL, NULL);
-  check_bp_voxel(TL_CT_CONE, &sub);
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlCtGeometry) cone = make_geometry(TL_CT_CONE, 36, 28);
+  g_autoptr(TlCtGeometry) par = make_geometry(TL_CT_PARALLEL, 36, 28);
+  /* a circular orbit of 75 views: more than one chunk of ct_bp_voxel's staged view rows (32),
+   * the last one partial; and every other view from view 1 */
+  TlCtOrbit o;
+  tl_ct_orbit_init_cone(&o, 75, 60, 100, 36, 28, 1.6, 1.6);
+  g_autoptr(TlCtGeometry) orbit = tl_ct_geometry_new_orbit(&o, &error);
+  g_assert_no_error(error);
+  TlCtViews odd = {.first = 1, .stride = 2, .count = 37};
+  /* both forms of ct_bp_voxel: the view rows staged in shared memory, and read directly */
+  static const char *const forms[] = {"staged", "direct"};
+  for (gsize f = 0; f < G_N_ELEMENTS(forms); f++) {
+    g_setenv("TOMOLAB_CT_BP", forms[f], TRUE);
+    g_test_message("ct_bp_voxel %s", forms[f]);
+    check_bp_voxel(cone, &grid, NULL, "cone");
+    check_bp_voxel(par, &grid, NULL, "parallel");
+    check_bp_voxel(cone, &grid, &sub, "cone, views 2 + 2k");
+    check_bp_voxel(orbit, &grid, NULL, "cone, 75 views");
+    check_bp_voxel(orbit, &grid, &odd, "cone, views 1 + 2k of 75");
+  }
+  g_unsetenv("TOMOLAB_CT_BP");
+
+  /* no forward for the voxel-driven projector: a GError, not an abort */
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, cone, &grid, TL_CT_VOXEL, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(cone);
+  g_autoptr(TlArray) dx = upload(NULL, tl_image_grid_n_voxels(&grid));
+  g_autoptr(TlArray) dy = upload(NULL, tl_ct_views_n_pixels(cone, &v));
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_false(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  finish(s);
 }
 
 /* Slices on the detector rows (parallel beam, one slice per row, and a volume of fewer slices
@@ -454,29 +490,9 @@ static void test_bp_voxel_rows(void) {
   for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
     TlImageGrid grid = tl_image_grid_centred(24, 22, cases[c].nz, 1.0f, 1.0f, 1.5f);
     grid.origin_mm[0] += 0.3f, grid.origin_mm[2] += cases[c].dz;
-    g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
-    g_assert_no_error(error);
-    TlCtViews v = tl_ct_views_all(g);
-    guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
-    g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
-    for (guint64 i = 0; i < npix; i++) y[i] = rnd();
-    g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
-    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
-    g_assert_true(tl_ct_projector_back(p, s, &v, dy, df, FALSE, &error));
-    finish(s);
-    g_assert_true(tl_array_download(df, f, &error));
-    g_autofree double *ref = g_new(double, nvox);
-    ct_ref_bp_voxel(g, 0, v.count, &grid, y, ref);
-    double max_ref = 0, max_err = 0;
-    for (guint64 i = 0; i < nvox; i++) {
-      max_ref = MAX(max_ref, fabs(ref[i]));
-      max_err = MAX(max_err, fabs(f[i] - ref[i]));
-    }
-    g_test_message("voxel BP, %u slices on rows%s: max |ref| %.4g, relative error %.2e",
-                   cases[c].nz, cases[c].dz != 0 ? " shifted by a quarter row" : "", max_ref,
-                   max_err / max_ref);
-    g_assert_cmpfloat(max_ref, >, 0);
-    g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
+    g_autofree char *what = g_strdup_printf("%u slices on rows%s", cases[c].nz,
+                                            cases[c].dz != 0 ? " shifted by a quarter row" : "");
+    check_bp_voxel(g, &grid, NULL, what);
   }
 }
 
