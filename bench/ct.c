@@ -78,13 +78,13 @@ static void keep_best(Time *best, double wall, double cpu) {
 
 static void print_row(const char *what, const Time *t, double voxel_views, guint measured) {
   double scale = (double)N_VIEWS / measured;
-  printf("%-28s %8.3f %8.2f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
+  printf("%-34s %8.3f %8.3f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
          voxel_views / t->wall * 1e-9, voxel_views / t->cpu * 1e-9);
 }
 
 int main(int argc, char **argv) {
   int views = 16, cgls_views = 31, repeat = 2, size = 0, gather_views = 0;
-  gboolean no_fdk = FALSE, gpu = FALSE;
+  gboolean no_fdk = FALSE, gpu = FALSE, compare = FALSE;
   g_autofree char *detector = NULL, *cgls_back = NULL;
   GOptionEntry entries[] = {
       {"views", 0, 0, G_OPTION_ARG_INT, &views, "Views the projectors run on (default 16)", "N"},
@@ -96,6 +96,9 @@ int main(int argc, char **argv) {
       {"gpu", 0, 0, G_OPTION_ARG_NONE, &gpu, "The reference case's GPU size (512^3, 1248x960)",
        NULL},
       {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
+      {"compare", 0, 0, G_OPTION_ARG_NONE, &compare,
+       "Only the device against C + OpenMP (Joseph's default back projection, voxel-driven "
+       "back projection, FDK, SIRT, CGLS): no other forms, projectors or CGLS tables", NULL},
       {"gather-views", 0, 0, G_OPTION_ARG_INT, &gather_views,
        "Views the gather adjoints run on (default --views; --gpu: 1)", "N"},
       {"cgls-back", 0, 0, G_OPTION_ARG_STRING, &cgls_back,
@@ -182,28 +185,17 @@ int main(int argc, char **argv) {
   CHECK(s);
   TlCtViews all = tl_ct_views_all(gm);
   double vv = (double)nvox * views;
-  printf("%-28s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
+  printf("%-34s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
          "GUPS/core");
 
-  /* voxel-driven back projection: device vs C, alternating; the device's two forms of
-   * ct_bp_voxel (view rows staged in shared memory or read by each invocation,
-   * $TOMOLAB_CT_BP), its default timed as the device's */
+  /* voxel-driven back projection: device vs C, alternating, after a warm-up */
   g_autofree float *cpu_out = g_new(float, nvox), *dev_out = g_new(float, nvox);
-  Time t_dev = {0}, t_cpu = {0}, t_form[2] = {{0}};
-  static const char *const bp_forms[2] = {"direct", "staged"};
+  Time t_dev = {0}, t_cpu = {0};
   g_autoptr(TlCtProjector) pv = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
   CHECK(pv);
-  TlCtProjector *pf[2];
-  for (int f = 0; f < 2; f++) {
-    g_setenv("TOMOLAB_CT_BP", bp_forms[f], TRUE);
-    pf[f] = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
-    CHECK(pf[f]);
-  }
-  g_unsetenv("TOMOLAB_CT_BP");
   CtCpu cv;
   CHECK(ct_cpu_init(&cv, pv, &error));
-  for (int f = 0; f < 2; f++) /* warm-up: pipelines built, first-use costs paid */
-    CHECK(tl_ct_projector_back(pf[f], s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
+  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   for (int r = 0; r < repeat; r++) {
     double w0 = now(), c0 = cpu_now();
     CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
@@ -211,16 +203,8 @@ int main(int argc, char **argv) {
     w0 = now(), c0 = cpu_now();
     ct_cpu_bp(&cv, dm->proj, cpu_out);
     keep_best(&t_cpu, now() - w0, cpu_now() - c0);
-    for (int f = 0; f < 2; f++) {
-      w0 = now(), c0 = cpu_now();
-      CHECK(tl_ct_projector_back(pf[f], s, &all, y, x, FALSE, &error) &&
-            tl_stream_finish(s, &error));
-      keep_best(&t_form[f], now() - w0, cpu_now() - c0);
-    }
   }
-  for (int f = 0; f < 2; f++) tl_ct_projector_free(pf[f]);
   ct_cpu_clear(&cv);
-  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   CHECK(tl_array_download(x, dev_out, &error));
   double maxd = 0, maxr = 0;
   for (guint64 i = 0; i < nvox; i++) {
@@ -228,8 +212,6 @@ int main(int argc, char **argv) {
     maxr = MAX(maxr, fabs(cpu_out[i]));
   }
   print_row("back voxel-driven (device)", &t_dev, vv, views);
-  print_row("back voxel-driven direct", &t_form[0], vv, views);
-  print_row("back voxel-driven staged", &t_form[1], vv, views);
   print_row("back voxel-driven (C+OpenMP)", &t_cpu, vv, views);
 
   /* ray-driven forward projections and the three forms of their adjoints, same data */
@@ -244,6 +226,8 @@ int main(int argc, char **argv) {
   Time c_fwd = {0}, c_back = {0}, d_fwd = {0}, d_back = {0};
   double fwd_diff = 0, back_diff = 0;
   for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+    ratios[m][0] = 0;
+    if (compare && methods[m] != TL_CT_JOSEPH) continue;
     g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, gm, &grid, methods[m], &error);
     CHECK(p);
     TlCtBack chosen = tl_ct_projector_back_mode(p);
@@ -302,7 +286,7 @@ int main(int argc, char **argv) {
     }
     int n = g_snprintf(ratios[m], sizeof ratios[m], "%-8s back / forward:",
                        tl_ct_method_name(methods[m]));
-    for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
+    for (gsize b = 0; b < (compare ? 0 : G_N_ELEMENTS(backs)); b++) {
       if (backs[b] == TL_CT_BACK_SCATTER && !has_fa) continue; /* it would run the CAS kernel */
       if (backs[b] == TL_CT_BACK_SCATTER_TILED && (!has_fa || methods[m] != TL_CT_JOSEPH))
         continue; /* Joseph's only */
@@ -328,30 +312,6 @@ int main(int argc, char **argv) {
       n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s %.2fx", tl_ct_back_name(backs[b]),
                       per_view / fwd_per_view);
     }
-    if (methods[m] == TL_CT_JOSEPH) {
-      /* Joseph's fixed-point scatter with one ray per item and with rays in pairs whose adds
-       * are merged ($TOMOLAB_CT_PAIR, ct_joseph_back_pair) */
-      TlCtBack fx = has_i64 ? TL_CT_BACK_SCATTER_FIXED : TL_CT_BACK_SCATTER_FIXED32;
-      for (int pair = 0; pair < 2; pair++) {
-        g_setenv("TOMOLAB_CT_PAIR", pair ? "1" : "0", TRUE);
-        CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error) &&
-              tl_ct_projector_set_back(p, fx, &error));
-        Time tb = {0};
-        for (int r = 0; r < repeat + 1; r++) { /* the first: warm-up */
-          double w0 = now(), c0 = cpu_now();
-          CHECK(tl_ct_projector_back(p, s, &all, y, x, FALSE, &error) &&
-                tl_stream_finish(s, &error));
-          if (r > 0) keep_best(&tb, now() - w0, cpu_now() - c0);
-        }
-        g_snprintf(what, sizeof what, "back joseph %s %s", tl_ct_back_name(fx),
-                   pair ? "pairs" : "single");
-        print_row(what, &tb, vv, views);
-        n += g_snprintf(ratios[m] + n, sizeof ratios[m] - n, " %s-%s %.2fx", tl_ct_back_name(fx),
-                        pair ? "pairs" : "single", tb.wall / tf.wall);
-      }
-      g_unsetenv("TOMOLAB_CT_PAIR");
-      CHECK(tl_ct_projector_set_back(p, TL_CT_BACK_GATHER, &error));
-    }
     if (gpu && has_fa) {
       /* the float-atomic scatter with the views fastest (TOMOLAB_CT_SCATTER_ORDER): whether
        * atomic contention between neighbouring rays matters on this device */
@@ -373,7 +333,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("(* = the back projection this device gets by default)\n");
-  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) printf("%s\n", ratios[m]);
+  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++)
+    if (ratios[m][0]) printf("%s\n", ratios[m]);
   printf("device vs C voxel-driven back projection: max |difference| %.2e of max %.3g; "
          "device/C speed %.2fx (wall), %.2fx (core-seconds)\n\n", maxd, maxr,
          t_cpu.wall / t_dev.wall, t_cpu.cpu / t_dev.cpu);
@@ -387,6 +348,10 @@ int main(int argc, char **argv) {
     CHECK(f && pj && tl_array_upload(y, dm->proj, &error));
     CtCpu cc;
     CHECK(ct_cpu_init(&cc, pj, &error));
+    /* the device's kernels of these runs, summed: where FDK's time goes */
+    CHECK(tl_ct_fdk_run(f, s, y, x, &error) && tl_stream_finish(s, &error)); /* warm-up */
+    g_autoptr(TlProfile) fprof = tl_profile_new();
+    tl_stream_set_profile(s, fprof);
     for (int r = 0; r < repeat; r++) {
       double w0 = now(), c0 = cpu_now();
       CHECK(tl_ct_fdk_run(f, s, y, x, &error) && tl_stream_finish(s, &error));
@@ -407,6 +372,22 @@ int main(int argc, char **argv) {
     print_row(what, &d_fdk, vv, views);
     g_snprintf(what, sizeof what, "FDK %d views (C+OpenMP)", views);
     print_row(what, &c_fdk, vv, views);
+    tl_stream_set_profile(s, NULL);
+    g_autofree char *ftable = tl_profile_format(fprof);
+    printf("FDK on the device, %d runs:\n%s\n", repeat, ftable);
+    /* the same FDK with the ramp as the exact spatial convolution (TL_CT_RAMP_SPATIAL), after
+     * a warm-up: which ramp filter suits this device at this row length */
+    g_autoptr(TlCtFdk) fs =
+        tl_ct_fdk_new_full(ctx, gm, &grid, TL_CT_FILTER_RAM_LAK, TL_CT_RAMP_SPATIAL, 0, &error);
+    CHECK(fs && tl_ct_fdk_run(fs, s, y, x, &error) && tl_stream_finish(s, &error));
+    Time d_fdk_sp = {0};
+    for (int r = 0; r < repeat; r++) {
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_fdk_run(fs, s, y, x, &error) && tl_stream_finish(s, &error));
+      keep_best(&d_fdk_sp, now() - w0, cpu_now() - c0);
+    }
+    g_snprintf(what, sizeof what, "FDK %d views, spatial ramp", views);
+    print_row(what, &d_fdk_sp, vv, views);
     ct_cpu_clear(&cc);
   }
   g_clear_pointer(&y, tl_array_free);
@@ -421,7 +402,7 @@ int main(int argc, char **argv) {
     CHECK(dc);
     g_autoptr(TlArray) yc = tl_ct_data_upload(ctx, dc, &error);
     CHECK(yc);
-    for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+    for (gsize m = 0; m < (compare ? 0 : G_N_ELEMENTS(methods)); m++) {
       guint done = 0; /* resolved back projections already timed, as bits */
       for (char **b = cgls_backs; *b; b++) {
         TlCtBack mode;
@@ -503,12 +484,12 @@ int main(int argc, char **argv) {
     printf("\nJoseph, device against plain C + OpenMP of the same work, best of %d (device/C "
            "speed, >= 1 means the device is faster):\n"
            "  forward %.2fx (images within %.1e of the largest)\n"
-           "  back (%s) %.2fx (within %.1e)\n"
+           "  back (%s) %.2fx (within %.1e; %.2fx the device's forward)\n"
            "  FDK, %d views %.2fx (within %.1e)\n"
            "  SIRT iteration, %d views %.2fx\n"
            "  CGLS iteration, %d views %.2fx; %.2fx its forward projection (%s)\n\n",
            repeat, c_fwd.wall / d_fwd.wall, fwd_diff, tl_ct_back_name(it_back),
-           c_back.wall / d_back.wall, back_diff, views, c_fdk.wall / d_fdk.wall, fdk_diff,
+           c_back.wall / d_back.wall, back_diff, d_back.wall / d_fwd.wall, views, c_fdk.wall / d_fdk.wall, fdk_diff,
            cgls_views, c_it[0].wall / d_it[0].wall, cgls_views, c_it[1].wall / d_it[1].wall,
            d_it[1].wall / (fwd_per_view * cgls_views), tl_ct_back_name(it_back));
   }

@@ -40,7 +40,6 @@ struct _TlCtProjector {
   TlPipeline *scatter;     /* the scatter in use (float atomics or CAS); built on first use */
   TlCtBack back_mode;      /* resolved: GATHER, SCATTER, SCATTER_CAS, _TILED, _FIXED(32) */
   TlFixed *fixed;          /* SCATTER_FIXED(32): the accumulator */
-  gboolean pair;           /* the scatter walks two pixels of a row per item (ct_back_scatter) */
   guint32 forward_cost;    /* per pixel */
   guint32 back_cost;       /* per voxel and view */
   char *label_forward, *label_back; /* one back label for every form: profiles compare them */
@@ -214,16 +213,6 @@ static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
   return TRUE;
 }
 
-/* ct_bp_voxel's constant STAGED: the view rows through shared memory, one load per workgroup,
- * or each invocation's own loads. $TOMOLAB_CT_BP=staged|direct overrides (bench/ct times both);
- * otherwise by measurement (bench/README.md "bench/ct", FDK's back projection): STAGED_CHOICE. */
-static guint32 bp_staged(const TlContext *ctx) {
-  const char *env = g_getenv("TOMOLAB_CT_BP");
-  if (g_strcmp0(env, "staged") == 0) return 1;
-  if (g_strcmp0(env, "direct") == 0) return 0;
-  return tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-}
-
 /* Voxels along x per item of the gather back projections: ct_bp_voxel's or ct_back's block. */
 static guint32 gather_block(const TlCtProjector *p) {
   return p->method == TL_CT_VOXEL ? TL_CT_BP_BLOCK : TL_CT_BACK_BLOCK;
@@ -260,8 +249,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   p->label_forward = g_strdup_printf("ct forward %s", tl_ct_method_name(method));
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
-    guint32 spec_bp[2] = {rows_exact(geometry, grid), bp_staged(ctx)};
-    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), spec_bp, 2, error);
+    guint32 rows = rows_exact(geometry, grid);
+    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), &rows, 1, error);
     if (!p->back) return NULL;
     p->back_cost = 4 * TL_CT_BP_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
@@ -306,15 +295,6 @@ void tl_ct_projector_free(TlCtProjector *p) {
  * (2026-11-28, CT-cone GPU case) back / forward was: Joseph gather 0.69x, scatter 0.34x;
  * Siddon gather 0.53x, scatter 0.91x; ray casting gather 0.93x, scatter 2.13x. */
 /* The scatter sums in fixed point: deterministic, as the gather is by construction. */
-/* Joseph's scatter in pairs of rays (constant PAIR of ct_back_scatter.glsl) or one ray per
- * item; $TOMOLAB_CT_PAIR=1|0 overrides (bench/ct times both). By measurement (bench/README.md
- * "bench/ct"): PAIR_CHOICE. */
-static gboolean scatter_pairs(const TlContext *ctx) {
-  const char *env = g_getenv("TOMOLAB_CT_PAIR");
-  if (env && *env) return g_strcmp0(env, "0") != 0;
-  return tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
-}
-
 static TlCtBack auto_back(const TlContext *ctx, TlCtMethod method) {
   if (tl_context_info(ctx)->type == VK_PHYSICAL_DEVICE_TYPE_CPU || method == TL_CT_JOSEPH)
     return TL_CT_BACK_SCATTER_FIXED;
@@ -369,10 +349,8 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
     /* constant 3: CT_FIXED; FIXED adds each term with one 64-bit atomic (its own build, which
      * needs the device's shaderBufferInt64Atomics), FIXED32 with two 32-bit ones in the
      * float-atomic build where the device has it, else in the portable one */
-    guint32 views_fast = g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0;
-    /* constant 4: Joseph's rays in pairs of a row, their adds merged (ct_joseph_back_pair) */
-    gboolean pair = p->method == TL_CT_JOSEPH && !views_fast && scatter_pairs(p->ctx);
-    guint32 spec2[4] = {p->method, views_fast, fixed, pair};
+    guint32 spec2[3] = {p->method, g_strcmp0(g_getenv("TOMOLAB_CT_SCATTER_ORDER"), "views") == 0,
+                        fixed};
     const char *name = mode == TL_CT_BACK_SCATTER_FIXED               ? "ct_back_scatter_fixed64"
                      : mode == TL_CT_BACK_SCATTER || (fixed && has_fa) ? "ct_back_scatter"
                                                                        : "ct_back_scatter_cas";
@@ -380,13 +358,12 @@ gboolean tl_ct_projector_set_back(TlCtProjector *p, TlCtBack mode, GError **erro
         mode == TL_CT_BACK_SCATTER_TILED
             ? tl_pipeline_new_builtin_local(p->ctx, "ct_back_tiled", TL_CT_TILE * TL_CT_TILE,
                                             sizeof(CtPush), NULL, 0, error)
-            : tl_pipeline_new_builtin(p->ctx, name, sizeof(CtPush), spec2, 4, error);
+            : tl_pipeline_new_builtin(p->ctx, name, sizeof(CtPush), spec2, 3, error);
     if (!pl) return FALSE;
-    p->pair = pair && mode != TL_CT_BACK_SCATTER_TILED;
     tl_pipeline_free(p->scatter);
     p->scatter = pl;
     /* a ray's walk, with an atomic add per voxel where the forward loads: the forward's cost */
-    tl_pipeline_set_item_cost(p->scatter, p->pair ? 2 * p->forward_cost : p->forward_cost);
+    tl_pipeline_set_item_cost(p->scatter, p->forward_cost);
   }
   p->back_mode = mode;
   return TRUE;
@@ -488,8 +465,8 @@ gboolean tl_ct_projector_forward(TlCtProjector *p, TlStream *s, const TlCtViews 
  * about twice the voxel's diagonal (Siddon: the chord; Joseph: a bilinear weight <= 1 times the
  * step between planes; ray casting: trilinear weights <= 1 of the samples within a voxel's
  * reach, 2 diagonals + a step), with a margin of 4. */
-static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, guint64 items,
-                           CtPush *push, TlArray *image, GError **error) {
+static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, CtPush *push,
+                           TlArray *image, GError **error) {
   const float *v = p->grid.voxel_mm;
   double diag = sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
   push->bound = (float)(4.0 * (2.0 * diag + p->step));
@@ -505,7 +482,7 @@ static gboolean back_fixed(TlCtProjector *p, TlStream *s, guint64 rays, guint64 
                 "x, expected 8-byte alignment for its 64-bit atomics", push->image);
     return FALSE;
   }
-  return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, push, error) &&
+  return tl_stream_dispatch_1d(s, p->scatter, p->label_back, rays, push, error) &&
          tl_fixed_finish(p->fixed, s, image, push->bound, error);
 }
 
@@ -518,14 +495,12 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
     /* ray-driven: one item per pixel, each adding into the image */
     if (!accumulate && !tl_stream_zero(s, image, error)) return FALSE;
     fill_push(p, views, image, proj, TRUE, &push);
-    guint64 rays = tl_ct_views_n_pixels(p->geom, views), items = rays;
-    if (p->pair) /* two pixels of a row per item */
-      items = (guint64)views->count * p->geom->det_v * ((p->geom->det_u + 1) / 2);
+    guint64 items = tl_ct_views_n_pixels(p->geom, views);
     if (p->back_mode == TL_CT_BACK_SCATTER_TILED) /* whole tiles, one workgroup each */
       items = (guint64)views->count * ((p->geom->det_u + TL_CT_TILE - 1) / TL_CT_TILE) *
               ((p->geom->det_v + TL_CT_TILE - 1) / TL_CT_TILE) * TL_CT_TILE * TL_CT_TILE;
     if (p->back_mode == TL_CT_BACK_SCATTER_FIXED || p->back_mode == TL_CT_BACK_SCATTER_FIXED32)
-      return back_fixed(p, s, rays, items, &push, image, error);
+      return back_fixed(p, s, items, &push, image, error);
     return tl_stream_dispatch_1d(s, p->scatter, p->label_back, items, &push, error);
   }
   fill_push(p, views, image, proj, accumulate, &push);

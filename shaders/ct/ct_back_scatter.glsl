@@ -24,12 +24,6 @@ layout(constant_id = 1) const uint METHOD = 0;
 // (tl-ct-projector.c).
 layout(constant_id = 2) const uint ORDER = 0;
 
-// Constant 4, PAIR = 1 (Joseph, ORDER 0): one invocation scatters two neighbouring pixels of a
-// detector row, u = 2i and 2i + 1, merging their adds where they meet the same voxels
-// (ct_joseph_back_pair); the host dispatches ceil(nu / 2) items per row. Chosen by measurement
-// (tl-ct-projector.c).
-layout(constant_id = 4) const uint PAIR = 0;
-
 layout(push_constant, scalar) uniform Push { CT_PUSH; } pc;
 
 #include "ct_siddon.glsl"
@@ -42,21 +36,6 @@ void main() {
   if (CT_FIXED == 1u) ct_fixed_k = tl_fixed_k(TlUints(pc.image), pc.bound);
   uint item = pc.tl_base + i;
   uint npix = pc.nu * pc.nv, k, pix;
-  if (PAIR == 1u && METHOD == 0u) {
-    uint np = (pc.nu + 1u) / 2u, per_view = np * pc.nv;
-    k = item / per_view;
-    uint rest = item - k * per_view, row = rest / np, u = 2u * (rest - row * np);
-    pix = row * pc.nu + u;
-    float ya = pc.proj.v[k * npix + pix];
-    float yb = u + 1u < pc.nu ? pc.proj.v[k * npix + pix + 1u] : 0.0;
-    if (ya == 0.0 && yb == 0.0) return;
-    CtView w = pc.views.v[pc.first + k * pc.stride];
-    bool cone = (pc.flags & CT_CONE) != 0u;
-    CtRay ra = ct_ray(w, float(u), float(row), pc.corner, pc.voxel, cone);
-    CtRay rb = ct_ray(w, float(u + 1u), float(row), pc.corner, pc.voxel, cone);
-    ct_joseph_back_pair(ra, ya, rb, yb, pc.image, pc.dims);
-    return;
-  }
   if (ORDER == 1u) {
     pix = item / pc.count;
     k = item - pix * pc.count;

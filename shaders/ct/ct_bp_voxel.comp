@@ -52,31 +52,20 @@ float ct_linear_row(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
   return w0 * pr.v[o + uint(q0)] + w1 * pr.v[o + uint(q1)];
 }
 
-// Constant 2, STAGED = 1: the workgroup copies the view rows of CT_BP_VIEWS views at a time
-// into shared memory and every invocation reads them there. Each invocation reads the same
-// three rows per view, and lavapipe turns every load through a buffer address into a loop over
-// the SIMD lanes (bench/README.md "bench/ct"): staged, the rows cost one global load per
-// workgroup and view row instead of one per lane. STAGED = 0 reads them from the table.
-// Chosen per device by tl-ct-projector.c (bench/ct measures both).
-layout(constant_id = 2) const uint STAGED = 0;
-#define CT_BP_VIEWS 32
-shared vec4 s_rows[3 * CT_BP_VIEWS];
-
 void main() {
   uint i = tl_local_item();
-  // no early return: every invocation of a staged workgroup takes part in its barriers
-  bool live = i < pc.tl_count;
+  if (i >= pc.tl_count) return;
   uint item = pc.tl_base + i;
   uint bx = (pc.dims.x + CT_BP_BLOCK - 1) / CT_BP_BLOCK;
   uvec3 n = uvec3((item % bx) * CT_BP_BLOCK, (item / bx) % pc.dims.y, item / (bx * pc.dims.y));
   // pc.bound > 0 (tl_ct_projector_set_disc): the squared radius, in voxels, of the disc about
   // the slice's centre column outside which voxels are not back-projected but set to 0; a
   // block is skipped when its voxel nearest the centre is outside.
-  bool skip = !live;
+  bool skip = false;
   if (pc.bound > 0.0) {
     vec2 c = 0.5 * vec2(pc.dims.xy) - 0.5;
     float dx = clamp(c.x, float(n.x), float(n.x + CT_BP_BLOCK - 1u)) - c.x, dy = float(n.y) - c.y;
-    skip = skip || dx * dx + dy * dy > pc.bound;
+    skip = dx * dx + dy * dy > pc.bound;
   }
   vec4 x0 = vec4(pc.corner + (vec3(n) + 0.5) * pc.voxel, 1.0);  // first voxel's centre, mm
   int nu = int(pc.nu), nv = int(pc.nv);
@@ -84,38 +73,22 @@ void main() {
   float acc[CT_BP_BLOCK];
   for (int t = 0; t < CT_BP_BLOCK; t++) acc[t] = 0.0;
   CtVec4s w4 = CtVec4s(pc.views);
-  uint chunk = STAGED == 1u ? CT_BP_VIEWS : pc.count;
-  for (uint k0 = 0u; k0 < pc.count; k0 += chunk) {
-    uint nk = min(chunk, pc.count - k0);
-    if (STAGED == 1u) {
-      barrier();  // the previous chunk's rows are read by every invocation
-      for (uint j = gl_LocalInvocationIndex; j < 3u * nk; j += gl_WorkGroupSize.x)
-        s_rows[j] = w4.v[(pc.first + (k0 + j / 3u) * pc.stride) * 8u + j % 3u];
-      barrier();
-    }
-    for (uint kk = 0u; kk < (skip ? 0u : nk); kk++) {
-      uint k = k0 + kk, vb = (pc.first + k * pc.stride) * 8u;
-      vec4 r0, r1, r2;
-      if (STAGED == 1u) {
-        r0 = s_rows[3u * kk], r1 = s_rows[3u * kk + 1u], r2 = s_rows[3u * kk + 2u];
-      } else {
-        r0 = w4.v[vb], r1 = w4.v[vb + 1u], r2 = w4.v[vb + 2u];
-      }
-      // (u_n w_n, v_n w_n, w_n) at the first voxel and its step along x (eq. 1, a_k = P)
-      vec3 p = vec3(dot(r0, x0), dot(r1, x0), dot(r2, x0));
-      vec3 dp = pc.voxel.x * vec3(r0.x, r1.x, r2.x);
-      for (int t = 0; t < CT_BP_BLOCK; t++) {
-        vec3 q = p + float(t) * dp;
-        if (!(q.z > 0.0)) continue;  // behind the source
-        float r = 1.0 / q.z;
-        vec2 uv = q.xy * r;
-        float s = ROWS == 1u ? ct_linear_row(pc.proj, k * npix, uv, nu, nv)
-                             : ct_bilinear(pc.proj, k * npix, uv, nu, nv);
-        acc[t] += s * (r * r);
-      }
+  for (uint k = 0u; k < (skip ? 0u : pc.count); k++) {
+    uint vb = (pc.first + k * pc.stride) * 8u;
+    vec4 r0 = w4.v[vb], r1 = w4.v[vb + 1u], r2 = w4.v[vb + 2u];
+    // (u_n w_n, v_n w_n, w_n) at the first voxel and its step along x (eq. 1, a_k = P)
+    vec3 p = vec3(dot(r0, x0), dot(r1, x0), dot(r2, x0));
+    vec3 dp = pc.voxel.x * vec3(r0.x, r1.x, r2.x);
+    for (int t = 0; t < CT_BP_BLOCK; t++) {
+      vec3 q = p + float(t) * dp;
+      if (!(q.z > 0.0)) continue;  // behind the source
+      float r = 1.0 / q.z;
+      vec2 uv = q.xy * r;
+      float s = ROWS == 1u ? ct_linear_row(pc.proj, k * npix, uv, nu, nv)
+                           : ct_bilinear(pc.proj, k * npix, uv, nu, nv);
+      acc[t] += s * (r * r);
     }
   }
-  if (!live) return;
   for (int t = 0; t < CT_BP_BLOCK; t++) {
     if (n.x + uint(t) >= pc.dims.x) break;
     uint idx = n.x + uint(t) + pc.dims.x * (n.y + pc.dims.y * n.z);

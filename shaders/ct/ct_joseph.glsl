@@ -76,64 +76,6 @@ float ct_joseph_walk(CtRay r, TlFloats img, uvec3 dims, bool back, float y) {
   return acc * j.wl;
 }
 
-// Bilinear weight of tap o (0 or 1 along each in-plane axis) at fraction e; 0 off the 2 x 2.
-float ct_joseph_tap(ivec2 o, vec2 e) {
-  float wu = o.x == 0 ? 1.0 - e.x : (o.x == 1 ? e.x : 0.0);
-  float wv = o.y == 0 ? 1.0 - e.y : (o.y == 1 ? e.y : 0.0);
-  return wu * wv;
-}
-
-// The scatter of two rays at once (ct_back_scatter.glsl's constant PAIR: neighbouring pixels
-// of one detector row). Where both cut plane k with 2 x 2 taps within one 3 x 3 patch of voxels,
-// each voxel of the patch gets a_An y_A + a_Bn y_B in one add instead of one add per ray: at
-// ~2.4 pixels per voxel the two rays share all four taps on ~60 % of the planes and two of them
-// on the rest, so about 5 adds where the single walks make 8. The weights are the single walk's
-// expressions, so the pair is the same transpose to float rounding; a lone ray's term is the
-// single walk's value exactly (adding a zero). Rays with different dominant axes, or whose
-// taps are farther apart, are walked one by one.
-void ct_joseph_back_pair(CtRay ra, float ya, CtRay rb, float yb, TlFloats img, uvec3 dims) {
-  CtJoseph ja, jb;
-  bool oka = ya != 0.0 && ct_joseph_setup(ra, dims, ja);
-  bool okb = yb != 0.0 && ct_joseph_setup(rb, dims, jb);
-  if (!(oka && okb && ja.m == jb.m)) {
-    if (oka) ct_joseph_walk(ra, img, dims, true, ya);
-    if (okb) ct_joseph_walk(rb, img, dims, true, yb);
-    return;
-  }
-  ivec3 n = ivec3(dims);
-  uvec3 stride = uvec3(1u, dims.x, dims.x * dims.y);
-  float ywa = ya * ja.wl, ywb = yb * jb.wl;
-  for (int k = min(ja.klo, jb.klo); k <= max(ja.khi, jb.khi); k++) {
-    bool ina = k >= ja.klo && k <= ja.khi, inb = k >= jb.klo && k <= jb.khi;
-    ivec2 fa, fb;
-    vec2 ea, eb;
-    ct_joseph_plane(ra, ja, k, fa, ea);
-    ct_joseph_plane(rb, jb, k, fb, eb);
-    ivec2 f0 = min(fa, fb), d = abs(fa - fb);
-    if (!ina) f0 = fb;
-    if (!inb) f0 = fa;
-    if (ina && inb && (d.x > 1 || d.y > 1)) {  // apart: each ray's four taps alone
-      for (int c = 0; c < 8; c++) {
-        bool b = c >= 4;
-        ivec2 o = ivec2(c & 1, (c >> 1) & 1), q = (b ? fb : fa) + o;
-        if (q.x < 0 || q.x >= n[ja.u] || q.y < 0 || q.y >= n[ja.v]) continue;
-        float wc = ct_joseph_tap(o, b ? eb : ea);
-        uint idx = uint(k) * stride[ja.m] + uint(q.x) * stride[ja.u] + uint(q.y) * stride[ja.v];
-        if (wc != 0.0) ct_scatter(img, idx, wc * (b ? ywb : ywa));
-      }
-      continue;
-    }
-    for (int c = 0; c < 9; c++) {
-      ivec2 o = ivec2(c % 3, c / 3), q = f0 + o;
-      if (q.x < 0 || q.x >= n[ja.u] || q.y < 0 || q.y >= n[ja.v]) continue;
-      float wa = ina ? ct_joseph_tap(q - fa, ea) : 0.0, wb = inb ? ct_joseph_tap(q - fb, eb) : 0.0;
-      float t = wa * ywa + wb * ywb;
-      uint idx = uint(k) * stride[ja.m] + uint(q.x) * stride[ja.u] + uint(q.y) * stride[ja.v];
-      if (wa != 0.0 || wb != 0.0) ct_scatter(img, idx, t);
-    }
-  }
-}
-
 float ct_joseph_forward(CtRay r, TlFloats img, uvec3 dims) {
   return ct_joseph_walk(r, img, dims, false, 0.0);
 }
