@@ -45,16 +45,13 @@ int tl_fixed_k(TlUints acc, float amax) {
 #ifdef TL_FIXED_INT64
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer TlFixed64 { uint64_t v[]; };
 
-// acc[i] += v as below, with one 64-bit atomic: the two-word kernel's (hi, lo) as one integer.
-// Built from its two 32-bit halves rather than by uint64_t(f): a float-to-64-bit conversion
-// has no vector instruction on AVX2, so lavapipe made it a scalar call per lane
-// (bench/README.md "bench/ct"); the halves convert as vectors and give the same bits.
+// acc[i] += v as below, with one 64-bit atomic: round(|v| 2^k) is the two-word kernel's
+// (hi, lo) as one integer (f < 2^24 rounds to even there too; above it f is an integer).
 void tl_fixed_add(TlUints acc, uint i, float v, int k) {
   float f = abs(v) * tl_pow2(k / 2) * tl_pow2(k - k / 2);
   if (!(f >= 0.5)) return;
   f = min(f, 4.0e18);
-  float fh = floor(f * (1.0 / 4294967296.0));
-  uint64_t t = (uint64_t(uint(fh)) << 32) | uint64_t(uint(roundEven(f - fh * 4294967296.0)));
+  uint64_t t = uint64_t(roundEven(f));
   if (v < 0.0) t = ~t + 1ul;
   atomicAdd(TlFixed64(acc).v[TL_FIXED_HEAD / 2u + i], t);
 }
