@@ -6,7 +6,11 @@
  * 3-D Shepp-Logan.
  *
  *   bench/ct [--views 16] [--cgls-views 31] [--repeat 2] [--no-fdk] [--size 256]
- *            [--detector 624x480] [--gpu] [--gather-views N] [--cgls-back LIST]
+ *            [--detector 624x480] [--gpu] [--gather-views N] [--cgls-back LIST] [--compare]
+ *
+ * --compare runs only the device against C + OpenMP comparisons (issue 31's done-when): the
+ * voxel-driven back projection, Joseph's forward and default back projection, FDK (with its
+ * kernel profile and the spatial ramp beside the FFT), one SIRT and one CGLS iteration.
  *
  * --gpu selects the GPU size of the reference case: 512^3 voxels and a 1248 x 960 detector
  * (--size and --detector still override). Other detectors keep the panel (400 x 307 mm): the
