@@ -209,6 +209,25 @@ int main(int argc, char **argv) {
     keep_best(&t_cpu, now() - w0, cpu_now() - c0);
   }
   ct_cpu_clear(&cv);
+  /* ct_bp_voxel's two builds: four loads a bilinear sample, or two 64-bit ones
+   * ($TOMOLAB_CT_BP_LOADS, where the device has shaderInt64) */
+  Time t_loads[2] = {{0}};
+  static const char *const loads[2] = {"4", "2"};
+  for (int l = 0; l < (tl_context_info(ctx)->shader_int64 ? 2 : 0); l++) {
+    g_setenv("TOMOLAB_CT_BP_LOADS", loads[l], TRUE);
+    g_autoptr(TlCtProjector) pl = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
+    g_unsetenv("TOMOLAB_CT_BP_LOADS");
+    CHECK(pl);
+    for (int r = 0; r < repeat + 1; r++) { /* the first: warm-up */
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_projector_back(pl, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
+      if (r > 0) keep_best(&t_loads[l], now() - w0, cpu_now() - c0);
+    }
+    char what[64];
+    g_snprintf(what, sizeof what, "back voxel-driven, %s loads/sample", loads[l]);
+    print_row(what, &t_loads[l], vv, views);
+  }
+  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   CHECK(tl_array_download(x, dev_out, &error));
   double maxd = 0, maxr = 0;
   for (guint64 i = 0; i < nvox; i++) {

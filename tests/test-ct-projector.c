@@ -440,11 +440,19 @@ static void test_bp_voxel(void) {
   g_autoptr(TlCtGeometry) orbit = tl_ct_geometry_new_orbit(&o, &error);
   g_assert_no_error(error);
   TlCtViews odd = {.first = 1, .stride = 2, .count = 37};
-  check_bp_voxel(cone, &grid, NULL, "cone");
-  check_bp_voxel(par, &grid, NULL, "parallel");
-  check_bp_voxel(cone, &grid, &sub, "cone, views 2 + 2k");
-  check_bp_voxel(orbit, &grid, NULL, "cone, 75 views");
-  check_bp_voxel(orbit, &grid, &odd, "cone, views 1 + 2k of 75");
+  /* both builds of the kernel: four loads a sample, and two 64-bit ones (ct_bp_voxel64, where
+   * the device has shaderInt64; else "2" runs the four-load build too) */
+  static const char *const loads[] = {"4", "2"};
+  for (gsize l = 0; l < G_N_ELEMENTS(loads); l++) {
+    g_setenv("TOMOLAB_CT_BP_LOADS", loads[l], TRUE);
+    g_test_message("ct_bp_voxel, %s loads a sample", loads[l]);
+    check_bp_voxel(cone, &grid, NULL, "cone");
+    check_bp_voxel(par, &grid, NULL, "parallel");
+    check_bp_voxel(cone, &grid, &sub, "cone, views 2 + 2k");
+    check_bp_voxel(orbit, &grid, NULL, "cone, 75 views");
+    check_bp_voxel(orbit, &grid, &odd, "cone, views 1 + 2k of 75");
+  }
+  g_unsetenv("TOMOLAB_CT_BP_LOADS");
 
   /* no forward for the voxel-driven projector: a GError, not an abort */
   g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, cone, &grid, TL_CT_VOXEL, &error);

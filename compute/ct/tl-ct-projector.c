@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors: the per-view table, argument checks, the choice of back projection and the
  * dispatches of shaders/ct/ct_forward.comp, ct_back.comp (gather), ct_back_scatter.comp and
- * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp. */
+ * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp / ct_bp_voxel64.comp. */
 #include "tl-ct-projector.h"
 #include "tl-fixed.h"
 #include <math.h>
@@ -213,6 +213,18 @@ static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
   return TRUE;
 }
 
+/* ct_bp_voxel64, each detector row's two taps as one 64-bit load (2 loads a sample instead of
+ * 4), where the device has shaderInt64 and the detector 2 columns or more. By measurement
+ * (bench/README.md "bench/ct"): BP64_CHOICE. $TOMOLAB_CT_BP_LOADS=2|4 overrides (bench/ct times
+ * both). */
+static gboolean bp_pair_loads(const TlContext *ctx, const TlCtGeometry *g) {
+  const TlDeviceInfo *info = tl_context_info(ctx);
+  if (!info->shader_int64 || g->det_u < 2) return FALSE;
+  const char *env = g_getenv("TOMOLAB_CT_BP_LOADS");
+  if (env && *env) return g_strcmp0(env, "2") == 0;
+  return info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
 /* Voxels along x per item of the gather back projections: ct_bp_voxel's or ct_back's block. */
 static guint32 gather_block(const TlCtProjector *p) {
   return p->method == TL_CT_VOXEL ? TL_CT_BP_BLOCK : TL_CT_BACK_BLOCK;
@@ -250,7 +262,8 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
     guint32 rows = rows_exact(geometry, grid);
-    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), &rows, 1, error);
+    const char *bp = bp_pair_loads(ctx, geometry) ? "ct_bp_voxel64" : "ct_bp_voxel";
+    p->back = tl_pipeline_new_builtin(ctx, bp, sizeof(CtPush), &rows, 1, error);
     if (!p->back) return NULL;
     p->back_cost = 4 * TL_CT_BP_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
