@@ -480,9 +480,15 @@ static void test_bp_voxel_rows(void) {
   for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
     TlImageGrid grid = tl_image_grid_centred(24, 22, cases[c].nz, 1.0f, 1.0f, 1.5f);
     grid.origin_mm[0] += 0.3f, grid.origin_mm[2] += cases[c].dz;
-    g_autofree char *what = g_strdup_printf("%u slices on rows%s", cases[c].nz,
-                                            cases[c].dz != 0 ? " shifted by a quarter row" : "");
-    check_bp_voxel(g, &grid, NULL, what);
+    for (int l = 2; l <= 4; l += 2) { /* both builds: one 64-bit load a sample, and two */
+      g_autofree char *loads = g_strdup_printf("%d", l);
+      g_setenv("TOMOLAB_CT_BP_LOADS", loads, TRUE);
+      g_autofree char *what =
+          g_strdup_printf("%u slices on rows%s, build for %d loads", cases[c].nz,
+                          cases[c].dz != 0 ? " shifted by a quarter row" : "", l);
+      check_bp_voxel(g, &grid, NULL, what);
+    }
+    g_unsetenv("TOMOLAB_CT_BP_LOADS");
   }
 }
 

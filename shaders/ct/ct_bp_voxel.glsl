@@ -63,7 +63,8 @@ float ct_bilinear(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
 // (the host decides from the matrices, tl-ct-projector.c: parallel beam about the detector's v
 // axis with the slices on its rows, as a scan reconstructed row by row or the centre search's
 // one-row slices). There v's fraction is 0, so eq. 1's row weights are 1 and 0 and the sample
-// is the linear interpolation along that row: two loads instead of four, the same value.
+// is the linear interpolation along that row: two loads instead of four (ct_bp_voxel64: one),
+// the same value.
 layout(constant_id = 1) const uint ROWS = 0;
 float ct_linear_row(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
   int iv = int(round(uv.y));
@@ -71,10 +72,19 @@ float ct_linear_row(TlFloats pr, uint base, vec2 uv, int nu, int nv) {
   int f = int(fl);
   float e = uv.x - fl;
   if (f < -1 || f >= nu || iv < 0 || iv >= nv) return 0.0;
+#ifdef CT_BP_INT64
+  // the two taps as one 64-bit word from column c (weights as ct_bilinear's)
+  int c = clamp(f, 0, nu - 2);
+  float wc0 = c == f ? 1.0 - e : (c == f + 1 ? e : 0.0);
+  float wc1 = c + 1 == f ? 1.0 - e : (c + 1 == f + 1 ? e : 0.0);
+  vec2 a = ct_pair(pr, base + uint(iv) * uint(nu) + uint(c));
+  return wc0 * a.x + wc1 * a.y;
+#else
   int q0 = clamp(f, 0, nu - 1), q1 = clamp(f + 1, 0, nu - 1);
   float w0 = q0 == f ? 1.0 - e : 0.0, w1 = q1 == f + 1 ? e : 0.0;
   uint o = base + uint(iv) * uint(nu);
   return w0 * pr.v[o + uint(q0)] + w1 * pr.v[o + uint(q1)];
+#endif
 }
 
 void main() {
