@@ -214,9 +214,10 @@ static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
 }
 
 /* ct_bp_voxel64, each detector row's two taps as one 64-bit load (2 loads a sample instead of
- * 4), where the device has shaderInt64 and the detector 2 columns or more. By measurement
- * (bench/README.md "bench/ct"): BP64_CHOICE. $TOMOLAB_CT_BP_LOADS=2|4 overrides (bench/ct times
- * both). */
+ * 4), where the device has shaderInt64 and the detector 2 columns or more. By measurement on
+ * lavapipe (bench/README.md "bench/ct", third round): 0.127 against 0.249 core-s at 128^3, so
+ * CPU devices take it; GPUs keep the four loads (not measured there). $TOMOLAB_CT_BP_LOADS=2|4
+ * overrides (bench/ct times both). */
 static gboolean bp_pair_loads(const TlContext *ctx, const TlCtGeometry *g) {
   const TlDeviceInfo *info = tl_context_info(ctx);
   if (!info->shader_int64 || g->det_u < 2) return FALSE;
