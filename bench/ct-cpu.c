@@ -149,6 +149,47 @@ void ct_cpu_back(const CtCpu *c, const float *y, float *x) {
   g_free(priv);
 }
 
+/* Siegl et al. 2011 eq. 1: for every voxel, the sum over the views of the bilinear sample at its
+ * projection divided by w^2 (P: the first 12 floats of each view record); rows of voxels along
+ * x innermost, as RabbitCT's CPU codes. */
+void ct_cpu_bp(const CtCpu *c, const float *proj, float *out) {
+  const int nu = c->g->det_u, nv = c->g->det_v, nk = c->n_views;
+  const int nx = c->grid.dims[0], ny = c->grid.dims[1], nz = c->grid.dims[2];
+  const size_t npix = (size_t)nu * nv;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int z = 0; z < nz; z++)
+    for (int y = 0; y < ny; y++) {
+      float *row = out + ((size_t)z * ny + y) * nx;
+      for (int x = 0; x < nx; x++) row[x] = 0;
+      const float wy = c->grid.origin_mm[1] + y * c->grid.voxel_mm[1];
+      const float wz = c->grid.origin_mm[2] + z * c->grid.voxel_mm[2];
+      for (int k = 0; k < nk; k++) {
+        const float *a = c->views + (size_t)VIEW_FLOATS * k; /* P, row-major 3 x 4 */
+        const float *img = proj + k * npix;
+        for (int x = 0; x < nx; x++) {
+          const float wx = c->grid.origin_mm[0] + x * c->grid.voxel_mm[0];
+          float w = a[8] * wx + a[9] * wy + a[10] * wz + a[11];
+          if (!(w > 0)) continue;
+          float r = 1.0f / w;
+          float u = (a[0] * wx + a[1] * wy + a[2] * wz + a[3]) * r;
+          float v = (a[4] * wx + a[5] * wy + a[6] * wz + a[7]) * r;
+          int iu = (int)floorf(u), iv = (int)floorf(v);
+          if (iu < -1 || iu >= nu || iv < -1 || iv >= nv) continue;
+          float eu = u - iu, ev = v - iv, s = 0;
+          if (iv >= 0) {
+            if (iu >= 0) s += (1 - eu) * (1 - ev) * img[iv * nu + iu];
+            if (iu + 1 < nu) s += eu * (1 - ev) * img[iv * nu + iu + 1];
+          }
+          if (iv + 1 < nv) {
+            if (iu >= 0) s += (1 - eu) * ev * img[(iv + 1) * nu + iu];
+            if (iu + 1 < nu) s += eu * ev * img[(iv + 1) * nu + iu + 1];
+          }
+          row[x] += s * r * r;
+        }
+      }
+    }
+}
+
 /* In-place radix-2 FFT of n = 2^m points (sign -1 forward, +1 inverse, unscaled). */
 static void fft(float complex *a, guint n, int sign) {
   for (guint i = 1, j = 0; i < n; i++) {
@@ -213,41 +254,7 @@ void ct_cpu_fdk(const CtCpu *c, const float *proj, float *out) {
       }
     g_free(buf);
   }
-  /* eq. 1, rows of voxels along x innermost */
-  const int nx = c->grid.dims[0], ny = c->grid.dims[1], nz = c->grid.dims[2];
-  const size_t npix = (size_t)nu * nv;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < nz; z++)
-    for (int y = 0; y < ny; y++) {
-      float *row = out + ((size_t)z * ny + y) * nx;
-      for (int x = 0; x < nx; x++) row[x] = 0;
-      const float wy = c->grid.origin_mm[1] + y * c->grid.voxel_mm[1];
-      const float wz = c->grid.origin_mm[2] + z * c->grid.voxel_mm[2];
-      for (int k = 0; k < nk; k++) {
-        const float *a = c->views + (size_t)VIEW_FLOATS * k; /* P, row-major 3 x 4 */
-        const float *img = filtered + k * npix;
-        for (int x = 0; x < nx; x++) {
-          const float wx = c->grid.origin_mm[0] + x * c->grid.voxel_mm[0];
-          float w = a[8] * wx + a[9] * wy + a[10] * wz + a[11];
-          if (!(w > 0)) continue;
-          float r = 1.0f / w;
-          float u = (a[0] * wx + a[1] * wy + a[2] * wz + a[3]) * r;
-          float v = (a[4] * wx + a[5] * wy + a[6] * wz + a[7]) * r;
-          int iu = (int)floorf(u), iv = (int)floorf(v);
-          if (iu < -1 || iu >= nu || iv < -1 || iv >= nv) continue;
-          float eu = u - iu, ev = v - iv, s = 0;
-          if (iv >= 0) {
-            if (iu >= 0) s += (1 - eu) * (1 - ev) * img[iv * nu + iu];
-            if (iu + 1 < nu) s += eu * (1 - ev) * img[iv * nu + iu + 1];
-          }
-          if (iv + 1 < nv) {
-            if (iu >= 0) s += (1 - eu) * ev * img[(iv + 1) * nu + iu];
-            if (iu + 1 < nu) s += eu * ev * img[(iv + 1) * nu + iu + 1];
-          }
-          row[x] += s * r * r;
-        }
-      }
-    }
+  ct_cpu_bp(c, filtered, out);
   g_free(filtered);
 }
 

@@ -25,6 +25,10 @@ void ct_cpu_forward(const CtCpu *c, const float *x, float *y);
 /* x = A^T y: each thread scatters into its own image, summed at the end. */
 void ct_cpu_back(const CtCpu *c, const float *y, float *x);
 
+/* Siegl et al. 2011 eq. 1 (the voxel-driven back projection of FDK, not an adjoint) of proj
+ * (views x det_v x det_u) into out. */
+void ct_cpu_bp(const CtCpu *c, const float *proj, float *out);
+
 /* FDK (parallel beam: FBP) with the Ram-Lak ramp: scale and cosine weights, the ramp by FFT
  * (rows zero-padded to a power of two >= 2 det_u - 1), eq. 1's back projection. */
 void ct_cpu_fdk(const CtCpu *c, const float *proj, float *out);

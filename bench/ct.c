@@ -6,7 +6,11 @@
  * 3-D Shepp-Logan.
  *
  *   bench/ct [--views 16] [--cgls-views 31] [--repeat 2] [--no-fdk] [--size 256]
- *            [--detector 624x480] [--gpu] [--gather-views N] [--cgls-back LIST]
+ *            [--detector 624x480] [--gpu] [--gather-views N] [--cgls-back LIST] [--compare]
+ *
+ * --compare runs only the device against C + OpenMP comparisons (issue 31's done-when): the
+ * voxel-driven back projection, Joseph's forward and default back projection, FDK (with its
+ * kernel profile and the spatial ramp beside the FFT), one SIRT and one CGLS iteration.
  *
  * --gpu selects the GPU size of the reference case: 512^3 voxels and a 1248 x 960 detector
  * (--size and --detector still override). Other detectors keep the panel (400 x 307 mm): the
@@ -76,59 +80,15 @@ static void keep_best(Time *best, double wall, double cpu) {
   if (best->wall == 0 || wall < best->wall) best->wall = wall, best->cpu = cpu;
 }
 
-/* Siegl et al. 2011 eq. 1 in plain C + OpenMP: for every voxel, sum over the views of the bilinear
- * sample at its projection divided by w^2; rows of voxels along x innermost. */
-static void cpu_bp(const TlCtGeometry *g, const TlImageGrid *grid, const float *proj,
-                   float *out) {
-  const int nx = grid->dims[0], ny = grid->dims[1], nz = grid->dims[2];
-  const int nu = g->det_u, nv = g->det_v;
-  const size_t npix = (size_t)nu * nv;
-  float *P = g_new(float, 12 * g->n_views);
-  for (guint k = 0; k < 12 * g->n_views; k++) P[k] = (float)g->matrices[k];
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int z = 0; z < nz; z++)
-    for (int y = 0; y < ny; y++) {
-      float *row = out + ((size_t)z * ny + y) * nx;
-      for (int x = 0; x < nx; x++) row[x] = 0;
-      const float wy = grid->origin_mm[1] + y * grid->voxel_mm[1];
-      const float wz = grid->origin_mm[2] + z * grid->voxel_mm[2];
-      for (guint k = 0; k < g->n_views; k++) {
-        const float *a = P + 12 * k;
-        const float *img = proj + k * npix;
-        for (int x = 0; x < nx; x++) {
-          const float wx = grid->origin_mm[0] + x * grid->voxel_mm[0];
-          float w = a[8] * wx + a[9] * wy + a[10] * wz + a[11];
-          if (!(w > 0)) continue; /* behind the source */
-          float r = 1.0f / w;
-          float u = (a[0] * wx + a[1] * wy + a[2] * wz + a[3]) * r;
-          float v = (a[4] * wx + a[5] * wy + a[6] * wz + a[7]) * r;
-          int iu = (int)floorf(u), iv = (int)floorf(v);
-          if (iu < -1 || iu >= nu || iv < -1 || iv >= nv) continue;
-          float eu = u - iu, ev = v - iv, s = 0;
-          if (iv >= 0) {
-            if (iu >= 0) s += (1 - eu) * (1 - ev) * img[iv * nu + iu];
-            if (iu + 1 < nu) s += eu * (1 - ev) * img[iv * nu + iu + 1];
-          }
-          if (iv + 1 < nv) {
-            if (iu >= 0) s += (1 - eu) * ev * img[(iv + 1) * nu + iu];
-            if (iu + 1 < nu) s += eu * ev * img[(iv + 1) * nu + iu + 1];
-          }
-          row[x] += s * r * r;
-        }
-      }
-    }
-  g_free(P);
-}
-
 static void print_row(const char *what, const Time *t, double voxel_views, guint measured) {
   double scale = (double)N_VIEWS / measured;
-  printf("%-28s %8.3f %8.2f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
+  printf("%-34s %8.3f %8.3f %10.2f %9.3f %9.4f\n", what, t->wall, t->cpu, t->wall * scale,
          voxel_views / t->wall * 1e-9, voxel_views / t->cpu * 1e-9);
 }
 
 int main(int argc, char **argv) {
   int views = 16, cgls_views = 31, repeat = 2, size = 0, gather_views = 0;
-  gboolean no_fdk = FALSE, gpu = FALSE;
+  gboolean no_fdk = FALSE, gpu = FALSE, compare = FALSE;
   g_autofree char *detector = NULL, *cgls_back = NULL;
   GOptionEntry entries[] = {
       {"views", 0, 0, G_OPTION_ARG_INT, &views, "Views the projectors run on (default 16)", "N"},
@@ -140,6 +100,9 @@ int main(int argc, char **argv) {
       {"gpu", 0, 0, G_OPTION_ARG_NONE, &gpu, "The reference case's GPU size (512^3, 1248x960)",
        NULL},
       {"no-fdk", 0, 0, G_OPTION_ARG_NONE, &no_fdk, "Skip the full 496-view FDK", NULL},
+      {"compare", 0, 0, G_OPTION_ARG_NONE, &compare,
+       "Only the device against C + OpenMP (Joseph's default back projection, voxel-driven "
+       "back projection, FDK, SIRT, CGLS): no other forms, projectors or CGLS tables", NULL},
       {"gather-views", 0, 0, G_OPTION_ARG_INT, &gather_views,
        "Views the gather adjoints run on (default --views; --gpu: 1)", "N"},
       {"cgls-back", 0, 0, G_OPTION_ARG_STRING, &cgls_back,
@@ -226,22 +189,45 @@ int main(int argc, char **argv) {
   CHECK(s);
   TlCtViews all = tl_ct_views_all(gm);
   double vv = (double)nvox * views;
-  printf("%-28s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
+  printf("%-34s %8s %8s %10s %9s %9s\n", "", "wall s", "core s", "s (496 v)", "GUPS",
          "GUPS/core");
 
-  /* voxel-driven back projection: device vs C, alternating */
+  /* voxel-driven back projection: device vs C, alternating, after a warm-up */
   g_autofree float *cpu_out = g_new(float, nvox), *dev_out = g_new(float, nvox);
   Time t_dev = {0}, t_cpu = {0};
   g_autoptr(TlCtProjector) pv = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
   CHECK(pv);
+  CtCpu cv;
+  CHECK(ct_cpu_init(&cv, pv, &error));
+  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   for (int r = 0; r < repeat; r++) {
     double w0 = now(), c0 = cpu_now();
     CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
     keep_best(&t_dev, now() - w0, cpu_now() - c0);
     w0 = now(), c0 = cpu_now();
-    cpu_bp(gm, &grid, dm->proj, cpu_out);
+    ct_cpu_bp(&cv, dm->proj, cpu_out);
     keep_best(&t_cpu, now() - w0, cpu_now() - c0);
   }
+  ct_cpu_clear(&cv);
+  /* ct_bp_voxel's two builds: four loads a bilinear sample, or two 64-bit ones
+   * ($TOMOLAB_CT_BP_LOADS, where the device has shaderInt64) */
+  Time t_loads[2] = {{0}};
+  static const char *const loads[2] = {"4", "2"};
+  for (int l = 0; l < (tl_context_info(ctx)->shader_int64 ? 2 : 0); l++) {
+    g_setenv("TOMOLAB_CT_BP_LOADS", loads[l], TRUE);
+    g_autoptr(TlCtProjector) pl = tl_ct_projector_new(ctx, gm, &grid, TL_CT_VOXEL, &error);
+    g_unsetenv("TOMOLAB_CT_BP_LOADS");
+    CHECK(pl);
+    for (int r = 0; r < repeat + 1; r++) { /* the first: warm-up */
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_projector_back(pl, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
+      if (r > 0) keep_best(&t_loads[l], now() - w0, cpu_now() - c0);
+    }
+    char what[64];
+    g_snprintf(what, sizeof what, "back voxel-driven, %s loads/sample", loads[l]);
+    print_row(what, &t_loads[l], vv, views);
+  }
+  CHECK(tl_ct_projector_back(pv, s, &all, y, x, FALSE, &error) && tl_stream_finish(s, &error));
   CHECK(tl_array_download(x, dev_out, &error));
   double maxd = 0, maxr = 0;
   for (guint64 i = 0; i < nvox; i++) {
@@ -258,11 +244,13 @@ int main(int argc, char **argv) {
                                    TL_CT_BACK_SCATTER_FIXED,  TL_CT_BACK_SCATTER_FIXED32};
   gboolean has_fa = tl_context_info(ctx)->float32_atomic_add;
   gboolean has_i64 = tl_context_info(ctx)->buffer_int64_atomics;
-  char ratios[G_N_ELEMENTS(methods)][256];
+  char ratios[G_N_ELEMENTS(methods)][512];
   /* the plain C + OpenMP references of the same work (Joseph): device / C speed-ups */
   Time c_fwd = {0}, c_back = {0}, d_fwd = {0}, d_back = {0};
   double fwd_diff = 0, back_diff = 0;
   for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+    ratios[m][0] = 0;
+    if (compare && methods[m] != TL_CT_JOSEPH) continue;
     g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, gm, &grid, methods[m], &error);
     CHECK(p);
     TlCtBack chosen = tl_ct_projector_back_mode(p);
@@ -321,7 +309,7 @@ int main(int argc, char **argv) {
     }
     int n = g_snprintf(ratios[m], sizeof ratios[m], "%-8s back / forward:",
                        tl_ct_method_name(methods[m]));
-    for (gsize b = 0; b < G_N_ELEMENTS(backs); b++) {
+    for (gsize b = 0; b < (compare ? 0 : G_N_ELEMENTS(backs)); b++) {
       if (backs[b] == TL_CT_BACK_SCATTER && !has_fa) continue; /* it would run the CAS kernel */
       if (backs[b] == TL_CT_BACK_SCATTER_TILED && (!has_fa || methods[m] != TL_CT_JOSEPH))
         continue; /* Joseph's only */
@@ -368,7 +356,8 @@ int main(int argc, char **argv) {
     }
   }
   printf("(* = the back projection this device gets by default)\n");
-  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) printf("%s\n", ratios[m]);
+  for (gsize m = 0; m < G_N_ELEMENTS(methods); m++)
+    if (ratios[m][0]) printf("%s\n", ratios[m]);
   printf("device vs C voxel-driven back projection: max |difference| %.2e of max %.3g; "
          "device/C speed %.2fx (wall), %.2fx (core-seconds)\n\n", maxd, maxr,
          t_cpu.wall / t_dev.wall, t_cpu.cpu / t_dev.cpu);
@@ -382,6 +371,10 @@ int main(int argc, char **argv) {
     CHECK(f && pj && tl_array_upload(y, dm->proj, &error));
     CtCpu cc;
     CHECK(ct_cpu_init(&cc, pj, &error));
+    /* the device's kernels of these runs, summed: where FDK's time goes */
+    CHECK(tl_ct_fdk_run(f, s, y, x, &error) && tl_stream_finish(s, &error)); /* warm-up */
+    g_autoptr(TlProfile) fprof = tl_profile_new();
+    tl_stream_set_profile(s, fprof);
     for (int r = 0; r < repeat; r++) {
       double w0 = now(), c0 = cpu_now();
       CHECK(tl_ct_fdk_run(f, s, y, x, &error) && tl_stream_finish(s, &error));
@@ -402,6 +395,22 @@ int main(int argc, char **argv) {
     print_row(what, &d_fdk, vv, views);
     g_snprintf(what, sizeof what, "FDK %d views (C+OpenMP)", views);
     print_row(what, &c_fdk, vv, views);
+    tl_stream_set_profile(s, NULL);
+    g_autofree char *ftable = tl_profile_format(fprof);
+    printf("FDK on the device, %d runs:\n%s\n", repeat, ftable);
+    /* the same FDK with the ramp as the exact spatial convolution (TL_CT_RAMP_SPATIAL), after
+     * a warm-up: which ramp filter suits this device at this row length */
+    g_autoptr(TlCtFdk) fs =
+        tl_ct_fdk_new_full(ctx, gm, &grid, TL_CT_FILTER_RAM_LAK, TL_CT_RAMP_SPATIAL, 0, &error);
+    CHECK(fs && tl_ct_fdk_run(fs, s, y, x, &error) && tl_stream_finish(s, &error));
+    Time d_fdk_sp = {0};
+    for (int r = 0; r < repeat; r++) {
+      double w0 = now(), c0 = cpu_now();
+      CHECK(tl_ct_fdk_run(fs, s, y, x, &error) && tl_stream_finish(s, &error));
+      keep_best(&d_fdk_sp, now() - w0, cpu_now() - c0);
+    }
+    g_snprintf(what, sizeof what, "FDK %d views, spatial ramp", views);
+    print_row(what, &d_fdk_sp, vv, views);
     ct_cpu_clear(&cc);
   }
   g_clear_pointer(&y, tl_array_free);
@@ -416,7 +425,7 @@ int main(int argc, char **argv) {
     CHECK(dc);
     g_autoptr(TlArray) yc = tl_ct_data_upload(ctx, dc, &error);
     CHECK(yc);
-    for (gsize m = 0; m < G_N_ELEMENTS(methods); m++) {
+    for (gsize m = 0; m < (compare ? 0 : G_N_ELEMENTS(methods)); m++) {
       guint done = 0; /* resolved back projections already timed, as bits */
       for (char **b = cgls_backs; *b; b++) {
         TlCtBack mode;
@@ -498,12 +507,12 @@ int main(int argc, char **argv) {
     printf("\nJoseph, device against plain C + OpenMP of the same work, best of %d (device/C "
            "speed, >= 1 means the device is faster):\n"
            "  forward %.2fx (images within %.1e of the largest)\n"
-           "  back (%s) %.2fx (within %.1e)\n"
+           "  back (%s) %.2fx (within %.1e; %.2fx the device's forward)\n"
            "  FDK, %d views %.2fx (within %.1e)\n"
            "  SIRT iteration, %d views %.2fx\n"
            "  CGLS iteration, %d views %.2fx; %.2fx its forward projection (%s)\n\n",
            repeat, c_fwd.wall / d_fwd.wall, fwd_diff, tl_ct_back_name(it_back),
-           c_back.wall / d_back.wall, back_diff, views, c_fdk.wall / d_fdk.wall, fdk_diff,
+           c_back.wall / d_back.wall, back_diff, d_back.wall / d_fwd.wall, views, c_fdk.wall / d_fdk.wall, fdk_diff,
            cgls_views, c_it[0].wall / d_it[0].wall, cgls_views, c_it[1].wall / d_it[1].wall,
            d_it[1].wall / (fwd_per_view * cgls_views), tl_ct_back_name(it_back));
   }

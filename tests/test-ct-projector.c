@@ -396,15 +396,15 @@ static void test_uniform_slab(void) {
   }
 }
 
-/* The device's voxel-driven back projector against ct_ref_bp_voxel (Siegl et al. 2011 eq. 1). */
-static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
+/* The device's voxel-driven back projector against ct_ref_bp_voxel (Siegl et al. 2011 eq. 1) on
+ * random projections of the views sel of g (NULL: all): within 1e-5 of the largest voxel. */
+static void check_bp_voxel(const TlCtGeometry *g, const TlImageGrid *grid, const TlCtViews *sel,
+                           const char *what) {
   GError *error = NULL;
-  g_autoptr(TlCtGeometry) g = make_geometry(beam, 36, 28);
-  TlImageGrid grid = test_grid();
-  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, grid, TL_CT_VOXEL, &error);
   g_assert_no_error(error);
   TlCtViews v = sel ? *sel : tl_ct_views_all(g);
-  guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
+  guint64 nvox = tl_image_grid_n_voxels(grid), npix = tl_ct_views_n_pixels(g, &v);
   g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
   for (guint64 i = 0; i < npix; i++) y[i] = rnd();
   g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
@@ -416,29 +416,55 @@ static void check_bp_voxel(TlCtBeam beam, const TlCtViews *sel) {
   /* the reference takes consecutive views: give it the selected ones in order */
   g_autoptr(TlCtGeometry) gs = tl_ct_geometry_subset(g, v.first, v.stride, v.count, &error);
   g_assert_no_error(error);
-  ct_ref_bp_voxel(gs, 0, v.count, &grid, y, ref);
+  ct_ref_bp_voxel(gs, 0, v.count, grid, y, ref);
   double max_ref = 0, max_err = 0;
   for (guint64 i = 0; i < nvox; i++) {
     max_ref = MAX(max_ref, fabs(ref[i]));
     max_err = MAX(max_err, fabs(f[i] - ref[i]));
   }
-  g_test_message("voxel BP %s: max |ref| %.4g, max error %.2e (relative %.2e)",
-                 beam == TL_CT_CONE ? "cone" : "parallel", max_ref, max_err, max_err / max_ref);
+  g_test_message("voxel BP %s: max |ref| %.4g, max error %.2e (relative %.2e)", what, max_ref,
+                 max_err, max_err / max_ref);
   g_assert_cmpfloat(max_ref, >, 0);
   g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
-
-  /* no forward for the voxel-driven projector: a GError, not an abort */
-  g_autoptr(TlArray) dx = upload(NULL, nvox);
-  g_assert_false(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
-  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
-  g_clear_error(&error);
 }
 
 static void test_bp_voxel(void) {
+  GError *error = NULL;
   TlCtViews sub = {.first = 2, .stride = 2, .count = 4};
-  check_bp_voxel(TL_CT_CONE, NULL);
-  check_bp_voxel(TL_CT_PARALLEL, NULL);
-  check_bp_voxel(TL_CT_CONE, &sub);
+  TlImageGrid grid = test_grid();
+  g_autoptr(TlCtGeometry) cone = make_geometry(TL_CT_CONE, 36, 28);
+  g_autoptr(TlCtGeometry) par = make_geometry(TL_CT_PARALLEL, 36, 28);
+  /* a circular orbit of 75 views, and every other view from view 1 */
+  TlCtOrbit o;
+  tl_ct_orbit_init_cone(&o, 75, 60, 100, 36, 28, 1.6, 1.6);
+  g_autoptr(TlCtGeometry) orbit = tl_ct_geometry_new_orbit(&o, &error);
+  g_assert_no_error(error);
+  TlCtViews odd = {.first = 1, .stride = 2, .count = 37};
+  /* both builds of the kernel: four loads a sample, and two 64-bit ones (ct_bp_voxel64, where
+   * the device has shaderInt64; else "2" runs the four-load build too) */
+  static const char *const loads[] = {"4", "2"};
+  for (gsize l = 0; l < G_N_ELEMENTS(loads); l++) {
+    g_setenv("TOMOLAB_CT_BP_LOADS", loads[l], TRUE);
+    g_test_message("ct_bp_voxel, %s loads a sample", loads[l]);
+    check_bp_voxel(cone, &grid, NULL, "cone");
+    check_bp_voxel(par, &grid, NULL, "parallel");
+    check_bp_voxel(cone, &grid, &sub, "cone, views 2 + 2k");
+    check_bp_voxel(orbit, &grid, NULL, "cone, 75 views");
+    check_bp_voxel(orbit, &grid, &odd, "cone, views 1 + 2k of 75");
+  }
+  g_unsetenv("TOMOLAB_CT_BP_LOADS");
+
+  /* no forward for the voxel-driven projector: a GError, not an abort */
+  g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, cone, &grid, TL_CT_VOXEL, &error);
+  g_assert_no_error(error);
+  TlCtViews v = tl_ct_views_all(cone);
+  g_autoptr(TlArray) dx = upload(NULL, tl_image_grid_n_voxels(&grid));
+  g_autoptr(TlArray) dy = upload(NULL, tl_ct_views_n_pixels(cone, &v));
+  g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
+  g_assert_false(tl_ct_projector_forward(p, s, &v, dx, dy, FALSE, &error));
+  g_assert_error(error, TL_ERROR, TL_ERROR_INVALID_ARG);
+  g_clear_error(&error);
+  finish(s);
 }
 
 /* Slices on the detector rows (parallel beam, one slice per row, and a volume of fewer slices
@@ -454,29 +480,15 @@ static void test_bp_voxel_rows(void) {
   for (gsize c = 0; c < G_N_ELEMENTS(cases); c++) {
     TlImageGrid grid = tl_image_grid_centred(24, 22, cases[c].nz, 1.0f, 1.0f, 1.5f);
     grid.origin_mm[0] += 0.3f, grid.origin_mm[2] += cases[c].dz;
-    g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
-    g_assert_no_error(error);
-    TlCtViews v = tl_ct_views_all(g);
-    guint64 nvox = tl_image_grid_n_voxels(&grid), npix = tl_ct_views_n_pixels(g, &v);
-    g_autofree float *y = g_new(float, npix), *f = g_new(float, nvox);
-    for (guint64 i = 0; i < npix; i++) y[i] = rnd();
-    g_autoptr(TlArray) dy = upload(y, npix), df = upload(NULL, nvox);
-    g_autoptr(TlStream) s = tl_stream_new(ctx, &error);
-    g_assert_true(tl_ct_projector_back(p, s, &v, dy, df, FALSE, &error));
-    finish(s);
-    g_assert_true(tl_array_download(df, f, &error));
-    g_autofree double *ref = g_new(double, nvox);
-    ct_ref_bp_voxel(g, 0, v.count, &grid, y, ref);
-    double max_ref = 0, max_err = 0;
-    for (guint64 i = 0; i < nvox; i++) {
-      max_ref = MAX(max_ref, fabs(ref[i]));
-      max_err = MAX(max_err, fabs(f[i] - ref[i]));
+    for (int l = 2; l <= 4; l += 2) { /* both builds: one 64-bit load a sample, and two */
+      g_autofree char *loads = g_strdup_printf("%d", l);
+      g_setenv("TOMOLAB_CT_BP_LOADS", loads, TRUE);
+      g_autofree char *what =
+          g_strdup_printf("%u slices on rows%s, build for %d loads", cases[c].nz,
+                          cases[c].dz != 0 ? " shifted by a quarter row" : "", l);
+      check_bp_voxel(g, &grid, NULL, what);
     }
-    g_test_message("voxel BP, %u slices on rows%s: max |ref| %.4g, relative error %.2e",
-                   cases[c].nz, cases[c].dz != 0 ? " shifted by a quarter row" : "", max_ref,
-                   max_err / max_ref);
-    g_assert_cmpfloat(max_ref, >, 0);
-    g_assert_cmpfloat(max_err, <=, 1e-5 * max_ref);
+    g_unsetenv("TOMOLAB_CT_BP_LOADS");
   }
 }
 
@@ -485,7 +497,10 @@ static void test_bp_voxel_rows(void) {
 static void test_bp_voxel_disc(void) {
   GError *error = NULL;
   g_autoptr(TlCtGeometry) g = make_geometry(TL_CT_CONE, 36, 28);
-  TlImageGrid grid = test_grid(); /* 21 x 16: the disc's radius is 8 voxels */
+  /* 56 x 16: the disc's radius is 8 voxels, and voxels lie beyond the reach (r + 16) of the
+   * kernel's blocks along x (TL_CT_BP_BLOCK voxels, up to 16) */
+  TlImageGrid grid = tl_image_grid_centred(56, 16, 3, 1.0f, 1.25f, 1.5f);
+  grid.origin_mm[0] += 0.3f, grid.origin_mm[1] -= 0.2f;
   g_autoptr(TlCtProjector) p = tl_ct_projector_new(ctx, g, &grid, TL_CT_VOXEL, &error);
   g_assert_no_error(error);
   TlCtViews v = tl_ct_views_all(g);
@@ -515,7 +530,7 @@ static void test_bp_voxel_disc(void) {
           inside++;
           g_assert_cmpfloat(disc[i], ==, whole[i]);
           g_assert_cmpfloat(acc[i], ==, whole[i] + 1e3f);
-        } else if (d2 > (r + 4) * (r + 4)) { /* beyond the block's reach: never computed */
+        } else if (d2 > (r + 16) * (r + 16)) { /* beyond any block's reach: never computed */
           outside++;
           g_assert_cmpfloat(disc[i], ==, 0.0f);
           g_assert_cmpfloat(acc[i], ==, 1e3f);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* CT projectors: the per-view table, argument checks, the choice of back projection and the
  * dispatches of shaders/ct/ct_forward.comp, ct_back.comp (gather), ct_back_scatter.comp and
- * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp. */
+ * ct_back_scatter_cas.comp (scatter) and ct_bp_voxel.comp / ct_bp_voxel64.comp. */
 #include "tl-ct-projector.h"
 #include "tl-fixed.h"
 #include <math.h>
@@ -213,6 +213,24 @@ static gboolean rows_exact(const TlCtGeometry *g, const TlImageGrid *grid) {
   return TRUE;
 }
 
+/* ct_bp_voxel64, each detector row's two taps as one 64-bit load (2 loads a sample instead of
+ * 4), where the device has shaderInt64 and the detector 2 columns or more. By measurement on
+ * lavapipe (bench/README.md "bench/ct", third round): 0.127 against 0.249 core-s at 128^3, so
+ * CPU devices take it; GPUs keep the four loads (not measured there). $TOMOLAB_CT_BP_LOADS=2|4
+ * overrides (bench/ct times both). */
+static gboolean bp_pair_loads(const TlContext *ctx, const TlCtGeometry *g) {
+  const TlDeviceInfo *info = tl_context_info(ctx);
+  if (!info->shader_int64 || g->det_u < 2) return FALSE;
+  const char *env = g_getenv("TOMOLAB_CT_BP_LOADS");
+  if (env && *env) return g_strcmp0(env, "2") == 0;
+  return info->type == VK_PHYSICAL_DEVICE_TYPE_CPU;
+}
+
+/* Voxels along x per item of the gather back projections: ct_bp_voxel's or ct_back's block. */
+static guint32 gather_block(const TlCtProjector *p) {
+  return p->method == TL_CT_VOXEL ? TL_CT_BP_BLOCK : TL_CT_BACK_BLOCK;
+}
+
 TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
                                    const TlImageGrid *grid, TlCtMethod method, GError **error) {
   /* the grid's own checks on one plane: its voxel count is check_fits' (slabs lift 2^28) */
@@ -245,9 +263,10 @@ TlCtProjector *tl_ct_projector_new(TlContext *ctx, const TlCtGeometry *geometry,
   p->label_back = g_strdup_printf("ct back %s", tl_ct_method_name(method));
   if (method == TL_CT_VOXEL) {
     guint32 rows = rows_exact(geometry, grid);
-    p->back = tl_pipeline_new_builtin(ctx, "ct_bp_voxel", sizeof(CtPush), &rows, 1, error);
+    const char *bp = bp_pair_loads(ctx, geometry) ? "ct_bp_voxel64" : "ct_bp_voxel";
+    p->back = tl_pipeline_new_builtin(ctx, bp, sizeof(CtPush), &rows, 1, error);
     if (!p->back) return NULL;
-    p->back_cost = 4 * TL_CT_BACK_BLOCK;
+    p->back_cost = 4 * TL_CT_BP_BLOCK;
     p->back_mode = TL_CT_BACK_GATHER;
   } else {
     p->forward = tl_pipeline_new_builtin(ctx, "ct_forward", sizeof(CtPush), &spec, 1, error);
@@ -505,9 +524,9 @@ gboolean tl_ct_projector_back(TlCtProjector *p, TlStream *s, const TlCtViews *vi
   }
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
-  /* each item is a block of voxels along x (CT_BP_BLOCK, CT_BACK_BLOCK in the kernels) */
-  guint64 items = (guint64)(p->grid.dims[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * p->grid.dims[1] *
-          p->grid.dims[2];
+  /* each item is a block of voxels along x (TL_CT_BP_BLOCK, TL_CT_BACK_BLOCK) */
+  guint32 block = gather_block(p);
+  guint64 items = (guint64)(p->grid.dims[0] + block - 1) / block * p->grid.dims[1] * p->grid.dims[2];
   return tl_stream_dispatch_1d(s, p->back, p->label_back, items, &push, error);
 }
 
@@ -582,7 +601,7 @@ gboolean tl_ct_projector_back_slab(TlCtProjector *p, TlStream *s, const TlCtView
   push.image = tl_array_address(slab) - 4 * (guint64)d[0] * d[1] * z0;
   guint64 cost = (guint64)p->back_cost * views->count;
   tl_pipeline_set_item_cost(p->back, (guint32)MIN(cost, (guint64)G_MAXUINT32));
-  guint64 per_plane = (guint64)(d[0] + TL_CT_BACK_BLOCK - 1) / TL_CT_BACK_BLOCK * d[1];
+  guint64 per_plane = (guint64)(d[0] + gather_block(p) - 1) / gather_block(p) * d[1];
   return tl_stream_dispatch_1d_range(s, p->back, p->label_back, per_plane * z0, per_plane * nz,
                                      &push, error);
 }

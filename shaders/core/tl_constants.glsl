@@ -13,6 +13,9 @@
 // voxels along x that one invocation of the gather back projections (ct_back, ct_bp_voxel)
 // computes: the host dispatches ceil(nx / TL_CT_BACK_BLOCK) x ny x nz items
 #define TL_CT_BACK_BLOCK 4
+// the same for the voxel-driven back projector (ct_bp_voxel, FDK's): its view's matrix is
+// read once per block, and each further voxel costs one step (bench/README.md "bench/ct")
+#define TL_CT_BP_BLOCK 8
 // ct_back_tiled: tiles of TL_CT_TILE x TL_CT_TILE detector pixels, one workgroup of
 // TL_CT_TILE^2 invocations each (the host asks for that local size)
 #define TL_CT_TILE 16
