@@ -267,7 +267,11 @@ static Batch *level_batch(Search *se, Level *L, double frac, guint rows, GError 
       tl_ct_geometry_new_matrices(TL_CT_PARALLEL, n, nu, rows, m, error);
   if (!bg) return NULL;
   TlImageGrid grid = tl_image_grid_centred(nu, nu, rows, (float)du, (float)du, (float)dv);
-  g_autoptr(TlCtFdk) f = tl_ct_fdk_new(se->ctx, bg, &grid, TL_CT_FILTER_RAM_LAK, 0, error);
+  /* the ramp by exact convolution: on one row per candidate it costs as little as the FFT
+   * (the back projection is ~99 % of a slice), and its plan is one pipeline where VkFFT's
+   * takes 3x the CPU and a few waits (bench/README.md, bench/ct-tooth) */
+  g_autoptr(TlCtFdk) f = tl_ct_fdk_new_full(se->ctx, bg, &grid, TL_CT_FILTER_RAM_LAK,
+                                            TL_CT_RAMP_SPATIAL, 0, error);
   if (!f) return NULL;
   /* S reads the inscribed disc and its neighbours only: the corners (~21 %) are not needed */
   tl_ct_fdk_set_disc(f, TRUE);
