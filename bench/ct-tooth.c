@@ -10,7 +10,11 @@
  *
  *   bench/ct-tooth [--repeat 3] [--fft-only] [--no-skimage] [SCAN.h5]
  *
- * Each figure is the best of --repeat after one warm-up run. "FBP run" is the reconstruction
+ * Each figure is the best of --repeat after one warm-up run, in wall seconds and, beside it, the
+ * core-seconds of that run (getrusage: every thread of the process, lavapipe's included): on
+ * a shared machine wall time is mostly waiting for a core, core-seconds are the work, and a
+ * wall time far above core-seconds / threads with the machine idle would be the host and the
+ * device waiting on each other. "FBP run" is the reconstruction
  * with the projections already on the device (weight, filter, back projection, finish);
  * "FBP end to end" adds what a call from a program costs: the plan (pipelines, VkFFT's
  * kernels), the upload of the projections, the download of the image. scikit-image's figure
