@@ -287,9 +287,7 @@ static Batch *level_batch(Search *se, Level *L, double frac, guint rows, GError 
 /* S of the level's slices with the axis at binned columns cb[0 .. nc) (multiples of 0.5). */
 static gboolean evaluate(Search *se, Level *L, const double *cb, guint nc, double *metric,
                          GError **error) {
-  /* one slice of progress each, weighted by its size (a binned one costs less) */
   if (!tl_progress_check("centre of rotation search", error)) return FALSE;
-  tl_progress_add_to(tl_progress_current(), (double)nc * L->nu / se->d->geometry->det_u);
   guint n = se->d->geometry->n_views, nu = L->nu;
   guint which[MAX_CANDIDATES], count[2] = {0, 0}, at[MAX_CANDIDATES];
   g_assert(nc <= MAX_CANDIDATES);
@@ -321,6 +319,8 @@ static gboolean evaluate(Search *se, Level *L, const double *cb, guint nc, doubl
   for (guint w = 0; w < 2; w++)
     if (B[w] && !tl_ct_fdk_run(B[w]->fdk, se->stream, B[w]->p, B[w]->x, error)) return FALSE;
   if (!tl_stream_finish(se->stream, error)) return FALSE;
+  /* one slice of progress each, weighted by its size (a binned one costs less), once done */
+  tl_progress_add_to(tl_progress_current(), (double)nc * L->nu / se->d->geometry->det_u);
   for (guint i = 0; i < nc; i++) {
     Batch *b = B[which[i]];
     const float *x = tl_array_map(b->x);
@@ -394,6 +394,8 @@ gboolean tl_ct_centre_search(TlContext *ctx, const TlCtData *d, guint row, TlCtC
   if (!need_parallel(d, row, error)) return FALSE;
   Search se = {.ctx = ctx, .d = d, .row = row, .out = out};
   if (!(se.stream = tl_stream_new(ctx, error))) return FALSE;
+  /* a batch is up to two full slices: a cancel also stops it between its submissions */
+  tl_stream_set_cancellable(se.stream, tl_progress_cancellable());
   /* about 5 slices binned by 4, 3 by 2, 2 at full size (search_run): ~4.75 full slices */
   tl_progress_begin("centre of rotation search", 4.75);
   gboolean ok = search_run(&se, error);
