@@ -264,18 +264,22 @@ int main(int argc, char **argv) {
   const char *args[] = {py, script, raw, sv, sr, sc, "180", sn, NULL};
   g_autofree char *so = NULL, *se = NULL;
   int status = 0;
-  double sk = NAN, sk_sart = NAN;
+  double sk = NAN, sk_sart = NAN, sk_cpu = NAN, sk_sart_cpu = NAN;
   char version[32] = "";
   if (!no_skimage && g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &so, &se, &status,
                    &error) && g_spawn_check_wait_status(status, NULL) && so &&
-      sscanf(so, "skimage %lf %31s %lf", &sk, version, &sk_sart) >= 2) {
-    printf("  scikit-image %s iradon (ramp), %u slices: %.4f s\n", version, g->det_v, sk);
+      sscanf(so, "skimage %lf %31s %lf %lf %lf", &sk, version, &sk_sart, &sk_cpu,
+             &sk_sart_cpu) >= 2) {
+    printf("  scikit-image %s iradon (ramp), %u slices: %.4f s (%.2f CPU s)\n", version,
+           g->det_v, sk, sk_cpu);
     if (isfinite(sk_sart))
-      printf("  scikit-image iradon_sart, one iteration of %u slices: %.4f s; OS-SART %.2fx "
-             "faster\n", g->det_v, sk_sart, sk_sart / best_sart.wall);
+      printf("  scikit-image iradon_sart, one iteration of %u slices: %.4f s (%.2f CPU s); "
+             "OS-SART %.2fx faster (%.2fx in core-s)\n", g->det_v, sk_sart, sk_sart_cpu,
+             sk_sart / best_sart.wall, sk_sart_cpu / best_sart.cpu);
     int fast = tl_ct_ramp_have_fft() ? 0 : 1;
-    printf("  speed-up over scikit-image: FBP run %.1fx, end to end %.1fx (ramp %s)\n",
-           sk / best_run[fast].wall, sk / best_e2e[fast], names[fast]);
+    printf("  speed-up over scikit-image: FBP run %.2fx (%.2fx in core-s), end to end %.2fx "
+           "(ramp %s)\n", sk / best_run[fast].wall, sk_cpu / best_run[fast].cpu,
+           sk / best_e2e[fast], names[fast]);
   } else {
     printf("  scikit-image: not run (%s)\n",
            no_skimage ? "--no-skimage" : error ? error->message : so && g_str_has_prefix(so, "skimage none") ? "not importable"
