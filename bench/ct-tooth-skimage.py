@@ -3,8 +3,9 @@
 """bench/ct-tooth's other side: scikit-image's FBP (iradon, filter 'ramp') of the same tooth
 sinogram, one slice per detector row, timed as bench/ct-tooth times Tomolab (warm-up, then
 best of REPEAT). Reads the line integrals bench/ct-tooth wrote (float32, views x rows x
-columns) and prints 'skimage SECONDS VERSION SART_SECONDS' (SART: one iteration of iradon_sart
-per slice), or 'skimage none' when scikit-image is absent.
+columns) and prints 'skimage SECONDS VERSION SART_SECONDS CPU_SECONDS SART_CPU_SECONDS' (SART:
+one iteration of iradon_sart per slice; CPU: the process time of the same best run, as
+bench/ct-tooth gives core-seconds), or 'skimage none' when scikit-image is absent.
 
     ct-tooth-skimage.py RAW VIEWS ROWS COLUMNS ARC_DEG REPEAT
 """
@@ -31,12 +32,20 @@ def fbp():
     return [iradon(p[:, r, :].T, theta=theta, filter_name='ramp') for r in range(rows)]
 
 
-fbp()  # warm-up
-best = float('inf')
-for _ in range(repeat):
-    t = time.perf_counter()
-    fbp()
-    best = min(best, time.perf_counter() - t)
+def timed(run):
+    """Best wall seconds of REPEAT runs after a warm-up, and that run's CPU seconds."""
+    run()  # warm-up
+    best, cpu = float('inf'), float('nan')
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        run()
+        w = time.perf_counter() - t
+        if w < best:
+            best, cpu = w, time.process_time() - c
+    return best, cpu
+
+
+best, cpu = timed(fbp)
 
 
 def sart():
@@ -44,10 +53,5 @@ def sart():
     return [iradon_sart(p[:, r, :].T.astype(np.float64), theta=theta) for r in range(rows)]
 
 
-sart()  # warm-up
-best_sart = float('inf')
-for _ in range(repeat):
-    t = time.perf_counter()
-    sart()
-    best_sart = min(best_sart, time.perf_counter() - t)
-print('skimage %.4f %s %.4f' % (best, skimage.__version__, best_sart))
+best_sart, cpu_sart = timed(sart)
+print('skimage %.4f %s %.4f %.4f %.4f' % (best, skimage.__version__, best_sart, cpu, cpu_sart))

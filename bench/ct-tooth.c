@@ -10,7 +10,11 @@
  *
  *   bench/ct-tooth [--repeat 3] [--fft-only] [--no-skimage] [SCAN.h5]
  *
- * Each figure is the best of --repeat after one warm-up run. "FBP run" is the reconstruction
+ * Each figure is the best of --repeat after one warm-up run, in wall seconds and, beside it, the
+ * core-seconds of that run (getrusage: every thread of the process, lavapipe's included): on
+ * a shared machine wall time is mostly waiting for a core, core-seconds are the work, and a
+ * wall time far above core-seconds / threads with the machine idle would be the host and the
+ * device waiting on each other. "FBP run" is the reconstruction
  * with the projections already on the device (weight, filter, back projection, finish);
  * "FBP end to end" adds what a call from a program costs: the plan (pipelines, VkFFT's
  * kernels), the upload of the projections, the download of the image. scikit-image's figure
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include <sys/resource.h>
 #include "ct/tl-ct-centre.h"
 #include "ct/tl-ct-data.h"
 #include "ct/tl-ct-recon.h"
@@ -30,6 +35,23 @@
 #include "tomolab-compute.h"
 
 static double now(void) { return g_get_monotonic_time() * 1e-6; }
+
+/* CPU seconds of the whole process (lavapipe's threads included): wall time on a shared
+ * machine is mostly waiting for a core, this is the work itself. */
+static double cpu_now(void) {
+  struct rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+/* The best wall time of a figure and the core-seconds of that same run. */
+typedef struct {
+  double wall, cpu;
+} Best;
+#define BEST_INIT {INFINITY, NAN}
+static void best_keep(Best *b, double wall, double cpu) {
+  if (wall < b->wall) b->wall = wall, b->cpu = cpu;
+}
 
 static void die(GError *error) {
   fprintf(stderr, "bench/ct-tooth: %s\n", error->message);
@@ -47,13 +69,14 @@ typedef struct {
   TlCtRampMethod ramp;
 } Bench;
 
-/* FBP with the data on the device; returns seconds. */
-static double fbp_run(Bench *b, TlCtFdk *f) {
+/* FBP with the data on the device; returns seconds, *cpu its core-seconds. */
+static double fbp_run(Bench *b, TlCtFdk *f, double *cpu) {
   GError *error = NULL;
   g_autoptr(TlStream) s = tl_stream_new(b->ctx, &error);
   CHECK(s);
-  double t = now();
+  double t = now(), c = cpu_now();
   CHECK(tl_ct_fdk_run(f, s, b->proj, b->img, &error) && tl_stream_finish(s, &error));
+  *cpu = cpu_now() - c;
   return now() - t;
 }
 
@@ -86,16 +109,17 @@ static double filter_run(Bench *b, TlCtRamp *r, TlArray *dst) {
 }
 
 /* The automatic centre search as --centre auto runs it (the middle row), plans included. */
-static double centre_run(Bench *b, TlCtCentre *c) {
+static double centre_run(Bench *b, TlCtCentre *c, double *cpu) {
   GError *error = NULL;
-  double t = now();
+  double t = now(), c0 = cpu_now();
   CHECK(tl_ct_centre_search(b->ctx, b->d, b->d->geometry->det_v / 2, c, &error));
+  *cpu = cpu_now() - c0;
   return now() - t;
 }
 
 /* One iteration of `algo` (all its subsets) after `warm` iterations, on the run's defaults
  * (Joseph; OS-SART with the CLI's 10 subsets); returns seconds of that iteration alone. */
-static double iteration_run(Bench *b, TlCtAlgo algo, guint subsets, guint warm) {
+static double iteration_run(Bench *b, TlCtAlgo algo, guint subsets, guint warm, double *cpu) {
   GError *error = NULL;
   TlCtReconOptions o;
   tl_ct_recon_options_init(&o);
@@ -107,8 +131,9 @@ static double iteration_run(Bench *b, TlCtAlgo algo, guint subsets, guint warm) 
                                            &error);
   CHECK(r);
   for (guint i = 0; i < warm * subsets; i++) CHECK(tl_ct_recon_step(r, &error));
-  double t = now();
+  double t = now(), c = cpu_now();
   for (guint i = 0; i < subsets; i++) CHECK(tl_ct_recon_step(r, &error));
+  *cpu = cpu_now() - c;
   return now() - t;
 }
 
@@ -163,7 +188,8 @@ int main(int argc, char **argv) {
          b.d->grid.dims[0], b.d->grid.dims[1], b.d->grid.dims[2], tl_context_info(b.ctx)->name,
          cpu, g_get_num_processors(), repeat);
 
-  double best_run[2] = {INFINITY, INFINITY}, best_e2e[2] = {INFINITY, INFINITY};
+  Best best_run[2] = {BEST_INIT, BEST_INIT};
+  double best_e2e[2] = {INFINITY, INFINITY}, core;
   double best_filter[2] = {INFINITY, INFINITY};
   TlCtRampMethod methods[2] = {TL_CT_RAMP_FFT, TL_CT_RAMP_SPATIAL};
   const char *names[2] = {"FFT (VkFFT)", "spatial"};
@@ -179,38 +205,45 @@ int main(int argc, char **argv) {
     g_autoptr(TlCtRamp) r = tl_ct_ramp_new(b.ctx, TL_CT_FILTER_RAM_LAK, g->det_u,
                                            g->n_views * g->det_v, b.ramp, &error);
     CHECK(r);
-    fbp_run(&b, f), fbp_end_to_end(&b, out), filter_run(&b, r, filtered); /* warm-up */
+    fbp_run(&b, f, &core), fbp_end_to_end(&b, out), filter_run(&b, r, filtered); /* warm-up */
     for (int i = 0; i < repeat; i++) {
-      best_run[m] = MIN(best_run[m], fbp_run(&b, f));
+      double w = fbp_run(&b, f, &core);
+      best_keep(&best_run[m], w, core);
       best_e2e[m] = MIN(best_e2e[m], fbp_end_to_end(&b, out));
       best_filter[m] = MIN(best_filter[m], filter_run(&b, r, filtered));
     }
-    printf("  ramp %-12s  FBP run %.4f s   FBP end to end %.4f s   filter alone %.4f s\n",
-           names[m], best_run[m], best_e2e[m], best_filter[m]);
+    printf("  ramp %-12s  FBP run %.4f s (%.2f core-s)   FBP end to end %.4f s   filter alone "
+           "%.4f s\n", names[m], best_run[m].wall, best_run[m].cpu, best_e2e[m], best_filter[m]);
   }
 
   /* the centre search, one OS-SART and one CGLS iteration, same run */
   TlCtCentre c = {0};
-  double best_centre = INFINITY, best_sart = INFINITY, best_cgls = INFINITY;
+  Best best_centre = BEST_INIT, best_sart = BEST_INIT, best_cgls = BEST_INIT;
   double best_slice = INFINITY;
-  centre_run(&b, &c); /* warm-up */
+  centre_run(&b, &c, &core); /* warm-up */
   for (int i = 0; i < repeat; i++) {
-    best_centre = MIN(best_centre, centre_run(&b, &c));
+    double w = centre_run(&b, &c, &core);
+    best_keep(&best_centre, w, core);
     /* one full-resolution slice with its own plan: the single-resolution search took 9 */
     double t = now();
     g_autofree float *slice = tl_ct_centre_slice(b.ctx, b.d, g->det_v / 2, c.centre, &error);
     CHECK(slice);
     best_slice = MIN(best_slice, now() - t);
-    best_sart = MIN(best_sart, iteration_run(&b, TL_CT_SART, 10, 0));
-    best_cgls = MIN(best_cgls, iteration_run(&b, TL_CT_CGLS, 1, 0));
+    w = iteration_run(&b, TL_CT_SART, 10, 0, &core);
+    best_keep(&best_sart, w, core);
+    w = iteration_run(&b, TL_CT_CGLS, 1, 0, &core);
+    best_keep(&best_cgls, w, core);
   }
   int fast0 = tl_ct_ramp_have_fft() ? 0 : 1;
-  printf("  centre search (row %u): %.4f s, centre %.3f (%u slices, opposed views %.3f)\n",
-         g->det_v / 2, best_centre, c.centre, c.evaluations, c.first_guess);
+  printf("  centre search (row %u): %.4f s (%.2f core-s), centre %.3f (%u slices, opposed views "
+         "%.3f)\n", g->det_v / 2, best_centre.wall, best_centre.cpu, c.centre, c.evaluations,
+         c.first_guess);
   printf("  one full slice (tl_ct_centre_slice, plan included): %.4f s\n", best_slice);
-  printf("  OS-SART iteration (Joseph, 10 subsets): %.4f s\n", best_sart);
-  printf("  CGLS iteration (Joseph): %.4f s = %.2f FBP runs\n", best_cgls,
-         best_cgls / best_run[fast0]);
+  printf("  OS-SART iteration (Joseph, 10 subsets): %.4f s (%.2f core-s)\n", best_sart.wall,
+         best_sart.cpu);
+  printf("  CGLS iteration (Joseph): %.4f s (%.2f core-s) = %.2f FBP runs in wall time, %.2f in "
+         "core-s\n", best_cgls.wall, best_cgls.cpu, best_cgls.wall / best_run[fast0].wall,
+         best_cgls.cpu / best_run[fast0].cpu);
 
   /* scikit-image on the same line integrals, same run */
   g_autofree char *dir = g_dir_make_tmp("tl-ct-tooth-XXXXXX", &error);
@@ -231,18 +264,22 @@ int main(int argc, char **argv) {
   const char *args[] = {py, script, raw, sv, sr, sc, "180", sn, NULL};
   g_autofree char *so = NULL, *se = NULL;
   int status = 0;
-  double sk = NAN, sk_sart = NAN;
+  double sk = NAN, sk_sart = NAN, sk_cpu = NAN, sk_sart_cpu = NAN;
   char version[32] = "";
   if (!no_skimage && g_spawn_sync(NULL, (char **)args, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &so, &se, &status,
                    &error) && g_spawn_check_wait_status(status, NULL) && so &&
-      sscanf(so, "skimage %lf %31s %lf", &sk, version, &sk_sart) >= 2) {
-    printf("  scikit-image %s iradon (ramp), %u slices: %.4f s\n", version, g->det_v, sk);
+      sscanf(so, "skimage %lf %31s %lf %lf %lf", &sk, version, &sk_sart, &sk_cpu,
+             &sk_sart_cpu) >= 2) {
+    printf("  scikit-image %s iradon (ramp), %u slices: %.4f s (%.2f CPU s)\n", version,
+           g->det_v, sk, sk_cpu);
     if (isfinite(sk_sart))
-      printf("  scikit-image iradon_sart, one iteration of %u slices: %.4f s; OS-SART %.2fx "
-             "faster\n", g->det_v, sk_sart, sk_sart / best_sart);
+      printf("  scikit-image iradon_sart, one iteration of %u slices: %.4f s (%.2f CPU s); "
+             "OS-SART %.2fx faster (%.2fx in core-s)\n", g->det_v, sk_sart, sk_sart_cpu,
+             sk_sart / best_sart.wall, sk_sart_cpu / best_sart.cpu);
     int fast = tl_ct_ramp_have_fft() ? 0 : 1;
-    printf("  speed-up over scikit-image: FBP run %.1fx, end to end %.1fx (ramp %s)\n",
-           sk / best_run[fast], sk / best_e2e[fast], names[fast]);
+    printf("  speed-up over scikit-image: FBP run %.2fx (%.2fx in core-s), end to end %.2fx "
+           "(ramp %s)\n", sk / best_run[fast].wall, sk_cpu / best_run[fast].cpu,
+           sk / best_e2e[fast], names[fast]);
   } else {
     printf("  scikit-image: not run (%s)\n",
            no_skimage ? "--no-skimage" : error ? error->message : so && g_str_has_prefix(so, "skimage none") ? "not importable"

@@ -156,16 +156,31 @@ float *tl_ct_centre_slice(TlContext *ctx, const TlCtData *d, guint row, double c
  *
  * Within a level a candidate c = a + k (k an integer) is FBP with the axis at a of the row
  * shifted by k, p'(u) = p(u + k) (edge values repeated), which is exact; candidates lie on a
- * 0.5-pixel grid of the level, so two FDKs (fractional parts 0 and 0.5) serve all of them. */
+ * 0.5-pixel grid of the level, so FDKs with two axes (fractional parts 0 and 0.5) serve all of
+ * them. The candidates of one scan are reconstructed together: those sharing a fractional part
+ * are the rows of one FDK (parallel beam: row r is slice r), and the scan is one submission
+ * and one wait. One slice per submission, each with its own upload, finish and download, kept
+ * the device idle between slices; on 2 shared cores the waits cost more wall time than the
+ * slices (bench/README.md, bench/ct-tooth). The projections and slices live in host-visible
+ * arrays: written and read in place, with no staging copies (a search's data are small). */
 #define N_LEVELS 3
+#define MAX_BATCHES 6
+#define MAX_CANDIDATES 64
+
+/* The FDK of `rows` candidates sharing the fractional part `frac`, with its arrays. */
+typedef struct {
+  double frac, axis;
+  guint rows;
+  guint slice_of_row[MAX_CANDIDATES];
+  TlCtFdk *fdk;
+  TlArray *p, *x;
+} Batch;
 
 typedef struct {
   guint bin, nu;
-  double frac[2], axis[2];
-  TlCtFdk *fdk[2];
-  guint n_fdk;
-  TlArray *p, *x;
-  float *rows, *shifted, *slice;
+  Batch b[MAX_BATCHES];
+  guint n_b;
+  float *rows;
 } Level;
 
 typedef struct {
@@ -173,31 +188,31 @@ typedef struct {
   const TlCtData *d;
   guint row;
   Level lv[N_LEVELS];
+  TlStream *stream;
   TlCtCentre *out;
 } Search;
 
 static void search_clear(Search *se) {
   for (guint l = 0; l < N_LEVELS; l++) {
     Level *L = &se->lv[l];
-    for (guint i = 0; i < L->n_fdk; i++) tl_ct_fdk_free(L->fdk[i]);
-    tl_array_free(L->p);
-    tl_array_free(L->x);
+    for (guint i = 0; i < L->n_b; i++) {
+      tl_ct_fdk_free(L->b[i].fdk);
+      tl_array_free(L->b[i].p);
+      tl_array_free(L->b[i].x);
+    }
     g_free(L->rows);
-    g_free(L->shifted);
-    g_free(L->slice);
   }
+  tl_stream_free(se->stream);
 }
 
 /* The row of every view binned by L->bin (means of bin adjacent columns; a remainder at the
- * right edge is dropped) and the level's device arrays. */
-static gboolean level_init(Search *se, Level *L, guint bin, GError **error) {
+ * right edge is dropped). */
+static void level_init(Search *se, Level *L, guint bin) {
   const TlCtGeometry *g = se->d->geometry;
   guint n = g->n_views;
   L->bin = bin;
   L->nu = g->det_u / bin;
   L->rows = g_new(float, (gsize)n * L->nu);
-  L->shifted = g_new(float, (gsize)n * L->nu);
-  L->slice = g_new(float, (gsize)L->nu * L->nu);
   for (guint k = 0; k < n; k++) {
     const float *src = se->d->proj + ((gsize)k * g->det_v + se->row) * g->det_u;
     for (guint j = 0; j < L->nu; j++) {
@@ -206,63 +221,112 @@ static gboolean level_init(Search *se, Level *L, guint bin, GError **error) {
       L->rows[(gsize)k * L->nu + j] = (float)(sum / bin);
     }
   }
-  return (L->p = tl_array_new_float(se->ctx, (guint64)n * L->nu, error)) &&
-         (L->x = tl_array_new_float(se->ctx, (guint64)L->nu * L->nu, error));
 }
 
-/* S of the level's slice with the axis at binned column cb (a multiple of 0.5). */
-static gboolean evaluate(Search *se, Level *L, double cb, double *metric, GError **error) {
-  /* one slice of progress each, weighted by its size (a binned one costs less) */
-  if (!tl_progress_check("centre of rotation search", error)) return FALSE;
-  tl_progress_add_to(tl_progress_current(), (double)L->nu / se->d->geometry->det_u);
+/* The level's FDK for `rows` candidates of fractional part `frac` (made on first use). */
+static Batch *level_batch(Search *se, Level *L, double frac, guint rows, GError **error) {
+  for (guint i = 0; i < L->n_b; i++)
+    if (fabs(L->b[i].frac - frac) < 1e-9 && L->b[i].rows == rows) return &L->b[i];
+  if (L->n_b == MAX_BATCHES) {
+    g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                "centre search: more than %d candidate batches in one level", MAX_BATCHES);
+    return NULL;
+  }
   const TlCtGeometry *g = se->d->geometry;
   guint n = g->n_views, nu = L->nu;
-  double frac = cb - floor(cb);
-  guint i = 0;
-  while (i < L->n_fdk && fabs(L->frac[i] - frac) > 1e-9) i++;
-  if (i == L->n_fdk) {
-    if (i == G_N_ELEMENTS(L->fdk)) {
+  double a = floor(0.5 * (nu - 1.0)) + frac;
+  g_autofree double *m = g_memdup2(g->matrices, 12 * sizeof(double) * n);
+  /* binned pixels are bin times wider: u_b = (u + 0.5) / bin - 0.5 */
+  double du = L->bin / hypot(m[0], m[1]), dv = 1.0 / fabs(m[6]);
+  for (guint k = 0; k < n; k++) {
+    double *P = m + 12 * (gsize)k;
+    for (int j = 0; j < 4; j++) P[j] = (P[j] + 0.5 * P[8 + j]) / L->bin - 0.5 * P[8 + j];
+  }
+  double shift = a - m[3] / m[11]; /* the binned axis of view 0 moved to a */
+  /* row 1 of P is (0, 0, +-1 / dv, c_v) (rotation about z): c_v = (rows - 1) / 2 puts the
+   * centred grid's slice j on a row's centre */
+  for (guint k = 0; k < n; k++) {
+    double *P = m + 12 * (gsize)k;
+    P[3] += shift * P[11];
+    P[7] = 0.5 * (rows - 1.0) * P[11];
+  }
+  Batch *B = &L->b[L->n_b];
+  *B = (Batch){.frac = frac, .axis = a, .rows = rows};
+  for (guint j = 0; j < rows; j++) {
+    double z = (j - 0.5 * (rows - 1.0)) * dv;
+    long r = lround((m[6] * z + m[7]) / m[11]);
+    if (r < 0 || r >= (long)rows) {
       g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
-                  "centre search: candidate %g is not on the 0.5-pixel grid", cb);
+                  "centre search: slice %u projects onto row %ld of %u (the geometry does not "
+                  "rotate about z)", j, r, rows);
+      return NULL;
+    }
+    B->slice_of_row[r] = j;
+  }
+  g_autoptr(TlCtGeometry) bg =
+      tl_ct_geometry_new_matrices(TL_CT_PARALLEL, n, nu, rows, m, error);
+  if (!bg) return NULL;
+  TlImageGrid grid = tl_image_grid_centred(nu, nu, rows, (float)du, (float)du, (float)dv);
+  /* the ramp by exact convolution: on one row per candidate it costs as little as the FFT
+   * (the back projection is ~99 % of a slice), and its plan is one pipeline where VkFFT's
+   * takes 3x the CPU and a few waits (bench/README.md, bench/ct-tooth) */
+  g_autoptr(TlCtFdk) f = tl_ct_fdk_new_full(se->ctx, bg, &grid, TL_CT_FILTER_RAM_LAK,
+                                            TL_CT_RAMP_SPATIAL, 0, error);
+  if (!f) return NULL;
+  /* S reads the inscribed disc and its neighbours only: the corners (~21 %) are not needed */
+  tl_ct_fdk_set_disc(f, TRUE);
+  g_autoptr(TlArray) p = tl_array_new_host(se->ctx, (guint64)n * rows * nu, 4, FALSE, error);
+  g_autoptr(TlArray) x = p ? tl_array_new_host(se->ctx, (guint64)nu * nu * rows, 4, TRUE, error)
+                           : NULL;
+  if (!x) return NULL;
+  B->fdk = g_steal_pointer(&f), B->p = g_steal_pointer(&p), B->x = g_steal_pointer(&x);
+  L->n_b++;
+  return B;
+}
+
+/* S of the level's slices with the axis at binned columns cb[0 .. nc) (multiples of 0.5). */
+static gboolean evaluate(Search *se, Level *L, const double *cb, guint nc, double *metric,
+                         GError **error) {
+  if (!tl_progress_check("centre of rotation search", error)) return FALSE;
+  guint n = se->d->geometry->n_views, nu = L->nu;
+  guint which[MAX_CANDIDATES], count[2] = {0, 0}, at[MAX_CANDIDATES];
+  g_assert(nc <= MAX_CANDIDATES);
+  for (guint i = 0; i < nc; i++) {
+    double frac = cb[i] - floor(cb[i]);
+    if (fabs(frac) > 1e-9 && fabs(frac - 0.5) > 1e-9) {
+      g_set_error(error, TL_ERROR, TL_ERROR_INVALID_ARG,
+                  "centre search: candidate %g is not on the 0.5-pixel grid", cb[i]);
       return FALSE;
     }
-    double a = floor(0.5 * (nu - 1.0)) + frac;
-    g_autofree double *m = g_memdup2(g->matrices, 12 * sizeof(double) * n);
-    /* binned pixels are bin times wider: u_b = (u + 0.5) / bin - 0.5 */
-    double du = L->bin / hypot(m[0], m[1]), dv = 1.0 / fabs(m[6]);
-    for (guint k = 0; k < n; k++) {
-      double *P = m + 12 * (gsize)k;
-      for (int j = 0; j < 4; j++) P[j] = (P[j] + 0.5 * P[8 + j]) / L->bin - 0.5 * P[8 + j];
-    }
-    double shift = a - m[3] / m[11]; /* the binned axis of view 0 moved to a */
-    for (guint k = 0; k < n; k++) {
-      double *P = m + 12 * (gsize)k;
-      P[3] += shift * P[11];
-      P[7] = 0;
-    }
-    g_autoptr(TlCtGeometry) bg = tl_ct_geometry_new_matrices(TL_CT_PARALLEL, n, nu, 1, m, error);
-    if (!bg) return FALSE;
-    TlImageGrid grid = tl_image_grid_centred(nu, nu, 1, (float)du, (float)du, (float)dv);
-    TlCtFdk *f = tl_ct_fdk_new(se->ctx, bg, &grid, TL_CT_FILTER_RAM_LAK, 0, error);
-    if (!f) return FALSE;
-    /* S reads the inscribed disc and its neighbours only: the corners (~21 %) are not needed */
-    tl_ct_fdk_set_disc(f, TRUE);
-    L->frac[i] = frac, L->axis[i] = a, L->fdk[i] = f;
-    L->n_fdk++;
+    which[i] = frac > 0.25;
+    at[i] = count[which[i]]++;
   }
-  long s = lround(cb - L->axis[i]);
-  for (guint k = 0; k < n; k++)
-    for (guint u = 0; u < nu; u++) {
-      long from = CLAMP((long)u + s, 0L, (long)nu - 1);
-      L->shifted[(gsize)k * nu + u] = L->rows[(gsize)k * nu + from];
+  Batch *B[2] = {NULL, NULL};
+  for (guint w = 0; w < 2; w++) {
+    if (!count[w]) continue;
+    if (!(B[w] = level_batch(se, L, 0.5 * w, count[w], error))) return FALSE;
+  }
+  for (guint i = 0; i < nc; i++) {
+    Batch *b = B[which[i]];
+    float *p = tl_array_map(b->p);
+    long s = lround(cb[i] - b->axis);
+    for (guint k = 0; k < n; k++) {
+      float *dst = p + ((gsize)k * b->rows + at[i]) * nu;
+      const float *src = L->rows + (gsize)k * nu;
+      for (guint u = 0; u < nu; u++) dst[u] = src[CLAMP((long)u + s, 0L, (long)nu - 1)];
     }
-  g_autoptr(TlStream) st = tl_stream_new(se->ctx, error);
-  if (!st || !tl_array_upload(L->p, L->shifted, error) ||
-      !tl_ct_fdk_run(L->fdk[i], st, L->p, L->x, error) || !tl_stream_finish(st, error) ||
-      !tl_array_download(L->x, L->slice, error))
-    return FALSE;
-  *metric = tl_ct_slice_sharpness(L->slice, nu, nu);
-  se->out->evaluations++;
+  }
+  for (guint w = 0; w < 2; w++)
+    if (B[w] && !tl_ct_fdk_run(B[w]->fdk, se->stream, B[w]->p, B[w]->x, error)) return FALSE;
+  if (!tl_stream_finish(se->stream, error)) return FALSE;
+  /* one slice of progress each, weighted by its size (a binned one costs less), once done */
+  tl_progress_add_to(tl_progress_current(), (double)nc * L->nu / se->d->geometry->det_u);
+  for (guint i = 0; i < nc; i++) {
+    Batch *b = B[which[i]];
+    const float *x = tl_array_map(b->x);
+    metric[i] = tl_ct_slice_sharpness(x + (gsize)b->slice_of_row[at[i]] * nu * nu, nu, nu);
+  }
+  se->out->evaluations += nc;
   return TRUE;
 }
 
@@ -272,14 +336,14 @@ static gboolean evaluate(Search *se, Level *L, double cb, double *metric, GError
 static gboolean scan_level(Search *se, Level *L, int half, double *centre, GError **error) {
   double guess = round(((*centre + 0.5) / L->bin - 0.5) * 2) / 2;
   double lo = guess - half * 0.5, best_c = guess, best_m = -G_MAXDOUBLE;
-  double m[64];
+  double m[MAX_CANDIDATES], c[MAX_CANDIDATES];
   int best_i = 0;
   g_assert(2 * half + 1 <= (int)G_N_ELEMENTS(m));
   for (int moves = 0; moves < 5; moves++) {
-    for (int i = 0; i <= 2 * half; i++) {
-      if (!evaluate(se, L, lo + i * 0.5, &m[i], error)) return FALSE;
-      if (m[i] > best_m) best_m = m[i], best_c = lo + i * 0.5, best_i = i;
-    }
+    for (int i = 0; i <= 2 * half; i++) c[i] = lo + i * 0.5;
+    if (!evaluate(se, L, c, 2 * half + 1, m, error)) return FALSE;
+    for (int i = 0; i <= 2 * half; i++)
+      if (m[i] > best_m) best_m = m[i], best_c = c[i], best_i = i;
     if ((best_i != 0 && best_i != 2 * half) || moves == 4) break;
     lo = best_c - half * 0.5; /* moves on: the best is now the middle; re-scored, cheap */
     best_m = -G_MAXDOUBLE;
@@ -304,9 +368,8 @@ static gboolean search_run(Search *se, GError **error) {
   static const int halves[N_LEVELS - 1] = {2, 1};
   for (guint l = 0; l < N_LEVELS - 1; l++) {
     if (nu / bins[l] < 64) continue;
-    if (!level_init(se, &se->lv[l], bins[l], error) ||
-        !scan_level(se, &se->lv[l], halves[l], &centre, error))
-      return FALSE;
+    level_init(se, &se->lv[l], bins[l]);
+    if (!scan_level(se, &se->lv[l], halves[l], &centre, error)) return FALSE;
   }
   /* full resolution: the two columns of the 0.5-px grid around the binned levels' estimate
    * (good to about half a pixel: on the tooth the binned levels' peak rounds to 296.0, where
@@ -314,13 +377,14 @@ static gboolean search_run(Search *se, GError **error) {
    * neighbour towards the opposed views' guess: 2 slices, the better one reported. (A climb
    * from the nearest column took 3-4; a full slice costs as much as 16 binned by 4.) */
   Level *L = &se->lv[N_LEVELS - 1];
-  if (!level_init(se, L, 1, error)) return FALSE;
+  level_init(se, L, 1);
   double toward = isnan(out->first_guess) ? centre : out->first_guess;
-  double a = floor(centre * 2) / 2, b = a + 0.5, ma, mb;
-  if (centre - a < 1e-6) b = toward < a ? a - 0.5 : a + 0.5;
-  if (!evaluate(se, L, a, &ma, error) || !evaluate(se, L, b, &mb, error)) return FALSE;
-  out->centre = mb > ma ? b : a;
-  out->metric = MAX(ma, mb);
+  double c[2], m[2];
+  c[0] = floor(centre * 2) / 2, c[1] = c[0] + 0.5;
+  if (centre - c[0] < 1e-6) c[1] = toward < c[0] ? c[0] - 0.5 : c[0] + 0.5;
+  if (!evaluate(se, L, c, 2, m, error)) return FALSE;
+  out->centre = m[1] > m[0] ? c[1] : c[0];
+  out->metric = MAX(m[0], m[1]);
   return TRUE;
 }
 
@@ -329,6 +393,9 @@ gboolean tl_ct_centre_search(TlContext *ctx, const TlCtData *d, guint row, TlCtC
   *out = (TlCtCentre){.first_guess = NAN};
   if (!need_parallel(d, row, error)) return FALSE;
   Search se = {.ctx = ctx, .d = d, .row = row, .out = out};
+  if (!(se.stream = tl_stream_new(ctx, error))) return FALSE;
+  /* a batch is up to two full slices: a cancel also stops it between its submissions */
+  tl_stream_set_cancellable(se.stream, tl_progress_cancellable());
   /* about 5 slices binned by 4, 3 by 2, 2 at full size (search_run): ~4.75 full slices */
   tl_progress_begin("centre of rotation search", 4.75);
   gboolean ok = search_run(&se, error);

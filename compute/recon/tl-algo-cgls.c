@@ -9,13 +9,21 @@
  *
  * |r_k| never increases; the objective 1/2 |r|^2 comes free with each step. Every vector
  * operation is one fused expression; the reductions finish the stream (the cancel points).
- * After a cancel or a new start image the directions restart from the current image. */
+ * After a cancel or a new start image the directions restart from the current image.
+ *
+ * Each reduction is a wait of the host for the device, so a step has as few as the
+ * recurrence allows: |q|^2 after the forward projection and |s|^2 after the back projection.
+ * |r|^2 is reduced only when the objective is wanted, and p = s + beta p is recorded at the
+ * start of the next step, in front of its forward projection, rather than left alone at the
+ * end of this one (where the solver would wait for it). */
 #include "tl-solver-private.h"
+#include <math.h>
 
 typedef struct {
   TlArray *r, *p;
   double gamma, objective;
-  gboolean ready;
+  double beta;        /* p = s + beta p still to be recorded (p_pending) */
+  gboolean ready, p_pending;
 } Cgls;
 
 static void cgls_finalize(TlSolver *sv) {
@@ -29,7 +37,7 @@ static void cgls_finalize(TlSolver *sv) {
 
 static void cgls_reset(TlSolver *sv) {
   Cgls *c = sv->state;
-  if (c) c->ready = FALSE;
+  if (c) c->ready = FALSE, c->p_pending = FALSE;
 }
 
 static void bind(TlSolver *sv, Cgls *c) {
@@ -40,17 +48,26 @@ static void bind(TlSolver *sv, Cgls *c) {
   tl_expr_args_array(sv->args, "y", sv->y_sub[0]);
 }
 
+/* 1/2 |r|^2 into c->objective when this step's objective is wanted (a wait), else NAN. */
+static gboolean residual_objective(TlSolver *sv, Cgls *c, GError **error) {
+  double rr = NAN;
+  if (sv->want_objective &&
+      !tl_expr_reduce(sv->ctx, sv->stream, "dot(r, r)", sv->args, &rr, error))
+    return FALSE;
+  c->objective = 0.5 * rr;
+  return TRUE;
+}
+
 static gboolean restart(TlSolver *sv, Cgls *c, GError **error) {
-  double rr;
   bind(sv, c);
+  c->p_pending = FALSE;
   if (!tl_operator_forward(sv->op, sv->stream, 0, sv->x, sv->q_sub[0], error) ||
       !tl_solver_expr(sv, "r = y - q", error) || !tl_stream_zero(sv->stream, sv->vol, error) ||
       !tl_operator_adjoint(sv->op, sv->stream, 0, c->r, sv->vol, error) ||
       !tl_solver_expr(sv, "p = s", error) ||
       !tl_expr_reduce(sv->ctx, sv->stream, "dot(s, s)", sv->args, &c->gamma, error) ||
-      !tl_expr_reduce(sv->ctx, sv->stream, "dot(r, r)", sv->args, &rr, error))
+      !residual_objective(sv, c, error))
     return FALSE;
-  c->objective = 0.5 * rr;
   c->ready = TRUE;
   return TRUE;
 }
@@ -68,6 +85,13 @@ static gboolean cgls_step(TlSolver *sv, guint k, double *objective, gboolean *is
   bind(sv, c);
   *is_new = TRUE;
   double delta;
+  if (c->p_pending) {
+    /* the previous step's direction update (s is still its A^T r: nothing else writes
+     * sv->vol between the steps of CGLS) */
+    tl_expr_args_scalar(sv->args, "b", (float)c->beta);
+    if (!tl_solver_expr(sv, "p = s + b * p", error)) return FALSE;
+    c->p_pending = FALSE;
+  }
   if (!tl_operator_forward(sv->op, sv->stream, 0, c->p, sv->q_sub[0], error) ||
       !tl_expr_reduce(sv->ctx, sv->stream, "dot(q, q)", sv->args, &delta, error))
     return FALSE;
@@ -76,19 +100,18 @@ static gboolean cgls_step(TlSolver *sv, guint k, double *objective, gboolean *is
     *objective = c->objective;
     return tl_solver_expr(sv, "n = x", error);
   }
-  double gamma_new, rr;
+  double gamma_new;
   tl_expr_args_scalar(sv->args, "a", (float)(c->gamma / delta));
   if (!tl_solver_expr(sv, sv->opt.nonnegative ? "n = max(x + a * p, 0)" : "n = x + a * p",
                       error) ||
       !tl_solver_expr(sv, "r = r - a * q", error) || !tl_stream_zero(sv->stream, sv->vol, error) ||
       !tl_operator_adjoint(sv->op, sv->stream, 0, c->r, sv->vol, error) ||
       !tl_expr_reduce(sv->ctx, sv->stream, "dot(s, s)", sv->args, &gamma_new, error) ||
-      !tl_expr_reduce(sv->ctx, sv->stream, "dot(r, r)", sv->args, &rr, error))
+      !residual_objective(sv, c, error))
     return FALSE;
-  tl_expr_args_scalar(sv->args, "b", (float)(gamma_new / c->gamma));
-  if (!tl_solver_expr(sv, "p = s + b * p", error)) return FALSE;
+  c->beta = gamma_new / c->gamma;
+  c->p_pending = TRUE;
   c->gamma = gamma_new;
-  c->objective = 0.5 * rr;
   *objective = c->objective;
   if (sv->opt.nonnegative) c->ready = FALSE; /* the clamp leaves the Krylov space: restart */
   return TRUE;
