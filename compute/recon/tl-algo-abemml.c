@@ -12,9 +12,10 @@
  * estimate of ~0 is > 0 (docs/pet.md "The cold lung"); with A < 0 a voxel can go below 0
  * where the data ask for it, and the noise averages out instead of being clipped.
  *
- * A = -x0, x0 the start image's value (the data's own scale: expected total / sum s; the
- * mean activity over the sensitivity's support): far enough below the lung's 0 that the
- * bound does not bind, close enough that hot voxels (x - A ~ x) update as in EM.
+ * A = -x0, x0 = (sum y - sum a) / sum s (sum y if not positive; 1 without counts): the
+ * uniform image of the data's total, the data's own scale (the mean activity over the
+ * sensitivity's support) — far enough below the lung's 0 that the bound does not bind, close
+ * enough that hot voxels (x - A ~ x) update as in EM.
  *
  * Every datum the scanner could measure must be a row (a zero count says y - t = -t > 0): the
  * algorithm needs a data vector (TL_ALGO_NEEDS_DATA), so list mode is refused, and binned
@@ -41,7 +42,21 @@ static void abemml_finalize(TlSolver *sv) {
 static gboolean abemml_init(TlSolver *sv, GError **error) {
   if (!tl_solver_need_scratch(sv, error)) return FALSE;
   Abemml *st = sv->state = g_new0(Abemml, 1);
-  st->bound = (float)-sv->start_value;
+  /* x0 from the data vector itself: the solver's start value counts one per datum when it
+   * made no data vector (the fused EM pass's set-up), a bin's count for list mode's event */
+  double tot[2] = {0, 0}, ssum = 0;
+  tl_expr_args_array(sv->args, "y", sv->y);
+  tl_expr_args_array(sv->args, "S", sv->sens_all);
+  if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(y)", sv->args, &tot[0], error) ||
+      !tl_expr_reduce(sv->ctx, sv->stream, "sum(S)", sv->args, &ssum, error))
+    return FALSE;
+  if (sv->pb.additive) {
+    tl_expr_args_array(sv->args, "a", sv->pb.additive);
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &tot[1], error)) return FALSE;
+  }
+  if (!tl_solver_reduce_scalars(sv, tot, 2, error)) return FALSE; /* every share's data */
+  double t = tot[0] - tot[1] > 0 ? tot[0] - tot[1] : tot[0];
+  st->bound = (float)-(ssum > 0 && t > 0 ? t / ssum : 1.0);
   st->tk = g_new0(TlArray *, sv->n_subsets);
   if (!(st->t = tl_array_new_float(sv->ctx, MAX(tl_operator_n_data(sv->op), 1), error)))
     return FALSE;
