@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* AB-EMML (Byrne 1998, Inverse Problems 14) with the upper bound B at infinity and a lower
- * bound A below 0 (the "AML" form: Rahmim et al. 2012 eq. 6; Van Slambrouck et al. 2015):
+ * bound A below 0 (the form Van Slambrouck et al. 2015 compare with NEG-ML):
  * EM on the shifted unknown x - A >= 0, the data shifted by the bound's projection,
  *
  *   t_j   = (D A b)_j,  b = A where s > 0 (0 elsewhere)        (once, per subset)
@@ -115,8 +115,8 @@ static gboolean abemml_step(TlSolver *sv, guint k, double *objective, gboolean *
 
 const TlAlgorithmClass tl_algo_abemml = {
     .name = "ab-emml",
-    .summary = "EM with a negative lower bound (Byrne 1998 AB-EMML, B infinite): unbiased "
-               "cold regions under an additive term",
+    .summary = "EM with a negative lower bound (Byrne 1998 AB-EMML, B infinite): a cold "
+               "region under an additive term is not clipped at 0; binned data",
     .flags = TL_ALGO_EMISSION | TL_ALGO_SUBSETS | TL_ALGO_NEEDS_DATA,
     .init = abemml_init,
     .step = abemml_step,
