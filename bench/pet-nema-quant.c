@@ -14,10 +14,14 @@
  *
  *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
  *       [--iterations 3] [--rounds 2] [--subsets 10] [--voxel 2.78] [--spread 0.1]
- *       [--bin 1] [--bin-rings 1]
+ *       [--bin 1] [--bin-rings 1] [--algorithm osem] [--binned] [--rows all,restart,...]
  *
  * --bin T --bin-rings R bins the DMI's crystals T x R (4 x 3 is test-pet-quant's scanner:
- * 1632 crystals, minutes instead of an hour on lavapipe).
+ * 1632 crystals, minutes instead of an hour on lavapipe). --algorithm runs every row with one
+ * algorithm of the registry (issue 26: ab-emml against osem, the same for every row);
+ * --binned histograms the prompts into every allowed crystal pair, zero counts kept (ab-emml
+ * needs them: a zero count is a datum); --rows runs only the named rows (all, restart, trues,
+ * atten, none).
  *
  * The sensitivity images are cached ($XDG_CACHE_HOME/tomolab): with the normalisation and the
  * mu-map neither has the scanner's symmetries, so their first computation over the DMI's
@@ -36,6 +40,7 @@
 #define EFFICIENCY_SEED 77
 
 typedef enum { V_ALL, V_RESTART, V_TRUES, V_ATTEN, V_NONE, V_N } Variant;
+static const char *const variant_key[V_N] = {"all", "restart", "trues", "atten", "none"};
 static const char *const variant_name[V_N] = {
     "every correction", "every correction, last round restarted", "trues only",
     "attenuation only", "none"};
@@ -99,6 +104,26 @@ static TlNorm *estimate_norm(TlContext *ctx, const TlScanner *sc, double events,
   return n;
 }
 
+/* Every allowed crystal pair of sc with its count in lm (0 where none): n_out bins. */
+static TlBin *every_pair(const TlScanner *sc, const TlListmode *lm, guint64 *n_out) {
+  g_autoptr(GArray) h = tl_listmode_histogram(lm);
+  GArray *all = g_array_new(FALSE, FALSE, sizeof(TlBin));
+  guint i = 0;
+  for (guint a = 0; a < sc->n_crystals; a++)
+    for (guint b = a + 1; b < sc->n_crystals; b++) {
+      if (!tl_scanner_pair_allowed(sc, a, b)) continue;
+      TlBin bin = {a, b, 0};
+      while (i < h->len && (g_array_index(h, TlBin, i).a < a ||
+                            (g_array_index(h, TlBin, i).a == a && g_array_index(h, TlBin, i).b < b)))
+        i++;
+      if (i < h->len && g_array_index(h, TlBin, i).a == a && g_array_index(h, TlBin, i).b == b)
+        bin.count = g_array_index(h, TlBin, i).count;
+      g_array_append_val(all, bin);
+    }
+  *n_out = all->len;
+  return (TlBin *)g_array_free(all, FALSE);
+}
+
 /* One table row, the spheres from the smallest (the layout lists them from the largest); the
  * lung residual and the seconds when `seconds` >= 0. */
 static void row(const char *name, const TlNemaResult *r, const double *values, double seconds) {
@@ -111,6 +136,8 @@ static void row(const char *name, const TlNemaResult *r, const double *values, d
 int main(int argc, char **argv) {
   double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
   int iterations = 3, rounds = 2, subsets = 10, bin = 1, bin_rings = 1;
+  char *algorithm = NULL, *rows = NULL;
+  gboolean binned = FALSE;
   GOptionEntry entries[] = {
       {"background", 0, 0, G_OPTION_ARG_DOUBLE, &background,
        "Background concentration, Bq/mL (default 5300; spheres 4:1)", "BQML"},
@@ -125,6 +152,9 @@ int main(int argc, char **argv) {
       {"spread", 0, 0, G_OPTION_ARG_DOUBLE, &spread, "Crystal efficiency spread (0.1)", "F"},
       {"bin", 0, 0, G_OPTION_ARG_INT, &bin, "Bin the crystals by T transaxially (1)", "T"},
       {"bin-rings", 0, 0, G_OPTION_ARG_INT, &bin_rings, "Bin the rings by R (1)", "R"},
+      {"algorithm", 0, 0, G_OPTION_ARG_STRING, &algorithm, "Every row's algorithm; a list runs each (osem)", "A,B"},
+      {"binned", 0, 0, G_OPTION_ARG_NONE, &binned, "Every allowed pair as a bin (zeros kept)", NULL},
+      {"rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Rows to run: all,restart,trues,atten,none", "LIST"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- NEMA IEC contrast recovery with and "
                                                       "without the corrections on the DMI");
@@ -203,75 +233,96 @@ int main(int argc, char **argv) {
   TlNemaResult res[V_N], truth;
   tl_nema_analyse(&layout, act, &truth);
   double secs[V_N];
-  for (int k = 0; k < V_N; k++) {
-    TlReconOptions o;
-    tl_recon_options_init(&o);
-    o.algo = TL_RECON_OSEM;
-    o.subsets = (guint)subsets;
-    gboolean sss = k == V_ALL || k == V_RESTART;
-    o.iterations = (guint)(sss ? iterations : iterations + rounds);
-    o.loglik = TL_LOGLIK_NEVER;
-    o.attenuation = k == V_NONE ? NULL : mu;
-    o.norm = sss || k == V_TRUES ? norm : NULL;
-    o.randoms = sss ? rnd : NULL;
-    t0 = bench_now();
-    g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, k == V_TRUES ? trues : lm, &grid, &o, &error);
-    if (!r) bench_die(error);
-    printf("%s: set-up %.0f s (sensitivity %s)", variant_name[k], bench_now() - t0,
-           tl_recon_sensitivity_cached(r) ? "from the cache" : "computed");
-    if (!tl_recon_run(r, &error)) bench_die(error);
-    if (sss) {
-      TlScatterRounds ro;
-      tl_scatter_rounds_init(&ro);
-      ro.rounds = (guint)rounds;
-      ro.iterations = 1;
-      /* the last round from the uniform image: as many iterations as the other rows */
-      ro.final_iterations = k == V_RESTART ? (guint)(iterations + rounds) : 0;
-      g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, mu, &ro, &error);
-      if (!e) bench_die(error);
-      double total = 0;
-      for (guint a = 0; a < sc->n_crystals; a++)
-        for (guint b = a + 1; b < sc->n_crystals; b++)
-          if (tl_scanner_pair_allowed(sc, a, b))
-            total += tl_scatter_estimate_pair(e, a, b) * tl_norm_pair(norm, a, b);
-      printf("; scatter estimated %.0f (true %" G_GUINT64_FORMAT "), randoms %.0f (true %"
-             G_GUINT64_FORMAT ")", total, st.scattered, rnd->total, st.randoms);
-    }
-    g_autoptr(TlImage) im = tl_recon_image(r, &error);
-    if (!im) bench_die(error);
-    tl_nema_analyse(&layout, im, &res[k]);
-    secs[k] = bench_now() - t0;
-    printf("; %.0f s in all\n", secs[k]);
+  gboolean run[V_N];
+  g_auto(GStrv) wanted = g_strsplit(rows ? rows : "all,restart,trues,atten,none", ",", -1);
+  for (int k = 0; k < V_N; k++) run[k] = g_strv_contains((const char *const *)wanted, variant_key[k]);
+  if (!run[V_TRUES]) {
+    fprintf(stderr, "pet-nema-quant: --rows must include trues (the reference of the table)\n");
+    return 2;
   }
-  printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%), "
-         "seconds; OSEM %d subsets, %d iterations in every image (every correction: %d "
-         "iterations, then %d SSS rounds of 1 iteration; restarted: the last round's from the "
-         "uniform image for %d)\n\n", subsets, iterations + rounds, iterations, rounds,
-         iterations + rounds);
-  printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | s |\n"
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  row("(the truth)", &truth, truth.contrast_recovery, 0);
-  for (int k = 0; k < V_N; k++) row(variant_name[k], &res[k], res[k].contrast_recovery, secs[k]);
-  printf("\nBackground variability N (%%) per ROI size\n\n");
-  printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm |\n"
-         "|---|---:|---:|---:|---:|---:|---:|\n");
-  for (int k = 0; k < V_N; k++) row(variant_name[k], &res[k], res[k].variability, -1);
-  /* issue 26's done-when: the lung / background ratio within 0.03 of trues-only, the hot
-   * spheres' C_H / C_B within 3 % */
-  printf("\nAgainst trues only (issue 26: lung within 0.03, hot spheres within 3 %%):\n");
-  for (int k = 0; k < V_N; k++) {
-    if (k == V_TRUES) continue;
-    double worst = 0;
-    printf("- %s: lung %.3f vs %.3f (%+.3f); hot C_H/C_B", variant_name[k],
-           res[k].lung_residual, res[V_TRUES].lung_residual,
-           res[k].lung_residual - res[V_TRUES].lung_residual);
-    for (int j = TL_NEMA_N_SPHERES - 1; j >= 0; j--) {
-      double a = res[k].hot[j].mean / res[k].background_mean[j];
-      double t = res[V_TRUES].hot[j].mean / res[V_TRUES].background_mean[j];
-      printf(" %.2f (%+.1f %%)", a, 100 * (a / t - 1));
-      worst = MAX(worst, fabs(a / t - 1));
+  guint64 n_all = 0, n_tr = 0;
+  g_autofree TlBin *bins_all = binned ? every_pair(sc, lm, &n_all) : NULL;
+  g_autofree TlBin *bins_tr = binned ? every_pair(sc, trues, &n_tr) : NULL;
+  g_auto(GStrv) algos = g_strsplit(algorithm ? algorithm : "osem", ",", -1);
+  for (guint al = 0; algos[al]; al++) {
+    const char *algo = algos[al];
+    for (int k = 0; k < V_N; k++) {
+      if (!run[k]) continue;
+      TlReconOptions o;
+      tl_recon_options_init(&o);
+      o.algo = TL_RECON_OSEM;
+      o.algorithm = algo;
+      o.subsets = (guint)subsets;
+      gboolean sss = k == V_ALL || k == V_RESTART;
+      o.iterations = (guint)(sss ? iterations : iterations + rounds);
+      o.loglik = TL_LOGLIK_NEVER;
+      o.attenuation = k == V_NONE ? NULL : mu;
+      o.norm = sss || k == V_TRUES ? norm : NULL;
+      o.randoms = sss ? rnd : NULL;
+      t0 = bench_now();
+      g_autoptr(TlRecon) r =
+          !binned ? tl_recon_new_listmode(ctx, k == V_TRUES ? trues : lm, &grid, &o, &error)
+                  : tl_recon_new_binned(ctx, sc, k == V_TRUES ? bins_tr : bins_all,
+                                        k == V_TRUES ? n_tr : n_all, &grid, &o, &error);
+      if (!r) bench_die(error);
+      printf("%s: set-up %.0f s (sensitivity %s)", variant_name[k], bench_now() - t0,
+             tl_recon_sensitivity_cached(r) ? "from the cache" : "computed");
+      if (!tl_recon_run(r, &error)) bench_die(error);
+      if (sss) {
+        TlScatterRounds ro;
+        tl_scatter_rounds_init(&ro);
+        ro.rounds = (guint)rounds;
+        ro.iterations = 1;
+        /* the last round from the uniform image: as many iterations as the other rows */
+        ro.final_iterations = k == V_RESTART ? (guint)(iterations + rounds) : 0;
+        g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, mu, &ro, &error);
+        if (!e) bench_die(error);
+        double total = 0;
+        for (guint a = 0; a < sc->n_crystals; a++)
+          for (guint b = a + 1; b < sc->n_crystals; b++)
+            if (tl_scanner_pair_allowed(sc, a, b))
+              total += tl_scatter_estimate_pair(e, a, b) * tl_norm_pair(norm, a, b);
+        printf("; scatter estimated %.0f (true %" G_GUINT64_FORMAT "), randoms %.0f (true %"
+               G_GUINT64_FORMAT ")", total, st.scattered, rnd->total, st.randoms);
+      }
+      g_autoptr(TlImage) im = tl_recon_image(r, &error);
+      if (!im) bench_die(error);
+      tl_nema_analyse(&layout, im, &res[k]);
+      secs[k] = bench_now() - t0;
+      printf("; %.0f s in all\n", secs[k]);
     }
-    printf("; worst %.1f %%\n", 100 * worst);
+    printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%), "
+           "seconds; %s%s, %d subsets, %d iterations in every image (every correction: %d "
+           "iterations, then %d SSS rounds of 1 iteration; restarted: the last round's from the "
+           "uniform image for %d)\n\n", algo, binned ? " (binned)" : "", subsets, iterations + rounds, iterations, rounds,
+           iterations + rounds);
+    printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | s |\n"
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    row("(the truth)", &truth, truth.contrast_recovery, 0);
+    for (int k = 0; k < V_N; k++)
+      if (run[k]) row(variant_name[k], &res[k], res[k].contrast_recovery, secs[k]);
+    printf("\nBackground variability N (%%) per ROI size\n\n");
+    printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm |\n"
+           "|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int k = 0; k < V_N; k++)
+      if (run[k]) row(variant_name[k], &res[k], res[k].variability, -1);
+    /* issue 26's done-when: the lung / background ratio within 0.03 of trues-only, the hot
+     * spheres' C_H / C_B within 3 % */
+    printf("\nAgainst trues only (issue 26: lung within 0.03, hot spheres within 3 %%):\n");
+    for (int k = 0; k < V_N; k++) {
+      if (k == V_TRUES || !run[k]) continue;
+      double worst = 0;
+      printf("- %s: lung %.3f vs %.3f (%+.3f); hot C_H/C_B", variant_name[k],
+             res[k].lung_residual, res[V_TRUES].lung_residual,
+             res[k].lung_residual - res[V_TRUES].lung_residual);
+      for (int j = TL_NEMA_N_SPHERES - 1; j >= 0; j--) {
+        double a = res[k].hot[j].mean / res[k].background_mean[j];
+        double t = res[V_TRUES].hot[j].mean / res[V_TRUES].background_mean[j];
+        printf(" %.2f (%+.1f %%)", a, 100 * (a / t - 1));
+        worst = MAX(worst, fabs(a / t - 1));
+      }
+      printf("; worst %.1f %%\n", 100 * worst);
+    }
   }
   printf("\ntotal %.0f s\n", bench_now() - t_start);
   return 0;

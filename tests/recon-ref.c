@@ -516,3 +516,30 @@ void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint i
     if (!ok) count = head = 0;
   }
 }
+
+void recon_ref_abemml(const ReconRefProblem *p, guint iterations, double *x) {
+  g_autofree double *s_all = g_new(double, p->n), *s = g_new(double, p->n);
+  g_autofree double *t = g_new(double, p->m), *ybar = g_new(double, p->m);
+  g_autofree double *c = g_new(double, p->n);
+  recon_ref_emission_start(p, c); /* the solver's start value x0; the bound is -x0 */
+  double lb = -c[0];
+  colsums(p, 0, p->m, s_all);
+  for (guint64 i = 0; i < p->m; i++) {
+    t[i] = 0;
+    for (guint64 j = 0; j < p->n; j++) t[i] += mij(p, i, j) * (s_all[j] > 0 ? lb : 0.0);
+  }
+  for (guint it = 0; it < iterations; it++)
+    for (guint b = 0; b < p->S; b++) {
+      guint64 r0 = p->first[b], r1 = p->first[b + 1];
+      colsums(p, r0, r1, s);
+      model(p, r0, r1, x, ybar);
+      memset(c, 0, p->n * sizeof *c);
+      for (guint64 i = r0; i < r1; i++) {
+        double den = ybar[i - r0] - t[i];
+        if (!(den > 0)) continue;
+        for (guint64 j = 0; j < p->n; j++) c[j] += mij(p, i, j) * (p->y[i] - t[i]) / den;
+      }
+      for (guint64 j = 0; j < p->n; j++)
+        x[j] = s[j] > 0 ? lb + (x[j] - lb) * c[j] / s[j] : s_all[j] > 0 ? x[j] : 0.0;
+    }
+}

@@ -158,3 +158,10 @@ void recon_ref_lbfgsb(const ReconRefProblem *p, const ReconRefPrior *pr, guint i
 /* The quadratic prior's Hessian diagonal sum_k w_jk, and its value as a ReconRefValue. */
 void recon_ref_quadratic_hess(const double *x, double *h, void *user);
 double recon_ref_quadratic_value_cb(const double *x, void *user);
+
+/* AB-EMML with B infinite (compute/recon/tl-algo-abemml.c): the lower bound A = -x0, x0 the
+ * value of recon_ref_emission_start, per sub-iteration b:
+ *   t_i = sum_j M_ij A [s_j > 0]                       (s = M^T 1, or the problem's sens)
+ *   x_j <- A + (x_j - A) / s_bj * sum_{i in b, ybar_i > t_i} M_ij (y_i - t_i) / (ybar_i - t_i)
+ *   where s_bj > 0; else x_j kept where s_j > 0, 0 elsewhere. */
+void recon_ref_abemml(const ReconRefProblem *p, guint iterations, double *x);

@@ -146,7 +146,10 @@ static void test_end_points(void) {
       d[k] = fabs(p1[k] - p0[k]) / g.voxel_mm[k];
     }
     double f = tl_ref_forward(TL_REF_JOSEPH, &g, p0, p1, x);
-    if (!(f > 0)) continue;
+    if (!(f > 0)) { /* the log-likelihood floors ybar at 1e-30, as the solver's objective */
+      rll += log(1e-30);
+      continue;
+    }
     axes[d[0] >= d[1] && d[0] >= d[2] ? 0 : d[1] >= d[2] ? 1 : 2]++;
     rll += log(f);
     tl_ref_back(TL_REF_JOSEPH, &g, p0, p1, 1.0 / f, c);
@@ -199,7 +202,10 @@ static void test_tof_events(void) {
     TlRefTof rt = {tof.sigma_mm, tof.bin_mm, tof.n_sigma, ev[i].tof_bin};
     TlRefModel m = {.kind = TL_REF_JOSEPH, .tof = &rt};
     double y = att[i] * tl_ref_forward_model(&m, &g, p0, p1, x);
-    if (!(y > 0)) continue;
+    if (!(y > 0)) { /* floored at 1e-30, as the solver's objective */
+      rll += log(1e-30);
+      continue;
+    }
     rll += log(y);
     tl_ref_back_model(&m, &g, p0, p1, att[i] / y, c);
   }

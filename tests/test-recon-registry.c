@@ -260,6 +260,7 @@ static void run_pair(gconstpointer data) {
   else if (g_str_equal(a, "saga")) recon_ref_saga(&p, &qp, 1.0, 1, ITERATIONS, x);
   else if (g_str_equal(a, "pkma")) recon_ref_pkma(&p, &qp, 1.0, ITERATIONS, x);
   else if (g_str_equal(a, "lbfgsb")) recon_ref_lbfgsb(&p, &qp, ITERATIONS, x);
+  else if (g_str_equal(a, "ab-emml")) recon_ref_abemml(&p, ITERATIONS, x);
   else g_error("test-recon-registry: no reference for algorithm '%s': add one", a);
   double dmax = 0, xmax = 0;
   for (guint64 j = 0; j < in->n; j++) {

@@ -387,6 +387,10 @@ TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
   tp.pair_factor_data = r->opt.scatter_pair_factor_data;
   g_autoptr(TlImage) x = tl_recon_image(r, error);
   if (!x) return NULL;
+  /* an algorithm with a lower bound below 0 (ab-emml) leaves noise below 0 in cold regions;
+   * SSS takes an activity (>= 0): its positive part */
+  for (guint64 i = 0, n = tl_image_grid_n_voxels(&x->grid); i < n; i++)
+    if (x->data[i] < 0) x->data[i] = 0;
   g_autoptr(TlScatterEstimate) e = tl_sss_estimate(tl_pet_operator_scanner(r->op), x, mu, &sp,
                                                    o->cancel, &info->sss, error);
   if (!e || !tl_scatter_tail_fit(e, mu, (const TlBin *)r->pair_counts->data,

@@ -57,8 +57,10 @@ gboolean tl_solver_em_correction(TlSolver *sv, guint k, GError **error) {
   double data;
   tl_expr_args_set_label(sv->args, "em loglik");
   if (want) {
-    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(q > 0, y * log(q), 0))", sv->args,
-                        &data, error) ||
+    /* ybar floored at 1e-30 as the solver's objective (tl-solver.c emission_data_term): a
+     * count on a line of ybar = 0 scores y log 1e-30, not 0 */
+    if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(select(y > 0, y * log(max(q, 1e-30)), 0))",
+                        sv->args, &data, error) ||
         !tl_solver_reduce_scalars(sv, &data, 1, error))
       return FALSE;
     sv->pass_terms[k] = data;

@@ -15,6 +15,7 @@ static const TlAlgorithmClass *const algorithms[] = {
     &tl_algo_saga,
     &tl_algo_lbfgsb,
     &tl_algo_pkma,
+    &tl_algo_abemml,
     NULL,
 };
 

@@ -25,6 +25,7 @@ extern const TlAlgorithmClass tl_algo_svrg;
 extern const TlAlgorithmClass tl_algo_saga;
 extern const TlAlgorithmClass tl_algo_lbfgsb;
 extern const TlAlgorithmClass tl_algo_pkma;
+extern const TlAlgorithmClass tl_algo_abemml;
 extern const TlPriorClass tl_prior_quadratic;
 extern const TlPriorClass tl_prior_rdp;
 extern const TlPriorClass tl_prior_tv;

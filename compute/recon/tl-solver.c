@@ -513,7 +513,8 @@ gboolean tl_solver_need_scratch(TlSolver *sv, GError **error) {
  * lines of ybar = 0; BSREM's floor made them finite (about -4.7 each), which read as BSREM
  * lowering Phi by 897 in its first epoch (-11222 -> -12120) while it had raised it. (-inf
  * instead stopped lbfgsb wherever an event's line misses the grid: test recon-registry.) The
- * EM steps' own estimate from their fused pass (tl-algo-em.c) still leaves such data out. */
+ * EM steps' own estimate from their pass (tl-algo-em.c, PET's fused kernels) floors alike
+ * (test recon-abemml /em-floor, /em-floor-pet). */
 static gboolean emission_data_term(TlSolver *sv, const TlArray *x, double *out, GError **error) {
   if (!tl_solver_need_scratch(sv, error)) return FALSE;
   double total = 0;

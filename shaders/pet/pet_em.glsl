@@ -54,11 +54,10 @@ void main() {
       float y = a * pet_trace(l, PET_FORWARD, 0.0, pc.image);
       // Guard: an LOR whose expected count is zero sees only zero voxels, which the
       // multiplicative update keeps at zero; it carries nothing to back project, so it is
-      // skipped (and left out of the log-likelihood, like tl_projector_loglik).
-      if (y > 0.0 && l.m != 0.0) {
-        pet_em_back(l, a * l.m / y, pc.dst);
-        if (PET_LOGLIK == 1u) ll = l.m * log(y);
-      }
+      // skipped. Its count still scores m log 1e-30 (ybar floored as the solver's objective,
+      // compute/recon/tl-solver.c), not 0.
+      if (y > 0.0 && l.m != 0.0) pet_em_back(l, a * l.m / y, pc.dst);
+      if (PET_LOGLIK == 1u && l.m != 0.0) ll = l.m * log(max(y, 1e-30));
     }
     if (PET_FIXED == 1u) pc.dst.v[pc.tl_base + i] = pet_em_w;
   }

@@ -33,9 +33,11 @@ void main() {
     uint kw = 3u << (2u * TL_PET_REC_PLANE_BITS);
     PetLor l;
     PetPlanes P;
-    if (pet_lor(e, l) && pet_planes(l, 1.0, 1.0, P)) {
+    bool lor = pet_lor(e, l);
+    float y = 0.0;
+    if (lor && pet_planes(l, 1.0, 1.0, P)) {
       float a = pet_atten(e, l);
-      float y = a * pet_joseph_walk(l, P, PET_FORWARD, 0.0, pc.image);
+      y = a * pet_joseph_walk(l, P, PET_FORWARD, 0.0, pc.image);
       // as pet_em: an LOR with zero expected count carries nothing to back project
       if (y > 0.0 && l.m != 0.0) {
         rec[0] = P.a[P.m];
@@ -51,9 +53,10 @@ void main() {
         kw = uint(P.k0) | uint(P.k1) << TL_PET_REC_PLANE_BITS |
              uint(P.m) << (2u * TL_PET_REC_PLANE_BITS);
         axis = P.m;
-        if (PET_LOGLIK == 1u) ll = l.m * log(y);
       }
     }
+    // as pet_em: a count on a line of ybar = 0 (or missing the planes) scores m log 1e-30
+    if (PET_LOGLIK == 1u && lor && l.m != 0.0) ll = l.m * log(max(y, 1e-30));
     // 64-bit stores: one lane loop per two words on a CPU device
     TlPairs out64 = TlPairs(pc.dst);
     uint r = e * (PET_REC_WORDS / 2u);
