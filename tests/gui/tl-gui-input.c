@@ -94,10 +94,14 @@ static void run_frames(GtkWidget *widget, guint frames) {
   g_assert_cmpuint(seen, >=, frames);
 }
 
-/* The pointer at (x, y) in the widget with GTK's pointer focus in the widget (see above). */
+/* The pointer at (x, y) in the widget with GTK's pointer focus in the widget (see above). A
+ * motion controller counts a focus in any descendant as inside, and a GtkMenuButton's popover
+ * is its child: there the controller goes on the button's toggle (its first child), the press's
+ * target, or the focus caught in the hidden popover would pass. */
 static void point_into(GtkWidget *widget, double x, double y) {
+  GtkWidget *target = GTK_IS_MENU_BUTTON(widget) ? gtk_widget_get_first_child(widget) : widget;
   GtkEventController *motion = gtk_event_controller_motion_new();
-  gtk_widget_add_controller(widget, motion); /* the widget holds it */
+  gtk_widget_add_controller(target, motion); /* the widget holds it */
   GtkEventControllerMotion *m = GTK_EVENT_CONTROLLER_MOTION(motion);
   gboolean held = FALSE;
   for (int attempt = 0; attempt < 5 && !held; attempt++) {
@@ -111,7 +115,7 @@ static void point_into(GtkWidget *widget, double x, double y) {
     run_frames(widget, 2);
     held = gtk_event_controller_motion_contains_pointer(m);
   }
-  gtk_widget_remove_controller(widget, motion);
+  gtk_widget_remove_controller(target, motion);
   if (!held) g_error("the pointer focus never stayed in %s", G_OBJECT_TYPE_NAME(widget));
 }
 
