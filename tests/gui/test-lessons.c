@@ -221,8 +221,13 @@ static void test_simulated(void) {
 static double run_cov(TlWindow *win, GtkWindow *lw, double beta, guint steps) {
   click_lesson(win, lw, "03-regularisation", 1);
   TlSidePanel *panel = tl_window_get_side_panel(win);
-  /* the same run with beta set before its second sub-iteration: the lesson's "change beta" */
-  tl_gui_activate(win, "pause", NULL);
+  /* the same run with beta set before its second sub-iteration: the lesson's "change beta".
+   * Its 30 sub-iterations of 3e4 events are short: on a loaded machine the run had left Running
+   * before this thread looked again (Pause disabled, 2026-11-28). More iterations keep it
+   * running or make a finished one resumable (Paused), as the Iterations row does. */
+  tl_side_panel_set_iterations(panel, 100);
+  if (g_action_group_get_action_enabled(G_ACTION_GROUP(win), "pause"))
+    tl_gui_activate(win, "pause", NULL);
   g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   tl_side_panel_set_prior(panel, beta > 0 ? "rdp" : NULL, beta, 2.0);
   TlRoi roi = {.kind = TL_ROI_SPHERE, .centre_mm = {0, 0, 0}, .radius_mm = 12};
