@@ -84,13 +84,35 @@ static GtkWidget *find_named(GtkWidget *w, const char *name) {
   return NULL;
 }
 
-static TlWindow *ready_window(void) {
-  TlWindow *win = tl_window_new(NULL, NULL);
-  gtk_window_set_default_size(GTK_WINDOW(win), 1280, 800);
-  gtk_window_present(GTK_WINDOW(win));
-  g_assert_true(tl_gui_wait_for(win, tl_gui_is_ready, NULL));
-  g_assert_cmpint(tl_window_get_state(win), ==, TL_WINDOW_READY);
-  return win;
+/* A lesson's run on a busy lavapipe can outlast one wait (the tooth's FDK after its centre
+ * search: minutes): up to five, then cond must hold. */
+static gboolean wait_long(TlWindow *win, TlGuiCond cond, gpointer data) {
+  gboolean done = FALSE;
+  for (int k = 0; k < 5 && !done; k++) done = tl_gui_wait_for(win, cond, data);
+  return done;
+}
+
+/* The run reached `steps` sub-iterations without an error. */
+static void wait_reached(TlWindow *win, guint steps) {
+  g_assert_true(wait_long(win, tl_gui_reached, GUINT_TO_POINTER(steps)));
+  g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+}
+
+/* The lessons' data replaced by `events` of the cylinder on the test ring, its grid coarsened
+ * by 2; `seeded`: the seed from TL_LESSONS_SEED (default 1: the TOF and attenuation margins
+ * were measured over several seeds, docs/workbench.md), else the simulation's own. */
+static void ring_data(double events, gboolean seeded) {
+  GVariantDict d;
+  g_variant_dict_init(&d, NULL);
+  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
+  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
+  g_variant_dict_insert(&d, "events", "d", events);
+  g_variant_dict_insert(&d, "coarsen", "u", 2);
+  if (seeded) {
+    const char *seed = g_getenv("TL_LESSONS_SEED");
+    g_variant_dict_insert(&d, "seed", "t", seed ? g_ascii_strtoull(seed, NULL, 10) : (guint64)1);
+  }
+  tl_lessons_set_data_override(g_variant_dict_end(&d));
 }
 
 /* Clicks the lesson's button in the Lessons window and waits for `steps` sub-iterations of
@@ -105,12 +127,7 @@ static void click_lesson(TlWindow *win, GtkWindow *lw, const char *id, guint ste
   for (int i = 0; i < 20 && tl_window_get_dataset_name(win) == before; i++)
     g_assert_true(tl_gui_wait_for(win, tl_gui_is_idle, NULL));
   g_assert_true(tl_window_get_dataset_name(win) != before);
-  /* the tooth's FDK after its centre search: minutes on a busy lavapipe */
-  gboolean reached = FALSE;
-  for (int i = 0; i < 5 && !reached; i++)
-    reached = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(steps));
-  g_assert_true(reached);
-  g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+  wait_reached(win, steps);
 }
 
 static GtkWindow *open_lessons(TlWindow *win) {
@@ -125,14 +142,8 @@ static GtkWindow *open_lessons(TlWindow *win) {
 
 /* The simulated lessons on the tiny ring: each button's run steps with its lesson's settings. */
 static void test_simulated(void) {
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
-  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 3e5);
-  g_variant_dict_insert(&d, "coarsen", "u", 2);
-  tl_lessons_set_data_override(g_variant_dict_end(&d));
-  TlWindow *win = ready_window();
+  ring_data(3e5, FALSE);
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   GPtrArray *lessons = g_object_get_data(G_OBJECT(lw), "tl-lessons");
   TlSidePanel *panel = tl_window_get_side_panel(win);
@@ -160,11 +171,7 @@ static void test_simulated(void) {
     if (l->compton) {
       g_assert_nonnull(strstr(tl_window_get_dataset_name(win), "scattered"));
       /* past the first iteration: SSS estimated (tail-fitted) once, the next steps use it */
-      gboolean done = FALSE;
-      for (int k = 0; k < 5 && !done; k++)
-        done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(4));
-      g_assert_true(done);
-      g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
+      wait_reached(win, 4);
     }
     tl_pet_job_options_clear(&o);
     /* the figures promised by the projection and subsets lessons: the RMSE against the truth
@@ -173,10 +180,7 @@ static void test_simulated(void) {
       guint iterations = 0;
       g_variant_lookup(l->settings, "iterations", "u", &iterations);
       guint total = iterations * subsets;
-      gboolean done = FALSE;
-      for (int k = 0; k < 5 && !done; k++)
-        done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(total));
-      g_assert_true(done);
+      wait_reached(win, total);
       const double *x, *y;
       guint n = tl_plot_get_series(tl_window_get_convergence_plot(win), 1, &x, &y);
       g_assert_cmpuint(n, >=, total);
@@ -217,8 +221,13 @@ static void test_simulated(void) {
 static double run_cov(TlWindow *win, GtkWindow *lw, double beta, guint steps) {
   click_lesson(win, lw, "03-regularisation", 1);
   TlSidePanel *panel = tl_window_get_side_panel(win);
-  /* the same run with beta set before its second sub-iteration: the lesson's "change beta" */
-  tl_gui_activate(win, "pause", NULL);
+  /* the same run with beta set before its second sub-iteration: the lesson's "change beta".
+   * Its 30 sub-iterations of 3e4 events are short: on a loaded machine the run had left Running
+   * before this thread looked again (Pause disabled, 2026-11-28). More iterations keep it
+   * running or make a finished one resumable (Paused), as the Iterations row does. */
+  tl_side_panel_set_iterations(panel, 100);
+  if (g_action_group_get_action_enabled(G_ACTION_GROUP(win), "pause"))
+    tl_gui_activate(win, "pause", NULL);
   g_assert_true(tl_gui_wait_for(win, tl_gui_in_state, GINT_TO_POINTER(TL_RUN_PAUSED)));
   tl_side_panel_set_prior(panel, beta > 0 ? "rdp" : NULL, beta, 2.0);
   TlRoi roi = {.kind = TL_ROI_SPHERE, .centre_mm = {0, 0, 0}, .radius_mm = 12};
@@ -235,14 +244,8 @@ static double run_cov(TlWindow *win, GtkWindow *lw, double beta, guint steps) {
 }
 
 static void test_regularisation(void) {
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
-  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 3e4);
-  g_variant_dict_insert(&d, "coarsen", "u", 2);
-  tl_lessons_set_data_override(g_variant_dict_end(&d));
-  TlWindow *win = ready_window();
+  ring_data(3e4, FALSE);
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   double with = run_cov(win, lw, 0.03, 10), without = run_cov(win, lw, 0, 10);
   g_test_message("regularisation lesson: background CoV %.4f with the prior (beta 0.03), %.4f "
@@ -250,21 +253,6 @@ static void test_regularisation(void) {
   g_assert_cmpfloat(with, <=, 0.8 * without);
   tl_lessons_set_data_override(NULL);
   tl_gui_destroy_window(win);
-}
-
-/* The simulation of the TOF and attenuation lessons on the tiny ring: the cylinder, 3e5
- * events, the seed from TL_LESSONS_SEED (default 1: the margins below were measured over
- * several seeds, docs/workbench.md). */
-static void ring_override(void) {
-  GVariantDict d;
-  g_variant_dict_init(&d, NULL);
-  g_variant_dict_insert(&d, "phantom", "s", "cylinder");
-  g_variant_dict_insert(&d, "scanner", "s", scanner_path);
-  g_variant_dict_insert(&d, "events", "d", 3e5);
-  g_variant_dict_insert(&d, "coarsen", "u", 2);
-  const char *seed = g_getenv("TL_LESSONS_SEED");
-  g_variant_dict_insert(&d, "seed", "t", seed ? g_ascii_strtoull(seed, NULL, 10) : (guint64)1);
-  tl_lessons_set_data_override(g_variant_dict_end(&d));
 }
 
 static const TlLesson *lesson_named(GtkWindow *lw, const char *id) {
@@ -282,13 +270,6 @@ static guint lesson_total(const TlLesson *l) {
   return subsets * iterations;
 }
 
-static void wait_reached(TlWindow *win, guint steps) {
-  gboolean done = FALSE;
-  for (int k = 0; k < 5 && !done; k++) done = tl_gui_wait_for(win, tl_gui_reached, GUINT_TO_POINTER(steps));
-  g_assert_true(done);
-  g_assert_cmpstr(tl_window_get_last_error(win), ==, NULL);
-}
-
 static gboolean fresh_pause(TlWindow *w, gpointer d) {
   return tl_gui_in_state(w, GINT_TO_POINTER(TL_RUN_PAUSED)) && tl_window_get_sub_iterations(w) == 0;
 }
@@ -297,9 +278,7 @@ static gboolean fresh_pause(TlWindow *w, gpointer d) {
  * are now (Menu → Restart the Run, then Run), for `steps` sub-iterations. */
 static void rerun(TlWindow *win, guint steps) {
   tl_gui_activate(win, "restart", NULL);
-  gboolean paused = FALSE;
-  for (int k = 0; k < 5 && !paused; k++) paused = tl_gui_wait_for(win, fresh_pause, NULL);
-  g_assert_true(paused);
+  g_assert_true(wait_long(win, fresh_pause, NULL));
   tl_gui_activate(win, "run", NULL);
   wait_reached(win, steps);
 }
@@ -335,8 +314,8 @@ static double lowest(const GArray *a, guint *at) {
  * later. Measured on the test ring over seeds 1-6: 38.7-39.3 % lower after the first
  * iteration, lowest 27.4-27.9 % against 28.8-29.5 % of the truth's mean (docs/workbench.md). */
 static void test_tof(void) {
-  ring_override();
-  TlWindow *win = ready_window();
+  ring_data(3e5, TRUE);
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   const TlLesson *l = lesson_named(lw, "04-tof");
   guint total = lesson_total(l), subsets = 0;
@@ -380,6 +359,20 @@ static double roi_mean(TlWindow *win, guint index) {
   return st.mean;
 }
 
+/* The three ROIs of test_attenuation (centre and edge over their truth, outside the cylinder
+ * where the truth is 0 as it is) once the run (restarted with the side panel's settings as
+ * they are now when `restart`) reached `total` sub-iterations. */
+typedef struct {
+  double centre, edge, outside;
+} RoiMeans;
+
+static RoiMeans run_and_measure(TlWindow *win, guint total, gboolean restart, double truth_c,
+                                double truth_e) {
+  if (restart) rerun(win, total);
+  else wait_reached(win, total);
+  return (RoiMeans){roi_mean(win, 0) / truth_c, roi_mean(win, 1) / truth_e, roi_mean(win, 2)};
+}
+
 /* The same ROI's mean in the simulation's truth (1 inside the cylinder, less on its border). */
 static double truth_mean(TlWindow *win, const TlRoi *roi) {
   TlRoiStats st;
@@ -396,8 +389,8 @@ static double truth_mean(TlWindow *win, const TlRoi *roi) {
  * the edge (the cupping of uncorrected PET); outside the cylinder, where the truth is 0, SSS
  * lowers what is left. Measured over seeds 1-6: docs/workbench.md. */
 static void test_attenuation(void) {
-  ring_override();
-  TlWindow *win = ready_window();
+  ring_data(3e5, TRUE);
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   const TlLesson *l = lesson_named(lw, "05-attenuation");
   guint total = lesson_total(l);
@@ -421,16 +414,14 @@ static void test_attenuation(void) {
   tl_window_add_roi(win, &edge);
   tl_window_add_roi(win, &out);
   double truth_c = truth_mean(win, &centre), truth_e = truth_mean(win, &edge);
-  wait_reached(win, total);
-  double c_on = roi_mean(win, 0) / truth_c, e_on = roi_mean(win, 1) / truth_e, o_on = roi_mean(win, 2);
+  RoiMeans on = run_and_measure(win, total, FALSE, truth_c, truth_e);
   /* the lesson's "switch Scatter off": attenuation correction alone, the same events again */
   g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0));
   tl_side_panel_get_options(panel, &o);
   g_assert_cmpint(o.mu, ==, TL_PET_MU_PHANTOM);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_OFF);
   tl_pet_job_options_clear(&o);
-  rerun(win, total);
-  double c_mu = roi_mean(win, 0) / truth_c, e_mu = roi_mean(win, 1) / truth_e, o_mu = roi_mean(win, 2);
+  RoiMeans mu_only = run_and_measure(win, total, TRUE, truth_c, truth_e);
   /* no correction: Attenuation → None in the panel's row, the same events again */
   AdwComboRow *mu = ADW_COMBO_ROW(gtk_widget_get_template_child(GTK_WIDGET(panel), TL_TYPE_SIDE_PANEL, "mu_row"));
   adw_combo_row_set_selected(mu, 0);
@@ -439,25 +430,25 @@ static void test_attenuation(void) {
   g_assert_cmpint(o.mu, ==, TL_PET_MU_NONE);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_OFF);
   tl_pet_job_options_clear(&o);
-  rerun(win, total);
-  double c_off = roi_mean(win, 0) / truth_c, e_off = roi_mean(win, 1) / truth_e, o_off = roi_mean(win, 2);
+  RoiMeans off = run_and_measure(win, total, TRUE, truth_c, truth_e);
   g_test_message("attenuation lesson: centre / truth %.3f corrected, %.3f without scatter "
-                 "correction, %.3f uncorrected; edge / truth %.3f, %.3f, %.3f", c_on, c_mu, c_off,
-                 e_on, e_mu, e_off);
+                 "correction, %.3f uncorrected; edge / truth %.3f, %.3f, %.3f", on.centre,
+                 mu_only.centre, off.centre, on.edge, mu_only.edge, off.edge);
   g_test_message("outside the cylinder (truth 0): %.4f corrected, %.4f without scatter "
-                 "correction, %.4f uncorrected; grid %u x %u x %u of %.2f mm", o_on, o_mu, o_off,
+                 "correction, %.4f uncorrected; grid %u x %u x %u of %.2f mm", on.outside,
+                 mu_only.outside, off.outside,
                  g->dims[0], g->dims[1], g->dims[2], g->voxel_mm[0]);
-  g_assert_cmpfloat(fabs(c_on - 1), <=, ATT_CORRECTED / 100);
-  g_assert_cmpfloat(c_off, <=, 1 - ATT_UNCORRECTED / 100);
-  g_assert_cmpfloat(c_off / e_off, <, c_on / e_on - 0.1); /* the centre sinks */
-  g_assert_cmpfloat(o_on, <=, SSS_OUTSIDE_RATIO * o_mu);
+  g_assert_cmpfloat(fabs(on.centre - 1), <=, ATT_CORRECTED / 100);
+  g_assert_cmpfloat(off.centre, <=, 1 - ATT_UNCORRECTED / 100);
+  g_assert_cmpfloat(off.centre / off.edge, <, on.centre / on.edge - 0.1); /* the centre sinks */
+  g_assert_cmpfloat(on.outside, <=, SSS_OUTSIDE_RATIO * mu_only.outside);
   tl_lessons_set_data_override(NULL);
   tl_gui_destroy_window(win);
 }
 
 /* The tooth lesson: tooth.h5 opened (its centre searched), FDK in one step. */
 static void test_tooth(void) {
-  TlWindow *win = ready_window();
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   click_lesson(win, lw, "06-ct-tooth", 1);
   TlSidePanel *panel = tl_window_get_side_panel(win);
@@ -487,7 +478,7 @@ static void on_painted(GdkFrameClock *clock, Paint *p) {
  * (TL_LESSONS_SCREENSHOT_DIR=docs: docs/screenshot-lessons.png, else a temporary file); every
  * lesson's page has its button and texts. */
 static void test_screenshot(void) {
-  TlWindow *win = ready_window();
+  TlWindow *win = tl_gui_new_window();
   GtkWindow *lw = open_lessons(win);
   gtk_window_set_default_size(lw, 1280, 800);
   gtk_window_present(lw);

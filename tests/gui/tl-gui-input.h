@@ -10,7 +10,9 @@
 gboolean tl_gui_input_init(void);
 /* The pointer to (x, y) in `widget`'s coordinates (its native's surface located on the screen). */
 void tl_gui_input_move(GtkWidget *widget, double x, double y);
-/* A click of `button` (1 left, 3 right) at the widget's centre, then the events handled. */
+/* A click of `button` (1 left, 3 right) at the widget's centre, then the events handled. The
+ * press waits until GTK's pointer focus is in the widget (GTK sends a press there, not to the
+ * widget under it: tl-gui-input.c); clicks, drags and wheel steps all start that way. */
 void tl_gui_input_click(GtkWidget *widget, guint button);
 /* A drag with `button` from (x0, y0) to (x1, y1) in the widget's coordinates, in `steps`
  * motions, holding the modifier keys (GDK_KEY_Control_L, ...; 0-terminated, may be NULL). */
@@ -27,10 +29,10 @@ void tl_gui_input_sync(void);
 typedef struct _TlWindow TlWindow;
 /* The first mapped widget of `type` under root (depth first), or NULL. */
 GtkWidget *tl_gui_find_mapped(GtkWidget *root, GType type);
-/* Opens the main menu with a click on its button and returns its popover, mapped. A click can
- * be lost (a popover opened as the window gets its focus back closes at once): clicked again
- * only when the popover is not even requested, so a slow one is never toggled shut. */
+/* Opens the main menu with one click on its button, once the menu is closed and the button
+ * inactive, and returns its popover, mapped. */
 GtkPopover *tl_gui_menu_open(TlWindow *win);
 /* Clicks the item labelled `label` (mnemonic as the menu model spells it; scrolled into view
- * on a short screen) of the open menu `pop` and waits until the menu closed. */
+ * on a short screen) of the open menu `pop` and waits until the menu closed (popover unmapped,
+ * button inactive). */
 void tl_gui_menu_activate(TlWindow *win, GtkPopover *pop, const char *label);
