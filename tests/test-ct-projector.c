@@ -94,14 +94,7 @@ static TlImageGrid test_grid(void) {
   return g;
 }
 
-static TlArray *upload(const float *data, guint64 n) {
-  GError *error = NULL;
-  TlArray *a = tl_array_new_float(ctx, n, &error);
-  g_assert_no_error(error);
-  if (data) g_assert_true(tl_array_upload(a, data, &error));
-  g_assert_no_error(error);
-  return a;
-}
+static TlArray *upload(const float *data, guint64 n) { return tl_test_upload(ctx, data, n); }
 
 static void finish(TlStream *s) {
   GError *error = NULL;

@@ -77,14 +77,7 @@ static gboolean is_emission(const char *algo) {
          !strcmp(algo, "bsrem");
 }
 
-static TlArray *upload(const float *v, guint64 n) {
-  GError *error = NULL;
-  TlArray *arr = tl_array_new_float(ctx, n, &error);
-  g_assert_no_error(error);
-  g_assert_true(tl_array_upload(arr, v, &error));
-  g_assert_no_error(error);
-  return arr;
-}
+static TlArray *upload(const float *data, guint64 n) { return tl_test_upload(ctx, data, n); }
 
 static void run_case(gconstpointer data) {
   const Case *c = data;

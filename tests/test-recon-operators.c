@@ -17,14 +17,7 @@ static float rnd(void) {
   return (float)(rng_state >> 8) * 0x1p-24f;
 }
 
-static TlArray *upload(const float *data, guint64 n) {
-  GError *error = NULL;
-  TlArray *a = tl_array_new_float(ctx, n, &error);
-  g_assert_no_error(error);
-  if (data) g_assert_true(tl_array_upload(a, data, &error));
-  g_assert_no_error(error);
-  return a;
-}
+static TlArray *upload(const float *data, guint64 n) { return tl_test_upload(ctx, data, n); }
 
 static float *download(const TlArray *a) {
   GError *error = NULL;

@@ -33,6 +33,15 @@ void tl_test_context_done(TlContext *ctx) {
   tl_context_free(ctx);
 }
 
+TlArray *tl_test_upload(TlContext *ctx, const float *data, guint64 n) {
+  GError *error = NULL;
+  TlArray *a = tl_array_new_float(ctx, n, &error);
+  g_assert_no_error(error);
+  if (data) g_assert_true(tl_array_upload(a, data, &error));
+  g_assert_no_error(error);
+  return a;
+}
+
 void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const char *label) {
   struct {
     TlPush1D h;

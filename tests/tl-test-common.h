@@ -14,6 +14,8 @@ TlContext *tl_test_context(void);
 void tl_test_context_done(TlContext *ctx);
 /* Fills a 1-D float array on the device with `value` using the fill_f32 kernel. */
 void tl_test_fill(TlContext *ctx, TlStream *s, TlArray *a, float value, const char *label);
+/* A new float array of n values on the device, holding `data` (left unset when NULL). */
+TlArray *tl_test_upload(TlContext *ctx, const float *data, guint64 n);
 /* Removes `path` and, for a folder, everything under it; symbolic links are removed, never
  * followed (a test's folder may hold links that point out of it on purpose). */
 void tl_test_remove_tree(const char *path);
