@@ -7,14 +7,19 @@
  *   first step (and after a reset):  T_k = g_k(x) for every k, M = sum_k T_k, v = M
  *   subset k:                        v = S (g_k(x) - T_k) + M,
  *                                    then M <- M + g_k(x) - T_k, T_k <- g_k(x)
- *   x <- max(x + alpha_e P v, x / 10)      (tl_solver_floored_step)
+ *   x <- max(x + c alpha_e P v, x / 10)    (tl_solver_floored_step; c the check's scale)
  *
  * with P = 1 / (s / x + beta H_R(x)) (tl_solver_precond) at every step's own image (as
  * tl-algo-svrg.c, which says why), alpha_e = relaxation * max(1 / (1 + e / 5), 1 / 2) (half
  * svrg's first steps: with svrg's 2 the table's stale gradients made it diverge on test
  * recon-petric-pet's list mode) and each epoch's subsets in a random order drawn from TlSolverOptions.seed, as
  * tl-algo-svrg.c. One subset gradient
- * per step; memory S + 3 images. Voxels with s = 0 keep their value. */
+ * per step; memory S + 4 images. Voxels with s = 0 keep their value. Phi is checked at the
+ * second step and at every epoch's start as in svrg (tl-epoch-check.c): a fall undoes the epoch
+ * (back to the last good image, its table made afresh there: one data pass) and halves the
+ * step scale. Without the check saga diverged to Phi = -inf on the sparse case of test
+ * recon-petric-pet (3000 events, 20 subsets); with it, 3.6e-6 below the reference after 40
+ * epochs. */
 #include "tl-solver-private.h"
 
 typedef struct {
