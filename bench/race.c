@@ -25,7 +25,15 @@ typedef struct {
   guint updates, reference_updates;
   double tolerance;
   gboolean tof; /* the NEMA DMI case simulated and reconstructed with TOF */
+  guint trace;  /* print every entrant's metrics every this many updates (0: not) */
 } Settings;
+
+/* The worst |VOI mean error| of a record (values[2..]: tl_metrics_evaluate). */
+static double worst_voi(const TlMetrics *m, const double *v) {
+  double w = 0;
+  for (guint i = 2; i < tl_metrics_n_values(m); i++) w = MAX(w, fabs(v[i]));
+  return w;
+}
 
 static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlImageGrid *grid,
                      gboolean nema, const Settings *s) {
@@ -81,6 +89,14 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
       t_bsrem = tl_race_time_to_target(race, i);
       break;
     }
+  for (guint i = 0; s->trace && i < tl_race_n_entrants(race); i++)
+    for (guint k = 0; k < tl_race_n_records(race, i); k++) {
+      const TlRaceRecord *r = tl_race_record(race, i, k);
+      if ((k + 1) % s->trace && k + 1 != tl_race_n_records(race, i)) continue;
+      printf("trace %s: update %u, %.2f s, epoch %.2f: rmse %.4g, background %.4g, worst voi %.4g%s\n",
+             tl_race_label(race, i), r->update, r->seconds, r->epoch, r->metrics[0],
+             r->metrics[1], worst_voi(m, r->metrics), r->met ? " (met)" : "");
+    }
   printf("(epochs: data passes, a projection of all data forward and back = 1)\n");
   printf("%-40s %8s %10s %12s %10s %12s\n", "entrant", "updates", "seconds", "s to target",
          "epochs", "vs bsrem");
@@ -95,7 +111,7 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
 
 int main(int argc, char **argv) {
   double events = 1e5, voxel = 12;
-  int updates = 100, reference_updates = 300;
+  int updates = 100, reference_updates = 300, trace = 0;
   double tolerance = 1e-8, beta = 0.1;
   gboolean mmr = FALSE, tof = FALSE;
   g_auto(GStrv) algos = NULL;
@@ -114,6 +130,7 @@ int main(int argc, char **argv) {
       {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance, "Reference tolerance (default 1e-8)", "T"},
       {"updates", 'u', 0, G_OPTION_ARG_INT, &updates, "Updates per entrant at most (default 100)", "N"},
       {"mmr", 0, 0, G_OPTION_ARG_NONE, &mmr, "Also the shipped mMR list mode", NULL},
+      {"trace", 0, 0, G_OPTION_ARG_INT, &trace, "Print every entrant's metrics every N updates", "N"},
       {"tof", 0, 0, G_OPTION_ARG_NONE, &tof, "NEMA DMI with time of flight (issue 29's case)", NULL},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- seconds to the PETRIC target per algorithm");
@@ -130,7 +147,8 @@ int main(int argc, char **argv) {
   Settings s = {.algos = algos ? algos : default_algos,
                 .reference_algo = reference_algo ? reference_algo : d_lbfgsb,
                 .updates = (guint)MAX(updates, 1), .reference_updates = (guint)MAX(reference_updates, 1),
-                .tolerance = tolerance, .tof = tof};
+                .tolerance = tolerance, .tof = tof,
+                .trace = (guint)MAX(trace, 0)};
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) bench_die(error);
   printf("device: %s\n", tl_context_info(ctx)->name);
