@@ -5,7 +5,8 @@
  * reference is --reference-algo run to --tolerance; NEMA's regions are the VOIs and the
  * background (tl_metrics_add_nema); the mMR file has no phantom layout: whole-object RMSE over
  * the voxels above 5 % of the reference's maximum, normalised by their mean. The default is
- * quick (1e5 events, 12 mm voxels, 10 subsets); --events 1e6 --voxel 5.56 is issue 29's case.
+ * quick (1e5 events, 12 mm voxels, 10 subsets); --events 1e6 --voxel 5.56 --tof is issue 29's
+ * case (--tof: simulated with TOF bins and reconstructed with them, "tof = true").
  * Each entrant's time is its own steps only (tl-race.h); an entrant stops at its target. The
  * default entrants are issue 29's, all on rdp with --beta and an OSEM epoch's warm start
  * (osem-epochs=1, counted in their time and epochs): OSEM then BSREM, SVRG, SAGA (10 subsets)
@@ -23,7 +24,16 @@ typedef struct {
   const char *reference_algo;
   guint updates, reference_updates;
   double tolerance;
+  gboolean tof; /* the NEMA DMI case simulated and reconstructed with TOF */
+  guint trace;  /* print every entrant's metrics every this many updates (0: not) */
 } Settings;
+
+/* The worst |VOI mean error| of a record (values[2..]: tl_metrics_evaluate). */
+static double worst_voi(const TlMetrics *m, const double *v) {
+  double w = 0;
+  for (guint i = 2; i < tl_metrics_n_values(m); i++) w = MAX(w, fabs(v[i]));
+  return w;
+}
 
 static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlImageGrid *grid,
                      gboolean nema, const Settings *s) {
@@ -34,6 +44,9 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
   if ((ds->allows & TL_DATASET_ALLOWS_RANDOMS_DELAYEDS) &&
       !tl_run_spec_set(base, "randoms", "delayeds", &error))
     bench_die(error);
+  if (s->tof && (ds->allows & TL_DATASET_ALLOWS_TOF) && !tl_run_spec_set(base, "tof", "true", &error))
+    bench_die(error);
+  printf("%s: TOF %s\n", name, base->tof ? "on" : "off");
   printf("%s: randoms %s\n", name, base->randoms == TL_RUN_RANDOMS_DELAYEDS
                                         ? "from the delayeds (additive term)" : "none");
   g_autoptr(TlRecon) rr = tl_run_race_entrant(ctx, ds, grid, base, s->reference_algo, &error);
@@ -76,6 +89,14 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
       t_bsrem = tl_race_time_to_target(race, i);
       break;
     }
+  for (guint i = 0; s->trace && i < tl_race_n_entrants(race); i++)
+    for (guint k = 0; k < tl_race_n_records(race, i); k++) {
+      const TlRaceRecord *r = tl_race_record(race, i, k);
+      if ((k + 1) % s->trace && k + 1 != tl_race_n_records(race, i)) continue;
+      printf("trace %s: update %u, %.2f s, epoch %.2f: rmse %.4g, background %.4g, worst voi %.4g%s\n",
+             tl_race_label(race, i), r->update, r->seconds, r->epoch, r->metrics[0],
+             r->metrics[1], worst_voi(m, r->metrics), r->met ? " (met)" : "");
+    }
   printf("(epochs: data passes, a projection of all data forward and back = 1)\n");
   printf("%-40s %8s %10s %12s %10s %12s\n", "entrant", "updates", "seconds", "s to target",
          "epochs", "vs bsrem");
@@ -90,9 +111,9 @@ static void race_one(TlContext *ctx, const char *name, TlDataset *ds, const TlIm
 
 int main(int argc, char **argv) {
   double events = 1e5, voxel = 12;
-  int updates = 100, reference_updates = 300;
+  int updates = 100, reference_updates = 300, trace = 0;
   double tolerance = 1e-8, beta = 0.1;
-  gboolean mmr = FALSE;
+  gboolean mmr = FALSE, tof = FALSE;
   g_auto(GStrv) algos = NULL;
   g_autofree char *reference_algo = NULL;
   GOptionEntry entries[] = {
@@ -109,6 +130,8 @@ int main(int argc, char **argv) {
       {"tolerance", 0, 0, G_OPTION_ARG_DOUBLE, &tolerance, "Reference tolerance (default 1e-8)", "T"},
       {"updates", 'u', 0, G_OPTION_ARG_INT, &updates, "Updates per entrant at most (default 100)", "N"},
       {"mmr", 0, 0, G_OPTION_ARG_NONE, &mmr, "Also the shipped mMR list mode", NULL},
+      {"trace", 0, 0, G_OPTION_ARG_INT, &trace, "Print every entrant's metrics every N updates", "N"},
+      {"tof", 0, 0, G_OPTION_ARG_NONE, &tof, "NEMA DMI with time of flight (issue 29's case)", NULL},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- seconds to the PETRIC target per algorithm");
   g_option_context_add_main_entries(oc, entries, NULL);
@@ -124,7 +147,8 @@ int main(int argc, char **argv) {
   Settings s = {.algos = algos ? algos : default_algos,
                 .reference_algo = reference_algo ? reference_algo : d_lbfgsb,
                 .updates = (guint)MAX(updates, 1), .reference_updates = (guint)MAX(reference_updates, 1),
-                .tolerance = tolerance};
+                .tolerance = tolerance, .tof = tof,
+                .trace = (guint)MAX(trace, 0)};
   g_autoptr(TlContext) ctx = tl_context_new(NULL, &error);
   if (!ctx) bench_die(error);
   printf("device: %s\n", tl_context_info(ctx)->name);
@@ -132,10 +156,10 @@ int main(int argc, char **argv) {
   guint nxy = (guint)ceil(600.0 / voxel), nz = (guint)ceil(197.0 / voxel);
   TlImageGrid grid = tl_image_grid_centred(nxy, nxy, nz, (float)voxel, (float)voxel, (float)voxel);
   PetNema sim;
-  if (!pet_nema_simulate(&sim, &grid, events, FALSE, &error)) bench_die(error);
-  printf("NEMA DMI: %.0f events on %ux%ux%u of %g mm (simulated in %.1f s; no attenuation "
+  if (!pet_nema_simulate(&sim, &grid, events, tof, &error)) bench_die(error);
+  printf("NEMA DMI%s: %.0f events on %ux%ux%u of %g mm (simulated in %.1f s; no attenuation "
          "correction: every entrant and the reference share the model)\n",
-         events, nxy, nxy, nz, voxel, sim.seconds);
+         tof ? " TOF" : "", events, nxy, nxy, nz, voxel, sim.seconds);
   g_autoptr(TlDataset) ds = tl_dataset_new_take(TL_DATA_PET_LISTMODE, g_steal_pointer(&sim.lm),
                                                 "nema-dmi", &error);
   if (!ds) bench_die(error);

@@ -411,8 +411,9 @@ static void test_race_passes(void) {
   g_assert_true(tl_race_run(race, 9, FALSE, &error));
   g_assert_no_error(error);
   /* svrg, S = 4: a first full-gradient step (1), then the anchor's (1 and Phi's forward
-   * projection: 1.5) and again at epoch 2 (every second), else 2 subset gradients */
-  const double want[] = {1, 2.5, 3, 3.5, 4, 4.5, 5, 5.5, 7};
+   * projection for the epoch check: 1.5) and again at epoch 2 (every second), else 2 subset
+   * gradients (2/4), each epoch's first with the check's 1/2 */
+  const double want[] = {1, 2.5, 3, 3.5, 4.5, 5, 5.5, 6, 7.5};
   for (guint k = 0; k < 9; k++) {
     g_assert_cmpfloat_with_epsilon(tl_race_record(race, 0, k)->epoch, want[k], 1e-12);
     g_assert_cmpfloat_with_epsilon(tl_race_record(race, 1, k)->epoch, (k + 1) / 4.0, 1e-12);

@@ -124,3 +124,20 @@ gboolean tl_solver_floored_step(TlSolver *sv, TlExprArgs *args, const char *out,
                                 float alpha, const char *dir, GError **error);
 /* order = a random permutation of 0 .. n-1 drawn from r. */
 void tl_solver_shuffle(GRand *r, guint *order, guint n);
+
+/* The epoch check of svrg and saga (tl-epoch-check.c, which says why): the last image whose
+ * Phi did not fall, its Phi, and the step scale. */
+typedef struct {
+  TlArray *good;
+  double phi_good;
+  gboolean have_good;
+  float scale;  /* multiplies the algorithm's step: halved at each undone epoch */
+  guint streak; /* checks passed since the last change of scale */
+  guint undone; /* epochs undone so far */
+} TlEpochCheck;
+gboolean tl_epoch_check_init(TlEpochCheck *c, TlSolver *sv, GError **error);
+void tl_epoch_check_reset(TlEpochCheck *c);
+void tl_epoch_check_clear(TlEpochCheck *c);
+/* At an epoch's start: Phi of sv->x against the last good image's; *undo = TRUE when it fell
+ * (the caller restarts from c->good, whose Phi is c->phi_good), else sv->x becomes the good one. */
+gboolean tl_epoch_check(TlEpochCheck *c, TlSolver *sv, gboolean *undo, GError **error);
