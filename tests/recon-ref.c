@@ -324,6 +324,40 @@ static double phi_strict(const ReconRefProblem *p, const ReconRefPrior *pr, cons
   return recon_ref_objective(p, pr, x) + lost;
 }
 
+/* The epoch check of tl-epoch-check.c: Phi of x against the last image that passed; TRUE when
+ * it fell (the epoch is undone: back to c->good, the scale halved). */
+typedef struct {
+  gboolean have;
+  double phi, scale, *good;
+  guint streak;
+} RefCheck;
+
+static gboolean ref_check(RefCheck *c, const ReconRefProblem *p, const ReconRefPrior *pr,
+                          const double *x) {
+  double phi = phi_strict(p, pr, x);
+  if (c->have && (!(phi >= c->phi - 1e-6 * fabs(c->phi)) || !isfinite(phi))) {
+    c->scale *= 0.5;
+    c->streak = 0;
+    return TRUE;
+  }
+  if (c->have && ++c->streak >= 2) {
+    c->scale = MIN(2 * c->scale, 1);
+    c->streak = 0;
+  }
+  c->have = TRUE;
+  c->phi = phi;
+  memcpy(c->good, x, p->n * sizeof *x);
+  return FALSE;
+}
+
+/* x = max(from + al P v, from / 10) where P > 0, else from (voxels with s = 0 keep theirs) */
+static void ref_step(guint64 n, double *x, const double *from, double al, const double *P,
+                     const double *v) {
+  double dl = delta_of(from, n);
+  for (guint64 j = 0; j < n; j++)
+    x[j] = P[j] > 0 ? bounded(from[j], from[j] + al * P[j] * v[j], dl) : from[j];
+}
+
 void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double alpha0,
                     guint32 seed, guint iterations, double *x) {
   guint64 n = p->n;
@@ -331,53 +365,51 @@ void recon_ref_svrg(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   g_autoptr(GRand) r = g_rand_new_with_seed(seed);
   g_autofree guint *order = g_new(guint, S);
   g_autofree double *z = g_new(double, n), *G = g_new(double, n), *gx = g_new(double, n),
-                    *gz = g_new(double, n), *P = g_new(double, n);
-  gboolean have = FALSE, lifted = FALSE;
-  double phi_z = NAN, scale = 1;
+                    *gz = g_new(double, n), *P = g_new(double, n), *good = g_new(double, n),
+                    *v = g_new(double, n);
+  RefCheck c = {.scale = 1, .good = good};
+  gboolean have = FALSE, lifted = FALSE, good_is_anchor = FALSE;
+  guint anchor_epoch = 0;
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
     if (i == 0 || !have) shuffle(r, order, S);
+    double base = sched(alpha0, 2.0, e);
     if (!lifted) { /* the first step: a plain preconditioned gradient step, no anchor */
       lifted = TRUE;
-      double al = sched(alpha0, 2.0, e);
       recon_ref_objective_gradient(p, pr, -1, x, G);
       recon_ref_precond(p, pr, x, P);
-      double dl = delta_of(x, n);
-      for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * G[j], dl);
+      ref_step(n, x, x, base, P, G);
       continue;
     }
-    if (!have || (i == 0 && e % 2 == 0)) {
-      /* the anchor check: Phi fell since the last anchor: restart from it at half the step */
-      double phi = phi_strict(p, pr, x);
-      if (have && (!(phi >= phi_z - 1e-6 * fabs(phi_z)) || !isfinite(phi))) {
-        scale *= 0.5;
-        double al = scale * sched(alpha0, 2.0, e);
-        recon_ref_precond(p, pr, z, P);
-        double dl = delta_of(z, n);
-        for (guint64 j = 0; j < n; j++)
-          x[j] = P[j] > 0 ? bounded(z[j], z[j] + al * P[j] * G[j], dl) : z[j];
-        continue;
+    gboolean full = !have || (i == 0 && e >= anchor_epoch + 2);
+    const double *from = x;
+    if (i == 0 || !have) { /* every epoch's start: the check */
+      if (ref_check(&c, p, pr, x)) {
+        from = good;
+        if (good_is_anchor) { /* back to the anchor, with its G */
+          recon_ref_precond(p, pr, good, P);
+          ref_step(n, x, good, c.scale * base, P, G);
+          continue;
+        }
+        full = TRUE; /* a new anchor at the good image */
       }
-      if (have) scale = MIN(2 * scale, 1);
-      phi_z = phi;
-      double al = scale * sched(alpha0, 2.0, e);
-      recon_ref_objective_gradient(p, pr, -1, x, G);
-      memcpy(z, x, n * sizeof *x);
-      recon_ref_precond(p, pr, x, P);
+      good_is_anchor = full;
+    }
+    double al = c.scale * base;
+    if (full) {
+      recon_ref_objective_gradient(p, pr, -1, from, G);
+      memcpy(z, from, n * sizeof *z);
+      recon_ref_precond(p, pr, from, P);
       have = TRUE;
-      double dl = delta_of(x, n);
-      for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * G[j], dl);
+      anchor_epoch = e;
+      ref_step(n, x, z, al, P, G);
       continue;
     }
-    double al = scale * sched(alpha0, 2.0, e);
     recon_ref_objective_gradient(p, pr, (int)order[i], x, gx);
     recon_ref_objective_gradient(p, pr, (int)order[i], z, gz);
     recon_ref_precond(p, pr, x, P);
-    double dl = delta_of(x, n);
-    for (guint64 j = 0; j < n; j++)
-      if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * (S * (gx[j] - gz[j]) + G[j]), dl);
+    for (guint64 j = 0; j < n; j++) v[j] = S * (gx[j] - gz[j]) + G[j];
+    ref_step(n, x, x, al, P, v);
   }
 }
 
@@ -387,30 +419,37 @@ void recon_ref_saga(const ReconRefProblem *p, const ReconRefPrior *pr, double al
   guint S = p->S;
   g_autoptr(GRand) r = g_rand_new_with_seed(seed);
   g_autofree guint *order = g_new(guint, S);
-  g_autofree double *T = g_new(double, n * S), *M = g_new0(double, n), *gx = g_new(double, n),
-                    *P = g_new(double, n);
+  g_autofree double *T = g_new(double, n * S), *M = g_new(double, n), *gx = g_new(double, n),
+                    *P = g_new(double, n), *good = g_new(double, n), *v = g_new(double, n);
+  RefCheck c = {.scale = 1, .good = good};
   gboolean filled = FALSE;
   for (guint t = 0; t < iterations * S; t++) {
     guint e = t / S, i = t % S;
-    double al = sched(alpha0, 1.0, e);
     if (i == 0 || !filled) shuffle(r, order, S);
-    recon_ref_precond(p, pr, x, P);
-    double dl = delta_of(x, n);
+    const double *from = x;
+    /* the check from the second step on, then at every epoch's start */
+    if (filled && (t == 1 || i == 0) && ref_check(&c, p, pr, x)) {
+      from = good; /* back to the good image, its table made afresh there */
+      filled = FALSE;
+    }
+    double al = c.scale * sched(alpha0, 1.0, e);
+    recon_ref_precond(p, pr, from, P);
     if (!filled) {
+      memset(M, 0, n * sizeof *M);
       for (guint b = 0; b < S; b++) {
-        recon_ref_objective_gradient(p, pr, (int)b, x, T + b * n);
+        recon_ref_objective_gradient(p, pr, (int)b, from, T + b * n);
         for (guint64 j = 0; j < n; j++) M[j] += T[b * n + j];
       }
       filled = TRUE;
-      for (guint64 j = 0; j < n; j++)
-        if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * M[j], dl);
+      ref_step(n, x, from, al, P, M);
       continue;
     }
     guint b = order[i];
     double *Tb = T + b * n;
     recon_ref_objective_gradient(p, pr, (int)b, x, gx);
+    for (guint64 j = 0; j < n; j++) v[j] = S * (gx[j] - Tb[j]) + M[j];
+    ref_step(n, x, x, al, P, v);
     for (guint64 j = 0; j < n; j++) {
-      if (P[j] > 0) x[j] = bounded(x[j], x[j] + al * P[j] * (S * (gx[j] - Tb[j]) + M[j]), dl);
       M[j] += gx[j] - Tb[j];
       Tb[j] = gx[j];
     }
