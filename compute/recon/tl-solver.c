@@ -229,7 +229,9 @@ static gboolean start_emission(TlSolver *sv, GError **error) {
   } else if (!operator_counts_total(sv, &total, error)) {
     return FALSE;
   }
-  if (sv->pb.additive) {
+  if (sv->pb.additive && sv->pb.additive_total > 0) {
+    atotal = sv->pb.additive_total;
+  } else if (sv->pb.additive) {
     tl_expr_args_array(sv->args, "a", sv->pb.additive);
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &atotal, error)) return FALSE;
   }
@@ -482,6 +484,7 @@ gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error)
   free_views(sv->a_sub, sv->n_subsets);
   sv->a_sub = v;
   sv->pb.additive = additive;
+  sv->pb.additive_total = 0; /* the caller's tl_solver_set_additive_total follows */
   sv->fp_valid = FALSE;
   sv->pass_pending = FALSE;
   tl_solver_forget_passes(sv);
@@ -489,6 +492,9 @@ gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error)
 }
 
 const TlArray *tl_solver_additive(const TlSolver *sv) { return sv->pb.additive; }
+void tl_solver_set_additive_total(TlSolver *sv, double total) {
+  sv->pb.additive_total = isfinite(total) && total > 0 ? total : 0;
+}
 
 void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
   sv->cb = cb;
