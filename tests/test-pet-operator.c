@@ -99,8 +99,17 @@ static guint64 event_key(const TlEvent *e) {
   return ((guint64)e->a << 40) | ((guint64)e->b << 16) | (guint64)(e->tof_bin + 1000);
 }
 
+/* An event as the operator stores it: b = a + d (mod n) with d < n/2, or d = n/2 and a < b
+ * (the orientation the sensitivity traces each pair in); swapped crystals mirror the TOF bin. */
+static guint64 stored_key(const TlEvent *e, guint n) {
+  guint d = (e->b + n - e->a) % n;
+  if (2 * d < n || (2 * d == n && e->a < e->b)) return event_key(e);
+  TlEvent t = {e->b, e->a, -e->tof_bin};
+  return event_key(&t);
+}
+
 /* The stored records are the promised partition: list mode subset s holds exactly the events
- * j = s mod S; binned subset s the bins with pair index = s mod S, ascending. */
+ * j = s mod S (each in its pair's stored orientation); binned subset s the bins with pair index = s mod S, ascending. */
 static void check_records(const Case *c, const TlOperator *op, const TlListmode *lm,
                           const GArray *bins, const TlEvent *rec) {
   guint n = lm->scanner->n_crystals;
@@ -128,7 +137,7 @@ static void check_records(const Case *c, const TlOperator *op, const TlListmode 
     }
     g_autofree guint64 *want = g_new(guint64, len), *got = g_new(guint64, len);
     guint64 m = 0;
-    for (guint64 j = s; j < lm->n_events; j += S) want[m++] = event_key(&lm->events[j]);
+    for (guint64 j = s; j < lm->n_events; j += S) want[m++] = stored_key(&lm->events[j], n);
     g_assert_cmpuint(m, ==, len);
     for (guint64 i = 0; i < len; i++) got[i] = event_key(&rec[first + i]);
     qsort(want, len, sizeof *want, cmp_u64);

@@ -456,6 +456,20 @@ static gboolean set_norm(TlOperator *op, GError **error) {
   return ok;
 }
 
+/* A record's crystals in the orientation tl_pair_decode gives its pair, the one the
+ * sensitivity image traces: a ray projector's walk may assign a line lying on a voxel plane to
+ * either side depending on its direction, so (a, b) and (b, a) of one pair would project
+ * differently, and list mode (events as detected), bins (as given) and the sensitivity would
+ * disagree. Swapping the crystals mirrors the TOF bin (docs/formats.md: s > 0 towards b). */
+static void orient(guint n, guint32 *a, guint32 *b, gint32 *tof_bin) {
+  guint ca, cb;
+  tl_pair_decode(n, tl_pair_index(n, *a, *b), &ca, &cb);
+  if (ca == *a) return;
+  *a = ca;
+  *b = cb;
+  if (tof_bin) *tof_bin = -*tof_bin;
+}
+
 /* Interleaved subsets (event j -> subset j mod S) stored one after the other, uploaded in
  * pieces so the host needs no second copy of the whole list; within a piece events are
  * grouped by dominant axis (tl_events_group_by_axis), and on a CPU device ordered by line
@@ -502,7 +516,9 @@ TlOperator *tl_pet_operator_new_listmode(TlContext *ctx, const TlListmode *lm,
     g_assert(at == tl_operator_subset_first(op, k));
     guint64 m = 0;
     for (guint64 j = k; j < n; j += S) {
-      buf[m++] = lm->events[j];
+      buf[m] = lm->events[j];
+      orient(lm->scanner->n_crystals, &buf[m].a, &buf[m].b, &buf[m].tof_bin);
+      m++;
       if (m == piece || j + S >= n) {
         if (by_line)
           tl_events_order_by_line(buf, m, lm->scanner, grid);
@@ -590,6 +606,7 @@ TlOperator *tl_pet_operator_new_binned(TlContext *ctx, const TlScanner *scanner,
   g_autofree float *counts = g_new(float, n_bins);
   for (guint64 i = 0; i < n_bins; i++) {
     sorted[i] = kb[i].bin;
+    orient(n, &sorted[i].a, &sorted[i].b, NULL);
     counts[i] = kb[i].bin.count;
   }
   g_autoptr(TlOperator) op = pet_new(ctx, &tl_pet_binned_operator_class, scanner, grid, &o,

@@ -19,6 +19,9 @@
  *              by dominant axis in pieces of 2^20 (the sums do not depend on the order);
  *   binned     bin (a, b) belongs to subset tl_pair_index(a, b) mod S, subsets one after the
  *              other, each sorted by pair index.
+ * Both store each record's crystals in the orientation tl_pair_decode gives its pair (the one
+ * the sensitivity traces), the TOF bin mirrored where they were swapped: a ray's walk may put a
+ * line lying on a voxel plane on either side by direction, so one pair is projected one way.
  * Sensitivity (column sums of D_s A_s over every pair the scanner could record, van Gendt et al.
  * 2021 eq. 7
  * with n_j a_j): list mode s / S with s the all-pairs image (each subset a 1/S sample);

@@ -115,6 +115,27 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   return g_steal_pointer(&r);
 }
 
+/* The additive term's sum over every allowed pair, what the solver's start image subtracts
+ * from the counts: the data vector's own sum is over the events in list mode (each pair's
+ * term once per event, weighted by its counts) and over the given bins only in binned data,
+ * while the sensitivity is over every pair. scatter_total: the scatter's share when known
+ * (the tail fit's n-weighted sum), NAN to sum it here. */
+static double additive_total(TlRecon *r, const TlScatterEstimate *scatter, double scatter_total) {
+  const TlScanner *sc = tl_pet_operator_scanner(r->op);
+  double t = r->randoms ? tl_randoms_expected_total(r->randoms, sc) : 0.0;
+  if (scatter && !isfinite(scatter_total)) {
+    scatter_total = 0;
+    for (guint a = 0; a < sc->n_crystals; a++)
+      for (guint b = a + 1; b < sc->n_crystals; b++)
+        if (tl_scanner_pair_allowed(sc, a, b))
+          scatter_total += (r->opt.scatter_pair_factor
+                                ? r->opt.scatter_pair_factor(a, b, r->opt.scatter_pair_factor_data)
+                                : 1.0) *
+                           tl_scatter_estimate_pair(scatter, a, b);
+  }
+  return t + (scatter ? scatter_total : 0.0);
+}
+
 /* a = randoms + n_ab scatter per record into r->additive (made on first use). */
 static gboolean upload_additive(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
   g_autofree float *a = tl_pet_operator_additive(r->op, r->randoms, scatter,
@@ -161,6 +182,9 @@ static TlRecon *recon_finish(TlRecon *r, GError **error) {
     if (o->randoms) r->randoms = tl_randoms_copy(o->randoms);
     if (!upload_additive(r, o->scatter_estimate, error)) return NULL;
     pb.additive = r->additive;
+    /* a distributed run's participants each sum their share of the array; a whole-scanner
+     * total would be counted once per participant */
+    if (!o->reducer) pb.additive_total = additive_total(r, o->scatter_estimate, NAN);
   }
   r->opt.randoms = NULL; /* used at set-up only: the caller's is not kept */
   r->opt.scatter_estimate = NULL;
@@ -337,7 +361,9 @@ const TlArray *tl_recon_additive(const TlRecon *r) {
   return tl_solver_additive(r->sv);
 }
 
-gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
+/* tl_recon_set_scatter with the scatter's all-pairs sum when known (NAN: summed here). */
+static gboolean set_scatter(TlRecon *r, const TlScatterEstimate *scatter, double scatter_total,
+                            GError **error) {
   if (!tl_is_pet_operator(r->op)) {
     g_set_error(error, TL_ERROR, TL_ERROR_UNSUPPORTED, "scatter correction: not with the %s "
                 "projector (list-mode and binned ray projectors only)", r->opt.projector);
@@ -345,7 +371,14 @@ gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GErr
   }
   if (!scatter && !r->randoms) return tl_solver_set_additive(r->sv, NULL, error);
   /* every step finishes the solver's stream: nothing reads the term while it is written */
-  return upload_additive(r, scatter, error) && tl_solver_set_additive(r->sv, r->additive, error);
+  if (!upload_additive(r, scatter, error) || !tl_solver_set_additive(r->sv, r->additive, error))
+    return FALSE;
+  if (!r->opt.reducer) tl_solver_set_additive_total(r->sv, additive_total(r, scatter, scatter_total));
+  return TRUE;
+}
+
+gboolean tl_recon_set_scatter(TlRecon *r, const TlScatterEstimate *scatter, GError **error) {
+  return set_scatter(r, scatter, NAN, error);
 }
 
 void tl_scatter_rounds_init(TlScatterRounds *o) {
@@ -397,7 +430,7 @@ TlScatterEstimate *tl_recon_scatter_estimate(TlRecon *r, const TlImage *mu,
                                  r->pair_counts->len, r->randoms, &tp, &info->fit, error))
     return NULL;
   e->scale = info->fit.scale;
-  if (!tl_recon_set_scatter(r, e, error)) return NULL;
+  if (!set_scatter(r, e, e->scale * info->fit.total_estimate, error)) return NULL;
   info->estimate = e;
   info->seconds = (g_get_monotonic_time() - t0) * 1e-6;
   return g_steal_pointer(&e);

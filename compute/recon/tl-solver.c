@@ -202,6 +202,20 @@ static gboolean setup_sensitivity(TlSolver *sv, GError **error) {
   return tl_stream_finish(sv->stream, error);
 }
 
+/* The sum of the operator's own counts (binned data under the fused pass, which keeps no data
+ * vector): summed from a scratch copy, freed at once, since a bin's count is not 1. */
+static gboolean operator_counts_total(TlSolver *sv, double *total, GError **error) {
+  guint64 n = tl_operator_n_data(sv->op);
+  *total = 0;
+  if (n == 0) return TRUE;
+  g_autoptr(TlArray) m = tl_array_new_float(sv->ctx, n, error);
+  if (!m || !tl_operator_counts(sv->op, sv->stream, m, error)) return FALSE;
+  g_autoptr(TlExprArgs) args = tl_expr_args_new();
+  tl_expr_args_array(args, "m", m);
+  return tl_expr_reduce(sv->ctx, sv->stream, "sum(m)", args, total, error) &&
+         tl_stream_finish(sv->stream, error);
+}
+
 /* Emission start: a constant where s > 0 such that the expected total sum_n s_n x_n equals the
  * measured total minus the additive term's (the measured total if that is not positive). */
 static gboolean start_emission(TlSolver *sv, GError **error) {
@@ -210,10 +224,14 @@ static gboolean start_emission(TlSolver *sv, GError **error) {
   if (sv->y) {
     tl_expr_args_array(sv->args, "y", sv->y);
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(y)", sv->args, &total, error)) return FALSE;
-  } else {
+  } else if (sv->op->klass->flags & TL_OPERATOR_LISTMODE) {
     total = (double)tl_operator_n_data(sv->op); /* list mode: one count per event */
+  } else if (!operator_counts_total(sv, &total, error)) {
+    return FALSE;
   }
-  if (sv->pb.additive) {
+  if (sv->pb.additive && sv->pb.additive_total > 0) {
+    atotal = sv->pb.additive_total;
+  } else if (sv->pb.additive) {
     tl_expr_args_array(sv->args, "a", sv->pb.additive);
     if (!tl_expr_reduce(sv->ctx, sv->stream, "sum(a)", sv->args, &atotal, error)) return FALSE;
   }
@@ -466,6 +484,7 @@ gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error)
   free_views(sv->a_sub, sv->n_subsets);
   sv->a_sub = v;
   sv->pb.additive = additive;
+  sv->pb.additive_total = 0; /* the caller's tl_solver_set_additive_total follows */
   sv->fp_valid = FALSE;
   sv->pass_pending = FALSE;
   tl_solver_forget_passes(sv);
@@ -473,6 +492,9 @@ gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error)
 }
 
 const TlArray *tl_solver_additive(const TlSolver *sv) { return sv->pb.additive; }
+void tl_solver_set_additive_total(TlSolver *sv, double total) {
+  sv->pb.additive_total = isfinite(total) && total > 0 ? total : 0;
+}
 
 void tl_solver_set_callback(TlSolver *sv, TlSolverCallback cb, gpointer user_data) {
   sv->cb = cb;

@@ -34,6 +34,10 @@ typedef struct {
   TlOperator *op;
   TlArray *data;     /* measured y; NULL = the operator's own counts (list mode, bins) */
   TlArray *additive; /* a (expected randoms + scatter per datum, >= 0), or NULL = 0 */
+  /* sum of a over every measurable datum where the data vector holds only some of them (list
+   * mode: a at the events, not over every pair): the start image's expected additive counts;
+   * 0 = sum of `additive` */
+  double additive_total;
 } TlProblem;
 
 typedef enum {
@@ -172,6 +176,9 @@ TL_API gboolean tl_solver_set_prior(TlSolver *sv, const char *name, double beta,
  * estimates start afresh. Going from no term to one allocates the data vector and the scratch
  * that the fused EM pass did without. */
 TL_API gboolean tl_solver_set_additive(TlSolver *sv, TlArray *additive, GError **error);
+/* TlProblem.additive_total for the term set now (0 = sum of the array), read by the start
+ * image of tl_solver_restart. */
+TL_API void tl_solver_set_additive_total(TlSolver *sv, double total);
 /* The additive term in use (NULL = none). */
 TL_API const TlArray *tl_solver_additive(const TlSolver *sv);
 
