@@ -196,7 +196,8 @@ gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg,
     g_hash_table_insert(where, &keys[i], GUINT_TO_POINTER(g_array_index(pixel, guint, i) + 1));
   }
   for (guint64 j = 0; j < nd; j++) {
-    gint64 key = (gint64)rec[j].a << 32 | rec[j].b;
+    /* records hold each pair in the operator's orientation (tl-pet-operator.c, orient) */
+    gint64 key = (gint64)MIN(rec[j].a, rec[j].b) << 32 | MAX(rec[j].a, rec[j].b);
     guint px = GPOINTER_TO_UINT(g_hash_table_lookup(where, &key));
     if (px) out[px - 1] += y[j];
   }
