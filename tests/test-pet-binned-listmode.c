@@ -153,13 +153,18 @@ enum {
   C_ROUNDS = 1 << 5,      /* SSS rounds after the first iterations */
 };
 
+/* Both paths' run: 3 MLEM iterations (the paths define subsets differently), no cache. */
+static void mlem_options(TlReconOptions *o) {
+  tl_recon_options_init(o);
+  o->algorithm = "mlem";
+  o->iterations = 3;
+  o->loglik = TL_LOGLIK_NEVER;
+  o->use_cache = FALSE;
+}
+
 static TlRecon *make(gboolean binned, guint flags) {
   TlReconOptions o;
-  tl_recon_options_init(&o);
-  o.algorithm = "mlem";
-  o.iterations = 3;
-  o.loglik = TL_LOGLIK_NEVER;
-  o.use_cache = FALSE;
+  mlem_options(&o);
   o.randoms = flags & C_RANDOMS ? D.rnd : NULL;
   o.norm = flags & C_NORM ? D.norm : NULL;
   o.attenuation = flags & (C_ATTEN | C_ROUNDS) ? D.mu : NULL;
@@ -246,11 +251,7 @@ static void test_start(void) {
 static void test_orientation(void) {
   TlImageGrid g = fx_grid(16, 16, 3, 8.0f, 8.0f, 8.0f);
   TlReconOptions o;
-  tl_recon_options_init(&o);
-  o.algorithm = "mlem";
-  o.iterations = 3;
-  o.loglik = TL_LOGLIK_NEVER;
-  o.use_cache = FALSE;
+  mlem_options(&o);
   GError *error = NULL;
   g_autoptr(TlRecon) l = tl_recon_new_listmode(ctx, D.lm, &g, &o, &error);
   g_assert_no_error(error);
