@@ -86,6 +86,25 @@ static void test_detect_by_content(void) {
   g_assert_no_error(error);
   g_assert_cmpstr(f->name, ==, "tlm");
 
+  /* A raw image and its sidecar (docs/formats.md) whose voxels spell other formats' magic
+   * (DICOM's "DICM" at byte 128, a list-mode header at 0) is the raw image. */
+  g_autofree char *r = g_build_filename(dir, "voxels.raw", NULL);
+  g_autofree char *rs = g_build_filename(dir, "voxels.raw.txt", NULL);
+  guint8 bytes[4 * 48] = {0};
+  memcpy(bytes, "TOMOLAB-LISTMODE 1\n", 19);
+  memcpy(bytes + 128, "DICM", 4);
+  g_assert_true(g_file_set_contents(r, (const char *)bytes, sizeof bytes, NULL));
+  g_assert_true(g_file_set_contents(rs, "data = voxels.raw\nformat = float32-le\ndims = 4 4 3\n"
+                                    "voxel_mm = 1 1 1\norigin_mm = 0 0 0\n", -1, NULL));
+  f = tl_format_detect(r, &error);
+  g_assert_no_error(error);
+  g_assert_cmpstr(f->name, ==, "raw");
+  im = tl_format_load_any(r, &kind, NULL, &error);
+  g_assert_no_error(error);
+  g_assert_cmpint(kind, ==, TL_DATA_IMAGE);
+  g_assert_cmpmem(im->data, sizeof bytes, bytes, sizeof bytes);
+  tl_image_free(im);
+
   /* Nothing Tomolab reads: the message names the file and the formats it knows. */
   g_autofree char *z = g_build_filename(dir, "mystery.bin", NULL);
   g_assert_true(g_file_set_contents(z, "\x7f" "ELF\x02\x01\x01", 7, NULL));

@@ -351,11 +351,14 @@ TlImage *tl_image_load_raw(const char *path, GError **error) {
 /* --- the format table's entry (compute/dataset/tl-formats.c) --- */
 
 /* No magic: the .raw extension, and its .txt sidecar beside it. */
+/* Raw data has no signature: its sidecar, named after it, is the format's mark. It outranks
+ * every content match, because the voxels may spell another format's magic (a float at byte
+ * 128 reading "DICM" made a saved raw image reload as DICOM). */
 static guint raw_probe(const char *path, const guint8 *head, gsize n) {
   (void)head, (void)n;
   if (!tl_format_path_has_extension(path, ".raw")) return 0;
   g_autofree char *side = g_strconcat(path, ".txt", NULL);
-  return g_file_test(side, G_FILE_TEST_IS_REGULAR) ? TL_FORMAT_LIKELY : TL_FORMAT_EXTENSION;
+  return g_file_test(side, G_FILE_TEST_IS_REGULAR) ? TL_FORMAT_SURE + 10 : TL_FORMAT_EXTENSION;
 }
 
 static gpointer raw_load(const char *path, GError **error) {
