@@ -263,6 +263,50 @@ static void test_sirt_sart(void) {
   case_free(c);
 }
 
+static guint forward_calls(TlCtRecon *r) {
+  const TlProfileEntry *e = tl_profile_lookup(tl_ct_recon_profile(r), "ct forward joseph");
+  return e ? e->calls : 0;
+}
+
+static void assert_same_image(TlCtRecon *a, TlCtRecon *b) {
+  GError *error = NULL;
+  g_autoptr(TlImage) ia = tl_ct_recon_image(a, &error);
+  g_assert_no_error(error);
+  g_autoptr(TlImage) ib = tl_ct_recon_image(b, &error);
+  g_assert_no_error(error);
+  gsize bytes = 4 * tl_image_grid_n_voxels(&ia->grid);
+  g_assert_cmpmem(ia->data, bytes, ib->data, bytes);
+}
+
+/* SIRT with the objective after every iteration: its next step takes A x from the objective's
+ * forward projection instead of projecting the same image again, so an iteration costs one
+ * forward and one back projection whether or not the objective is wanted; the images are the
+ * same bits as without objectives. A new start image must not reuse the old projection. */
+static void test_sirt_objective_reuse(void) {
+  GError *error = NULL;
+  Case *c = small_case();
+  const guint n = 4;
+  g_autoptr(TlCtRecon) quiet = make(c, TL_CT_SIRT, 1, n, TL_CT_OBJECTIVE_NEVER, NULL);
+  g_autoptr(TlCtRecon) obj = make(c, TL_CT_SIRT, 1, n, TL_CT_OBJECTIVE_ITERATION, NULL);
+  run(quiet);
+  run(obj);
+  assert_same_image(quiet, obj);
+  /* row sums 1, then one per step; with objectives one more per step, less the n - 1 reused */
+  g_assert_cmpuint(forward_calls(quiet), ==, 1 + n);
+  g_assert_cmpuint(forward_calls(obj), ==, 2 + n);
+  /* a start image replaces the projection: both continue from the phantom alike */
+  g_assert_true(tl_ct_recon_set_image(quiet, c->truth, &error));
+  g_assert_true(tl_ct_recon_set_image(obj, c->truth, &error));
+  g_assert_no_error(error);
+  for (guint i = 0; i < 2; i++) {
+    g_assert_true(tl_ct_recon_step(quiet, &error));
+    g_assert_true(tl_ct_recon_step(obj, &error));
+    g_assert_no_error(error);
+  }
+  assert_same_image(quiet, obj);
+  case_free(c);
+}
+
 /* MLEM on emission-like data (y = exact line integrals, x >= 0): the Poisson
  * log-likelihood rises and the RMSE falls. */
 static void test_mlem(void) {
@@ -392,6 +436,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/ct/recon/fdk-shepp-logan-64", test_fdk);
   g_test_add_func("/ct/recon/cgls-monotone", test_cgls);
   g_test_add_func("/ct/recon/sirt-sart", test_sirt_sart);
+  g_test_add_func("/ct/recon/sirt-objective-reuse", test_sirt_objective_reuse);
   g_test_add_func("/ct/recon/mlem", test_mlem);
   g_test_add_func("/ct/recon/cancel", test_cancel);
   g_test_add_func("/ct/recon/cancel-mid-step", test_cancel_mid_step);

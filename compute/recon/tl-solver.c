@@ -428,6 +428,7 @@ gboolean tl_solver_set_image(TlSolver *sv, const TlImage *image, GError **error)
   if (!check_image(sv, image, "starting image", error) ||
       !tl_array_upload(sv->x, image->data, error))
     return FALSE;
+  sv->fp_valid = FALSE;
   sv->sub_iterations = 0;
   tl_solver_forget_passes(sv);
   if (sv->klass->reset) sv->klass->reset(sv);
@@ -589,6 +590,7 @@ gboolean tl_solver_objective_parts(TlSolver *sv, const TlArray *x, const double 
                                    double *objective, double *likelihood, double *prior,
                                    GError **error) {
   double pen;
+  sv->fp_valid = FALSE; /* q is overwritten below */
   if (sv->klass->flags & TL_ALGO_EMISSION) {
     double d = data_term ? *data_term : 0, e;
     if ((!data_term && !emission_data_term(sv, x, &d, error)) ||
@@ -619,6 +621,9 @@ gboolean tl_solver_objective_parts(TlSolver *sv, const TlArray *x, const double 
   }
   tl_expr_args_set_label(sv->args, NULL);
   *objective = 0.5 * total;
+  /* one subset: q keeps A x of this very image, which SIRT's next step would project again
+   * (an iteration's objective cost a whole forward projection); any step clears it */
+  sv->fp_valid = sv->n_subsets == 1;
   return TRUE;
 }
 
@@ -626,6 +631,7 @@ gboolean tl_solver_objective_parts(TlSolver *sv, const TlArray *x, const double 
  * clean; the image is untouched (steps write sv->next). */
 static gboolean drain(TlSolver *sv) {
   tl_stream_finish(sv->stream, NULL);
+  sv->fp_valid = FALSE;
   sv->pass_pending = FALSE;
   if (sv->klass->reset) sv->klass->reset(sv);
   return FALSE;
@@ -729,6 +735,7 @@ gboolean tl_solver_step(TlSolver *sv, GError **error) {
   sv->sub_iterations -= base;
   gboolean ok = klass->step(sv, k, &objective, &is_new, error);
   sv->sub_iterations += base;
+  sv->fp_valid = FALSE; /* the step may have written q, and the image changes */
   if (!ok ||
       (filter && !tl_filter_apply(sv->ctx, sv->stream, &sv->opt.filter, tl_operator_grid(sv->op),
                                   sv->next, sv->filter_tmp, error)) ||
