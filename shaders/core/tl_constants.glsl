@@ -21,6 +21,8 @@
 #define TL_CT_TILE 16
 // ct_fdk_filter: outputs per invocation; the host pads the filter taps with this many zeros
 #define TL_CT_FILTER_BLOCK 8
+// ct_fdk_weight: pixels of a detector row per invocation
+#define TL_CT_WEIGHT_BLOCK 32
 
 // PET ray kernels (shaders/pet/pet_common.glsl and the kernels named below; the host in
 // compute/pet/project/tl-projector-ray.c and tl-projector-planes.c). Specialization constant
