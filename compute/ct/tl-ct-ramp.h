@@ -3,7 +3,7 @@
  * with its window as spatial taps in closed form, applied either
  *
  *   - by FFT (VkFFT, Tolmachev 2023, Vulkan backend): each row zero-padded to N >= 2 nu - 1
- *     (the next even N of the primes 2, 3, 5, 7), R2C, times the DFT of the same taps placed
+ *     (the next even N = 2^a m, m = 1, 3, 5 or 7), R2C, times the DFT of the same taps placed
  *     circularly, C2R, cropped. With N >= 2 nu - 1 the circular convolution of the padded
  *     row is the linear one (no wrap-around), so it equals the spatial path up to float
  *     rounding; the taps' DFT is computed on the host in double (not the continuous ramp
@@ -40,7 +40,9 @@ TL_API gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError
 TL_API double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
 
 typedef enum {
-  TL_CT_RAMP_AUTO,    /* FFT where built with VkFFT (rows up to 16384 pixels), else spatial */
+  TL_CT_RAMP_AUTO,    /* GPUs: FFT where built with VkFFT (rows up to 16384 pixels), else
+                       * spatial; CPU devices: whichever a cost model fitted on lavapipe
+                       * says is cheaper (tl-ct-ramp.c); $TOMOLAB_CT_RAMP=fft|spatial */
   TL_CT_RAMP_FFT,     /* refused (TL_ERROR_UNSUPPORTED) in builds without VkFFT, or wider rows */
   TL_CT_RAMP_SPATIAL,
 } TlCtRampMethod;
@@ -48,7 +50,8 @@ typedef enum {
 /* TRUE when this build has the VkFFT path. */
 TL_API gboolean tl_ct_ramp_have_fft(void);
 /* The padded length the FFT path uses for rows of nu pixels: the smallest even N >= 2 nu - 1
- * whose prime factors are 2, 3, 5, 7. */
+ * of the form 2^a m, m = 1, 3, 5 or 7 (lengths VkFFT does in few passes; at most 25 % above
+ * 2 nu - 1). */
 TL_API guint tl_ct_ramp_fft_size(guint nu);
 
 typedef struct _TlCtRamp TlCtRamp;
