@@ -9,8 +9,10 @@
  *     rounding; the taps' DFT is computed on the host in double (not the continuous ramp
  *     sampled in frequency, which would differ by the kernel's truncation, Kak & Slaney
  *     1988 sec. 3.3.2). O(N log N) per row.
- *   - or as the exact spatial convolution (nu multiply-adds per output): the reference the
- *     tests hold the FFT to, and the fallback of builds without VkFFT.
+ *   - or as the exact spatial convolution (nu multiply-adds per output, nu / 2 + 1 where the
+ *     even taps l != 0 are zero: Ram-Lak): the reference the tests hold the FFT to, the
+ *     fallback of builds without VkFFT, and TL_CT_RAMP_AUTO's choice on CPU devices where a
+ *     cost model says it is cheaper.
  *
  * Taps g(l), |l| < nu, pixel spacing 1 (Kak & Slaney eq. 3.61 and its windowed forms):
  *   Ram-Lak       g(0) = 1/4, g(odd l) = -1 / (pi l)^2, g(even l) = 0
