@@ -82,6 +82,38 @@ static void test_fft_vs_spatial(void) {
   g_rand_free(rand);
 }
 
+/* The spatial convolution (ct_fdk_filter: all taps, or Ram-Lak's odd taps only, outputs of
+ * each parity in blocks of their own) against a plain C double-precision convolution with
+ * tl_ct_ramp_kernel's taps, every window, widths odd and even around the block size; built
+ * with or without VkFFT. Relative to the largest output: <= 1e-5. */
+static void test_spatial_vs_c(void) {
+  static const guint widths[] = {1, 2, 3, 4, 8, 9, 15, 16, 17, 33, 312, 641};
+  GRand *rand = g_rand_new_with_seed(17);
+  for (guint wi = 0; wi < G_N_ELEMENTS(widths); wi++) {
+    guint nu = widths[wi], max_rows = 4, rows = wi % 2 ? 4 : 3;
+    g_autofree float *x = g_new(float, (gsize)rows * nu);
+    for (guint i = 0; i < rows * nu; i++)
+      x[i] = (float)(1.5 + cos(0.07 * (i % nu)) + g_rand_double_range(rand, -0.5, 0.5));
+    for (TlCtFilter w = 0; w < TL_CT_FILTER_N; w++) {
+      g_autofree float *fs = filter_rows(w, nu, max_rows, rows, TL_CT_RAMP_SPATIAL, x);
+      g_autofree double *g = tl_ct_ramp_kernel(w, nu);
+      double d = 0, scale = 0;
+      for (guint r = 0; r < rows; r++)
+        for (guint i = 0; i < nu; i++) {
+          double ref = 0;
+          for (guint j = 0; j < nu; j++) ref += g[(long)i - (long)j + nu - 1] * x[r * nu + j];
+          d = MAX(d, fabs(fs[r * nu + i] - ref));
+          scale = MAX(scale, fabs(ref));
+        }
+      g_test_message("%-11s nu %4u: |spatial - C| %.2e of %.3g", tl_ct_filter_name(w), nu,
+                     d / scale, scale);
+      g_assert_cmpfloat(scale, >, 0);
+      g_assert_cmpfloat(d, <=, 1e-5 * scale);
+    }
+  }
+  g_rand_free(rand);
+}
+
 /* Rows beyond what one transform takes (maxStorageBufferRange; here capped at 4 rows by
  * $TOMOLAB_FFT_ROWS) go through in chunks: 9 rows = 4 + 4 + 1, as the spatial path filters them. */
 static void test_fft_chunks(void) {
@@ -100,24 +132,26 @@ static void test_fft_chunks(void) {
   for (guint i = 0; i < rows * nu; i++) g_assert_cmpfloat(fabs(y[i] - ref[i]), <=, 1e-5 * m);
 }
 
-/* The padded sizes: even, >= 2 nu - 1, of primes 2, 3, 5, 7 only, and the smallest such. */
+/* The padded sizes: even, >= 2 nu - 1, 2^a m with m = 1, 3, 5 or 7, and the smallest such
+ * (searched upwards here, one integer at a time). */
+static gboolean pow2_times_small_odd(guint n) {
+  while (n % 2 == 0) n /= 2;
+  return n == 1 || n == 3 || n == 5 || n == 7;
+}
+
 static void test_fft_size(void) {
   for (guint nu = 1; nu < 3000; nu += 7) {
     guint n = tl_ct_ramp_fft_size(nu);
     g_assert_cmpuint(n % 2, ==, 0);
     g_assert_cmpuint(n, >=, 2 * nu - 1);
-    guint m = n;
-    for (guint p = 2; p <= 7; p++)
-      while (m % p == 0) m /= p;
-    g_assert_cmpuint(m, ==, 1);
-    for (guint k = MAX(2 * nu - 1, 2); k < n; k++) {
-      guint q = k;
-      for (guint p = 2; p <= 7; p++)
-        while (q % p == 0) q /= p;
-      g_assert_true(k % 2 == 1 || q != 1);
-    }
+    g_assert_true(pow2_times_small_odd(n));
+    for (guint k = MAX(2 * nu - 1, 2); k < n; k++)
+      g_assert_true(k % 2 == 1 || !pow2_times_small_odd(k));
+    g_assert_cmpuint(n, <=, 1.25 * (2 * nu - 1) + 2);
   }
   g_assert_cmpuint(tl_ct_ramp_fft_size(640), ==, 1280);
+  g_assert_cmpuint(tl_ct_ramp_fft_size(312), ==, 640);  /* not 630 = 2 3^2 5 7 */
+  g_assert_cmpuint(tl_ct_ramp_fft_size(200), ==, 448);  /* not 400 = 2^4 5^2 */
   g_assert_cmpuint(tl_ct_ramp_fft_size(1), ==, 2);
 }
 
@@ -270,7 +304,11 @@ static void test_fbp_shepp_logan(void) {
   guint64 nvox = tl_image_grid_n_voxels(&c->grid);
   g_autofree double *ref = g_new(double, nvox);
   ct_ref_fdk(c->g, &c->grid, c->proj, ref);
+  /* the FFT path where built, whatever the device (CPU devices choose the spatial one at
+   * this width: tl-ct-ramp.c) */
+  if (tl_ct_ramp_have_fft()) g_setenv("TOMOLAB_CT_RAMP", "fft", TRUE);
   g_autoptr(TlCtFdk) f = tl_ct_fbp_new(ctx, c->g, &c->grid, TL_CT_FILTER_RAM_LAK, 0, &error);
+  g_unsetenv("TOMOLAB_CT_RAMP");
   g_assert_no_error(error);
   g_autofree float *img = run(f, c);
   double rmse_ref = ct_ref_rmse(c->truth->data, ref, nvox);
@@ -381,6 +419,7 @@ int main(int argc, char **argv) {
   tl_test_init(&argc, &argv);
   ctx = tl_test_context();
   g_test_add_func("/ct/fft/sizes", test_fft_size);
+  g_test_add_func("/ct/ramp/spatial-vs-c", test_spatial_vs_c);
   g_test_add_func("/ct/fft/vs-spatial", test_fft_vs_spatial);
   g_test_add_func("/ct/fft/chunks", test_fft_chunks);
   g_test_add_func("/ct/fft/cache", test_fft_cache);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/tl_constants.glsl"
+
 double tl_ct_fdk_view_scale(const TlCtGeometry *g, guint view) {
   double f_u, depth;
   tl_ct_geometry_scales(g, view, &f_u, &depth);
@@ -27,7 +29,7 @@ typedef struct {
   TlPush1D h;
   guint64 src, dst, scale, views;
   guint32 nu, nv, first, stride, cone;
-  guint32 pad;
+  guint32 segs;
 } WeightPush;
 
 TlCtFdk *tl_ct_fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlImageGrid *grid,
@@ -64,7 +66,7 @@ static TlCtFdk *fdk_new(TlContext *ctx, const TlCtGeometry *geometry, const TlIm
     return NULL;
   f->weight = tl_pipeline_new_builtin(ctx, "ct_fdk_weight", sizeof(WeightPush), NULL, 0, error);
   if (!f->weight) return NULL;
-  tl_pipeline_set_item_cost(f->weight, 4);
+  tl_pipeline_set_item_cost(f->weight, 4 * TL_CT_WEIGHT_BLOCK);
   return g_steal_pointer(&f);
 }
 
@@ -127,6 +129,8 @@ gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj, TlCtFd
                 tl_ct_views_n_pixels(g, &all), g->n_views, g->det_u, g->det_v);
     return FALSE;
   }
+  /* ct_fdk_weight: one invocation per TL_CT_WEIGHT_BLOCK pixels of a row */
+  guint segs = (g->det_u + TL_CT_WEIGHT_BLOCK - 1) / TL_CT_WEIGHT_BLOCK;
   for (guint first = 0; first < g->n_views; first += f->batch) {
     guint count = MIN(f->batch, g->n_views - first);
     WeightPush wp = {.src = tl_array_address(proj) + 4 * npix * first,
@@ -134,9 +138,10 @@ gboolean tl_ct_fdk_run_with(TlCtFdk *f, TlStream *s, const TlArray *proj, TlCtFd
                      .scale = tl_array_address(f->scales) + 4 * (guint64)first,
                      .views = tl_array_address(tl_ct_projector_views_table(f->bp)),
                      .nu = g->det_u, .nv = g->det_v, .first = first, .stride = 1,
-                     .cone = g->beam == TL_CT_CONE};
+                     .cone = g->beam == TL_CT_CONE, .segs = segs};
     TlCtViews v = {.first = first, .stride = 1, .count = count};
-    if (!tl_stream_dispatch_1d(s, f->weight, "fdk weight", npix * count, &wp, error) ||
+    if (!tl_stream_dispatch_1d(s, f->weight, "fdk weight", (guint64)segs * g->det_v * count,
+                               &wp, error) ||
         !tl_ct_ramp_run(f->ramp, s, f->tmp, f->filtered, g->det_v * count, error) ||
         !back(f->bp, s, &v, f->filtered, first > 0, data, error))
       return FALSE;

@@ -3,6 +3,7 @@
  * spatial convolution (see tl-ct-ramp.h for the formulas). */
 #include "tl-ct-ramp.h"
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef TL_HAVE_VKFFT
@@ -59,15 +60,19 @@ double *tl_ct_ramp_kernel(TlCtFilter f, guint n) {
   return g;
 }
 
+/* 2^a m, m = 1, 3, 5 or 7: on lavapipe VkFFT's mixed-radix lengths of several odd factors ran
+ * 2-3x slower per sample than these (1920 rows of nu = 312: N = 630 0.113 core-s, 648 0.129,
+ * 640 0.059; N = 400 for nu = 200 0.179 against 448 0.073), while these cost 0.054-0.07
+ * core-s per 10^6 samples from N = 256 to 3584 (bench/README.md, issue 31 fourth round). */
 guint tl_ct_ramp_fft_size(guint nu) {
-  guint64 n = MAX(2 * (guint64)nu - 1, 2);
-  for (;; n++) {
-    if (n % 2) continue;
-    guint64 m = n;
-    for (guint p = 2; p <= 7; p++)
-      while (m % p == 0) m /= p;
-    if (m == 1) return (guint)n;
+  guint64 need = MAX(2 * (guint64)nu - 1, 2), best = G_MAXUINT64;
+  static const guint odd[] = {1, 3, 5, 7};
+  for (guint i = 0; i < G_N_ELEMENTS(odd); i++) {
+    guint64 n = 2 * odd[i];
+    while (n < need) n *= 2;
+    best = MIN(best, n);
   }
+  return (guint)best;
 }
 
 gboolean tl_ct_ramp_have_fft(void) {
@@ -89,7 +94,8 @@ gboolean tl_ct_ramp_have_fft(void) {
 typedef struct {
   TlPush1D h;
   guint64 src, dst, kernel;
-  guint32 nu, blocks;
+  guint32 nu, blocks, even_blocks;
+  float center;
 } FilterPush;
 typedef struct {
   TlPush1D h;
@@ -109,6 +115,8 @@ struct _TlCtRamp {
   /* spatial */
   TlPipeline *conv;
   TlArray *taps;
+  gboolean odd_taps; /* taps only at odd l (and l = 0): ct_fdk_filter's half-work form */
+  float center;      /* g[0] then */
   /* FFT */
   guint n_fft, fft_rows; /* padded length; rows per transform (the buffer's) */
   TlPipeline *rows, *spectrum;
@@ -143,6 +151,24 @@ static float *tl_ct_ramp_spectrum(const double *g, guint nu, guint n) {
   return h;
 }
 
+/* TL_CT_RAMP_AUTO's choice. On a GPU the FFT path, always (where built; rows up to
+ * TL_CT_RAMP_FFT_MAX). On a CPU device (lavapipe) whichever costs less by a model fitted there
+ * (bench/README.md, issue 31 fourth round; 2 cores, 1920 rows of 312 to 480 rows of 1248):
+ * the spatial convolution 0.245 ns of core time per multiply-add (nu or, odd taps only,
+ * nu / 2 + 1 per output), the FFT path 55 ns per padded sample (VkFFT's two transforms, the
+ * pad, the product and the crop): spatial while nu * taps <= 224 N. Ram-Lak: spatial up to
+ * nu ~ 900 (the tooth's 640 columns, the bench's 312); the other windows up to nu ~ 470.
+ * $TOMOLAB_CT_RAMP=fft|spatial overrides it (benchmarks). */
+static TlCtRampMethod ramp_auto(TlContext *ctx, guint nu, gboolean odd_taps) {
+  if (!tl_ct_ramp_have_fft() || nu > TL_CT_RAMP_FFT_MAX) return TL_CT_RAMP_SPATIAL;
+  const char *env = g_getenv("TOMOLAB_CT_RAMP");
+  if (g_strcmp0(env, "fft") == 0) return TL_CT_RAMP_FFT;
+  if (g_strcmp0(env, "spatial") == 0) return TL_CT_RAMP_SPATIAL;
+  if (tl_context_info(ctx)->type != VK_PHYSICAL_DEVICE_TYPE_CPU) return TL_CT_RAMP_FFT;
+  guint64 macs = (guint64)nu * (odd_taps ? nu / 2 + 1 : nu);
+  return macs <= 224 * (guint64)tl_ct_ramp_fft_size(nu) ? TL_CT_RAMP_SPATIAL : TL_CT_RAMP_FFT;
+}
+
 TlCtRamp *tl_ct_ramp_new(TlContext *ctx, TlCtFilter filter, guint nu, guint max_rows,
                          TlCtRampMethod method, GError **error) {
   if ((guint)filter >= TL_CT_FILTER_N) {
@@ -173,19 +199,27 @@ TlCtRamp *tl_ct_ramp_new(TlContext *ctx, TlCtFilter filter, guint nu, guint max_
   r->ctx = ctx;
   r->nu = nu;
   r->max_rows = max_rows;
-  r->method = method != TL_CT_RAMP_AUTO                          ? method
-              : tl_ct_ramp_have_fft() && nu <= TL_CT_RAMP_FFT_MAX ? TL_CT_RAMP_FFT
-                                                                  : TL_CT_RAMP_SPATIAL;
   g_autofree double *gk = tl_ct_ramp_kernel(filter, nu);
+  /* Ram-Lak's taps at even l != 0 are exactly zero: the spatial kernel then skips them (half
+   * the multiply-adds), taking the odd taps g[2 d + 1] at index d + nu (ct_fdk_filter.comp) */
+  r->odd_taps = nu > 2;
+  for (guint l = 2; l < nu && r->odd_taps; l += 2) r->odd_taps = gk[nu - 1 + l] == 0.0;
+  r->method = method != TL_CT_RAMP_AUTO ? method : ramp_auto(ctx, nu, r->odd_taps);
   if (r->method == TL_CT_RAMP_SPATIAL) {
-    g_autofree float *gf = g_new0(float, 2 * (gsize)nu - 1 + TL_CT_FILTER_BLOCK);
-    for (guint i = 0; i < 2 * nu - 1; i++) gf[i] = (float)gk[i];
-    if (!(r->taps = tl_array_new_float(ctx, 2 * (guint64)nu - 1 + TL_CT_FILTER_BLOCK, error)) ||
-        !tl_array_upload(r->taps, gf, error) ||
+    gsize len = 2 * (gsize)nu + TL_CT_FILTER_BLOCK;
+    g_autofree float *gf = g_new0(float, len);
+    if (r->odd_taps) {
+      r->center = (float)gk[nu - 1];
+      for (long d = -(long)nu; d < (long)nu; d++)
+        if (labs(2 * d + 1) < (long)nu) gf[d + nu] = (float)gk[2 * d + 1 + nu - 1];
+    } else {
+      for (guint i = 0; i < 2 * nu - 1; i++) gf[i] = (float)gk[i];
+    }
+    if (!(r->taps = tl_array_new_float(ctx, len, error)) || !tl_array_upload(r->taps, gf, error) ||
         !(r->conv = tl_pipeline_new_builtin(ctx, "ct_fdk_filter", sizeof(FilterPush), NULL, 0,
                                             error)))
       return NULL;
-    tl_pipeline_set_item_cost(r->conv, nu);
+    tl_pipeline_set_item_cost(r->conv, r->odd_taps ? nu / 2 + 1 : nu);
     return g_steal_pointer(&r);
   }
   r->n_fft = tl_ct_ramp_fft_size(nu);
@@ -249,9 +283,14 @@ gboolean tl_ct_ramp_run(TlCtRamp *r, TlStream *s, const TlArray *src, TlArray *d
     return FALSE;
   }
   if (r->method == TL_CT_RAMP_SPATIAL) {
-    guint blocks = (r->nu + TL_CT_FILTER_BLOCK - 1) / TL_CT_FILTER_BLOCK;
+    guint b = TL_CT_FILTER_BLOCK, blocks = (r->nu + b - 1) / b, even_blocks = 0;
+    if (r->odd_taps) { /* outputs of each parity in blocks of their own */
+      even_blocks = ((r->nu + 1) / 2 + b - 1) / b;
+      blocks = even_blocks + (r->nu / 2 + b - 1) / b;
+    }
     FilterPush fp = {.src = tl_array_address(src), .dst = tl_array_address(dst),
-                     .kernel = tl_array_address(r->taps), .nu = r->nu, .blocks = blocks};
+                     .kernel = tl_array_address(r->taps), .nu = r->nu, .blocks = blocks,
+                     .even_blocks = even_blocks, .center = r->center};
     return tl_stream_dispatch_1d(s, r->conv, "fdk filter", (guint64)blocks * rows, &fp, error);
   }
 #ifdef TL_HAVE_VKFFT

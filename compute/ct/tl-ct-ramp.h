@@ -3,14 +3,16 @@
  * with its window as spatial taps in closed form, applied either
  *
  *   - by FFT (VkFFT, Tolmachev 2023, Vulkan backend): each row zero-padded to N >= 2 nu - 1
- *     (the next even N of the primes 2, 3, 5, 7), R2C, times the DFT of the same taps placed
+ *     (the next even N = 2^a m, m = 1, 3, 5 or 7), R2C, times the DFT of the same taps placed
  *     circularly, C2R, cropped. With N >= 2 nu - 1 the circular convolution of the padded
  *     row is the linear one (no wrap-around), so it equals the spatial path up to float
  *     rounding; the taps' DFT is computed on the host in double (not the continuous ramp
  *     sampled in frequency, which would differ by the kernel's truncation, Kak & Slaney
  *     1988 sec. 3.3.2). O(N log N) per row.
- *   - or as the exact spatial convolution (nu multiply-adds per output): the reference the
- *     tests hold the FFT to, and the fallback of builds without VkFFT.
+ *   - or as the exact spatial convolution (nu multiply-adds per output, nu / 2 + 1 where the
+ *     even taps l != 0 are zero: Ram-Lak): the reference the tests hold the FFT to, the
+ *     fallback of builds without VkFFT, and TL_CT_RAMP_AUTO's choice on CPU devices where a
+ *     cost model says it is cheaper.
  *
  * Taps g(l), |l| < nu, pixel spacing 1 (Kak & Slaney eq. 3.61 and its windowed forms):
  *   Ram-Lak       g(0) = 1/4, g(odd l) = -1 / (pi l)^2, g(even l) = 0
@@ -40,7 +42,9 @@ TL_API gboolean tl_ct_filter_from_name(const char *name, TlCtFilter *out, GError
 TL_API double *tl_ct_ramp_kernel(TlCtFilter f, guint n);
 
 typedef enum {
-  TL_CT_RAMP_AUTO,    /* FFT where built with VkFFT (rows up to 16384 pixels), else spatial */
+  TL_CT_RAMP_AUTO,    /* GPUs: FFT where built with VkFFT (rows up to 16384 pixels), else
+                       * spatial; CPU devices: whichever a cost model fitted on lavapipe
+                       * says is cheaper (tl-ct-ramp.c); $TOMOLAB_CT_RAMP=fft|spatial */
   TL_CT_RAMP_FFT,     /* refused (TL_ERROR_UNSUPPORTED) in builds without VkFFT, or wider rows */
   TL_CT_RAMP_SPATIAL,
 } TlCtRampMethod;
@@ -48,7 +52,8 @@ typedef enum {
 /* TRUE when this build has the VkFFT path. */
 TL_API gboolean tl_ct_ramp_have_fft(void);
 /* The padded length the FFT path uses for rows of nu pixels: the smallest even N >= 2 nu - 1
- * whose prime factors are 2, 3, 5, 7. */
+ * of the form 2^a m, m = 1, 3, 5 or 7 (lengths VkFFT does in few passes; at most 25 % above
+ * 2 nu - 1). */
 TL_API guint tl_ct_ramp_fft_size(guint nu);
 
 typedef struct _TlCtRamp TlCtRamp;
