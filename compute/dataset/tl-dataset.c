@@ -3,7 +3,6 @@
 #include "dataset/tl-dataset.h"
 #include "image/tl-file.h"
 #include "pet/data/tl-sinogram.h"
-#include "pet/data/tl-sinogram-arc.h"
 #include "ct/tl-ct-formats.h"
 #include <math.h>
 
@@ -140,11 +139,9 @@ static TlDataset *dataset_new(TlDataKind kind, gpointer data, const char *path,
     }
     if (!(ds->bins = tl_sinogram_to_bins(s, FALSE, error))) return NULL;
     for (guint i = 0; i < ds->bins->len; i++) ds->bin_counts += g_array_index(ds->bins, TlBin, i).count;
-    /* kept for rays per pair (tl_dataset_lines) where its bins are lines (span 1, no view
-     * mashing): 4 bytes a bin beside the bins' 12 a counted pair, rather than reading the file
-     * again when a run asks for rays. Other sinograms (the mMR's span 11: 290 MB) are dropped;
-     * a run asking them for rays is refused by the bins' operator (tl_recon_new_binned). */
-    if (tl_sinogram_pairs_are_lines(s, NULL)) ds->pair_sinogram = g_steal_pointer(&s);
+    /* kept for rays per pair (tl_dataset_lines): 4 bytes a bin beside the bins' 12 a counted
+     * pair, rather than reading the file again when a run asks for rays */
+    ds->pair_sinogram = g_steal_pointer(&s);
     pet_defaults(ds);
     break;
   }

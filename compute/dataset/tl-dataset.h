@@ -98,9 +98,9 @@ typedef struct {
    * is then NULL, lm its cylindrical scanner (for the grid) without events, bin_counts its
    * total. NULL otherwise. */
   TlSinogram *arc;
-  /* PET bins from a sinogram of one crystal pair a bin (span 1, no view mashing, not
-   * arc-corrected): the sinogram too (bins holds its crystal pairs), kept for a run with
-   * several rays per pair (tl_dataset_lines). NULL otherwise. */
+  /* PET bins from a sinogram that is not arc-corrected: the sinogram too (bins holds its
+   * crystal pairs), kept for a run with several rays per pair (tl_dataset_lines). NULL
+   * otherwise. */
   TlSinogram *pair_sinogram;
 } TlDataset;
 

@@ -94,7 +94,7 @@ class Dataset:
     description: str
     bin_pairs: object = None
     bin_counts: object = None
-    sinogram: object = None  # STIR data of lines: the Sinogram (also `data` when arc-corrected)
+    sinogram: object = None  # STIR data: the Sinogram (also `data` when arc-corrected)
 
     def __str__(self):
         return self.description
