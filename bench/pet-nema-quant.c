@@ -243,11 +243,75 @@ static void scatter_profile(const TlScanner *sc, const TlScatterEstimate *e, con
   }
 }
 
+/* The 12 x 12 voxels about the lung ROI's centre on its slice, and their mean over |z| <= 70
+ * mm, each / the 37 mm background mean: where in the insert the activity is. */
+static void dump_patch(const TlImageGrid *g, const TlImage *im, const double c[3], double bg) {
+  double f[3];
+  for (int k = 0; k < 3; k++) f[k] = (c[k] - g->origin_mm[k]) / g->voxel_mm[k];
+  int i0 = (int)floor(f[0]) - 5, j0 = (int)floor(f[1]) - 5, kc = (int)floor(f[2] + 0.5);
+  /* the five largest voxels within 20 mm of the insert's axis, |z| <= 70 mm */
+  double top[5] = {0};
+  guint64 at[5] = {0};
+  for (guint k = 0; k < g->dims[2]; k++)
+    for (guint j = 0; j < g->dims[1]; j++)
+      for (guint i = 0; i < g->dims[0]; i++) {
+        double p[3];
+        tl_image_grid_voxel_centre(g, i, j, k, p);
+        if (hypot(p[0] - c[0], p[1] - c[1]) > 20 || fabs(p[2]) > 70) continue;
+        guint64 v = ((guint64)k * g->dims[1] + j) * g->dims[0] + i;
+        double x = im->data[v] / bg;
+        for (int t = 0; t < 5; t++)
+          if (x > top[t]) {
+            for (int u = 4; u > t; u--) top[u] = top[u - 1], at[u] = at[u - 1];
+            top[t] = x, at[t] = v;
+            break;
+          }
+      }
+  printf("\nlargest voxels within 20 mm of the insert's axis (/ C_B,37mm, at i, j, k):");
+  for (int t = 0; t < 5; t++)
+    printf(" %.1f (%u, %u, %u)", top[t], (guint)(at[t] % g->dims[0]),
+           (guint)(at[t] / g->dims[0] % g->dims[1]), (guint)(at[t] / g->dims[0] / g->dims[1]));
+  printf("\n");
+  for (int pass = 0; pass < 2; pass++) {
+    printf("\n%s (x from voxel %d, y from %d):\n", pass ? "mean over |z| <= 70 mm" :
+           "central slice", i0, j0);
+    for (int j = 11; j >= 0; j--) {
+      for (int i = 0; i < 12; i++) {
+        double s = 0;
+        int n = 0;
+        for (int k = 0; k < (int)g->dims[2]; k++) {
+          double z = g->origin_mm[2] + k * g->voxel_mm[2];
+          if (pass ? fabs(z) > 70 : k != kc) continue;
+          s += im->data[((guint64)k * g->dims[1] + (guint)(j0 + j)) * g->dims[0] + (guint)(i0 + i)];
+          n++;
+        }
+        printf(" %5.2f", n ? s / n / bg : NAN);
+      }
+      printf("\n");
+    }
+  }
+}
+
+/* How near any crystal centre lies to a voxel plane of the grid (mm; per axis): a line with
+ * both ends within the float walk's rounding (~3e-5 mm at 300 mm) of one plane is one the
+ * sensitivity's double walk and the projectors' float walk may put on different sides. */
+static void plane_clearance(const TlScanner *sc, const TlImageGrid *g) {
+  double best[3] = {G_MAXDOUBLE, G_MAXDOUBLE, G_MAXDOUBLE};
+  for (guint c = 0; c < sc->n_crystals; c++)
+    for (int k = 0; k < 3; k++) {
+      double lo = g->origin_mm[k] - 0.5 * g->voxel_mm[k];
+      double f = (sc->crystals[c].centre[k] - lo) / g->voxel_mm[k];
+      best[k] = MIN(best[k], fabs(f - floor(f + 0.5)) * g->voxel_mm[k]);
+    }
+  printf("crystal centres' least distance to a voxel plane: x %.3g mm, y %.3g mm, z %.3g mm\n",
+         best[0], best[1], best[2]);
+}
+
 int main(int argc, char **argv) {
   double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
   int iterations = 3, rounds = 2, subsets = 10, bin = 1, bin_rings = 1, nxy_opt = 0;
   char *algorithm = NULL, *rows = NULL;
-  gboolean binned = FALSE, profile = FALSE;
+  gboolean binned = FALSE, profile = FALSE, dump = FALSE;
   gint64 seed = 1;
   GOptionEntry entries[] = {
       {"background", 0, 0, G_OPTION_ARG_DOUBLE, &background,
@@ -267,6 +331,9 @@ int main(int argc, char **argv) {
       {"bin", 0, 0, G_OPTION_ARG_INT, &bin, "Bin the crystals by T transaxially (1)", "T"},
       {"bin-rings", 0, 0, G_OPTION_ARG_INT, &bin_rings, "Bin the rings by R (1)", "R"},
       {"algorithm", 0, 0, G_OPTION_ARG_STRING, &algorithm, "Every row's algorithm; a list runs each (osem)", "A,B"},
+      {"dump", 0, 0, G_OPTION_ARG_NONE, &dump,
+       "Print each image's 12 x 12 voxels about the lung ROI's centre / C_B,37mm, and the "
+       "mean over z of the same patch", NULL},
       {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "The scan's random seed (default 1)", "N"},
       {"scatter-profile", 0, 0, G_OPTION_ARG_NONE, &profile,
        "After each SSS row: the estimate against the scattered prompts by line distance and "
@@ -308,6 +375,7 @@ int main(int argc, char **argv) {
                          : (guint)ceil(g0.dims[0] * (double)g0.voxel_mm[0] / voxel - 1e-3);
   guint nz = (guint)ceil(g0.dims[2] * (double)g0.voxel_mm[2] / voxel - 1e-3);
   TlImageGrid grid = tl_image_grid_centred(nxy, nxy, nz, (float)voxel, (float)voxel, (float)voxel);
+  plane_clearance(sc, &grid);
   TlPhantomOptions po;
   tl_phantom_options_init(&po);
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset("nema", &po, &grid, &error);
@@ -416,6 +484,7 @@ int main(int argc, char **argv) {
       if (!im) bench_die(error);
       tl_nema_analyse(&layout, im, &res[k]);
       lung_z[k] = lung_all_z(&grid, act, im, no.centre_mm);
+      if (dump) dump_patch(&grid, im, layout.lung.centre_mm, res[k].background_mean[0]);
       secs[k] = bench_now() - t0;
       printf("; %.0f s in all\n", secs[k]);
     }
