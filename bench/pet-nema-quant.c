@@ -15,13 +15,19 @@
  *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
  *       [--iterations 3] [--rounds 2] [--subsets 10] [--voxel 2.78] [--spread 0.1]
  *       [--bin 1] [--bin-rings 1] [--algorithm osem] [--binned] [--rows all,restart,...]
+ *       [--nxy N] [--seed 1] [--scatter-profile] [--dump]
  *
  * --bin T --bin-rings R bins the DMI's crystals T x R (4 x 3 is test-pet-quant's scanner:
  * 1632 crystals, minutes instead of an hour on lavapipe). --algorithm runs every row with one
  * algorithm of the registry (issue 26: ab-emml against osem, the same for every row);
  * --binned histograms the prompts into every allowed crystal pair, zero counts kept (ab-emml
  * needs them: a zero count is a datum); --rows runs only the named rows (all, restart, trues,
- * atten, none).
+ * atten, none; tr-rnd, tr-sc: the same scan's trues + randoms or trues + scattered prompts with
+ * their one correction; a -nonorm suffix on trues, all, tr-rnd, tr-sc: without the
+ * normalisation). --nxy sets the grid's width in voxels (odd: the axis inside a voxel),
+ * --seed the scan's noise, --scatter-profile prints each SSS estimate against the scattered
+ * prompts by line distance and ring difference, --dump the lung insert's voxels (issue 26
+ * item 5: bench/README.md "The lung, found").
  *
  * The sensitivity images are cached ($XDG_CACHE_HOME/tomolab): with the normalisation and the
  * mu-map neither has the scanner's symmetries, so their first computation over the DMI's
