@@ -358,6 +358,25 @@ int main(int argc, char **argv) {
                     "duration, background and at least 1e5 normalisation events\n");
     return 2;
   }
+  /* the rows first: a bad --rows is reported before minutes of simulation */
+  gboolean run[V_N];
+  g_auto(GStrv) wanted = g_strsplit(rows ? rows : "all,restart,trues,atten,none", ",", -1);
+  for (guint w = 0; wanted[w]; w++) {
+    gboolean known = FALSE;
+    for (guint k = 0; k < V_N; k++) known |= !strcmp(wanted[w], row_spec[k].key);
+    if (!known) {
+      fprintf(stderr, "pet-nema-quant: --rows: unknown row '%s'\n", wanted[w]);
+      return 2;
+    }
+  }
+  for (guint k = 0; k < V_N; k++)
+    run[k] = g_strv_contains((const char *const *)wanted, row_spec[k].key);
+  for (guint k = 0; k < V_N; k++)
+    if (run[k] && !run[reference_row((int)k)]) {
+      fprintf(stderr, "pet-nema-quant: --rows with %s must include %s (its reference)\n",
+              row_spec[k].key, row_spec[reference_row((int)k)].key);
+      return 2;
+    }
   g_set_prgname("pet-nema-quant");
   setvbuf(stdout, NULL, _IOLBF, 0);
   double t_start = bench_now();
@@ -421,24 +440,6 @@ int main(int argc, char **argv) {
   double lung_z[V_N];
   tl_nema_analyse(&layout, act, &truth);
   double secs[V_N];
-  gboolean run[V_N];
-  g_auto(GStrv) wanted = g_strsplit(rows ? rows : "all,restart,trues,atten,none", ",", -1);
-  for (guint w = 0; wanted[w]; w++) {
-    gboolean known = FALSE;
-    for (guint k = 0; k < V_N; k++) known |= !strcmp(wanted[w], row_spec[k].key);
-    if (!known) {
-      fprintf(stderr, "pet-nema-quant: --rows: unknown row '%s'\n", wanted[w]);
-      return 2;
-    }
-  }
-  for (guint k = 0; k < V_N; k++)
-    run[k] = g_strv_contains((const char *const *)wanted, row_spec[k].key);
-  for (guint k = 0; k < V_N; k++)
-    if (run[k] && !run[reference_row((int)k)]) {
-      fprintf(stderr, "pet-nema-quant: --rows with %s must include %s (its reference)\n",
-              row_spec[k].key, row_spec[reference_row((int)k)].key);
-      return 2;
-    }
   g_auto(GStrv) algos = g_strsplit(algorithm ? algorithm : "osem", ",", -1);
   for (guint al = 0; algos[al]; al++) {
     const char *algo = algos[al];
