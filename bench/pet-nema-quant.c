@@ -15,13 +15,19 @@
  *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
  *       [--iterations 3] [--rounds 2] [--subsets 10] [--voxel 2.78] [--spread 0.1]
  *       [--bin 1] [--bin-rings 1] [--algorithm osem] [--binned] [--rows all,restart,...]
+ *       [--nxy N] [--seed 1] [--scatter-profile] [--dump]
  *
  * --bin T --bin-rings R bins the DMI's crystals T x R (4 x 3 is test-pet-quant's scanner:
  * 1632 crystals, minutes instead of an hour on lavapipe). --algorithm runs every row with one
  * algorithm of the registry (issue 26: ab-emml against osem, the same for every row);
  * --binned histograms the prompts into every allowed crystal pair, zero counts kept (ab-emml
  * needs them: a zero count is a datum); --rows runs only the named rows (all, restart, trues,
- * atten, none).
+ * atten, none; tr-rnd, tr-sc: the same scan's trues + randoms or trues + scattered prompts with
+ * their one correction; a -nonorm suffix on trues, all, tr-rnd, tr-sc: without the
+ * normalisation). --nxy sets the grid's width in voxels (odd: the axis inside a voxel),
+ * --seed the scan's noise, --scatter-profile prints each SSS estimate against the scattered
+ * prompts by line distance and ring difference, --dump the lung insert's voxels (issue 26
+ * item 5: bench/README.md "The lung, found").
  *
  * The sensitivity images are cached ($XDG_CACHE_HOME/tomolab): with the normalisation and the
  * mu-map neither has the scanner's symmetries, so their first computation over the DMI's
@@ -39,11 +45,55 @@
 
 #define EFFICIENCY_SEED 77
 
-typedef enum { V_ALL, V_RESTART, V_TRUES, V_ATTEN, V_NONE, V_N } Variant;
-static const char *const variant_key[V_N] = {"all", "restart", "trues", "atten", "none"};
-static const char *const variant_name[V_N] = {
-    "every correction", "every correction, last round restarted", "trues only",
-    "attenuation only", "none"};
+/* A row: which prompts (by simulation tag) and which corrections. Issue 26 item 5's
+ * experiments add rows that drop one effect from the data (the same scan's trues + randoms,
+ * trues + scattered) or one estimate from the corrections (no normalisation), so each effect
+ * and each estimate is measured on the same realisation. */
+enum { D_TRUE = 1 << TL_TAG_TRUE, D_SCAT = 1 << TL_TAG_SCATTERED, D_RAND = 1 << TL_TAG_RANDOM };
+typedef struct {
+  const char *key, *name;
+  guint data;                       /* D_* of the prompts reconstructed */
+  gboolean atten, norm, randoms, sss, restart;
+} RowSpec;
+static const RowSpec row_spec[] = {
+    {"all", "every correction", D_TRUE | D_SCAT | D_RAND, TRUE, TRUE, TRUE, TRUE, FALSE},
+    {"restart", "every correction, last round restarted", D_TRUE | D_SCAT | D_RAND, TRUE, TRUE,
+     TRUE, TRUE, TRUE},
+    {"trues", "trues only", D_TRUE, TRUE, TRUE, FALSE, FALSE, FALSE},
+    {"atten", "attenuation only", D_TRUE | D_SCAT | D_RAND, TRUE, FALSE, FALSE, FALSE, FALSE},
+    {"none", "none", D_TRUE | D_SCAT | D_RAND, FALSE, FALSE, FALSE, FALSE, FALSE},
+    {"tr-rnd", "trues + randoms, randoms corrected", D_TRUE | D_RAND, TRUE, TRUE, TRUE, FALSE,
+     FALSE},
+    {"tr-sc", "trues + scattered, SSS", D_TRUE | D_SCAT, TRUE, TRUE, FALSE, TRUE, FALSE},
+    {"trues-nonorm", "trues only, no normalisation", D_TRUE, TRUE, FALSE, FALSE, FALSE, FALSE},
+    {"all-nonorm", "every correction but the normalisation", D_TRUE | D_SCAT | D_RAND, TRUE,
+     FALSE, TRUE, TRUE, FALSE},
+    {"tr-rnd-nonorm", "trues + randoms, randoms corrected, no normalisation", D_TRUE | D_RAND,
+     TRUE, FALSE, TRUE, FALSE, FALSE},
+    {"tr-sc-nonorm", "trues + scattered, SSS, no normalisation", D_TRUE | D_SCAT, TRUE, FALSE,
+     FALSE, TRUE, FALSE},
+};
+#define V_N G_N_ELEMENTS(row_spec)
+
+/* The prompts of lm whose tag is in `data` (a new list mode on a copy of the scanner). */
+static TlListmode *select_prompts(const TlListmode *lm, guint data) {
+  guint64 n = 0;
+  for (guint64 i = 0; i < lm->n_events; i++) n += (data >> lm->tags[i]) & 1;
+  TlListmode *out = tl_listmode_new(tl_scanner_copy(lm->scanner), n);
+  n = 0;
+  for (guint64 i = 0; i < lm->n_events; i++)
+    if ((data >> lm->tags[i]) & 1) out->events[n++] = lm->events[i];
+  out->n_events = n;
+  return out;
+}
+
+/* The reference row of row k: trues only with the same normalisation choice. */
+static int reference_row(int k) {
+  const char *want = row_spec[k].norm ? "trues" : "trues-nonorm";
+  for (int j = 0; j < (int)V_N; j++)
+    if (!strcmp(row_spec[j].key, want)) return j;
+  return -1;
+}
 
 /* The DMI with its crystals binned t x r (transaxial x rings), without TOF. */
 static TlScanner *binned_scanner(const TlScanner *dmi, guint t, guint r, GError **error) {
@@ -125,19 +175,150 @@ static TlBin *every_pair(const TlScanner *sc, const TlListmode *lm, guint64 *n_o
 }
 
 /* One table row, the spheres from the smallest (the layout lists them from the largest); the
- * lung residual and the seconds when `seconds` >= 0. */
-static void row(const char *name, const TlNemaResult *r, const double *values, double seconds) {
+ * lung residual, the lung over every slice and the seconds when `seconds` >= 0. */
+static void row(const char *name, const TlNemaResult *r, const double *values, double lung_z,
+                double seconds) {
   printf("| %s |", name);
   for (int j = TL_NEMA_N_SPHERES - 1; j >= 0; j--) printf(" %.1f |", 100 * values[j]);
-  if (seconds >= 0) printf(" %.1f | %.0f |", 100 * r->lung_residual, seconds);
+  if (seconds >= 0) printf(" %.1f | %.1f | %.0f |", 100 * r->lung_residual, 100 * lung_z, seconds);
   printf("\n");
+}
+
+/* A steadier lung figure than NEMA's one slice (which a 1 s scan leaves at +-0.1): the mean
+ * within 15 mm of the insert's axis over |z| <= 70 mm (the insert is 180 mm long) against the
+ * mean of the background voxels (truth 1) 40-100 mm from the axis with z in [-70, -10] mm,
+ * below the spheres (z 1.5-38.5 mm). */
+static double lung_all_z(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
+                         const double centre[3]) {
+  double sl = 0, sb = 0;
+  guint64 nl = 0, nb = 0;
+  const guint *d = g->dims;
+  for (guint k = 0; k < d[2]; k++)
+    for (guint j = 0; j < d[1]; j++)
+      for (guint i = 0; i < d[0]; i++) {
+        double p[3];
+        tl_image_grid_voxel_centre(g, i, j, k, p);
+        double rr = hypot(p[0] - centre[0], p[1] - centre[1]), z = p[2] - centre[2];
+        guint64 v = ((guint64)k * d[1] + j) * d[0] + i;
+        if (rr <= 15 && fabs(z) <= 70) sl += im->data[v], nl++;
+        else if (rr >= 40 && rr <= 100 && z >= -70 && z <= -10 && truth->data[v] == 1.0f)
+          sb += im->data[v], nb++;
+      }
+  return nl && nb && sb > 0 ? (sl / nl) / (sb / nb) : NAN;
+}
+
+/* The SSS estimate (times the normalisation when given) against the scan's scattered prompts,
+ * summed over the allowed pairs by the line's distance from the axis (transaxial, mm) and its
+ * ring difference: where the estimate's shape differs from the simulation's (issue 26 item 5:
+ * the totals agree, the lines through the lung insert may not). */
+static void scatter_profile(const TlScanner *sc, const TlScatterEstimate *e, const TlNorm *norm,
+                            const TlListmode *lm) {
+  static const double edge[] = {0, 10, 20, 30, 50, 100, 150, 200, 250, 300, 1000};
+  enum { ND = G_N_ELEMENTS(edge) - 1, NR = 4 };
+  static const guint ring_edge[NR + 1] = {0, 1, 3, 6, 1000};
+  guint64 np = tl_pair_count(sc->n_crystals);
+  g_autofree float *sim = g_new0(float, np);
+  for (guint64 i = 0; i < lm->n_events; i++)
+    if (lm->tags[i] == TL_TAG_SCATTERED)
+      sim[tl_pair_index(sc->n_crystals, lm->events[i].a, lm->events[i].b)] += 1;
+  double es[ND][NR] = {{0}}, ss[ND][NR] = {{0}};
+  for (guint a = 0; a < sc->n_crystals; a++)
+    for (guint b = a + 1; b < sc->n_crystals; b++) {
+      if (!tl_scanner_pair_allowed(sc, a, b)) continue;
+      const float *p = sc->crystals[a].centre, *q = sc->crystals[b].centre;
+      double dx = q[0] - p[0], dy = q[1] - p[1];
+      double dist = fabs((double)p[0] * q[1] - (double)q[0] * p[1]) / hypot(dx, dy);
+      guint dr = (guint)abs((int)sc->crystals[a].ring - (int)sc->crystals[b].ring);
+      int i = 0, j = 0;
+      while (i < ND - 1 && dist >= edge[i + 1]) i++;
+      while (j < NR - 1 && dr >= ring_edge[j + 1]) j++;
+      es[i][j] += tl_scatter_estimate_pair(e, a, b) * (norm ? tl_norm_pair(norm, a, b) : 1);
+      ss[i][j] += sim[tl_pair_index(sc->n_crystals, a, b)];
+    }
+  printf("\nSSS estimate / scattered prompts (scattered prompts) by the line's distance from "
+         "the axis and ring difference\n\n| distance, mm | ring diff 0 | 1-2 | 3-5 | 6+ | all |\n"
+         "|---|---:|---:|---:|---:|---:|\n");
+  for (int i = 0; i < ND; i++) {
+    printf("| %.0f-%.0f |", edge[i], edge[i + 1]);
+    double te = 0, ts = 0;
+    for (int j = 0; j < NR; j++) {
+      printf(" %.3f (%.0f) |", ss[i][j] > 0 ? es[i][j] / ss[i][j] : NAN, ss[i][j]);
+      te += es[i][j], ts += ss[i][j];
+    }
+    printf(" %.3f (%.0f) |\n", ts > 0 ? te / ts : NAN, ts);
+  }
+}
+
+/* The 12 x 12 voxels about the lung ROI's centre on its slice, and their mean over |z| <= 70
+ * mm, each / the 37 mm background mean: where in the insert the activity is. */
+static void dump_patch(const TlImageGrid *g, const TlImage *im, const double c[3], double bg) {
+  double f[3];
+  for (int k = 0; k < 3; k++) f[k] = (c[k] - g->origin_mm[k]) / g->voxel_mm[k];
+  int i0 = (int)floor(f[0]) - 5, j0 = (int)floor(f[1]) - 5, kc = (int)floor(f[2] + 0.5);
+  /* the five largest voxels within 20 mm of the insert's axis, |z| <= 70 mm */
+  double top[5] = {0};
+  guint64 at[5] = {0};
+  for (guint k = 0; k < g->dims[2]; k++)
+    for (guint j = 0; j < g->dims[1]; j++)
+      for (guint i = 0; i < g->dims[0]; i++) {
+        double p[3];
+        tl_image_grid_voxel_centre(g, i, j, k, p);
+        if (hypot(p[0] - c[0], p[1] - c[1]) > 20 || fabs(p[2]) > 70) continue;
+        guint64 v = ((guint64)k * g->dims[1] + j) * g->dims[0] + i;
+        double x = im->data[v] / bg;
+        for (int t = 0; t < 5; t++)
+          if (x > top[t]) {
+            for (int u = 4; u > t; u--) top[u] = top[u - 1], at[u] = at[u - 1];
+            top[t] = x, at[t] = v;
+            break;
+          }
+      }
+  printf("\nlargest voxels within 20 mm of the insert's axis (/ C_B,37mm, at i, j, k):");
+  for (int t = 0; t < 5; t++)
+    printf(" %.1f (%u, %u, %u)", top[t], (guint)(at[t] % g->dims[0]),
+           (guint)(at[t] / g->dims[0] % g->dims[1]), (guint)(at[t] / g->dims[0] / g->dims[1]));
+  printf("\n");
+  for (int pass = 0; pass < 2; pass++) {
+    printf("\n%s (x from voxel %d, y from %d):\n", pass ? "mean over |z| <= 70 mm" :
+           "central slice", i0, j0);
+    for (int j = 11; j >= 0; j--) {
+      for (int i = 0; i < 12; i++) {
+        double s = 0;
+        int n = 0;
+        for (int k = 0; k < (int)g->dims[2]; k++) {
+          double z = g->origin_mm[2] + k * g->voxel_mm[2];
+          if (pass ? fabs(z) > 70 : k != kc) continue;
+          s += im->data[((guint64)k * g->dims[1] + (guint)(j0 + j)) * g->dims[0] + (guint)(i0 + i)];
+          n++;
+        }
+        printf(" %5.2f", n ? s / n / bg : NAN);
+      }
+      printf("\n");
+    }
+  }
+}
+
+/* How near any crystal centre lies to a voxel plane of the grid (mm; per axis): a line with
+ * both ends within the float walk's rounding (~3e-5 mm at 300 mm) of one plane is one the
+ * sensitivity's double walk and the projectors' float walk may put on different sides. */
+static void plane_clearance(const TlScanner *sc, const TlImageGrid *g) {
+  double best[3] = {G_MAXDOUBLE, G_MAXDOUBLE, G_MAXDOUBLE};
+  for (guint c = 0; c < sc->n_crystals; c++)
+    for (int k = 0; k < 3; k++) {
+      double lo = g->origin_mm[k] - 0.5 * g->voxel_mm[k];
+      double f = (sc->crystals[c].centre[k] - lo) / g->voxel_mm[k];
+      best[k] = MIN(best[k], fabs(f - floor(f + 0.5)) * g->voxel_mm[k]);
+    }
+  printf("crystal centres' least distance to a voxel plane: x %.3g mm, y %.3g mm, z %.3g mm\n",
+         best[0], best[1], best[2]);
 }
 
 int main(int argc, char **argv) {
   double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
-  int iterations = 3, rounds = 2, subsets = 10, bin = 1, bin_rings = 1;
+  int iterations = 3, rounds = 2, subsets = 10, bin = 1, bin_rings = 1, nxy_opt = 0;
   char *algorithm = NULL, *rows = NULL;
-  gboolean binned = FALSE;
+  gboolean binned = FALSE, profile = FALSE, dump = FALSE;
+  gint64 seed = 1;
   GOptionEntry entries[] = {
       {"background", 0, 0, G_OPTION_ARG_DOUBLE, &background,
        "Background concentration, Bq/mL (default 5300; spheres 4:1)", "BQML"},
@@ -149,10 +330,20 @@ int main(int argc, char **argv) {
       {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "SSS rounds, 1 iteration each (default 2)", "N"},
       {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets, "Subsets (default 10)", "S"},
       {"voxel", 0, 0, G_OPTION_ARG_DOUBLE, &voxel, "Voxel size, mm (default 2.78)", "MM"},
+      {"nxy", 0, 0, G_OPTION_ARG_INT, &nxy_opt,
+       "Voxels across (default: the scanner's field at --voxel); odd puts the axis in a voxel",
+       "N"},
       {"spread", 0, 0, G_OPTION_ARG_DOUBLE, &spread, "Crystal efficiency spread (0.1)", "F"},
       {"bin", 0, 0, G_OPTION_ARG_INT, &bin, "Bin the crystals by T transaxially (1)", "T"},
       {"bin-rings", 0, 0, G_OPTION_ARG_INT, &bin_rings, "Bin the rings by R (1)", "R"},
       {"algorithm", 0, 0, G_OPTION_ARG_STRING, &algorithm, "Every row's algorithm; a list runs each (osem)", "A,B"},
+      {"dump", 0, 0, G_OPTION_ARG_NONE, &dump,
+       "Print each image's 12 x 12 voxels about the lung ROI's centre / C_B,37mm, and the "
+       "mean over z of the same patch", NULL},
+      {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "The scan's random seed (default 1)", "N"},
+      {"scatter-profile", 0, 0, G_OPTION_ARG_NONE, &profile,
+       "After each SSS row: the estimate against the scattered prompts by line distance and "
+       "ring difference", NULL},
       {"binned", 0, 0, G_OPTION_ARG_NONE, &binned, "Every allowed pair as a bin (zeros kept)", NULL},
       {"rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Rows to run: all,restart,trues,atten,none", "LIST"},
       {NULL}};
@@ -167,6 +358,25 @@ int main(int argc, char **argv) {
                     "duration, background and at least 1e5 normalisation events\n");
     return 2;
   }
+  /* the rows first: a bad --rows is reported before minutes of simulation */
+  gboolean run[V_N];
+  g_auto(GStrv) wanted = g_strsplit(rows ? rows : "all,restart,trues,atten,none", ",", -1);
+  for (guint w = 0; wanted[w]; w++) {
+    gboolean known = FALSE;
+    for (guint k = 0; k < V_N; k++) known |= !strcmp(wanted[w], row_spec[k].key);
+    if (!known) {
+      fprintf(stderr, "pet-nema-quant: --rows: unknown row '%s'\n", wanted[w]);
+      return 2;
+    }
+  }
+  for (guint k = 0; k < V_N; k++)
+    run[k] = g_strv_contains((const char *const *)wanted, row_spec[k].key);
+  for (guint k = 0; k < V_N; k++)
+    if (run[k] && !run[reference_row((int)k)]) {
+      fprintf(stderr, "pet-nema-quant: --rows with %s must include %s (its reference)\n",
+              row_spec[k].key, row_spec[reference_row((int)k)].key);
+      return 2;
+    }
   g_set_prgname("pet-nema-quant");
   setvbuf(stdout, NULL, _IOLBF, 0);
   double t_start = bench_now();
@@ -186,9 +396,11 @@ int main(int argc, char **argv) {
   /* the NEMA IEC body on the reconstruction grid: the DMI's (215 x 215 x 71 of 2.78 mm), or
    * the same extent in voxels of --voxel */
   TlImageGrid g0 = tl_scanner_default_grid(sc);
-  guint nxy = (guint)ceil(g0.dims[0] * (double)g0.voxel_mm[0] / voxel - 1e-3);
+  guint nxy = nxy_opt > 0 ? (guint)nxy_opt
+                         : (guint)ceil(g0.dims[0] * (double)g0.voxel_mm[0] / voxel - 1e-3);
   guint nz = (guint)ceil(g0.dims[2] * (double)g0.voxel_mm[2] / voxel - 1e-3);
   TlImageGrid grid = tl_image_grid_centred(nxy, nxy, nz, (float)voxel, (float)voxel, (float)voxel);
+  plane_clearance(sc, &grid);
   TlPhantomOptions po;
   tl_phantom_options_init(&po);
   g_autoptr(TlPhantom) ph = tl_phantom_new_preset("nema", &po, &grid, &error);
@@ -199,7 +411,7 @@ int main(int argc, char **argv) {
   TlSimulateParams sp;
   tl_simulate_params_init(&sp);
   sp.events = 0;
-  sp.seed = 1;
+  sp.seed = (guint64)seed;
   sp.scatter = TRUE;
   sp.efficiency_spread = spread;
   sp.efficiency_seed = EFFICIENCY_SEED;
@@ -219,105 +431,100 @@ int main(int argc, char **argv) {
          100.0 * st.randoms / lm->n_events, st.delayed, bench_now() - t0, g_get_num_processors());
   g_autoptr(TlRandoms) rnd = tl_randoms_from_delayeds(sc, lm->delayed, lm->n_delayed, &error);
   if (!rnd) bench_die(error);
-  /* the trues-only scan: the same acquisition's trues-tagged prompts */
-  g_autoptr(TlListmode) trues = tl_listmode_new(tl_scanner_copy(sc), st.trues);
-  guint64 n_trues = 0;
-  for (guint64 i = 0; i < lm->n_events && n_trues < st.trues; i++)
-    if (lm->tags[i] == TL_TAG_TRUE) trues->events[n_trues++] = lm->events[i];
-  trues->n_events = n_trues;
 
   TlNemaOptions no;
   tl_nema_options_init(&no);
   TlNemaLayout layout;
   if (!tl_nema_layout_init(&layout, &grid, &no, &error)) bench_die(error);
   TlNemaResult res[V_N], truth;
+  double lung_z[V_N];
   tl_nema_analyse(&layout, act, &truth);
   double secs[V_N];
-  gboolean run[V_N];
-  g_auto(GStrv) wanted = g_strsplit(rows ? rows : "all,restart,trues,atten,none", ",", -1);
-  for (int k = 0; k < V_N; k++) run[k] = g_strv_contains((const char *const *)wanted, variant_key[k]);
-  if (!run[V_TRUES]) {
-    fprintf(stderr, "pet-nema-quant: --rows must include trues (the reference of the table)\n");
-    return 2;
-  }
-  guint64 n_all = 0, n_tr = 0;
-  g_autofree TlBin *bins_all = binned ? every_pair(sc, lm, &n_all) : NULL;
-  g_autofree TlBin *bins_tr = binned ? every_pair(sc, trues, &n_tr) : NULL;
   g_auto(GStrv) algos = g_strsplit(algorithm ? algorithm : "osem", ",", -1);
   for (guint al = 0; algos[al]; al++) {
     const char *algo = algos[al];
-    for (int k = 0; k < V_N; k++) {
+    for (guint k = 0; k < V_N; k++) {
       if (!run[k]) continue;
+      const RowSpec *rs = &row_spec[k];
+      g_autoptr(TlListmode) data = select_prompts(lm, rs->data);
+      guint64 n_bins = 0;
+      g_autofree TlBin *bins = binned ? every_pair(sc, data, &n_bins) : NULL;
       TlReconOptions o;
       tl_recon_options_init(&o);
       o.algo = TL_RECON_OSEM;
       o.algorithm = algo;
       o.subsets = (guint)subsets;
-      gboolean sss = k == V_ALL || k == V_RESTART;
-      o.iterations = (guint)(sss ? iterations : iterations + rounds);
+      o.iterations = (guint)(rs->sss ? iterations : iterations + rounds);
       o.loglik = TL_LOGLIK_NEVER;
-      o.attenuation = k == V_NONE ? NULL : mu;
-      o.norm = sss || k == V_TRUES ? norm : NULL;
-      o.randoms = sss ? rnd : NULL;
+      o.attenuation = rs->atten ? mu : NULL;
+      o.norm = rs->norm ? norm : NULL;
+      o.randoms = rs->randoms ? rnd : NULL;
       t0 = bench_now();
-      g_autoptr(TlRecon) r =
-          !binned ? tl_recon_new_listmode(ctx, k == V_TRUES ? trues : lm, &grid, &o, &error)
-                  : tl_recon_new_binned(ctx, sc, k == V_TRUES ? bins_tr : bins_all,
-                                        k == V_TRUES ? n_tr : n_all, &grid, &o, &error);
+      g_autoptr(TlRecon) r = !binned
+                                 ? tl_recon_new_listmode(ctx, data, &grid, &o, &error)
+                                 : tl_recon_new_binned(ctx, sc, bins, n_bins, &grid, &o, &error);
       if (!r) bench_die(error);
-      printf("%s: set-up %.0f s (sensitivity %s)", variant_name[k], bench_now() - t0,
+      printf("%s (%" G_GUINT64_FORMAT " prompts): set-up %.0f s (sensitivity %s)", rs->name,
+             data->n_events, bench_now() - t0,
              tl_recon_sensitivity_cached(r) ? "from the cache" : "computed");
       if (!tl_recon_run(r, &error)) bench_die(error);
-      if (sss) {
+      if (rs->sss) {
         TlScatterRounds ro;
         tl_scatter_rounds_init(&ro);
         ro.rounds = (guint)rounds;
         ro.iterations = 1;
         /* the last round from the uniform image: as many iterations as the other rows */
-        ro.final_iterations = k == V_RESTART ? (guint)(iterations + rounds) : 0;
+        ro.final_iterations = rs->restart ? (guint)(iterations + rounds) : 0;
         g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, mu, &ro, &error);
         if (!e) bench_die(error);
         double total = 0;
         for (guint a = 0; a < sc->n_crystals; a++)
           for (guint b = a + 1; b < sc->n_crystals; b++)
             if (tl_scanner_pair_allowed(sc, a, b))
-              total += tl_scatter_estimate_pair(e, a, b) * tl_norm_pair(norm, a, b);
-        printf("; scatter estimated %.0f (true %" G_GUINT64_FORMAT "), randoms %.0f (true %"
-               G_GUINT64_FORMAT ")", total, st.scattered, rnd->total, st.randoms);
+              total += tl_scatter_estimate_pair(e, a, b) * (rs->norm ? tl_norm_pair(norm, a, b) : 1);
+        printf("; scatter estimated %.0f (true %" G_GUINT64_FORMAT ")", total, st.scattered);
+        if (profile) scatter_profile(sc, e, rs->norm ? norm : NULL, lm);
       }
+      if (rs->randoms)
+        printf("; randoms %.0f (true %" G_GUINT64_FORMAT ")", rnd->total, st.randoms);
       g_autoptr(TlImage) im = tl_recon_image(r, &error);
       if (!im) bench_die(error);
       tl_nema_analyse(&layout, im, &res[k]);
+      lung_z[k] = lung_all_z(&grid, act, im, no.centre_mm);
+      if (dump) dump_patch(&grid, im, layout.lung.centre_mm, res[k].background_mean[0]);
       secs[k] = bench_now() - t0;
       printf("; %.0f s in all\n", secs[k]);
     }
-    printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%), "
-           "seconds; %s%s, %d subsets, %d iterations in every image (every correction: %d "
-           "iterations, then %d SSS rounds of 1 iteration; restarted: the last round's from the "
-           "uniform image for %d)\n\n", algo, binned ? " (binned)" : "", subsets, iterations + rounds, iterations, rounds,
-           iterations + rounds);
-    printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | s |\n"
-           "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    row("(the truth)", &truth, truth.contrast_recovery, 0);
-    for (int k = 0; k < V_N; k++)
-      if (run[k]) row(variant_name[k], &res[k], res[k].contrast_recovery, secs[k]);
+    printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%; "
+           "central slice, NEMA's), lung over |z| <= 70 mm (%%; see lung_all_z), seconds; %s%s, "
+           "%d subsets, %d iterations in every image (SSS rows: %d iterations, then %d SSS rounds "
+           "of 1 iteration; restarted: the last round's from the uniform image for %d); grid "
+           "%u x %u x %u of %.2f mm\n\n", algo, binned ? " (binned)" : "", subsets,
+           iterations + rounds, iterations, rounds, iterations + rounds, nxy, nxy, nz, voxel);
+    printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | lung, all z "
+           "| s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    row("(the truth)", &truth, truth.contrast_recovery, lung_all_z(&grid, act, act, no.centre_mm), 0);
+    for (guint k = 0; k < V_N; k++)
+      if (run[k]) row(row_spec[k].name, &res[k], res[k].contrast_recovery, lung_z[k], secs[k]);
     printf("\nBackground variability N (%%) per ROI size\n\n");
     printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm |\n"
            "|---|---:|---:|---:|---:|---:|---:|\n");
-    for (int k = 0; k < V_N; k++)
-      if (run[k]) row(variant_name[k], &res[k], res[k].variability, -1);
+    for (guint k = 0; k < V_N; k++)
+      if (run[k]) row(row_spec[k].name, &res[k], res[k].variability, 0, -1);
     /* issue 26's done-when: the lung / background ratio within 0.03 of trues-only, the hot
      * spheres' C_H / C_B within 3 % */
     printf("\nAgainst trues only (issue 26: lung within 0.03, hot spheres within 3 %%):\n");
-    for (int k = 0; k < V_N; k++) {
-      if (k == V_TRUES || !run[k]) continue;
+    for (guint k = 0; k < V_N; k++) {
+      int ref = reference_row((int)k);
+      if ((int)k == ref || !run[k]) continue;
       double worst = 0;
-      printf("- %s: lung %.3f vs %.3f (%+.3f); hot C_H/C_B", variant_name[k],
-             res[k].lung_residual, res[V_TRUES].lung_residual,
-             res[k].lung_residual - res[V_TRUES].lung_residual);
+      printf("- %s: lung %.3f vs %.3f (%+.3f), all z %.3f vs %.3f (%+.3f); hot C_H/C_B",
+             row_spec[k].name, res[k].lung_residual, res[ref].lung_residual,
+             res[k].lung_residual - res[ref].lung_residual, lung_z[k], lung_z[ref],
+             lung_z[k] - lung_z[ref]);
       for (int j = TL_NEMA_N_SPHERES - 1; j >= 0; j--) {
         double a = res[k].hot[j].mean / res[k].background_mean[j];
-        double t = res[V_TRUES].hot[j].mean / res[V_TRUES].background_mean[j];
+        double t = res[ref].hot[j].mean / res[ref].background_mean[j];
         printf(" %.2f (%+.1f %%)", a, 100 * (a / t - 1));
         worst = MAX(worst, fabs(a / t - 1));
       }
