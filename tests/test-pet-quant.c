@@ -213,7 +213,7 @@ static const char *corr_name(Corr c) {
 }
 
 typedef struct {
-  double scatter, randoms; /* the estimates' totals over every allowed pair (n_ab included) */
+  double scatter, randoms; /* the estimates' totals over every allowed pair (eps_a eps_b included) */
   double seconds;
 } ReconInfo;
 
@@ -245,7 +245,7 @@ static TlImage *reconstruct(const Scan *s, const TlImageGrid *g, Corr c, const T
   o.loglik = TL_LOGLIK_NEVER;
   o.use_cache = FALSE;
   o.attenuation = (c & C_ATTEN) ? s->mu_recon : NULL;
-  o.norm = (c & C_NORM) ? norm : NULL; /* also n_ab of the scatter term and its tail fit */
+  o.norm = (c & C_NORM) ? norm : NULL; /* also eps_a eps_b of the scatter term and its tail fit */
   o.randoms = rnd;
   g_autoptr(TlRecon) r = tl_recon_new_listmode(ctx, s->lm, g, &o, &error);
   g_assert_no_error(error);
@@ -264,7 +264,8 @@ static TlImage *reconstruct(const Scan *s, const TlImageGrid *g, Corr c, const T
     for (guint a = 0; a < sc->n_crystals; a++)
       for (guint b = a + 1; b < sc->n_crystals; b++)
         if (tl_scanner_pair_allowed(sc, a, b))
-          info->scatter += tl_scatter_estimate_pair(e, a, b) * tl_norm_pair(norm, a, b);
+          info->scatter += tl_scatter_estimate_pair(e, a, b) * norm->efficiency[a] *
+                           (double)norm->efficiency[b]; /* the crystals', not g_ax g_tr */
   }
   TlImage *im = tl_recon_image(r, &error);
   g_assert_no_error(error);
@@ -319,7 +320,7 @@ static void test_cylinder(void) {
                    ci.seconds, mi.seconds, m, REGION_FRACTION * scan.radius, REGION_HALF_Z,
                    scan.bq_ml, 100 * bias[v], 100 * (inner / scan.bq_ml - 1));
     if (variants[v] == C_ALL) {
-      g_test_message("  estimates (every allowed pair, n_ab included) against the tags: "
+      g_test_message("  estimates (every allowed pair, eps_a eps_b included) against the tags: "
                      "calibration scatter %.0f (true %" G_GUINT64_FORMAT ", %+.1f %%), randoms "
                      "%.0f (%" G_GUINT64_FORMAT "); 20 cm cylinder scatter %.0f (true %"
                      G_GUINT64_FORMAT ", %+.1f %%), randoms %.0f (%" G_GUINT64_FORMAT ")",

@@ -173,10 +173,12 @@ static void test_expected_plane(void) {
   tl_test_context_done(ctx);
 }
 
-/* The plane under the whole model ybar = n_ab exp(-(A mu)_ab) (A x)_ab + r_ab + n_ab S_ab
+/* The plane under the whole model ybar = n_ab exp(-(A mu)_ab) (A x)_ab + r_ab + e_ab S_ab
  * (tl_sinogram_model_plane) against the C reference's Siddon integrals of x and mu with
- * hand-made efficiencies, randoms factors and a scatter estimate sampled at every crystal (its
- * values per pair exactly); the randoms and scatter planes alone. */
+ * hand-made efficiencies eps, axial factors g_ax (n_ab = eps_a eps_b g_ax, e_ab = eps_a eps_b:
+ * the scatter term takes the crystals' efficiencies, not the geometric factors), randoms
+ * factors and a scatter estimate sampled at every crystal (its values per pair exactly); the
+ * randoms and scatter planes alone. */
 static void test_model_plane(void) {
   TlContext *ctx = tl_test_context();
   TlScanner *fx = fx_ring_scanner(3, 10, 2, 4.0f, 35.0f, 5.0f, 2);
@@ -193,8 +195,12 @@ static void test_model_plane(void) {
     mu->data[i] = 0.002f * (float)(i % 5);
   }
   guint C = sc->crystals_per_ring, n = sc->n_crystals;
-  g_autoptr(TlNorm) norm = tl_norm_new(sc, FALSE, FALSE, &error);
+  g_autoptr(TlNorm) norm = tl_norm_new(sc, TRUE, FALSE, &error);
   g_assert_no_error(error);
+  guint R = sc->n_rings; /* ring-major crystals: ring a / C */
+  g_assert_cmpuint(norm->rings, ==, R);
+  for (guint r = 0; r < R; r++)
+    for (guint q = 0; q < R; q++) norm->axial[r * R + q] = 0.8f + 0.15f * (float)(r + q);
   g_autoptr(TlRandoms) rnd = g_new0(TlRandoms, 1);
   rnd->n_crystals = n;
   rnd->factor = g_new(double, n);
@@ -243,12 +249,13 @@ static void test_model_plane(void) {
         for (int k = 0; k < 3; k++)
           p0[k] = sc->crystals[a].centre[k], p1[k] = sc->crystals[b].centre[k];
         TlRefModel m = {.kind = TL_REF_SIDDON};
-        /* n_ab = eps_a eps_b (no geometric classes); S_ab = scale x the pair's own value */
-        double nab = (double)norm->efficiency[a] * norm->efficiency[b];
+        /* n_ab = eps_a eps_b g_ax(ring_a, ring_b); S_ab = scale x the pair's own value */
+        double eab = (double)norm->efficiency[a] * norm->efficiency[b];
+        double nab = eab * norm->axial[(a / C) * R + b / C];
         double dax = nab * exp(-tl_ref_forward_model(&m, &g, p0, p1, mu->data)) *
                      tl_ref_forward_model(&m, &g, p0, p1, x->data);
         double r = rnd->factor[a] * rnd->factor[b];
-        double sc_ab = nab * e->scale * e->values[tl_scatter_tri(MIN(a, b), MAX(a, b))];
+        double sc_ab = eab * e->scale * e->values[tl_scatter_tri(MIN(a, b), MAX(a, b))];
         double want = dax + r + sc_ab;
         g_assert_cmpfloat(fabs(plane[px] - want), <=, 1e-5 * want);
         g_assert_cmpfloat(fabs(pr[px] - r), <=, 1e-6 * r);

@@ -18,7 +18,7 @@ struct _TlRecon {
   TlSolver *sv;
   TlArray *additive;   /* the additive term a (randoms + scatter), in the operator's data order */
   TlRandoms *randoms;  /* a copy of opt.randoms (the scatter term is replaced around them) */
-  TlNorm *norm;        /* a copy of opt.norm: n_ab of the scatter term (norm_pair_factor) */
+  TlNorm *norm;        /* a copy of opt.norm: eps_a eps_b of the scatter term (norm_pair_factor) */
   GArray *pair_counts; /* TlBin: the measured counts per pair (the tail fit's), made on first use */
   TlReconCallback cb;
   gpointer cb_data;
@@ -65,7 +65,7 @@ static void on_step(const TlSolverProgress *p, gpointer data) {
 }
 
 static double norm_pair_factor(guint a, guint b, gpointer norm) {
-  return tl_norm_pair(norm, a, b);
+  return tl_norm_scatter_pair(norm, a, b);
 }
 
 /* Options as given (NULL: defaults), MLEM forced to one subset, names copied. */
@@ -100,7 +100,8 @@ static TlRecon *recon_begin(TlContext *ctx, const TlReconOptions *opt, TlPetOper
   po->tof_n_sigma = o->tof_n_sigma;
   po->attenuation = o->attenuation;
   po->norm = o->norm;
-  /* the normalisation's n_ab multiplies the scatter term too, unless the caller gives one */
+  /* the normalisation's crystal efficiencies multiply the scatter term too (not its geometric
+   * factors: tl_norm_scatter_pair), unless the caller gives a factor */
   if (o->norm && !o->scatter_pair_factor) {
     r->norm = tl_norm_copy(o->norm);
     o->scatter_pair_factor = norm_pair_factor;

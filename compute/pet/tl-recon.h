@@ -128,8 +128,9 @@ typedef struct {
   const TlRandoms *randoms;
   /* Scatter correction (NULL = none; tl-sss.h): the estimate's expected scatter of each
    * record's crystal pair (and TOF bin) joins the randoms in the additive term, times the
-   * per-pair factor n_ab when given (normalisation: scattered photons are detected by the same
-   * crystals; with `norm` below and no factor given, the normalisation's n_ab). Copied at
+   * per-pair factor when given (normalisation: scattered photons are detected by the same
+   * crystals; with `norm` below and no factor given, its crystal efficiencies eps_a eps_b,
+   * tl_norm_scatter_pair: SSS models the geometry itself). Copied at
    * creation; tl_recon_set_scatter replaces it in place. Not with "srm". */
   const TlScatterEstimate *scatter_estimate;
   TlPairFactorFunc scatter_pair_factor;

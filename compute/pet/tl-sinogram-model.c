@@ -156,9 +156,9 @@ gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg,
       g_array_append_val(bins, bin);
       g_array_append_val(pixel, px);
       /* the additive term of the pair as the reconstruction's (tl_pet_operator_additive):
-       * r_ab + n_ab S_ab, not attenuated; TOF bins summed */
+       * r_ab + eps_a eps_b S_ab, not attenuated; TOF bins summed */
       double r = rnd ? tl_randoms_pair(rnd, bin.a, bin.b) : 0;
-      double n = model->norm ? tl_norm_pair(model->norm, bin.a, bin.b) : 1;
+      double n = model->norm ? tl_norm_scatter_pair(model->norm, bin.a, bin.b) : 1;
       double sct = sc ? n * tl_scatter_estimate_pair(sc, bin.a, bin.b) : 0;
       out[px] += (float)(r + sct);
       if (out_randoms) out_randoms[px] += (float)r;

@@ -27,9 +27,9 @@ TL_API gboolean tl_sinogram_expected_plane(TlContext *ctx, const TlSinogram *s, 
                                     GError **error);
 /* The model of the expected counts ybar = D A x + a of a reconstruction (tl-recon.h), for
  * tl_sinogram_model_plane: the projector ("siddon", "joseph", "tor"), D = n_ab exp(-(A mu)_ab)
- * (mu, norm: each NULL = 1), and the additive term a = r_ab + n_ab S_ab (randoms, scatter: each
- * NULL = 0; the scatter estimate's scale applied, TOF bins summed; n_ab multiplies the scatter
- * as it does in the reconstruction). */
+ * (mu, norm: each NULL = 1), and the additive term a = r_ab + e_ab S_ab (randoms, scatter: each
+ * NULL = 0; the scatter estimate's scale applied, TOF bins summed; e_ab = eps_a eps_b, the
+ * normalisation's crystal efficiencies, multiplies the scatter as in the reconstruction). */
 typedef struct {
   const char *projector;
   const TlImage *mu;
@@ -39,8 +39,8 @@ typedef struct {
 } TlSinogramModel;
 
 /* The plane of tl_sinogram_expected_plane under the whole model: expected[view * n_tangential
- * + t] = sum over the bin's detectable pairs of (D A x)_ab + r_ab + n_ab S_ab; randoms and
- * scatter (each may be NULL) get the bin's r_ab and n_ab S_ab alone. GError as
+ * + t] = sum over the bin's detectable pairs of (D A x)_ab + r_ab + e_ab S_ab; randoms and
+ * scatter (each may be NULL) get the bin's r_ab and e_ab S_ab alone. GError as
  * tl_sinogram_expected_plane, and for a normalisation, randoms or scatter estimate of another
  * scanner (naming both). */
 TL_API gboolean tl_sinogram_model_plane(TlContext *ctx, const TlSinogram *s, guint seg, guint ax,

@@ -11,14 +11,15 @@
  *  model     a simulated scan with delayeds, scatter and crystal efficiencies reconstructed
  *            with the normalisation, randoms from the delayeds and SSS (one round) set through
  *            --set's keys: the job's randoms equal the fan-sum fit of the delayeds made here,
- *            its tail-fit scale equals k = sum_tail (y - r) / sum_tail n S computed here pair by
- *            pair, and the additive term the solver divides by sums to
- *            sum over events of (s_a s_b + n_ab k S_ab), before and after the scatter round;
+ *            its tail-fit scale equals k = sum_tail (y - r) / sum_tail e S computed here pair by
+ *            pair (e_ab = eps_a eps_b: the scatter term takes the crystal efficiencies, not the
+ *            geometric factors), and the additive term the solver divides by sums to
+ *            sum over events of (s_a s_b + e_ab k S_ab), before and after the scatter round;
  *  units     calibrated, the image shown and saved is the iterate times DC / (T F beta) written
  *            here from the decay law, the colour bars say Bq/mL (a.u. before), a saved NIfTI
  *            keeps the unit and opened again shows it; a bad factor fails with its value;
  *  profiles  the data view's plane profiles: measured = the events of the plane counted here,
- *            randoms = sum of s_a s_b over the plane's pairs, scatter = sum of n_ab S_ab, and
+ *            randoms = sum of s_a s_b over the plane's pairs, scatter = sum of e_ab S_ab, and
  *            expected - randoms - scatter = sum of n_ab exp(-int mu) int x (CPU ray integrals);
  *            the CSV export holds the same series. */
 #include "tl-gui-test.h"
@@ -215,13 +216,13 @@ static gboolean read_model(TlWindow *win, TlJobModel *m) {
 
 /* ---- references written here ---- */
 
-/* sum over the events of the additive term the model should have: s_a s_b + n_ab k S_ab */
+/* sum over the events of the additive term the model should have: s_a s_b + e_ab k S_ab */
 static double additive_reference(const TlRandoms *r, const TlScatterEstimate *s, const TlNorm *n) {
   double sum = 0;
   for (guint64 i = 0; i < data.lm->n_events; i++) {
     guint a = data.lm->events[i].a, b = data.lm->events[i].b;
     sum += r->factor[a] * r->factor[b];
-    if (s) sum += (double)tl_norm_pair(n, a, b) * tl_scatter_estimate_pair(s, a, b);
+    if (s) sum += (double)n->efficiency[a] * n->efficiency[b] * tl_scatter_estimate_pair(s, a, b);
   }
   return sum;
 }
@@ -400,7 +401,8 @@ static void test_model(void) {
   for (guint a = 0; a < data.scanner->n_crystals; a++)
     for (guint b = a + 1; b < data.scanner->n_crystals; b++) {
       if (!tl_scanner_pair_allowed(data.scanner, a, b)) continue;
-      double nS = tl_norm_pair(data.norm, a, b) * tl_scatter_estimate_pair(e, a, b) / e->scale;
+      double nS = (double)data.norm->efficiency[a] * data.norm->efficiency[b] *
+                  tl_scatter_estimate_pair(e, a, b) / e->scale;
       total += nS;
       if (!tl_scatter_tail_has(tail, a, b)) continue;
       gint64 key = (gint64)a << 32 | b;
