@@ -9,11 +9,12 @@
  * background variability (image/tl-nema.h), for docs/pet.md's table. Issue 26 item 5 adds a
  * trues-only row (the scan's trues-tagged prompts, normalisation and attenuation) and every
  * correction with the last SSS round restarted from the uniform image (tl_solver_restart) for
- * iterations + rounds iterations, the image STIR makes with the final estimate: every image has
- * iterations + rounds iterations, and the done-when's differences to trues-only are printed.
+ * every image's iterations, the image STIR makes with the final estimate: every image has
+ * iterations + rounds x round-iterations, and the done-when's differences to trues-only are
+ * printed.
  *
  *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
- *       [--iterations 3] [--rounds 2] [--subsets 10] [--voxel 2.78] [--spread 0.1]
+ *       [--iterations 3] [--rounds 2] [--round-iterations 1] [--subsets 10] [--voxel 2.78] [--spread 0.1]
  *       [--bin 1] [--bin-rings 1] [--algorithm osem] [--binned] [--rows all,restart,...]
  *       [--nxy N] [--seed 1] [--scatter-profile] [--dump] [--expected]
  *
@@ -423,7 +424,7 @@ static void plane_clearance(const TlScanner *sc, const TlImageGrid *g) {
 
 int main(int argc, char **argv) {
   double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
-  int iterations = 3, rounds = 2, subsets = 10, bin = 1, bin_rings = 1, nxy_opt = 0;
+  int iterations = 3, rounds = 2, round_its = 1, subsets = 10, bin = 1, bin_rings = 1, nxy_opt = 0;
   char *algorithm = NULL, *rows = NULL;
   gboolean binned = FALSE, profile = FALSE, dump = FALSE, expected = FALSE;
   gint64 seed = 1;
@@ -435,7 +436,9 @@ int main(int argc, char **argv) {
        "Events of the normalisation scan (default 1e7)", "N"},
       {"iterations", 'i', 0, G_OPTION_ARG_INT, &iterations,
        "OSEM iterations before the scatter rounds (default 3)", "N"},
-      {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "SSS rounds, 1 iteration each (default 2)", "N"},
+      {"rounds", 0, 0, G_OPTION_ARG_INT, &rounds, "SSS rounds (default 2)", "N"},
+      {"round-iterations", 0, 0, G_OPTION_ARG_INT, &round_its,
+       "Iterations after each SSS estimate (default 1; recon --scatter sss: --iterations)", "N"},
       {"subsets", 's', 0, G_OPTION_ARG_INT, &subsets, "Subsets (default 10)", "S"},
       {"voxel", 0, 0, G_OPTION_ARG_DOUBLE, &voxel, "Voxel size, mm (default 2.78)", "MM"},
       {"nxy", 0, 0, G_OPTION_ARG_INT, &nxy_opt,
@@ -463,12 +466,13 @@ int main(int argc, char **argv) {
   g_option_context_add_main_entries(oc, entries, NULL);
   GError *error = NULL;
   if (!g_option_context_parse(oc, &argc, &argv, &error)) bench_die(error);
-  if (iterations < 1 || rounds < 1 || subsets < 1 || bin < 1 || bin_rings < 1 || !(voxel > 0) || !(duration > 0) ||
+  if (iterations < 1 || rounds < 1 || round_its < 1 || subsets < 1 || bin < 1 || bin_rings < 1 || !(voxel > 0) || !(duration > 0) ||
       !(background > 0) || !(norm_events >= 1e5)) {
     fprintf(stderr, "pet-nema-quant: expected positive iterations, rounds, subsets, voxel, "
                     "duration, background and at least 1e5 normalisation events\n");
     return 2;
   }
+  const int total_its = iterations + rounds * round_its; /* every image's */
   /* the rows first: a bad --rows is reported before minutes of simulation */
   if (!expected && rows && strstr(rows, "all-known")) {
     fprintf(stderr, "pet-nema-quant: --rows all-known needs --expected (the known term)\n");
@@ -586,7 +590,7 @@ int main(int argc, char **argv) {
       o.algo = TL_RECON_OSEM;
       o.algorithm = algo;
       o.subsets = (guint)subsets;
-      o.iterations = (guint)(rs->sss ? iterations : iterations + rounds);
+      o.iterations = (guint)(rs->sss ? iterations : total_its);
       o.loglik = TL_LOGLIK_NEVER;
       o.attenuation = rs->atten ? mu : NULL;
       o.norm = rs->norm ? norm : NULL;
@@ -605,9 +609,9 @@ int main(int argc, char **argv) {
         TlScatterRounds ro;
         tl_scatter_rounds_init(&ro);
         ro.rounds = (guint)rounds;
-        ro.iterations = 1;
+        ro.iterations = (guint)round_its;
         /* the last round from the uniform image: as many iterations as the other rows */
-        ro.final_iterations = rs->restart ? (guint)(iterations + rounds) : 0;
+        ro.final_iterations = rs->restart ? (guint)total_its : 0;
         g_autoptr(TlScatterEstimate) e = tl_recon_scatter_rounds(r, mu, &ro, &error);
         if (!e) bench_die(error);
         double total = 0;
@@ -632,9 +636,9 @@ int main(int argc, char **argv) {
     printf("\nContrast recovery CR (%%, NU 2-2018 7.4, interior hot ROIs), lung residual (%%; "
            "central slice, NEMA's), lung over |z| <= 70 mm (%%; see lung_all_z), seconds; %s%s, "
            "%d subsets, %d iterations in every image (SSS rows: %d iterations, then %d SSS rounds "
-           "of 1 iteration; restarted: the last round's from the uniform image for %d); grid "
+           "of %d iteration(s); restarted: the last round's from the uniform image for %d); grid "
            "%u x %u x %u of %.2f mm\n\n", algo, binned ? " (binned)" : "", subsets,
-           iterations + rounds, iterations, rounds, iterations + rounds, nxy, nxy, nz, voxel);
+           total_its, iterations, rounds, round_its, total_its, nxy, nxy, nz, voxel);
     printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | lung, all z "
            "| s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     row("(the truth)", &truth, truth.contrast_recovery, lung_all_z(&grid, act, act, no.centre_mm), 0);
