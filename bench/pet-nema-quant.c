@@ -16,7 +16,7 @@
  *   ./build/bench/pet-nema-quant [--background 5300] [--duration 4] [--norm-events 1e7]
  *       [--iterations 3] [--rounds 2] [--round-iterations 1] [--subsets 10] [--voxel 2.78] [--spread 0.1]
  *       [--bin 1] [--bin-rings 1] [--algorithm osem] [--binned] [--rows all,restart,...]
- *       [--nxy N] [--seed 1] [--scatter-profile] [--dump] [--expected]
+ *       [--nxy N] [--seed 1] [--scatter-profile] [--dump] [--expected [--noise]]
  *
  * --bin T --bin-rings R bins the DMI's crystals T x R (4 x 3 is test-pet-quant's scanner:
  * 1632 crystals, minutes instead of an hour on lavapipe). --algorithm runs every row with one
@@ -31,7 +31,8 @@
  * item 5: bench/README.md "The lung, found"). --expected replaces the scan by noiseless binned
  * data (expected_make) and allows the row all-known (every correction with the scatter term
  * the data were made with, from the first iteration): what is left between it and trues-only
- * is EM's convergence under an additive term, not an estimate (bench/README.md "The spheres
+ * is EM's convergence under an additive term, not an estimate; --noise draws them (Poisson,
+ * --seed): the line model's noise without the simulator's physics (bench/README.md "The spheres
  * and the lung at equal iterations"). Each row also prints every sphere's mean over its whole
  * volume against the all-z background (spheres_3d): ~90 voxels for the 22 mm sphere where
  * NEMA's interior circle has ~12.
@@ -238,6 +239,33 @@ static gboolean expected_make(TlContext *ctx, const TlScanner *sc, const TlImage
   return TRUE;
 }
 
+/* A Poisson draw of mean m: Knuth's product of uniforms below 30, else the normal
+ * approximation rounded (every pair here has a mean of ~13; the few above 30 lose nothing
+ * the comparison between rows needs). */
+static float poisson(GRand *g, double m) {
+  if (m <= 0) return 0;
+  if (m < 30) {
+    double l = exp(-m), p = 1;
+    int k = -1;
+    do k++, p *= g_rand_double(g); while (p > l);
+    return (float)k;
+  }
+  double u = g_rand_double(g), v = g_rand_double(g);
+  double n = sqrt(-2 * log(1 - u)) * cos(2 * G_PI * v);
+  return (float)MAX(0, floor(m + sqrt(m) * n + 0.5));
+}
+
+/* --noise: each component drawn apart (the trues row reconstructs the same trues as the
+ * others, as the scan's trues-tagged prompts are its own prompts' subset). */
+static void expected_draw(Expected *e, guint64 seed) {
+  g_autoptr(GRand) g = g_rand_new_with_seed((guint32)(seed * 2654435761u + 1));
+  for (guint64 i = 0; i < e->n; i++) {
+    e->trues[i] = poisson(g, e->trues[i]);
+    e->scat[i] = poisson(g, e->scat[i]);
+    e->rand[i] = poisson(g, e->rand[i]);
+  }
+}
+
 /* The bins of a row's data (D_*) from the expected components; *total gets their sum. */
 static TlBin *expected_bins(const Expected *e, guint data, double *total) {
   TlBin *bins = g_new(TlBin, e->n);
@@ -426,7 +454,7 @@ int main(int argc, char **argv) {
   double background = 5300, duration = 4, norm_events = 1e7, voxel = 2.78, spread = 0.1;
   int iterations = 3, rounds = 2, round_its = 1, subsets = 10, bin = 1, bin_rings = 1, nxy_opt = 0;
   char *algorithm = NULL, *rows = NULL;
-  gboolean binned = FALSE, profile = FALSE, dump = FALSE, expected = FALSE;
+  gboolean binned = FALSE, profile = FALSE, dump = FALSE, expected = FALSE, noise = FALSE;
   gint64 seed = 1;
   GOptionEntry entries[] = {
       {"background", 0, 0, G_OPTION_ARG_DOUBLE, &background,
@@ -459,6 +487,9 @@ int main(int argc, char **argv) {
       {"expected", 0, 0, G_OPTION_ARG_NONE, &expected,
        "Noiseless binned data: each row's expected trues, scattered and randoms (rates from a "
        "scan of min(1 s, --duration))", NULL},
+      {"noise", 0, 0, G_OPTION_ARG_NONE, &noise,
+       "With --expected: Poisson draws (--seed) of the expected trues, scattered and randoms: the "
+       "line model's noise without the simulator's physics", NULL},
       {"rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Rows to run: all,restart,trues,atten,none", "LIST"},
       {NULL}};
   g_autoptr(GOptionContext) oc = g_option_context_new("- NEMA IEC contrast recovery with and "
@@ -474,6 +505,10 @@ int main(int argc, char **argv) {
   }
   const int total_its = iterations + rounds * round_its; /* every image's */
   /* the rows first: a bad --rows is reported before minutes of simulation */
+  if (noise && !expected) {
+    fprintf(stderr, "pet-nema-quant: --noise needs --expected\n");
+    return 2;
+  }
   if (!expected && rows && strstr(rows, "all-known")) {
     fprintf(stderr, "pet-nema-quant: --rows all-known needs --expected (the known term)\n");
     return 2;
@@ -561,8 +596,9 @@ int main(int argc, char **argv) {
     t0 = bench_now();
     if (!expected_make(ctx, sc, act, mu, norm, rnd, st.trues * f, st.scattered * f, &ex, &error))
       bench_die(error);
-    printf("expected data for %g s: %.4g trues, %.4g scattered, %.4g randoms per %" G_GUINT64_FORMAT
-           " pairs (%.0f s)\n", duration, st.trues * f, st.scattered * f, rnd->total, ex.n,
+    if (noise) expected_draw(&ex, (guint64)seed);
+    printf("%s data for %g s: %.4g trues, %.4g scattered, %.4g randoms per %" G_GUINT64_FORMAT
+           " pairs (%.0f s)\n", noise ? "Poisson draws of the expected" : "expected", duration, st.trues * f, st.scattered * f, rnd->total, ex.n,
            bench_now() - t0);
   }
 
