@@ -290,14 +290,12 @@ static void row(const char *name, const TlNemaResult *r, const double *values, d
   printf("\n");
 }
 
-/* A steadier lung figure than NEMA's one slice (which a 1 s scan leaves at +-0.1): the mean
- * within 15 mm of the insert's axis over |z| <= 70 mm (the insert is 180 mm long) against the
- * mean of the background voxels (truth 1) 40-100 mm from the axis with z in [-70, -10] mm,
- * below the spheres (z 1.5-38.5 mm). */
-static double lung_all_z(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
-                         const double centre[3]) {
-  double sl = 0, sb = 0;
-  guint64 nl = 0, nb = 0;
+/* The all-z figures' regions, voxel by voxel: the lung within 15 mm of the insert's axis over
+ * |z| <= 70 mm (the insert is 180 mm long), the background (truth 1) 40-100 mm from the axis
+ * with z in [-70, -10] mm, below the spheres (z 1.5-38.5 mm). Sums and counts of each. */
+static void all_z_sums(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
+                       const double centre[3], double *sl, guint64 *nl, double *sb, guint64 *nb) {
+  *sl = *sb = 0, *nl = *nb = 0;
   const guint *d = g->dims;
   for (guint k = 0; k < d[2]; k++)
     for (guint j = 0; j < d[1]; j++)
@@ -306,32 +304,31 @@ static double lung_all_z(const TlImageGrid *g, const TlImage *truth, const TlIma
         tl_image_grid_voxel_centre(g, i, j, k, p);
         double rr = hypot(p[0] - centre[0], p[1] - centre[1]), z = p[2] - centre[2];
         guint64 v = ((guint64)k * d[1] + j) * d[0] + i;
-        if (rr <= 15 && fabs(z) <= 70) sl += im->data[v], nl++;
+        if (rr <= 15 && fabs(z) <= 70) *sl += im->data[v], (*nl)++;
         else if (rr >= 40 && rr <= 100 && z >= -70 && z <= -10 && truth->data[v] == 1.0f)
-          sb += im->data[v], nb++;
+          *sb += im->data[v], (*nb)++;
       }
+}
+
+/* A steadier lung figure than NEMA's one slice (which a 1 s scan leaves at +-0.1): the lung
+ * region's mean over the background's (all_z_sums). */
+static double lung_all_z(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
+                         const double centre[3]) {
+  double sl, sb;
+  guint64 nl, nb;
+  all_z_sums(g, truth, im, centre, &sl, &nl, &sb, &nb);
   return nl && nb && sb > 0 ? (sl / nl) / (sb / nb) : NAN;
 }
 
 /* The hot spheres' contrast over their whole volume, a steadier figure than NEMA's one-slice
  * interior circles (~12 voxels for the 22 mm sphere at 4 mm): the mean of the voxels whose
  * centres lie inside each sphere (partial volume included: the rows compare with each other)
- * over the all-z background of lung_all_z; largest sphere first, as the layout. */
+ * over the all-z background of all_z_sums; largest sphere first, as the layout. */
 static void spheres_3d(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
                        const TlPhantom *ph, const double centre[3], double out[TL_NEMA_N_SPHERES]) {
-  double sb = 0;
-  guint64 nb = 0;
-  const guint *d = g->dims;
-  for (guint k = 0; k < d[2]; k++)
-    for (guint j = 0; j < d[1]; j++)
-      for (guint i = 0; i < d[0]; i++) {
-        double p[3];
-        tl_image_grid_voxel_centre(g, i, j, k, p);
-        double rr = hypot(p[0] - centre[0], p[1] - centre[1]), z = p[2] - centre[2];
-        guint64 v = ((guint64)k * d[1] + j) * d[0] + i;
-        if (rr >= 40 && rr <= 100 && z >= -70 && z <= -10 && truth->data[v] == 1.0f)
-          sb += im->data[v], nb++;
-      }
+  double sl, sb;
+  guint64 nl, nb;
+  all_z_sums(g, truth, im, centre, &sl, &nl, &sb, &nb);
   guint ns = 0;
   for (guint i = 0; i < ph->shapes->len && ns < TL_NEMA_N_SPHERES; i++) {
     const TlShape *s = &g_array_index(ph->shapes, TlShape, i);
