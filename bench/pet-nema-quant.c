@@ -45,6 +45,7 @@
 #include <string.h>
 #include "pet-common.h"
 #include "image/tl-nema.h"
+#include "image/tl-rng.h"
 #include "pet/tl-norm-estimate.h"
 #include "pet/correct/tl-randoms.h"
 #include "pet/tl-recon.h"
@@ -239,30 +240,15 @@ static gboolean expected_make(TlContext *ctx, const TlScanner *sc, const TlImage
   return TRUE;
 }
 
-/* A Poisson draw of mean m: Knuth's product of uniforms below 30, else the normal
- * approximation rounded (every pair here has a mean of ~13; the few above 30 lose nothing
- * the comparison between rows needs). */
-static float poisson(GRand *g, double m) {
-  if (m <= 0) return 0;
-  if (m < 30) {
-    double l = exp(-m), p = 1;
-    int k = -1;
-    do k++, p *= g_rand_double(g); while (p > l);
-    return (float)k;
-  }
-  double u = g_rand_double(g), v = g_rand_double(g);
-  double n = sqrt(-2 * log(1 - u)) * cos(2 * G_PI * v);
-  return (float)MAX(0, floor(m + sqrt(m) * n + 0.5));
-}
-
 /* --noise: each component drawn apart (the trues row reconstructs the same trues as the
  * others, as the scan's trues-tagged prompts are its own prompts' subset). */
 static void expected_draw(Expected *e, guint64 seed) {
-  g_autoptr(GRand) g = g_rand_new_with_seed((guint32)(seed * 2654435761u + 1));
+  TlRng g;
+  tl_rng_init(&g, seed, 0);
   for (guint64 i = 0; i < e->n; i++) {
-    e->trues[i] = poisson(g, e->trues[i]);
-    e->scat[i] = poisson(g, e->scat[i]);
-    e->rand[i] = poisson(g, e->rand[i]);
+    e->trues[i] = (float)tl_rng_poisson(&g, e->trues[i]);
+    e->scat[i] = (float)tl_rng_poisson(&g, e->scat[i]);
+    e->rand[i] = (float)tl_rng_poisson(&g, e->rand[i]);
   }
 }
 
@@ -311,24 +297,23 @@ static void all_z_sums(const TlImageGrid *g, const TlImage *truth, const TlImage
 }
 
 /* A steadier lung figure than NEMA's one slice (which a 1 s scan leaves at +-0.1): the lung
- * region's mean over the background's (all_z_sums). */
+ * region's mean over the background's (all_z_sums); *bg (may be NULL) gets the background's
+ * mean, which spheres_3d divides by. */
 static double lung_all_z(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
-                         const double centre[3]) {
+                         const double centre[3], double *bg) {
   double sl, sb;
   guint64 nl, nb;
   all_z_sums(g, truth, im, centre, &sl, &nl, &sb, &nb);
+  if (bg) *bg = nb && sb > 0 ? sb / nb : NAN;
   return nl && nb && sb > 0 ? (sl / nl) / (sb / nb) : NAN;
 }
 
 /* The hot spheres' contrast over their whole volume, a steadier figure than NEMA's one-slice
  * interior circles (~12 voxels for the 22 mm sphere at 4 mm): the mean of the voxels whose
  * centres lie inside each sphere (partial volume included: the rows compare with each other)
- * over the all-z background of all_z_sums; largest sphere first, as the layout. */
-static void spheres_3d(const TlImageGrid *g, const TlImage *truth, const TlImage *im,
-                       const TlPhantom *ph, const double centre[3], double out[TL_NEMA_N_SPHERES]) {
-  double sl, sb;
-  guint64 nl, nb;
-  all_z_sums(g, truth, im, centre, &sl, &nl, &sb, &nb);
+ * over the all-z background's mean bg (lung_all_z); largest sphere first, as the layout. */
+static void spheres_3d(const TlImage *im, const TlPhantom *ph, double bg,
+                       double out[TL_NEMA_N_SPHERES]) {
   guint ns = 0;
   for (guint i = 0; i < ph->shapes->len && ns < TL_NEMA_N_SPHERES; i++) {
     const TlShape *s = &g_array_index(ph->shapes, TlShape, i);
@@ -336,7 +321,7 @@ static void spheres_3d(const TlImageGrid *g, const TlImage *truth, const TlImage
     TlRoi roi = {TL_ROI_SPHERE, {s->centre[0], s->centre[1], s->centre[2]}, s->radius, 2};
     TlRoiStats st;
     tl_roi_stats(&roi, im, &st);
-    out[ns++] = st.n && sb > 0 ? st.mean / (sb / nb) : NAN;
+    out[ns++] = st.n && bg > 0 ? st.mean / bg : NAN;
   }
   while (ns < TL_NEMA_N_SPHERES) out[ns++] = NAN;
 }
@@ -660,8 +645,9 @@ int main(int argc, char **argv) {
       g_autoptr(TlImage) im = tl_recon_image(r, &error);
       if (!im) bench_die(error);
       tl_nema_analyse(&layout, im, &res[k]);
-      lung_z[k] = lung_all_z(&grid, act, im, no.centre_mm);
-      spheres_3d(&grid, act, im, ph, no.centre_mm, sph3[k]);
+      double bg;
+      lung_z[k] = lung_all_z(&grid, act, im, no.centre_mm, &bg);
+      spheres_3d(im, ph, bg, sph3[k]);
       if (dump) dump_patch(&grid, im, layout.lung.centre_mm, res[k].background_mean[0]);
       secs[k] = bench_now() - t0;
       printf("; %.0f s in all\n", secs[k]);
@@ -674,7 +660,7 @@ int main(int argc, char **argv) {
            total_its, iterations, rounds, round_its, total_its, nxy, nxy, nz, voxel);
     printf("| corrections | 10 mm | 13 mm | 17 mm | 22 mm | 28 mm | 37 mm | lung | lung, all z "
            "| s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    row("(the truth)", &truth, truth.contrast_recovery, lung_all_z(&grid, act, act, no.centre_mm), 0);
+    row("(the truth)", &truth, truth.contrast_recovery, lung_all_z(&grid, act, act, no.centre_mm, NULL), 0);
     for (guint k = 0; k < V_N; k++)
       if (run[k]) row(row_spec[k].name, &res[k], res[k].contrast_recovery, lung_z[k], secs[k]);
     printf("\nBackground variability N (%%) per ROI size\n\n");
