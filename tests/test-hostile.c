@@ -463,6 +463,11 @@ static void test_recon_verbs(void) {
           "scatter = sss needs attenuation", NULL);
   refused(cli("recon", "a.tlm", "--scatter-rounds", "3", "-o", "r.nii", NULL),
           "need scatter = sss", NULL);
+  refused(cli("recon", "a.tlm", "--scatter-restart", "-o", "r.nii", NULL), "scatter-restart",
+          "need scatter = sss", NULL);
+  refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-restart",
+              "--start", "t.nii", "-o", "r.nii", NULL), "scatter-restart = true",
+          "start = t.nii", NULL);
   refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-rounds",
               "0x", "-o", "r.nii", NULL), "scatter-rounds", NULL);
   refused(cli("recon", "a.tlm", "--scatter", "sss", "--attenuation", "t.nii", "--scatter-out",

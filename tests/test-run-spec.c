@@ -188,6 +188,9 @@ static void test_validate(void) {
   invalid("randoms = file\n", "randoms-file");
   invalid("randoms-file = r.tlr\n", "randoms = file");
   invalid("scatter = sss\n", "attenuation");
+  invalid("scatter-restart = true\n", "need scatter = sss");
+  invalid("scatter = sss\nattenuation = mu.nii\nscatter-restart = true\nstart = x0.nii\n",
+          "start = x0.nii");
   invalid("isotope = F18\n", "calibration");
   invalid("modality = ct\ntof = true\n", "a PET key in a CT run");
   invalid("modality = ct\nprojector = tor\n", "projector = tor");
@@ -198,6 +201,37 @@ static void test_validate(void) {
   GError *e = NULL;
   g_assert_true(tl_run_spec_validate(ok, &e));
   g_assert_no_error(e);
+}
+
+/* The scatter = sss schedule every door runs (tl_run_spec_total_iterations,
+ * tl_run_spec_scatter_due): N iterations, then R rounds of an estimate and N more, the restart
+ * (scatter-restart) at the last estimate only; without sss, `iterations` and no estimate. */
+static void test_scatter_schedule(void) {
+  g_autoptr(TlRunSpec) s = tl_run_spec_new();
+  g_assert_true(tl_run_spec_parse(s, "iterations = 3\n", "run", NULL));
+  g_assert_cmpuint(tl_run_spec_total_iterations(s), ==, 3);
+  for (guint k = 0; k <= 9; k++) g_assert_false(tl_run_spec_scatter_due(s, k, NULL, NULL));
+  g_autoptr(TlRunSpec) r = tl_run_spec_new();
+  g_assert_true(tl_run_spec_parse(r, "iterations = 3\nscatter = sss\nattenuation = mu.nii\n"
+                                     "scatter-rounds = 2\nscatter-restart = true\n", "run", NULL));
+  g_assert_true(tl_run_spec_validate(r, NULL));
+  g_assert_cmpuint(tl_run_spec_total_iterations(r), ==, 9);
+  guint due = 0;
+  for (guint k = 0; k <= 12; k++) {
+    guint round = 0;
+    gboolean restart = TRUE;
+    gboolean want = k == 3 || k == 6;
+    g_assert_cmpint(tl_run_spec_scatter_due(r, k, &round, &restart), ==, want);
+    if (!want) continue;
+    due++;
+    g_assert_cmpuint(round, ==, k / 3);
+    g_assert_cmpint(restart, ==, k == 6);
+  }
+  g_assert_cmpuint(due, ==, 2);
+  g_assert_true(tl_run_spec_set(r, "scatter-restart", "false", NULL));
+  gboolean restart = TRUE;
+  g_assert_true(tl_run_spec_scatter_due(r, 6, NULL, &restart));
+  g_assert_false(restart);
 }
 
 static void test_options(void) {
@@ -449,6 +483,7 @@ int main(int argc, char **argv) {
   g_test_add_func("/run/roundtrip", test_roundtrip);
   g_test_add_func("/run/refusals", test_refusals);
   g_test_add_func("/run/validate", test_validate);
+  g_test_add_func("/run/scatter-schedule", test_scatter_schedule);
   g_test_add_func("/run/options", test_options);
   g_test_add_func("/run/sidecar", test_sidecar);
   g_test_add_func("/run/sidecar-centre", test_sidecar_centre);

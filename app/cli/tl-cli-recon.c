@@ -294,6 +294,10 @@ static int recon_main(int argc, char **argv) {
       RUN_OPT("scatter-rounds", 0,
               "With --scatter sss: rounds of estimate + --iterations more iterations after the "
               "first reconstruction (default 2): (1 + N) x --iterations iterations in all", "N"),
+      RUN_FLAG("scatter-restart", 0,
+               "With --scatter sss: after the last estimate, start the image again from the "
+               "uniform image for its --iterations (the image STIR and SIRF users reconstruct "
+               "after their scatter estimation); the count in all stays the same"),
       RUN_OPT("scatter-out", 0,
               "With --scatter sss: write the last estimate (scaled: expected scatter per crystal "
               "pair and TOF bin) to FILE", "FILE"),
@@ -686,7 +690,7 @@ static int recon_spec(const TlRunSpec *sp) {
     }
     /* the options hash leaves the iterations out (a run may be resumed for more), so a
      * count beyond what this run does is caught here: its iterations, with SSS's rounds */
-    guint64 run_steps = (guint64)o.iterations * o.subsets * ((sss ? sp->scatter_rounds : 0) + 1);
+    guint64 run_steps = (guint64)tl_run_spec_total_iterations(sp) * o.subsets;
     if (cp.sub_iterations > run_steps) {
       g_set_error(&error, TL_ERROR, TL_ERROR_INVALID_ARG,
                   "--resume %s: the checkpoint claims %u sub-iterations done, but this run has "
@@ -714,7 +718,7 @@ static int recon_spec(const TlRunSpec *sp) {
 
   g_autoptr(GCancellable) cancel = g_cancellable_new();
   guint rounds = sss ? sp->scatter_rounds : 0;
-  Progress pr = {o.iterations * (rounds + 1), quiet, checkpoint,
+  Progress pr = {tl_run_spec_total_iterations(sp), quiet, checkpoint,
                  checkpoint_every ? checkpoint_every : o.subsets, hash, r, cancel};
   tl_recon_set_callback(r, on_progress, &pr);
   tl_recon_set_cancellable(r, cancel);
@@ -734,14 +738,16 @@ static int recon_spec(const TlRunSpec *sp) {
     tl_scatter_rounds_init(&so);
     so.rounds = rounds;
     so.iterations = o.iterations;
+    so.final_iterations = sp->scatter_restart ? o.iterations : 0;
     double prompts = counts;
     so.callback = quiet ? NULL : on_scatter_round;
     so.user_data = &prompts;
     so.cancel = cancel;
     if (!quiet)
       fprintf(stderr, "recon: scatter by SSS: %u rounds of an estimate + %u iterations each "
-              "(%u iterations in all with the first %u)\n", rounds, o.iterations,
-              (rounds + 1) * o.iterations, o.iterations);
+              "(%u iterations in all with the first %u)%s\n", rounds, o.iterations,
+              tl_run_spec_total_iterations(sp), o.iterations,
+              sp->scatter_restart ? "; the last round starts again from the uniform image" : "");
     estimate = tl_recon_scatter_rounds(r, mu, &so, &error);
     ok = estimate != NULL;
   }

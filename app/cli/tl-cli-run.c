@@ -49,6 +49,7 @@ static const struct {
     {"frame-start", 0, "frame-start", NULL}, {"scatter-rounds", 0, "scatter-rounds", NULL},
     {"scatter-out", 0, "scatter-out", NULL}, {"filter-every", 0, "filter-every", NULL},
     {"start-subset", 0, "start-subset", NULL}, {"zero-end-planes", 0, "zero-end-planes", "true"},
+    {"scatter-restart", 0, "scatter-restart", "true"},
     {"device", 'd', "device", NULL},       {"checkpoint", 0, "checkpoint", NULL},
     {"checkpoint-every", 0, "checkpoint-every", NULL}, {"resume", 0, "resume", NULL},
     {"start", 0, "start", NULL},           {"centre", 'c', "centre", NULL},

@@ -60,6 +60,7 @@ static const GOptionEntry kOptions[] = {
    "iterations=N, prior=NAME, beta=B, projector=NAME, centre=COLUMN (CT), tof=1, "
    "attenuation=1|MU.nii, "
    "norm=FILE.tln, randoms=delayeds|singles|FILE|off, scatter=sss|FILE.tlsc|off, scatter-rounds=N, "
+   "scatter-restart=1, "
    "calibration=F, isotope=NAME, frame-start=S, duration=S (images in Bq/mL), "
    "filter=SPEC, filter-every=N, "
    "kernel=NAME=FILE.comp, profile=1 (the profiling table open), panel=corrections (the side "
@@ -343,7 +344,7 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
       else if (ok && g_str_equal(key, "attenuation") && !is_flag(v)) /* a mu-map file */
         g_variant_dict_insert(&d, "mu", "s", path_arg(v, &paths));
       else if (ok && (g_str_equal(key, "tof") || g_str_equal(key, "attenuation") ||
-                      g_str_equal(key, "profile")))
+                      g_str_equal(key, "profile") || g_str_equal(key, "scatter-restart")))
         ok = is_flag(v), g_variant_dict_insert(&d, key, "b", g_str_equal(v, "1") || g_str_equal(v, "true"));
       else if (ok && g_str_equal(key, "norm") && *v)
         g_variant_dict_insert(&d, key, "s", path_arg(v, &paths));
@@ -390,6 +391,8 @@ static gint tl_application_handle_local_options(GApplication *app, GVariantDict 
     g_variant_dict_lookup(&d, "scatter", "&s", &scatter);
     if (g_variant_dict_contains(&d, "scatter-rounds") && g_strcmp0(scatter, "sss") != 0)
       need = "--set scatter-rounds needs --set scatter=sss";
+    if (g_variant_dict_contains(&d, "scatter-restart") && g_strcmp0(scatter, "sss") != 0)
+      need = "--set scatter-restart needs --set scatter=sss";
     if (need) {
       g_printerr("tomolab: %s\n", need);
       g_ptr_array_unref(kernels);

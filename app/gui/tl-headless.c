@@ -55,10 +55,10 @@ int tl_headless_run(const char *run_path, const char *output, const char *device
       return fail(error);
     }
   }
-  /* the window's count: iterations times the job's sub-iterations per iteration; a direct
-   * method is one step */
+  /* the window's count: the run's iterations (a scatter = sss run's rounds included) times the
+   * job's sub-iterations per iteration; a direct method is one step */
   gboolean direct = tl_run_algorithm_direct(tl_run_spec_algorithm(run));
-  guint steps = direct ? 1 : tl_run_spec_iterations(run) * job->sub_iterations_per_iteration;
+  guint steps = direct ? 1 : tl_run_spec_total_iterations(run) * job->sub_iterations_per_iteration;
   for (guint i = 0; i < steps; i++) {
     TlJobStep st = {0};
     gboolean ok = job->vt->step(job, NULL, &st, &error);

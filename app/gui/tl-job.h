@@ -136,9 +136,11 @@ typedef struct {
   char *norm_path;       /* a normalisation (.tln, tl_norm_load) or NULL: none; owned; read and
                             checked against the data's scanner when the job is made */
   TlPetScatter scatter;  /* the scatter in the additive term */
-  guint scatter_rounds;  /* TL_PET_SCATTER_SSS: estimates, one after each of the first N
-                            iterations (a job started from an image: before its first step,
-                            then after each of its first N - 1 iterations) */
+  guint scatter_rounds;  /* TL_PET_SCATTER_SSS: estimates, one after every `iterations` full
+                            iterations, the run's (1 + N) x iterations in all (a job started
+                            from an image: before its first step, then on the same schedule) */
+  gboolean scatter_restart; /* TL_PET_SCATTER_SSS: the last estimate's iterations start again
+                               from the uniform image (run key scatter-restart) */
   char *scatter_path;    /* TL_PET_SCATTER_FILE: a scatter estimate (.tlsc); owned */
   /* Images in Bq/mL (pet/tl-units.h): the image shown and saved times DC / (T F beta).
    * duration_s <= 0: the data's (their duration_s). */

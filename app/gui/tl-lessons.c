@@ -19,6 +19,7 @@ static const struct {
     {"beta", "d"},        {"projector", "s"},    {"tof", "b"},            {"attenuation", "b"},
     {"filter", "s"},      {"filter-every", "u"}, {"scatter", "s"},        {"scatter-rounds", "u"},
     {"randoms", "s"},     {"panel", "s"},        {"profile", "b"},        {"centre", "d"},
+    {"scatter-restart", "b"},
 };
 
 static GVariant *override_params;
@@ -57,7 +58,7 @@ static gboolean check_settings(const char *id, GVariant *set, GError **error) {
       g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE,
                   "lesson %s: [Run] Settings: unknown key '%s'; expected one of algo, subsets, "
                   "iterations, prior, beta, projector, tof, attenuation, filter, filter-every, "
-                  "scatter, scatter-rounds, randoms, panel, profile, centre", id, key);
+                  "scatter, scatter-rounds, scatter-restart, randoms, panel, profile, centre", id, key);
       g_variant_unref(value);
       return FALSE;
     }

@@ -41,6 +41,7 @@ typedef struct {
   TlScatterEstimate *scatter; /* the term's current scatter (a file's, or the last SSS) */
   TlPetScatter scatter_kind;
   guint rounds_wanted, rounds_done;
+  TlRunSpec *run;             /* the run's schedule: when each estimate is due, the restart */
   gboolean scatter_due;       /* SSS before the next step (a job started from an image) */
   guint steps;                /* steps done by this job */
   TlTailFit fit;
@@ -112,6 +113,8 @@ gboolean tl_pet_job_options_to_run(const TlPetJobOptions *o, const char *data, g
   KV("scatter", g_strdup(scatter[o->scatter]));
   KV("scatter-rounds", g_strdup_printf("%u", o->scatter == TL_PET_SCATTER_SSS
                                                   ? MAX(o->scatter_rounds, 1) : 2));
+  KV("scatter-restart", g_strdup(o->scatter == TL_PET_SCATTER_SSS && o->scatter_restart ? "true"
+                                                                                     : "false"));
   KV("scatter-file", g_strdup(o->scatter == TL_PET_SCATTER_FILE && o->scatter_path
                                   ? o->scatter_path : ""));
   KV("attenuation", g_strdup(o->mu == TL_PET_MU_FILE && o->mu_path ? o->mu_path : ""));
@@ -170,6 +173,7 @@ gboolean tl_pet_job_options_from_run(const TlRunSpec *s, TlPetJobOptions *o, gui
                                          TL_PET_SCATTER_FILE};
   o->scatter = scatter[s->scatter];
   o->scatter_rounds = s->scatter_rounds;
+  o->scatter_restart = s->scatter_restart;
   o->scatter_path = g_strdup(s->scatter_file);
   o->quant = !isnan(s->calibration);
   o->calibration = s->calibration;
@@ -271,12 +275,18 @@ static gboolean scatter_round(TlPetJob *self, GCancellable *cancel, TlJobStep *o
   self->scatter_due = FALSE;
   double total = info.fit.scale * info.fit.total_estimate;
   out->scatter_round = self->rounds_done;
+  /* scatter-restart: the last estimate's iterations start again from the uniform image, as
+   * tl_recon_scatter_rounds's final_iterations do for the CLI */
+  gboolean restart = self->run->scatter_restart && self->rounds_done == self->rounds_wanted;
+  if (restart && !tl_solver_restart(tl_recon_solver(self->recon), error))
+    return FALSE;
   out->note = g_strdup_printf(
       "scatter round %u/%u: SSS %.1f s (%u scatter points, %u × %u detectors), tail fit k = %.4g "
       "on %" G_GUINT64_FORMAT " pairs (%.0f prompts, %.0f randoms): scatter %.0f, %.1f %% of the "
-      "counts", self->rounds_done, self->rounds_wanted, info.seconds, info.sss.scatter_points,
+      "counts%s", self->rounds_done, self->rounds_wanted, info.seconds, info.sss.scatter_points,
       info.sss.n_t, info.sss.n_r, info.fit.scale, info.fit.tail_pairs, info.fit.tail_counts,
-      info.fit.tail_randoms, total, 100.0 * total / MAX(self->parent.events, 1));
+      info.fit.tail_randoms, total, 100.0 * total / MAX(self->parent.events, 1),
+      restart ? "; the image starts again from the uniform image" : "");
   return TRUE;
 }
 
@@ -284,11 +294,13 @@ static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
   TlPetJob *self = (TlPetJob *)job;
   *out = (TlJobStep){0};
   tl_recon_set_cancellable(self->recon, cancel);
-  /* SSS rounds: after each of the first N full iterations (a job started from an image
-   * estimates before its first step: that image is a reconstruction already) */
+  /* SSS rounds on the run's schedule, the CLI's: after every `iterations` full iterations
+   * (tl_run_spec_scatter_due); a job started from an image estimates before its first step:
+   * that image is a reconstruction already */
   guint S = MAX(self->parent.sub_iterations_per_iteration, 1);
   if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted &&
-      (self->scatter_due || (self->steps > 0 && self->steps % S == 0)) &&
+      (self->scatter_due ||
+       (self->steps % S == 0 && tl_run_spec_scatter_due(self->run, self->steps / S, NULL, NULL))) &&
       !scatter_round(self, cancel, out, error)) {
     tl_job_step_clear(out);
     return FALSE;
@@ -338,6 +350,7 @@ static void pet_free(TlJob *job) {
   tl_norm_free(self->norm);
   tl_randoms_free(self->randoms);
   tl_scatter_estimate_free(self->scatter);
+  tl_run_spec_free(self->run);
   g_free(self);
 }
 
@@ -587,6 +600,7 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
                                        TL_PET_SCATTER_FILE};
   self->scatter_kind = kinds[run->scatter];
   self->rounds_wanted = run->scatter == TL_RUN_SCATTER_SSS ? run->scatter_rounds : 0;
+  self->run = tl_run_spec_copy(run);
   self->before = tl_profile_new();
   /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
   tl_profile_merge(self->before, tl_recon_profile(recon));

@@ -29,6 +29,8 @@ struct _TlSidePanel {
   GtkSwitch *tof_switch;
   /* the model's other corrections: normalisation, randoms, scatter, units */
   AdwActionRow *norm_row, *randoms_file_row, *scatter_rounds_row, *scatter_file_row;
+  AdwActionRow *scatter_restart_row;
+  GtkSwitch *scatter_restart_switch;
   /* the run keys sensitivity and sensitivity-out: a file each, on once chosen */
   AdwActionRow *sens_row, *sens_out_row;
   GtkSwitch *sens_switch, *sens_out_switch;
@@ -178,6 +180,8 @@ void tl_side_panel_get_options(TlSidePanel *self, TlPetJobOptions *opt) {
                                   ? g_strdup(self->sens_out_path) : NULL;
   opt->scatter = selected_scatter(self);
   opt->scatter_rounds = (guint)gtk_spin_button_get_value_as_int(self->scatter_rounds_spin);
+  opt->scatter_restart = opt->scatter == TL_PET_SCATTER_SSS &&
+                         gtk_switch_get_active(self->scatter_restart_switch);
   opt->scatter_path = opt->scatter == TL_PET_SCATTER_FILE ? g_strdup(self->scatter_path) : NULL;
   opt->quant = adw_expander_row_get_enable_expansion(self->quant_row);
   opt->calibration = entered_calibration(self);
@@ -270,6 +274,7 @@ static void update_pet_rows(TlSidePanel *self) {
       : "Single scatter simulation needs attenuation correction (the μ-map is the scattering "
         "medium): choose a μ-map above, or a scatter estimate file");
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_rounds_row), sss);
+  gtk_widget_set_visible(GTK_WIDGET(self->scatter_restart_row), sss);
   gtk_widget_set_visible(GTK_WIDGET(self->scatter_file_row), selected_scatter(self) == TL_PET_SCATTER_FILE);
   /* the sensitivity files' switches, as the normalisation's: once a file is chosen */
   gtk_widget_set_sensitive(GTK_WIDGET(self->sens_switch), self->sens_path != NULL);
@@ -634,6 +639,8 @@ static void tl_side_panel_class_init(TlSidePanelClass *klass) {
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_rounds_spin);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_restart_row);
+  gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_restart_switch);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, scatter_file_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, quant_row);
   gtk_widget_class_bind_template_child(wc, TlSidePanel, calibration_row);
@@ -734,11 +741,13 @@ void tl_side_panel_set_randoms_file(TlSidePanel *self, const char *path) {
   emit(self, "algorithm");
 }
 
-gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds) {
-  if (kind == TL_PET_SCATTER_SSS && rounds) {
+gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds,
+                                   gboolean restart) {
+  if (kind == TL_PET_SCATTER_SSS) {
     gboolean quiet = self->quiet;
     self->quiet = TRUE; /* one change, not two */
-    gtk_spin_button_set_value(self->scatter_rounds_spin, rounds);
+    if (rounds) gtk_spin_button_set_value(self->scatter_rounds_spin, rounds);
+    gtk_switch_set_active(self->scatter_restart_switch, restart);
     self->quiet = quiet;
   }
   int kinds[3];
@@ -752,7 +761,7 @@ void tl_side_panel_set_scatter_file(TlSidePanel *self, const char *path) {
   set_file_row(self->scatter_file_row, path);
   gboolean quiet = self->quiet;
   self->quiet = TRUE;
-  tl_side_panel_set_scatter(self, TL_PET_SCATTER_FILE, 0);
+  tl_side_panel_set_scatter(self, TL_PET_SCATTER_FILE, 0, FALSE);
   update_pet_rows(self);
   self->quiet = quiet;
   emit(self, "algorithm");

@@ -80,8 +80,9 @@ void tl_side_panel_set_tof(TlSidePanel *self, gboolean on);
 gboolean tl_side_panel_set_randoms(TlSidePanel *self, TlPetRandoms kind);
 void tl_side_panel_set_randoms_file(TlSidePanel *self, const char *path);
 /* Scatter: FALSE when not offered (SSS: with attenuation correction only); rounds for SSS
- * (0: keep). */
-gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds);
+ * (0: keep) and whether its last round restarts from the uniform image (scatter-restart). */
+gboolean tl_side_panel_set_scatter(TlSidePanel *self, TlPetScatter kind, guint rounds,
+                                   gboolean restart);
 void tl_side_panel_set_scatter_file(TlSidePanel *self, const char *path);
 /* The normalisation: a .tln file (switched on), and on/off (FALSE: no file chosen yet). */
 void tl_side_panel_set_norm_file(TlSidePanel *self, const char *path);

@@ -391,7 +391,7 @@ static void apply_run(TlWindow *self, const TlRunSpec *s, const char *path) {
     if (o.randoms_path) tl_side_panel_set_randoms_file(p, o.randoms_path);
     gboolean randoms_ok = tl_side_panel_set_randoms(p, o.randoms);
     if (o.scatter_path) tl_side_panel_set_scatter_file(p, o.scatter_path);
-    gboolean scatter_ok = tl_side_panel_set_scatter(p, o.scatter, o.scatter_rounds);
+    gboolean scatter_ok = tl_side_panel_set_scatter(p, o.scatter, o.scatter_rounds, o.scatter_restart);
     tl_side_panel_set_quant(p, o.quant, o.calibration, o.isotope, o.frame_start_s,
                             o.duration_s > 0 ? o.duration_s : NAN);
     tl_side_panel_set_filter(p, &o.filter, o.filter_every);

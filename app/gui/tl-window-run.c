@@ -342,9 +342,12 @@ void tl_window_start_run(TlWindow *self, gboolean run) {
   JobSpec *spec = job_spec_new(self);
   spec->start = g_steal_pointer(&self->start_image);
   gboolean iterative = tl_document_iterative(self->dataset);
+  /* a scatter = sss run's count is the run layer's, (1 + rounds) x iterations, as every door's */
   guint total = !iterative ? 0
               : spec->run && tl_run_algorithm_direct(tl_run_spec_algorithm(spec->run)) ? 1
-              : tl_side_panel_get_iterations(self->side_panel) * tl_side_panel_get_subsets(self->side_panel);
+              : (spec->run ? tl_run_spec_total_iterations(spec->run)
+                           : tl_side_panel_get_iterations(self->side_panel)) *
+                    tl_side_panel_get_subsets(self->side_panel);
   TlViewRequest view = {{self->pos[0], self->pos[1], self->pos[2]}, tl_window_wants_mip(self)};
   self->run_state = TL_RUN_PREPARING;
   self->runner = tl_runner_new(self->ctx, make_job, spec, job_spec_free, &view, total,
@@ -373,8 +376,9 @@ gboolean tl_window_steer(TlWindow *self) {
   if (self->dataset->ct && g_str_equal(ct.algo, "fdk"))
     return FALSE;
   JobSpec *spec = job_spec_new(self);
+  guint iterations = spec->run ? tl_run_spec_total_iterations(spec->run)
+                               : tl_side_panel_get_iterations(self->side_panel);
   tl_runner_rebuild(self->runner, make_job, spec, job_spec_free);
-  guint iterations = tl_side_panel_get_iterations(self->side_panel);
   guint subsets = tl_side_panel_get_subsets(self->side_panel);
   tl_runner_set_total(self->runner, MAX(iterations * subsets, self->sub_iterations + 1));
   return TRUE;

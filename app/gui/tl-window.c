@@ -265,7 +265,7 @@ void tl_window_open_file(TlWindow *self, const char *path) {
 
 /* The command line's --set (tl-application.c): a{sv} of algo, subsets, iterations, prior, beta,
  * projector, tof, filter, filter-every, profile, kernel; tof and attenuation also go into the
- * simulation; mu, norm, randoms, scatter, scatter-rounds, calibration, isotope, frame-start
+ * simulation; mu, norm, randoms, scatter, scatter-rounds, scatter-restart, calibration, isotope, frame-start
  * and duration apply to the first dataset (tl_window_apply_data_settings). */
 void tl_window_set_demo_settings(TlWindow *self, GVariant *settings) {
   g_object_set_data_full(G_OBJECT(self), "tl-demo-settings", g_variant_ref_sink(settings),
@@ -300,14 +300,16 @@ void tl_window_apply_data_settings(TlWindow *self, GVariant *set) {
     }
   }
   guint rounds = 0;
+  gboolean restart = FALSE;
   g_variant_lookup(set, "scatter-rounds", "u", &rounds);
+  g_variant_lookup(set, "scatter-restart", "b", &restart);
   if (g_variant_lookup(set, "scatter", "&s", &v)) {
     if (g_str_equal(v, "sss")) {
-      if (!tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, rounds))
+      if (!tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, rounds, restart))
         settings_error(self, "--set scatter=sss needs attenuation correction (a phantom's μ-map "
                              "or --set attenuation=MU.nii)");
     } else if (g_str_equal(v, "off")) {
-      tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0);
+      tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0, FALSE);
     } else {
       tl_side_panel_set_scatter_file(panel, v);
     }

@@ -176,7 +176,8 @@ char *tl_run_sidecar_json_notes(const TlRunSpec *s, const char *device, const ch
     ac = g_strdup_printf("mu-map %s (mm^-1) in the system model", b);
   }
   if (s->scatter == TL_RUN_SCATTER_SSS)
-    sc = g_strdup_printf("single scatter simulation, tail fitted, %u rounds", s->scatter_rounds);
+    sc = g_strdup_printf("single scatter simulation, tail fitted, %u rounds%s", s->scatter_rounds,
+                         s->scatter_restart ? ", the last restarted from the uniform image" : "");
   else if (s->scatter == TL_RUN_SCATTER_FILE) {
     g_autofree char *b = basename_of(s->scatter_file);
     sc = g_strdup_printf("scatter estimate from %s", b);

@@ -175,6 +175,11 @@ static const Key keys[] = {
     {INFO("scatter-rounds", TL_RUN_KEY_COUNT, "1 to 100", "2", "",
           "PET, scatter = sss: rounds of estimate + iterations"),
      V_UINT, OFF(scatter_rounds), 1, 100, .modalities = PET},
+    {INFO("scatter-restart", TL_RUN_KEY_BOOL, "true | false", "false", "",
+          "PET, scatter = sss: after the last estimate, start the image again from the uniform "
+          "image for its iterations (the image STIR and SIRF users reconstruct after their "
+          "scatter estimation); false: continue from the current image"),
+     V_BOOL, OFF(scatter_restart), .modalities = PET},
     {INFO("scatter-file", TL_RUN_KEY_PATH, "a scatter estimate file", "none", "",
           "PET, scatter = file: the estimate"),
      V_PATH, OFF(scatter_file), .autoable = TRUE, .modalities = PET},
@@ -662,6 +667,21 @@ guint tl_run_spec_iterations(const TlRunSpec *s) {
   return s->iterations ? s->iterations
          : s->modality == TL_RUN_CT ? TL_DATASET_CT_ITERATIONS : TL_DATASET_PET_ITERATIONS;
 }
+guint tl_run_spec_total_iterations(const TlRunSpec *s) {
+  guint n = tl_run_spec_iterations(s);
+  return s->modality == TL_RUN_PET && s->scatter == TL_RUN_SCATTER_SSS
+             ? n * (s->scatter_rounds + 1) : n;
+}
+gboolean tl_run_spec_scatter_due(const TlRunSpec *s, guint iterations_done, guint *round,
+                                 gboolean *restart) {
+  guint n = tl_run_spec_iterations(s);
+  if (s->modality != TL_RUN_PET || s->scatter != TL_RUN_SCATTER_SSS || iterations_done == 0 ||
+      iterations_done % n || iterations_done / n > s->scatter_rounds)
+    return FALSE;
+  if (round) *round = iterations_done / n;
+  if (restart) *restart = s->scatter_restart && iterations_done / n == s->scatter_rounds;
+  return TRUE;
+}
 guint tl_run_spec_subsets(const TlRunSpec *s) {
   if (s->subsets) return s->subsets;
   const char *a = tl_run_spec_algorithm(s);
@@ -761,8 +781,12 @@ gboolean tl_run_spec_validate(const TlRunSpec *s, GError **error) {
   if (s->scatter == TL_RUN_SCATTER_SSS && !s->attenuation)
     return bad(error, "scatter = sss needs attenuation (the mu-map gives the scattering medium "
                "and the object's outline for the tail fit)");
-  if (s->scatter != TL_RUN_SCATTER_SSS && (s->scatter_out || s->scatter_rounds != d.scatter_rounds))
-    return bad(error, "scatter-rounds and scatter-out need scatter = sss");
+  if (s->scatter != TL_RUN_SCATTER_SSS &&
+      (s->scatter_out || s->scatter_rounds != d.scatter_rounds || s->scatter_restart))
+    return bad(error, "scatter-rounds, scatter-restart and scatter-out need scatter = sss");
+  if (s->scatter_restart && s->start)
+    return bad(error, "scatter-restart = true and start = %s: the restart begins again from "
+               "the uniform image, not from a start image", s->start);
   if (s->scatter == TL_RUN_SCATTER_SSS && (s->checkpoint || s->resume))
     return bad(error, "checkpoint and resume do not go with scatter = sss (the scatter term "
                "changes between rounds); save the estimate with scatter-out and use scatter = "

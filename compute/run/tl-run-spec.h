@@ -58,6 +58,7 @@ typedef struct {
   char *randoms_out;       /* write the randoms estimate used */
   TlRunScatter scatter;
   guint scatter_rounds;    /* scatter = sss: rounds (1..100) */
+  gboolean scatter_restart;/* scatter = sss: the last round starts from the uniform image */
   char *scatter_file;      /* scatter = file: the estimate to read */
   char *scatter_out;       /* scatter = sss: write the last estimate */
   TlFilter filter;         /* PET: post filter, or between iterations with filter_every */
@@ -144,6 +145,16 @@ TL_API const char *tl_run_spec_algorithm(const TlRunSpec *s);
 TL_API const char *tl_run_spec_projector(const TlRunSpec *s);
 TL_API guint tl_run_spec_iterations(const TlRunSpec *s);
 TL_API guint tl_run_spec_subsets(const TlRunSpec *s);
+/* The full iterations the run makes: a scatter = sss run makes `iterations` without the scatter
+ * term, then scatter-rounds rounds of an estimate followed by `iterations` more, (1 + rounds) x
+ * iterations in all; any other run, `iterations`. Every door runs this schedule. */
+TL_API guint tl_run_spec_total_iterations(const TlRunSpec *s);
+/* Whether a scatter estimate is due after `iterations_done` full iterations (before the next):
+ * after each multiple of `iterations` up to the last round; *round gets its number (1-based),
+ * *restart whether the image starts again from the uniform image after it (scatter-restart,
+ * the last round). FALSE for runs without scatter = sss. */
+TL_API gboolean tl_run_spec_scatter_due(const TlRunSpec *s, guint iterations_done, guint *round,
+                                        gboolean *restart);
 
 /* The PET options of the run (validated first): everything but the inputs read from files
  * (attenuation, norm, randoms, scatter estimate), which the caller loads and sets. Strings in

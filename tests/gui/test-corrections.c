@@ -236,15 +236,18 @@ static void test_rows(void) {
   GtkWidget *scatter_row = GTK_WIDGET(panel_child(win, "scatter_row"));
   GtkWidget *norm_switch = GTK_WIDGET(panel_child(win, "norm_switch"));
   GtkWidget *rounds_row = GTK_WIDGET(panel_child(win, "scatter_rounds_row"));
+  GtkWidget *restart_row = GTK_WIDGET(panel_child(win, "scatter_restart_row"));
+  GtkSwitch *restart_switch = GTK_SWITCH(panel_child(win, "scatter_restart_switch"));
   /* simulated in the window: no delayeds; not attenuated, so no attenuation correction */
   simulate_in_window(win, FALSE);
   g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(panel_child(win, "pet_group"))));
   g_assert_false(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS));
   g_assert_false(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_SINGLES)); /* no singles */
   g_assert_nonnull(gtk_widget_get_tooltip_text(randoms_row));
-  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 2));
+  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 2, FALSE));
   g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(scatter_row), "needs attenuation"));
   g_assert_false(gtk_widget_get_visible(rounds_row));
+  g_assert_false(gtk_widget_get_visible(restart_row));
   g_assert_false(gtk_widget_get_sensitive(norm_switch)); /* no file chosen */
   g_assert_false(tl_side_panel_set_norm(panel, TRUE));
   TlPetJobOptions o;
@@ -258,14 +261,31 @@ static void test_rows(void) {
   /* attenuated: the phantom's map by default, and SSS offered with its rounds */
   simulate_in_window(win, TRUE);
   g_assert_null(strstr(gtk_widget_get_tooltip_text(scatter_row), "needs attenuation"));
-  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 3));
+  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 3, FALSE));
   wait_prepared(win);
   g_assert_true(gtk_widget_get_visible(rounds_row));
+  g_assert_true(gtk_widget_get_visible(restart_row));
   tl_side_panel_get_options(panel, &o);
   g_assert_cmpint(o.mu, ==, TL_PET_MU_PHANTOM);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_SSS);
   g_assert_cmpuint(o.scatter_rounds, ==, 3);
+  g_assert_false(o.scatter_restart);
   tl_pet_job_options_clear(&o);
+  /* the restart switch reaches the options and the run */
+  gtk_switch_set_active(restart_switch, TRUE);
+  wait_prepared(win);
+  tl_side_panel_get_options(panel, &o);
+  g_assert_true(o.scatter_restart);
+  tl_pet_job_options_clear(&o);
+  {
+    g_autoptr(GError) e = NULL;
+    g_autoptr(TlRunSpec) run = tl_window_get_run(win, NULL, &e);
+    g_assert_no_error(e);
+    g_assert_true(run->scatter_restart);
+    g_assert_cmpuint(tl_run_spec_total_iterations(run), ==, 4 * tl_run_spec_iterations(run));
+  }
+  gtk_switch_set_active(restart_switch, FALSE);
+  wait_prepared(win);
   /* attenuation correction off: SSS is no longer offered, the scatter falls back to off */
   adw_combo_row_set_selected(ADW_COMBO_ROW(panel_child(win, "mu_row")), 0);
   wait_prepared(win);
@@ -273,7 +293,7 @@ static void test_rows(void) {
   g_assert_cmpint(o.mu, ==, TL_PET_MU_NONE);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_OFF);
   tl_pet_job_options_clear(&o);
-  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 0));
+  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 0, FALSE));
 
   /* a scan with delayeds (a file): randoms from them offered; a mu-map file brings SSS back */
   open_scan(win, data.scan_path);
@@ -286,10 +306,10 @@ static void test_rows(void) {
   tl_pet_job_options_clear(&o);
   g_assert_true(tl_side_panel_set_randoms(panel, TL_PET_RANDOMS_DELAYEDS));
   wait_prepared(win);
-  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 0));
+  g_assert_false(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 0, FALSE));
   tl_gui_activate(win, "attenuation-file", g_variant_new_string(data.mu_path));
   wait_prepared(win);
-  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 1));
+  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_SSS, 1, FALSE));
   wait_prepared(win);
   /* the normalisation: its switch once a file is chosen, on */
   tl_gui_activate(win, "norm-file", g_variant_new_string(data.norm_path));
@@ -333,9 +353,10 @@ static void test_model(void) {
   TlWindow *win = new_window();
   TlSidePanel *panel = tl_window_get_side_panel(win);
   open_scan(win, data.scan_path);
-  tl_side_panel_set_algorithm(panel, TRUE, 2, 3);
+  tl_side_panel_set_algorithm(panel, TRUE, 2, 2);
   /* as `tomolab --set attenuation=mu.nii --set norm=ring.tln --set randoms=delayeds --set
-   * scatter=sss --set scatter-rounds=1 scan.tlm` gives them */
+   * scatter=sss --set scatter-rounds=1 scan.tlm` gives them: the run's schedule, the CLI's, is
+   * 2 iterations, the estimate, 2 more (tl_run_spec_scatter_due) */
   apply_set(win, "mu", data.mu_path, "norm", data.norm_path, "randoms", "delayeds",
             "scatter", "sss", "scatter-rounds", 1u, NULL);
   wait_prepared(win);
@@ -375,12 +396,18 @@ static void test_model(void) {
   g_assert_cmpfloat(fabs(m.additive_sum - ref), <=, 1e-5 * ref);
   tl_job_model_clear(&m);
 
-  /* the next step starts with the scatter round */
+  /* iteration 2 has no estimate before it either; the step after it starts with the round */
   TlPlot *conv = tl_window_get_convergence_plot(win);
   guint markers = tl_plot_n_markers(conv);
   step_once(win);
+  step_once(win);
+  g_assert_cmpuint(tl_plot_n_markers(conv), ==, markers);
+  g_assert_true(read_model(win, &m));
+  g_assert_null(m.scatter);
+  tl_job_model_clear(&m);
+  step_once(win);
   g_assert_cmpuint(tl_plot_n_markers(conv), ==, markers + 1);
-  g_assert_cmpfloat(tl_plot_get_marker(conv, markers), ==, 2.5);
+  g_assert_cmpfloat(tl_plot_get_marker(conv, markers), ==, 4.5);
   g_assert_true(read_model(win, &m));
   g_assert_cmpuint(m.scatter_rounds, ==, 1);
   g_assert_nonnull(m.scatter);
@@ -427,7 +454,7 @@ static void test_model(void) {
   g_assert_cmpfloat(fabs(m.additive_sum - ref), >, 1e-3 * ref); /* the scatter is in it */
   tl_job_model_clear(&m);
 
-  /* one round asked for: none after iteration 2 */
+  /* one round asked for: none after iteration 3 (the run's 8th and last step would finish it) */
   step_once(win);
   step_once(win);
   g_assert_true(read_model(win, &m));

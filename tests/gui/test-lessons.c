@@ -263,11 +263,17 @@ static const TlLesson *lesson_named(GtkWindow *lw, const char *id) {
 }
 
 /* The lesson's whole run: iterations x subsets sub-iterations. */
+/* The lesson run's sub-iterations: a scatter = sss run makes (1 + rounds) x iterations, as in
+ * every door (tl_run_spec_total_iterations; scatter-rounds' default is 2). */
 static guint lesson_total(const TlLesson *l) {
-  guint subsets = 1, iterations = 1;
+  guint subsets = 1, iterations = 1, rounds = 2;
+  const char *scatter = NULL;
   g_variant_lookup(l->settings, "subsets", "u", &subsets);
   g_variant_lookup(l->settings, "iterations", "u", &iterations);
-  return subsets * iterations;
+  g_variant_lookup(l->settings, "scatter-rounds", "u", &rounds);
+  gboolean sss = g_variant_lookup(l->settings, "scatter", "&s", &scatter) &&
+                 g_str_equal(scatter, "sss");
+  return subsets * iterations * (sss ? 1 + rounds : 1);
 }
 
 static gboolean fresh_pause(TlWindow *w, gpointer d) {
@@ -415,8 +421,12 @@ static void test_attenuation(void) {
   tl_window_add_roi(win, &out);
   double truth_c = truth_mean(win, &centre), truth_e = truth_mean(win, &edge);
   RoiMeans on = run_and_measure(win, total, FALSE, truth_c, truth_e);
-  /* the lesson's "switch Scatter off": attenuation correction alone, the same events again */
-  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0));
+  /* the lesson's "switch Scatter off": attenuation correction alone, the same events again,
+   * for as many iterations as the scatter run made in all */
+  guint subsets = 1;
+  g_variant_lookup(l->settings, "subsets", "u", &subsets);
+  g_assert_true(tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0, FALSE));
+  tl_side_panel_set_pet_algorithm(panel, "osem", subsets, total / subsets);
   tl_side_panel_get_options(panel, &o);
   g_assert_cmpint(o.mu, ==, TL_PET_MU_PHANTOM);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_OFF);
@@ -425,7 +435,7 @@ static void test_attenuation(void) {
   /* no correction: Attenuation → None in the panel's row, the same events again */
   AdwComboRow *mu = ADW_COMBO_ROW(gtk_widget_get_template_child(GTK_WIDGET(panel), TL_TYPE_SIDE_PANEL, "mu_row"));
   adw_combo_row_set_selected(mu, 0);
-  tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0);
+  tl_side_panel_set_scatter(panel, TL_PET_SCATTER_OFF, 0, FALSE);
   tl_side_panel_get_options(panel, &o);
   g_assert_cmpint(o.mu, ==, TL_PET_MU_NONE);
   g_assert_cmpint(o.scatter, ==, TL_PET_SCATTER_OFF);

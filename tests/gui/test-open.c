@@ -109,6 +109,8 @@ static void test_set_keys(void) {
   } cases[] = {
       {{"scatter-rounds=2"}, "needs --set scatter=sss"},
       {{"scatter=off", "scatter-rounds=2"}, "needs --set scatter=sss"},
+      {{"scatter-restart=1"}, "--set scatter-restart needs --set scatter=sss"},
+      {{"scatter=sss", "scatter-restart=maybe"}, "--set scatter-restart=maybe: unknown key"},
       {{"isotope=F18"}, "need --set calibration=F"},
       {{"calibration=1", "isotope=Xe999"}, "--set isotope=Xe999: unknown key or bad value"},
       {{"calibration=-1"}, "--set calibration=-1: unknown key or bad value"},
