@@ -105,3 +105,37 @@ def test_solver_from_run(ctx, listmode, grid, phantom):
     fdk = tl.Run(modality='ct', algorithm='fdk')
     with pytest.raises(tl.InvalidArgument, match='fdk'):
         fdk.solver(A)
+
+
+def test_corrections_never_dropped(ctx, listmode, grid, phantom, tmp_path):
+    """A run's corrections are applied or refused by Run, never left out: its attenuation key
+    is read as the mu-map (the same image as passing it), a normalisation is refused by
+    pet_operator, randoms and scatter by solver unless the additive term is given."""
+    act, mu = phantom
+    mu_path = tmp_path / 'mu.nii'
+    mu.save(str(mu_path))
+    g = '%dx%dx%d@%g,%g,%g' % (grid.dims + grid.voxel_mm)
+    r = tl.Run(algorithm='osem', subsets=2, iterations=1, grid=g, attenuation=str(mu_path))
+    by_key = r.solver(r.pet_operator(listmode, ctx=ctx))
+    by_key.run()
+    given = r.solver(r.pet_operator(listmode, attenuation=tl.load_image(str(mu_path)), ctx=ctx))
+    given.run()
+    plain = tl.Run(algorithm='osem', subsets=2, iterations=1, grid=g)
+    none = plain.solver(plain.pet_operator(listmode, ctx=ctx))
+    none.run()
+    assert np.array_equal(by_key.image, given.image)
+    assert not np.array_equal(by_key.image, none.image)
+    n = tl.Run(algorithm='osem', grid=g, norm=str(tmp_path / 'ring.tln'))
+    with pytest.raises(tl.InvalidArgument, match='norm = .*ring.tln'):
+        n.pet_operator(listmode, ctx=ctx)
+    A = plain.pet_operator(listmode, ctx=ctx)
+    for keys, want in ((dict(randoms='delayeds'), 'randoms = delayeds'),
+                       (dict(scatter='sss', attenuation=str(mu_path)), 'scatter = sss')):
+        c = tl.Run(algorithm='osem', subsets=2, iterations=1, grid=g, **keys)
+        with pytest.raises(tl.InvalidArgument, match=want):
+            c.solver(A)
+    c = tl.Run(algorithm='osem', subsets=2, iterations=1, grid=g, randoms='delayeds')
+    add = np.full(listmode.n_events, 1e-3, np.float32)
+    sv = c.solver(A, additive=add)
+    sv.run()
+    assert np.asarray(sv.image).max() > 0

@@ -213,11 +213,20 @@ class Run:
 
     def solver(self, op, data=None, additive=None, **kw):
         """The run's Solver on `op` (algorithm, iterations, relaxation, objective, prior and
-        its parameters, the filter between iterations); keywords pass on to Solver."""
+        its parameters, the filter between iterations); keywords pass on to Solver. A run with
+        randoms or scatter needs their term as `additive` (refused without)."""
         r = self.validate()
         if r['algorithm'] in ('fdk', 'fbp'):
             raise InvalidArgument(f"algorithm = {r['algorithm']}: a direct method, no Solver "
                                   f"(tomolab.{r['algorithm']})")
+        # the run's additive term (randoms, scatter and its rounds) is built by the CLI and the
+        # window; here it is the caller's: never a run whose terms are silently left out
+        terms = [f'{k} = {getattr(self, k)}' for k in ('randoms', 'scatter')
+                 if getattr(self, k) != 'none']
+        if terms and additive is None:
+            raise InvalidArgument(f"{', '.join(terms)}: Run.solver takes the additive term "
+                                  'as additive= (expected randoms + scatter per datum); '
+                                  'tomolab-cli recon --run and the window estimate it')
         args = dict(data=data, additive=additive, iterations=r['iterations'],
                     relaxation=self.relaxation, objective=self.objective,
                     nonnegative=self.nonnegative)
@@ -238,12 +247,19 @@ class Run:
         return Solver(op, r['algorithm'], **args)
 
     def pet_operator(self, listmode, grid=None, attenuation=None, ctx=None):
-        """The run's PET operator (projector, subsets, TOF, binned, cache, tube FWHM) on
-        `grid` (default: the run's grid key, else the scanner's). `listmode` may be a
+        """The run's PET operator (projector, subsets, TOF, binned, cache, tube FWHM, the
+        attenuation key's mu-map unless `attenuation` is given) on `grid` (default: the run's
+        grid key, else the scanner's); a run with a normalisation is refused (no door here). `listmode` may be a
         Sinogram (Dataset.sinogram): arc-corrected, or of crystal pairs when the run asks for
         more than one ray per pair: its bins as lines with the run's rays-tangential x
         rays-axial rays, as the CLI and the window reconstruct them."""
         r = self.validate()
+        if self.norm is not None:
+            raise InvalidArgument(f'norm = {self.norm}: Run.pet_operator builds no '
+                                  'normalisation; tomolab-cli recon --run and the window apply '
+                                  'it')
+        if attenuation is None and self.attenuation is not None:
+            attenuation = load_image(self.attenuation)  # the run's mu-map, as every door reads it
         if grid is None and self._v['grid'] != 'auto':
             dims, vox = self._v['grid'].split('@')
             v = [float(x) for x in vox.split(',')]
