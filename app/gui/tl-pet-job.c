@@ -40,8 +40,8 @@ typedef struct {
   TlRandoms *randoms;
   TlScatterEstimate *scatter; /* the term's current scatter (a file's, or the last SSS) */
   TlPetScatter scatter_kind;
-  guint rounds_wanted, rounds_done;
-  TlRunSpec *run;             /* the run's schedule: when each estimate is due, the restart */
+  guint rounds_done;
+  TlRunSpec *run;             /* the run's schedule: its rounds, when each is due, the restart */
   gboolean scatter_due;       /* SSS before the next step (a job started from an image) */
   guint steps;                /* steps done by this job */
   TlTailFit fit;
@@ -277,13 +277,13 @@ static gboolean scatter_round(TlPetJob *self, GCancellable *cancel, TlJobStep *o
   out->scatter_round = self->rounds_done;
   /* scatter-restart: the last estimate's iterations start again from the uniform image, as
    * tl_recon_scatter_rounds's final_iterations do for the CLI */
-  gboolean restart = self->run->scatter_restart && self->rounds_done == self->rounds_wanted;
+  gboolean restart = self->run->scatter_restart && self->rounds_done == self->run->scatter_rounds;
   if (restart && !tl_solver_restart(tl_recon_solver(self->recon), error))
     return FALSE;
   out->note = g_strdup_printf(
       "scatter round %u/%u: SSS %.1f s (%u scatter points, %u × %u detectors), tail fit k = %.4g "
       "on %" G_GUINT64_FORMAT " pairs (%.0f prompts, %.0f randoms): scatter %.0f, %.1f %% of the "
-      "counts%s", self->rounds_done, self->rounds_wanted, info.seconds, info.sss.scatter_points,
+      "counts%s", self->rounds_done, self->run->scatter_rounds, info.seconds, info.sss.scatter_points,
       info.sss.n_t, info.sss.n_r, info.fit.scale, info.fit.tail_pairs, info.fit.tail_counts,
       info.fit.tail_randoms, total, 100.0 * total / MAX(self->parent.events, 1),
       restart ? "; the image starts again from the uniform image" : "");
@@ -298,7 +298,7 @@ static gboolean pet_step(TlJob *job, GCancellable *cancel, TlJobStep *out, GErro
    * (tl_run_spec_scatter_due); a job started from an image estimates before its first step:
    * that image is a reconstruction already */
   guint S = MAX(self->parent.sub_iterations_per_iteration, 1);
-  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted &&
+  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->run->scatter_rounds &&
       (self->scatter_due ||
        (self->steps % S == 0 && tl_run_spec_scatter_due(self->run, self->steps / S, NULL, NULL))) &&
       !scatter_round(self, cancel, out, error)) {
@@ -381,7 +381,7 @@ static gboolean pet_set_image(TlJob *job, const TlImage *image, GError **error) 
   self->shown_valid = FALSE;
   if (!tl_solver_set_image(tl_recon_solver(self->recon), image, error))
     return FALSE;
-  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->rounds_wanted)
+  if (self->scatter_kind == TL_PET_SCATTER_SSS && self->rounds_done < self->run->scatter_rounds)
     self->scatter_due = TRUE;
   if (self->scale > 0 || self->truth_sum > 0)
     return self->shown_valid = refresh_shown(self, NULL, error);
@@ -599,7 +599,6 @@ TlJob *tl_pet_job_new(TlContext *ctx, const TlListmode *lm, const GArray *bins,
   static const TlPetScatter kinds[] = {TL_PET_SCATTER_OFF, TL_PET_SCATTER_SSS,
                                        TL_PET_SCATTER_FILE};
   self->scatter_kind = kinds[run->scatter];
-  self->rounds_wanted = run->scatter == TL_RUN_SCATTER_SSS ? run->scatter_rounds : 0;
   self->run = tl_run_spec_copy(run);
   self->before = tl_profile_new();
   /* The set-up kernels (sensitivity, init) ran before the first step: not its cost. */
